@@ -1,0 +1,196 @@
+// Package adapter speaks the vendors' wire protocols. Each protocol lives in
+// its own file and turns one OpenAI-shaped request into one upstream call,
+// returning OpenAI-shaped results, normalized usage and classified errors.
+//
+// An adapter is stateless and safe to call again for the next key or the next
+// candidate: it never mutates the caller's request.
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Class is the failure class of SPEC §5; it decides what the executor does next.
+type Class string
+
+const (
+	ClassRateLimited   Class = "rate_limited"
+	ClassAuth          Class = "auth"
+	ClassBilling       Class = "billing"
+	ClassServer        Class = "server"
+	ClassTimeout       Class = "timeout"
+	ClassNetwork       Class = "network"
+	ClassContentFilter Class = "content_filter"
+	ClassBadRequest    Class = "bad_request"
+	// ClassCancelled is not a vendor failure: the caller went away. It never
+	// moves on, never counts for a breaker and never touches a key.
+	ClassCancelled Class = "client_cancelled"
+)
+
+// KeyAction is what a failure does to the key that was used.
+type KeyAction int
+
+const (
+	KeyNone       KeyAction = iota
+	KeyCool                 // rest the key until Retry-After
+	KeyQuarantine           // take the key out until an operator re-enables it
+)
+
+// Policy is one row of the SPEC §5 failure-classification table.
+type Policy struct {
+	NextKey       bool
+	NextCandidate bool
+	Breaker       bool // counts as a failure for the deployment's circuit breaker
+	Key           KeyAction
+	Status        int    // HTTP status the caller sees when nothing succeeds
+	Code          string // OpenAI error code the caller sees
+}
+
+var policies = map[Class]Policy{
+	ClassRateLimited:   {NextKey: true, NextCandidate: true, Key: KeyCool, Status: http.StatusTooManyRequests, Code: "rate_limited"},
+	ClassAuth:          {NextKey: true, NextCandidate: true, Key: KeyQuarantine, Status: http.StatusServiceUnavailable, Code: "upstream_error"},
+	ClassBilling:       {NextKey: true, NextCandidate: true, Key: KeyQuarantine, Status: http.StatusServiceUnavailable, Code: "upstream_error"},
+	ClassServer:        {NextCandidate: true, Breaker: true, Status: http.StatusBadGateway, Code: "upstream_error"},
+	ClassTimeout:       {NextCandidate: true, Breaker: true, Status: http.StatusGatewayTimeout, Code: "timeout"},
+	ClassNetwork:       {NextCandidate: true, Breaker: true, Status: http.StatusBadGateway, Code: "upstream_error"},
+	ClassContentFilter: {Status: http.StatusBadRequest, Code: "content_filtered"},
+	ClassBadRequest:    {Status: http.StatusBadRequest, Code: "invalid_request"},
+	ClassCancelled:     {Status: 499, Code: "client_cancelled"},
+}
+
+// Policy returns the table row for c. Unknown classes are treated as server
+// failures, the conservative choice.
+func (c Class) Policy() Policy {
+	if p, ok := policies[c]; ok {
+		return p
+	}
+	return policies[ClassServer]
+}
+
+// Error is a classified upstream failure. Message is the vendor's own message,
+// which never contains our secrets (keys travel only in request headers).
+type Error struct {
+	Class      Class
+	Status     int           // upstream HTTP status; 0 when none was received
+	Code       string        // vendor error type or code, e.g. "insufficient_quota"
+	Message    string        // vendor message, safe to show the caller
+	RetryAfter time.Duration // from Retry-After or the vendor's body; 0 if unknown
+	Err        error         // underlying transport error, if any
+}
+
+func (e *Error) Error() string {
+	s := string(e.Class)
+	if e.Status != 0 {
+		s += fmt.Sprintf(" (HTTP %d)", e.Status)
+	}
+	if e.Code != "" {
+		s += " " + e.Code
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.Err != nil && e.Message == "" {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ClassOf returns the class of err: the class of an *Error in its chain, the
+// cancellation or timeout of a context, else ClassNetwork.
+func ClassOf(err error) Class {
+	var ue *Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &ue):
+		return ue.Class
+	case errors.Is(err, context.Canceled):
+		return ClassCancelled
+	case errors.Is(err, context.DeadlineExceeded):
+		return ClassTimeout
+	}
+	return ClassNetwork
+}
+
+// Usage is normalized token usage. Unknown is kept distinct from zero: a
+// stream that ended without a usage report has Known == false.
+type Usage struct {
+	Prompt         int64
+	Completion     int64
+	Cached         int64 // prompt tokens served from the vendor's cache
+	CacheCreation  int64 // Anthropic cache writes
+	Reasoning      int64
+	Known          bool // Prompt and Completion were reported
+	CachedKnown    bool
+	ReasoningKnown bool
+}
+
+// Target is where one attempt goes: a deployment's provider with one key.
+type Target struct {
+	BaseURL       string
+	APIKey        string
+	UpstreamModel string
+	// Client carries the shared transport. It must have no Timeout: every
+	// deadline comes from the attempt's context.
+	Client *http.Client
+}
+
+// ChatResult is a complete, non-streamed answer in OpenAI's chat.completion shape.
+type ChatResult struct {
+	Body         []byte // OpenAI chat.completion JSON
+	FinishReason string
+	Usage        Usage
+}
+
+// Chunk is one streamed event in OpenAI's chat.completion.chunk shape.
+type Chunk struct {
+	Data []byte // the JSON after "data: "
+	// Content is true when the chunk carries something the caller can use:
+	// text, reasoning text, a refusal or a tool call. A role-only chunk is
+	// not content; the first content chunk commits the stream.
+	Content bool
+	// UsageOnly marks the final usage chunk ("choices": []) that callers who
+	// did not ask for include_usage must not receive.
+	UsageOnly    bool
+	FinishReason string
+}
+
+// Stream yields chunks until io.EOF (a clean end) or a classified *Error.
+type Stream interface {
+	Next() (Chunk, error)
+	// Usage is the usage reported so far (final after io.EOF).
+	Usage() Usage
+	Close() error
+}
+
+// EmbedRequest is one batch for one upstream call.
+type EmbedRequest struct {
+	Inputs     []string
+	Dimensions int // requested output dimension, 0 for the model's default
+}
+
+// EmbedResult holds one vector per input, in input order.
+type EmbedResult struct {
+	Vectors [][]float32
+	Usage   Usage
+}
+
+// ModelList is what a key verification found.
+type ModelList struct {
+	Models []string
+}
+
+// Adapter is one wire protocol.
+type Adapter interface {
+	Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, error)
+	ChatStream(ctx context.Context, t Target, r *ChatRequest) (Stream, error)
+	Embed(ctx context.Context, t Target, r *EmbedRequest) (*EmbedResult, error)
+	// ListModels makes a cheap authenticated call, used to verify a key.
+	ListModels(ctx context.Context, t Target) (*ModelList, error)
+}

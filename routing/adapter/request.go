@@ -1,0 +1,127 @@
+package adapter
+
+import "encoding/json"
+
+// ChatRequest is a caller's OpenAI chat-completions request: the body as
+// received (forwarded almost untouched to OpenAI-compatible upstreams, so
+// unknown fields pass through) and a typed view that the translating adapters
+// and the router read. ParseChatRequest builds it; nothing mutates it after.
+type ChatRequest struct {
+	Body []byte
+
+	Model           string
+	Messages        []Message
+	Stream          bool
+	IncludeUsage    bool // the caller's stream_options.include_usage
+	MaxTokens       *int // max_completion_tokens, else max_tokens
+	Temperature     *float64
+	TopP            *float64
+	Stop            []string // a single string is normalized to one element
+	Tools           []Tool
+	ToolChoice      json.RawMessage // "auto" | "none" | "required" | {"type":"function",...}
+	ReasoningEffort string          // "minimal" | "low" | "medium" | "high" | ""
+	Thinking        *Thinking       // non-standard {"type":"enabled","budget_tokens":N}
+	ResponseFormat  json.RawMessage
+	User            string
+}
+
+// Thinking is the reasoning switch some OpenAI-compatible vendors accept.
+type Thinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
+}
+
+// Message is one chat message. String content is normalized to one text part;
+// Content is nil when the message had null or absent content.
+type Message struct {
+	Role       string        // system | developer | user | assistant | tool
+	Content    []ContentPart // in order
+	Name       string
+	ToolCalls  []ToolCall
+	ToolCallID string
+}
+
+// Text joins the message's text parts.
+func (m Message) Text() string {
+	var s string
+	for _, p := range m.Content {
+		if p.Type == "text" {
+			s += p.Text
+		}
+	}
+	return s
+}
+
+// ContentPart is a text or an image part of a message.
+type ContentPart struct {
+	Type     string // "text" | "image_url"
+	Text     string
+	ImageURL string // an http(s) URL or a data: URL
+	Detail   string
+}
+
+// ToolCall is an assistant's call of a function.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string // JSON text, as OpenAI sends it
+}
+
+// Tool is a function the model may call.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // JSON Schema; nil when absent
+	Strict      *bool
+}
+
+// WantsReasoning reports whether the caller asked for reasoning; such a
+// request always goes to the deep tier (SPEC §4).
+func (r *ChatRequest) WantsReasoning() bool {
+	if r.ReasoningEffort != "" && r.ReasoningEffort != "none" {
+		return true
+	}
+	return r.Thinking != nil && r.Thinking.Type != "disabled"
+}
+
+// NeedsVision reports whether any message carries an image.
+func (r *ChatRequest) NeedsVision() bool {
+	for _, m := range r.Messages {
+		for _, p := range m.Content {
+			if p.Type == "image_url" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// NeedsTools reports whether the request offers tools or replays tool calls.
+func (r *ChatRequest) NeedsTools() bool {
+	if len(r.Tools) > 0 {
+		return true
+	}
+	for _, m := range r.Messages {
+		if len(m.ToolCalls) > 0 || m.Role == "tool" {
+			return true
+		}
+	}
+	return false
+}
+
+// ThinkingBudget is the token budget to give a vendor's extended thinking:
+// the caller's explicit budget, else one derived from reasoning_effort.
+func (r *ChatRequest) ThinkingBudget() int {
+	if r.Thinking != nil && r.Thinking.BudgetTokens > 0 {
+		return r.Thinking.BudgetTokens
+	}
+	switch r.ReasoningEffort {
+	case "minimal":
+		return 1024
+	case "low":
+		return 2048
+	case "high":
+		return 16384
+	}
+	return 8192
+}

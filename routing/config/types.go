@@ -1,0 +1,254 @@
+// Package config holds the domain types of one Switchyard configuration
+// (SPEC §1), its canonical text form, the dry-run checks and the compilation
+// into the immutable runtime form the data plane reads.
+//
+// It imports neither HTTP frameworks nor database drivers: the store fills a
+// Snapshot from the draft tables, publish stores its canonical text, and every
+// gateway instance decodes and compiles that text.
+package config
+
+// FormatV1 identifies the canonical snapshot format written by this package.
+const FormatV1 = "switchyard/v1"
+
+// Protocol is the wire protocol a provider speaks.
+type Protocol string
+
+const (
+	ProtocolOpenAI    Protocol = "openai"
+	ProtocolAnthropic Protocol = "anthropic"
+	ProtocolGemini    Protocol = "gemini"
+)
+
+// Protocols lists every protocol the console offers, in display order.
+var Protocols = []Protocol{ProtocolOpenAI, ProtocolAnthropic, ProtocolGemini}
+
+// Kind is what a logic model does.
+type Kind string
+
+const (
+	KindChat      Kind = "chat"
+	KindEmbedding Kind = "embedding"
+)
+
+// TierName is one of the three business tiers.
+type TierName string
+
+const (
+	TierFast     TierName = "fast"
+	TierStandard TierName = "standard"
+	TierDeep     TierName = "deep"
+)
+
+// TierNames lists the tiers in their fixed display order.
+var TierNames = []TierName{TierFast, TierStandard, TierDeep}
+
+// DefaultTierTimeoutMS gives each tier's default attempt timeout (SPEC §1).
+var DefaultTierTimeoutMS = map[TierName]int{TierFast: 15000, TierStandard: 60000, TierDeep: 180000}
+
+// DefaultFirstChunkTimeoutMS gives each tier's default first-chunk timeout for streams.
+var DefaultFirstChunkTimeoutMS = map[TierName]int{TierFast: 5000, TierStandard: 15000, TierDeep: 60000}
+
+// ValidTier reports whether s names a tier.
+func ValidTier(s string) bool {
+	switch TierName(s) {
+	case TierFast, TierStandard, TierDeep:
+		return true
+	}
+	return false
+}
+
+// PriorityClass decides who is shed first under saturation.
+type PriorityClass string
+
+const (
+	ClassInteractive PriorityClass = "interactive"
+	ClassBatch       PriorityClass = "batch"
+)
+
+// Key statuses of a provider key in the configuration. Cooling and quarantine
+// are runtime states kept outside the configuration.
+const (
+	KeyActive   = "active"
+	KeyDisabled = "disabled"
+)
+
+// Snapshot is the whole configuration: the draft, or one published version.
+// Slices are kept in canonical order (see Canonicalize).
+type Snapshot struct {
+	Format      string       `yaml:"format" json:"format"`
+	Tenants     []Tenant     `yaml:"tenants" json:"tenants"`
+	Providers   []Provider   `yaml:"providers" json:"providers"`
+	LogicModels []LogicModel `yaml:"logic_models" json:"logic_models"`
+	RouteGroups []RouteGroup `yaml:"route_groups" json:"route_groups"`
+	Callers     []Caller     `yaml:"callers" json:"callers"`
+}
+
+// Tenant owns callers and dedicated route groups (SPEC §9).
+type Tenant struct {
+	ID          int64  `yaml:"id" json:"id"`
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+}
+
+// Provider is a vendor endpoint with its key pool.
+type Provider struct {
+	ID        int64         `yaml:"id" json:"id"`
+	Name      string        `yaml:"name" json:"name"`
+	Protocol  Protocol      `yaml:"protocol" json:"protocol"`
+	BaseURL   string        `yaml:"base_url" json:"base_url"`
+	Enabled   bool          `yaml:"enabled" json:"enabled"`
+	TimeoutMS int           `yaml:"timeout_ms" json:"timeout_ms"`
+	Notes     string        `yaml:"notes,omitempty" json:"notes,omitempty"`
+	Keys      []ProviderKey `yaml:"keys" json:"keys"`
+}
+
+// ProviderKey references a secret by id; the secret itself never leaves the
+// encrypted provider_keys table.
+type ProviderKey struct {
+	ID          int64  `yaml:"id" json:"id"`
+	Label       string `yaml:"label" json:"label"`
+	Fingerprint string `yaml:"fingerprint" json:"fingerprint"`
+	Status      string `yaml:"status" json:"status"`
+}
+
+// LogicModel is a "model number" that callers may name explicitly and
+// candidates reference; it expands into its deployments at run time.
+type LogicModel struct {
+	ID                 int64        `yaml:"id" json:"id"`
+	Code               string       `yaml:"code" json:"code"`
+	Kind               Kind         `yaml:"kind" json:"kind"`
+	EmbeddingDimension int          `yaml:"embedding_dimension,omitempty" json:"embedding_dimension,omitempty"`
+	QueryPrefix        string       `yaml:"query_prefix,omitempty" json:"query_prefix,omitempty"`
+	DocumentPrefix     string       `yaml:"document_prefix,omitempty" json:"document_prefix,omitempty"`
+	Description        string       `yaml:"description,omitempty" json:"description,omitempty"`
+	Deployments        []Deployment `yaml:"deployments" json:"deployments"`
+}
+
+// Deployment is a logic model served by one provider.
+type Deployment struct {
+	ID                  int64            `yaml:"id" json:"id"`
+	Provider            string           `yaml:"provider" json:"provider"`
+	UpstreamModel       string           `yaml:"upstream_model" json:"upstream_model"`
+	Weight              int              `yaml:"weight" json:"weight"`
+	Enabled             bool             `yaml:"enabled" json:"enabled"`
+	MaxConcurrency      int              `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
+	Prices              Prices           `yaml:"prices" json:"prices"`
+	Capabilities        Capabilities     `yaml:"capabilities" json:"capabilities"`
+	EmbeddingBatchLimit int              `yaml:"embedding_batch_limit,omitempty" json:"embedding_batch_limit,omitempty"`
+	TimeoutMS           int              `yaml:"timeout_ms,omitempty" json:"timeout_ms,omitempty"`
+	Breaker             *BreakerSettings `yaml:"breaker,omitempty" json:"breaker,omitempty"`
+}
+
+// Parked reports whether the deployment is kept in config but receives no traffic.
+func (d Deployment) Parked() bool { return d.Weight <= 0 }
+
+// Prices are per one million tokens.
+type Prices struct {
+	Input    float64 `yaml:"input" json:"input"`
+	Output   float64 `yaml:"output" json:"output"`
+	Cached   float64 `yaml:"cached" json:"cached"`
+	Currency string  `yaml:"currency" json:"currency"`
+}
+
+// Capabilities a request may require of a deployment.
+type Capabilities struct {
+	Thinking bool `yaml:"thinking" json:"thinking"`
+	Vision   bool `yaml:"vision" json:"vision"`
+	Tools    bool `yaml:"tools" json:"tools"`
+}
+
+// BreakerSettings override the SPEC §6 circuit-breaker defaults for one deployment.
+// A zero field keeps the default.
+type BreakerSettings struct {
+	Window         int `yaml:"window,omitempty" json:"window,omitempty"`
+	MinCalls       int `yaml:"min_calls,omitempty" json:"min_calls,omitempty"`
+	FailurePercent int `yaml:"failure_percent,omitempty" json:"failure_percent,omitempty"`
+	OpenMS         int `yaml:"open_ms,omitempty" json:"open_ms,omitempty"`
+	HalfOpenProbes int `yaml:"half_open_probes,omitempty" json:"half_open_probes,omitempty"`
+}
+
+// Fallback policies of a dedicated route group.
+const FallbackNone = "none"
+
+// RouteGroup binds callers to three tiers. A group with a Tenant is a
+// dedicated pool; its Fallback is "none" or the name of a shared group.
+type RouteGroup struct {
+	ID          int64  `yaml:"id" json:"id"`
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	Tenant      string `yaml:"tenant,omitempty" json:"tenant,omitempty"`
+	Fallback    string `yaml:"fallback,omitempty" json:"fallback,omitempty"`
+	Tiers       []Tier `yaml:"tiers" json:"tiers"`
+}
+
+// Tier returns the group's tier with that name, or nil.
+func (g *RouteGroup) Tier(name TierName) *Tier {
+	for i := range g.Tiers {
+		if g.Tiers[i].Name == name {
+			return &g.Tiers[i]
+		}
+	}
+	return nil
+}
+
+// Tier is one of a group's fast/standard/deep chains.
+type Tier struct {
+	ID                  int64       `yaml:"id" json:"id"`
+	Name                TierName    `yaml:"name" json:"name"`
+	TimeoutMS           int         `yaml:"timeout_ms" json:"timeout_ms"`
+	FirstChunkTimeoutMS int         `yaml:"first_chunk_timeout_ms" json:"first_chunk_timeout_ms"`
+	Candidates          []Candidate `yaml:"candidates" json:"candidates"`
+}
+
+// Candidate is one link of a tier's chain. Priority orders failover (lower
+// first); Weight splits traffic among candidates of equal priority.
+type Candidate struct {
+	ID         int64  `yaml:"id" json:"id"`
+	LogicModel string `yaml:"logic_model" json:"logic_model"`
+	Priority   int    `yaml:"priority" json:"priority"`
+	Weight     int    `yaml:"weight" json:"weight"`
+}
+
+// Parked reports whether the candidate receives no traffic.
+func (c Candidate) Parked() bool { return c.Weight <= 0 }
+
+// Caller is a business unit calling the data plane.
+type Caller struct {
+	ID             int64         `yaml:"id" json:"id"`
+	Name           string        `yaml:"name" json:"name"`
+	BusinessLine   string        `yaml:"business_line,omitempty" json:"business_line,omitempty"`
+	Tenant         string        `yaml:"tenant,omitempty" json:"tenant,omitempty"`
+	RouteGroup     string        `yaml:"route_group" json:"route_group"`
+	PriorityClass  PriorityClass `yaml:"priority_class" json:"priority_class"`
+	Enabled        bool          `yaml:"enabled" json:"enabled"`
+	Limits         []TierLimit   `yaml:"limits" json:"limits"`
+	MonthlyBudget  float64       `yaml:"monthly_budget,omitempty" json:"monthly_budget,omitempty"`
+	BudgetCurrency string        `yaml:"budget_currency,omitempty" json:"budget_currency,omitempty"`
+	Keys           []CallerKey   `yaml:"keys" json:"keys"`
+}
+
+// Limit returns the caller's limits for a tier (zero values mean unlimited).
+func (c *Caller) Limit(t TierName) TierLimit {
+	for _, l := range c.Limits {
+		if l.Tier == t {
+			return l
+		}
+	}
+	return TierLimit{Tier: t}
+}
+
+// TierLimit holds a caller's per-tier limits; 0 means unlimited.
+type TierLimit struct {
+	Tier        TierName `yaml:"tier" json:"tier"`
+	RPM         int64    `yaml:"rpm" json:"rpm"`
+	TPM         int64    `yaml:"tpm" json:"tpm"`
+	DailyTokens int64    `yaml:"daily_tokens" json:"daily_tokens"`
+}
+
+// CallerKey references a caller API key by id and its public prefix; the hash
+// is never part of a snapshot.
+type CallerKey struct {
+	ID     int64  `yaml:"id" json:"id"`
+	Name   string `yaml:"name,omitempty" json:"name,omitempty"`
+	Prefix string `yaml:"prefix" json:"prefix"`
+}
