@@ -1,0 +1,479 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Severity of a dry-run finding. Only errors block publishing.
+type Severity string
+
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// ObjectRef names the configuration object a finding is about, precisely
+// enough for the console to link to its edit page.
+type ObjectRef struct {
+	Kind  string   `json:"kind"` // provider | logic_model | deployment | route_group | tier | candidate | caller
+	ID    int64    `json:"id,omitempty"`
+	Name  string   `json:"name"`            // human name: "default / fast", "qwen3-max on dashscope"
+	Group string   `json:"group,omitempty"` // route group of a tier or candidate
+	Tier  TierName `json:"tier,omitempty"`
+	Model string   `json:"model,omitempty"` // logic model code of a deployment
+}
+
+// Finding is one problem the dry-run found.
+type Finding struct {
+	Check    string    `json:"check"`
+	Severity Severity  `json:"severity"`
+	Object   ObjectRef `json:"object"`
+	Message  string    `json:"message"`
+}
+
+// Check is one named static check over a snapshot.
+type Check struct {
+	ID       string
+	Title    string
+	Severity Severity
+	Run      func(s *Snapshot, env Env) []Finding
+}
+
+// Env is what the checks need to know about the running binary.
+type Env struct {
+	// Implemented lists the protocols this binary has adapters for, and
+	// whether each supports embeddings.
+	Implemented map[Protocol]ProtocolSupport
+}
+
+// ProtocolSupport says what an implemented protocol can serve.
+type ProtocolSupport struct {
+	Chat       bool
+	Embeddings bool
+}
+
+// Checks are the dry-run checks in the order they run. The first eight are
+// SPEC §3's; their ids are stable and appear in API answers and version
+// records.
+var Checks = []Check{
+	{ID: "tier_timeout", Title: "Every tier has a positive timeout", Severity: SeverityError, Run: checkTierTimeout},
+	{ID: "tier_empty", Title: "Every tier has candidates", Severity: SeverityError, Run: checkTierEmpty},
+	{ID: "no_usable_deployment", Title: "Every candidate's logic model has a usable deployment", Severity: SeverityError, Run: checkNoUsableDeployment},
+	{ID: "weights_sum", Title: "Deployment weights of a logic model sum to 100", Severity: SeverityError, Run: checkWeightsSum},
+	{ID: "unknown_provider", Title: "Every deployment's provider exists", Severity: SeverityError, Run: checkUnknownProvider},
+	{ID: "protocol_unimplemented", Title: "Every provider's protocol is implemented", Severity: SeverityError, Run: checkProtocolUnimplemented},
+	{ID: "embedding_dimension_missing", Title: "Every embedding logic model has a dimension", Severity: SeverityError, Run: checkEmbeddingDimensionMissing},
+	{ID: "embedding_dimension_mismatch", Title: "Embedding candidates of a tier share one dimension", Severity: SeverityError, Run: checkEmbeddingDimensionMismatch},
+	{ID: "unknown_reference", Title: "Every reference names an existing object", Severity: SeverityError, Run: checkUnknownReference},
+	{ID: "same_model_all_tiers", Title: "Tiers of a group differ", Severity: SeverityWarning, Run: checkSameModelAllTiers},
+	{ID: "unused_logic_model", Title: "Every logic model is used by a candidate", Severity: SeverityWarning, Run: checkUnusedLogicModel},
+	{ID: "parked_only_tier", Title: "No caller's tier has only parked candidates", Severity: SeverityWarning, Run: checkParkedOnlyTier},
+	{ID: "mixed_kinds", Title: "A tier does not mix chat and embedding models", Severity: SeverityWarning, Run: checkMixedKinds},
+}
+
+// Result is the outcome of a dry-run.
+type Result struct {
+	Findings []Finding     `json:"findings"`
+	Checks   []CheckResult `json:"checks"`
+}
+
+// CheckResult records one check's outcome for the version history.
+type CheckResult struct {
+	ID       string   `json:"id"`
+	Severity Severity `json:"severity"`
+	Findings int      `json:"findings"`
+}
+
+// Blocking reports whether any finding blocks publishing.
+func (r Result) Blocking() bool {
+	for _, f := range r.Findings {
+		if f.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// Errors returns only the blocking findings.
+func (r Result) Errors() []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if f.Severity == SeverityError {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// DryRun runs every check over s.
+func DryRun(s Snapshot, env Env) Result {
+	c := Clone(s)
+	Canonicalize(&c)
+	r := Result{Findings: []Finding{}}
+	for _, ch := range Checks {
+		fs := ch.Run(&c, env)
+		for i := range fs {
+			fs[i].Check, fs[i].Severity = ch.ID, ch.Severity
+		}
+		r.Findings = append(r.Findings, fs...)
+		r.Checks = append(r.Checks, CheckResult{ID: ch.ID, Severity: ch.Severity, Findings: len(fs)})
+	}
+	return r
+}
+
+func tierRef(g *RouteGroup, t *Tier) ObjectRef {
+	return ObjectRef{Kind: "tier", ID: t.ID, Name: g.Name + " / " + string(t.Name), Group: g.Name, Tier: t.Name}
+}
+
+func deploymentRef(m *LogicModel, d *Deployment) ObjectRef {
+	return ObjectRef{Kind: "deployment", ID: d.ID, Name: m.Code + " on " + d.Provider + " (" + d.UpstreamModel + ")", Model: m.Code}
+}
+
+func modelRef(m *LogicModel) ObjectRef {
+	return ObjectRef{Kind: "logic_model", ID: m.ID, Name: m.Code}
+}
+
+func providerRef(p *Provider) ObjectRef {
+	return ObjectRef{Kind: "provider", ID: p.ID, Name: p.Name}
+}
+
+// eachTier visits every tier of every group, including tiers a group lacks
+// (visited as a zero Tier with only its name set), so a missing tier is
+// reported rather than ignored.
+func eachTier(s *Snapshot, fn func(g *RouteGroup, t *Tier)) {
+	for gi := range s.RouteGroups {
+		g := &s.RouteGroups[gi]
+		for _, name := range TierNames {
+			if t := g.Tier(name); t != nil {
+				fn(g, t)
+			} else {
+				fn(g, &Tier{Name: name})
+			}
+		}
+	}
+}
+
+func checkTierTimeout(s *Snapshot, _ Env) []Finding {
+	var out []Finding
+	eachTier(s, func(g *RouteGroup, t *Tier) {
+		switch {
+		case t.TimeoutMS <= 0:
+			out = append(out, Finding{Object: tierRef(g, t), Message: fmt.Sprintf("tier %s of route group %s has timeout %d ms; it must be positive", t.Name, g.Name, t.TimeoutMS)})
+		case t.FirstChunkTimeoutMS <= 0:
+			out = append(out, Finding{Object: tierRef(g, t), Message: fmt.Sprintf("tier %s of route group %s has first-chunk timeout %d ms; it must be positive", t.Name, g.Name, t.FirstChunkTimeoutMS)})
+		}
+	})
+	return out
+}
+
+func checkTierEmpty(s *Snapshot, _ Env) []Finding {
+	var out []Finding
+	eachTier(s, func(g *RouteGroup, t *Tier) {
+		if len(t.Candidates) == 0 {
+			out = append(out, Finding{Object: tierRef(g, t), Message: fmt.Sprintf("tier %s of route group %s has no candidates; requests for %s would fail", t.Name, g.Name, t.Name)})
+		}
+	})
+	return out
+}
+
+// Unusable explains why a deployment cannot serve, or returns "" when it can.
+// Runtime states (breaker, keys cooling, load) are not considered here.
+func Unusable(d *Deployment, providers map[string]*Provider) string {
+	p := providers[d.Provider]
+	switch {
+	case !d.Enabled:
+		return "disabled"
+	case d.Parked():
+		return "parked (weight " + fmt.Sprint(d.Weight) + ")"
+	case p == nil:
+		return "provider " + d.Provider + " does not exist"
+	case !p.Enabled:
+		return "provider " + p.Name + " is disabled"
+	}
+	for _, k := range p.Keys {
+		if k.Status == KeyActive {
+			return ""
+		}
+	}
+	return "provider " + p.Name + " has no active key"
+}
+
+func (s *Snapshot) providerIndex() map[string]*Provider {
+	m := make(map[string]*Provider, len(s.Providers))
+	for i := range s.Providers {
+		m[s.Providers[i].Name] = &s.Providers[i]
+	}
+	return m
+}
+
+func (s *Snapshot) modelIndex() map[string]*LogicModel {
+	m := make(map[string]*LogicModel, len(s.LogicModels))
+	for i := range s.LogicModels {
+		m[s.LogicModels[i].Code] = &s.LogicModels[i]
+	}
+	return m
+}
+
+func checkNoUsableDeployment(s *Snapshot, _ Env) []Finding {
+	providers, models := s.providerIndex(), s.modelIndex()
+	var out []Finding
+	eachTier(s, func(g *RouteGroup, t *Tier) {
+		for _, c := range t.Candidates {
+			m := models[c.LogicModel]
+			ref := ObjectRef{Kind: "candidate", ID: c.ID, Name: fmt.Sprintf("%s in %s / %s", c.LogicModel, g.Name, t.Name), Group: g.Name, Tier: t.Name, Model: c.LogicModel}
+			if m == nil {
+				continue // unknown_reference reports it
+			}
+			if len(m.Deployments) == 0 {
+				out = append(out, Finding{Object: ref, Message: fmt.Sprintf("logic model %s (candidate in %s / %s) has no deployments", m.Code, g.Name, t.Name)})
+				continue
+			}
+			var why []string
+			for i := range m.Deployments {
+				d := &m.Deployments[i]
+				r := Unusable(d, providers)
+				if r == "" {
+					why = nil
+					break
+				}
+				why = append(why, d.Provider+"/"+d.UpstreamModel+": "+r)
+			}
+			if why != nil {
+				out = append(out, Finding{Object: ref, Message: fmt.Sprintf("logic model %s (candidate in %s / %s) has no usable deployment: %s", m.Code, g.Name, t.Name, strings.Join(why, "; "))})
+			}
+		}
+	})
+	return out
+}
+
+func checkWeightsSum(s *Snapshot, _ Env) []Finding {
+	var out []Finding
+	for i := range s.LogicModels {
+		m := &s.LogicModels[i]
+		sum, active := 0, 0
+		for _, d := range m.Deployments {
+			if !d.Parked() {
+				sum += d.Weight
+				active++
+			}
+		}
+		if active > 0 && sum != 100 {
+			out = append(out, Finding{Object: modelRef(m), Message: fmt.Sprintf("deployment weights of logic model %s sum to %d (parked ones excluded); they must sum to 100", m.Code, sum)})
+		}
+	}
+	return out
+}
+
+func checkUnknownProvider(s *Snapshot, _ Env) []Finding {
+	providers := s.providerIndex()
+	var out []Finding
+	for i := range s.LogicModels {
+		m := &s.LogicModels[i]
+		for j := range m.Deployments {
+			d := &m.Deployments[j]
+			if providers[d.Provider] == nil {
+				out = append(out, Finding{Object: deploymentRef(m, d), Message: fmt.Sprintf("deployment %s/%s of logic model %s references provider %q, which does not exist", d.Provider, d.UpstreamModel, m.Code, d.Provider)})
+			}
+		}
+	}
+	return out
+}
+
+func checkProtocolUnimplemented(s *Snapshot, env Env) []Finding {
+	providers := s.providerIndex()
+	var out []Finding
+	for i := range s.Providers {
+		p := &s.Providers[i]
+		if sup, ok := env.Implemented[p.Protocol]; !ok || !sup.Chat {
+			out = append(out, Finding{Object: providerRef(p), Message: fmt.Sprintf("provider %s uses protocol %q, which this build does not implement", p.Name, p.Protocol)})
+		}
+	}
+	for i := range s.LogicModels {
+		m := &s.LogicModels[i]
+		if m.Kind != KindEmbedding {
+			continue
+		}
+		for j := range m.Deployments {
+			d := &m.Deployments[j]
+			p := providers[d.Provider]
+			if p == nil {
+				continue
+			}
+			if sup, ok := env.Implemented[p.Protocol]; ok && !sup.Embeddings {
+				out = append(out, Finding{Object: deploymentRef(m, d), Message: fmt.Sprintf("embedding model %s is deployed on provider %s, whose protocol %s has no embeddings API", m.Code, p.Name, p.Protocol)})
+			}
+		}
+	}
+	return out
+}
+
+func checkEmbeddingDimensionMissing(s *Snapshot, _ Env) []Finding {
+	var out []Finding
+	for i := range s.LogicModels {
+		m := &s.LogicModels[i]
+		if m.Kind == KindEmbedding && m.EmbeddingDimension <= 0 {
+			out = append(out, Finding{Object: modelRef(m), Message: fmt.Sprintf("embedding logic model %s has no dimension set; returned vectors could not be checked", m.Code)})
+		}
+	}
+	return out
+}
+
+func checkEmbeddingDimensionMismatch(s *Snapshot, _ Env) []Finding {
+	models := s.modelIndex()
+	var out []Finding
+	eachTier(s, func(g *RouteGroup, t *Tier) {
+		dims := map[int][]string{}
+		for _, c := range t.Candidates {
+			if m := models[c.LogicModel]; m != nil && m.Kind == KindEmbedding && m.EmbeddingDimension > 0 {
+				dims[m.EmbeddingDimension] = append(dims[m.EmbeddingDimension], fmt.Sprintf("%s (%d)", m.Code, m.EmbeddingDimension))
+			}
+		}
+		if len(dims) > 1 {
+			var all []string
+			for _, v := range dims {
+				all = append(all, v...)
+			}
+			slices.Sort(all)
+			out = append(out, Finding{Object: tierRef(g, t), Message: fmt.Sprintf("embedding candidates of %s / %s have different dimensions: %s; a failover would return incompatible vectors", g.Name, t.Name, strings.Join(all, ", "))})
+		}
+	})
+	return out
+}
+
+func checkUnknownReference(s *Snapshot, _ Env) []Finding {
+	models := s.modelIndex()
+	groups := map[string]*RouteGroup{}
+	for i := range s.RouteGroups {
+		groups[s.RouteGroups[i].Name] = &s.RouteGroups[i]
+	}
+	tenants := map[string]bool{}
+	for _, t := range s.Tenants {
+		tenants[t.Name] = true
+	}
+	var out []Finding
+	eachTier(s, func(g *RouteGroup, t *Tier) {
+		for _, c := range t.Candidates {
+			if models[c.LogicModel] == nil {
+				out = append(out, Finding{Object: tierRef(g, t), Message: fmt.Sprintf("a candidate of %s / %s names logic model %q, which does not exist", g.Name, t.Name, c.LogicModel)})
+			}
+		}
+	})
+	for i := range s.RouteGroups {
+		g := &s.RouteGroups[i]
+		ref := ObjectRef{Kind: "route_group", ID: g.ID, Name: g.Name}
+		if g.Tenant != "" && !tenants[g.Tenant] {
+			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("route group %s is dedicated to tenant %q, which does not exist", g.Name, g.Tenant)})
+		}
+		if g.Fallback != "" && g.Fallback != FallbackNone {
+			fb := groups[g.Fallback]
+			switch {
+			case fb == nil:
+				out = append(out, Finding{Object: ref, Message: fmt.Sprintf("route group %s falls back to group %q, which does not exist", g.Name, g.Fallback)})
+			case fb.Tenant != "":
+				out = append(out, Finding{Object: ref, Message: fmt.Sprintf("route group %s falls back to group %s, which is dedicated to tenant %s; a fallback must be a shared group", g.Name, fb.Name, fb.Tenant)})
+			}
+		}
+	}
+	for i := range s.Callers {
+		c := &s.Callers[i]
+		ref := ObjectRef{Kind: "caller", ID: c.ID, Name: c.Name}
+		g := groups[c.RouteGroup]
+		switch {
+		case g == nil:
+			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("caller %s is bound to route group %q, which does not exist", c.Name, c.RouteGroup)})
+		case g.Tenant != "" && g.Tenant != c.Tenant:
+			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("caller %s is bound to route group %s, which is dedicated to tenant %s; the caller belongs to %s", c.Name, g.Name, g.Tenant, orNone(c.Tenant))})
+		}
+		if c.Tenant != "" && !tenants[c.Tenant] {
+			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("caller %s belongs to tenant %q, which does not exist", c.Name, c.Tenant)})
+		}
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no tenant"
+	}
+	return "tenant " + s
+}
+
+func checkSameModelAllTiers(s *Snapshot, _ Env) []Finding {
+	var out []Finding
+	for i := range s.RouteGroups {
+		g := &s.RouteGroups[i]
+		var first []string
+		same := len(g.Tiers) == len(TierNames)
+		for j, t := range g.Tiers {
+			var codes []string
+			for _, c := range t.Candidates {
+				codes = append(codes, c.LogicModel)
+			}
+			if j == 0 {
+				first = codes
+			} else if !slices.Equal(first, codes) {
+				same = false
+			}
+		}
+		if same && len(first) > 0 {
+			out = append(out, Finding{Object: ObjectRef{Kind: "route_group", ID: g.ID, Name: g.Name}, Message: fmt.Sprintf("all three tiers of route group %s use the same candidates (%s); fast, standard and deep serve identically", g.Name, strings.Join(first, ", "))})
+		}
+	}
+	return out
+}
+
+func checkUnusedLogicModel(s *Snapshot, _ Env) []Finding {
+	used := map[string]bool{}
+	eachTier(s, func(_ *RouteGroup, t *Tier) {
+		for _, c := range t.Candidates {
+			used[c.LogicModel] = true
+		}
+	})
+	var out []Finding
+	for i := range s.LogicModels {
+		m := &s.LogicModels[i]
+		if !used[m.Code] {
+			out = append(out, Finding{Object: modelRef(m), Message: fmt.Sprintf("logic model %s is not a candidate in any tier; callers can still request it by name", m.Code)})
+		}
+	}
+	return out
+}
+
+func checkParkedOnlyTier(s *Snapshot, _ Env) []Finding {
+	callersOf := map[string][]string{}
+	for _, c := range s.Callers {
+		callersOf[c.RouteGroup] = append(callersOf[c.RouteGroup], c.Name)
+	}
+	var out []Finding
+	eachTier(s, func(g *RouteGroup, t *Tier) {
+		if len(t.Candidates) == 0 || len(callersOf[g.Name]) == 0 {
+			return
+		}
+		for _, c := range t.Candidates {
+			if !c.Parked() {
+				return
+			}
+		}
+		out = append(out, Finding{Object: tierRef(g, t), Message: fmt.Sprintf("every candidate of %s / %s is parked; callers %s would get no_available_model", g.Name, t.Name, strings.Join(callersOf[g.Name], ", "))})
+	})
+	return out
+}
+
+func checkMixedKinds(s *Snapshot, _ Env) []Finding {
+	models := s.modelIndex()
+	var out []Finding
+	eachTier(s, func(g *RouteGroup, t *Tier) {
+		kinds := map[Kind]bool{}
+		for _, c := range t.Candidates {
+			if m := models[c.LogicModel]; m != nil {
+				kinds[m.Kind] = true
+			}
+		}
+		if len(kinds) > 1 {
+			out = append(out, Finding{Object: tierRef(g, t), Message: fmt.Sprintf("%s / %s mixes chat and embedding logic models; each request uses only the candidates of its kind", g.Name, t.Name)})
+		}
+	})
+	return out
+}

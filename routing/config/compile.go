@@ -1,0 +1,303 @@
+package config
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Runtime is one published version compiled for the data plane. It is
+// immutable once built: the router reads it without locks, and a new version
+// replaces it with an atomic pointer swap.
+type Runtime struct {
+	Version     int64
+	Snapshot    *Snapshot
+	Callers     map[int64]*RCaller
+	Groups      map[string]*RGroup
+	Models      map[string]*RModel
+	Deployments map[int64]*RDeployment
+	Providers   map[string]*RProvider
+
+	callerKeys map[[32]byte]int64
+}
+
+// RProvider is a provider with its decrypted key pool.
+type RProvider struct {
+	ID        int64
+	Name      string
+	Protocol  Protocol
+	BaseURL   string
+	Enabled   bool
+	Timeout   time.Duration
+	Keys      []RKey // configured keys, active and disabled
+	ActiveKey []int64
+}
+
+// RKey is a provider key with its secret. The secret lives only in memory.
+type RKey struct {
+	ID          int64
+	Label       string
+	Fingerprint string
+	Status      string
+	Secret      string
+}
+
+// Key returns the key with that id.
+func (p *RProvider) Key(id int64) *RKey {
+	for i := range p.Keys {
+		if p.Keys[i].ID == id {
+			return &p.Keys[i]
+		}
+	}
+	return nil
+}
+
+// RModel is a logic model with its deployments.
+type RModel struct {
+	ID                 int64
+	Code               string
+	Kind               Kind
+	EmbeddingDimension int
+	QueryPrefix        string
+	DocumentPrefix     string
+	Deployments        []*RDeployment // in canonical order
+}
+
+// RDeployment is one deployment ready to serve.
+type RDeployment struct {
+	ID                  int64
+	Model               *RModel
+	Provider            *RProvider
+	UpstreamModel       string
+	Weight              int
+	Enabled             bool
+	MaxConcurrency      int
+	Prices              Prices
+	Capabilities        Capabilities
+	EmbeddingBatchLimit int
+	Timeout             time.Duration // 0: the tier decides
+	Breaker             BreakerSettings
+	// StaticSkip is the configuration reason this deployment never serves
+	// ("parked", "disabled", ...), or "".
+	StaticSkip string
+}
+
+// Label names the deployment for people: "qwen3-max on dashscope (qwen-max)".
+func (d *RDeployment) Label() string {
+	return d.Model.Code + " on " + d.Provider.Name + " (" + d.UpstreamModel + ")"
+}
+
+// RGroup is a route group with its three tiers.
+type RGroup struct {
+	ID       int64
+	Name     string
+	Tenant   string
+	Fallback *RGroup // a shared group, or nil for policy none
+	Tiers    [3]*RTier
+}
+
+// Tier returns the group's tier by name.
+func (g *RGroup) Tier(name TierName) *RTier {
+	if i := tierIndex(name); i < len(g.Tiers) {
+		return g.Tiers[i]
+	}
+	return nil
+}
+
+// RTier is a tier's compiled candidate chain.
+type RTier struct {
+	Name       TierName
+	Timeout    time.Duration
+	FirstChunk time.Duration
+	// Levels group candidates by priority, lowest priority number first.
+	Levels []Level
+}
+
+// Level is the candidates of one priority.
+type Level struct {
+	Priority   int
+	Candidates []RCandidate
+}
+
+// RCandidate is one link of a chain.
+type RCandidate struct {
+	Model    *RModel
+	Priority int
+	Weight   int
+}
+
+// RCaller is a caller ready for authentication and limits.
+type RCaller struct {
+	ID            int64
+	Name          string
+	BusinessLine  string
+	Tenant        string
+	Group         *RGroup
+	PriorityClass PriorityClass
+	Enabled       bool
+	Limits        [3]TierLimit
+	// BudgetMicros is the monthly budget in millionths of BudgetCurrency; 0 is unlimited.
+	BudgetMicros   int64
+	BudgetCurrency string
+}
+
+// Limit returns the caller's limits for a tier.
+func (c *RCaller) Limit(t TierName) TierLimit {
+	if i := tierIndex(t); i < len(c.Limits) {
+		return c.Limits[i]
+	}
+	return TierLimit{Tier: t}
+}
+
+// Credentials are the secret parts of a configuration, loaded from their own
+// tables and never part of snapshot text.
+type Credentials struct {
+	// ProviderKeySecrets maps provider key ids to decrypted secrets.
+	ProviderKeySecrets map[int64]string
+	// CallerKeys maps SHA-256 hashes of live caller API keys to caller ids.
+	CallerKeys map[[32]byte]int64
+}
+
+// HashCallerKey returns the hash under which a caller API key is stored.
+func HashCallerKey(key string) [32]byte { return sha256.Sum256([]byte(key)) }
+
+// Compile builds the runtime form of a published snapshot. It refuses a
+// snapshot whose references do not resolve, so a broken version can never
+// replace a working one.
+func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
+	Canonicalize(&s)
+	rt := &Runtime{
+		Version:     version,
+		Snapshot:    &s,
+		Callers:     map[int64]*RCaller{},
+		Groups:      map[string]*RGroup{},
+		Models:      map[string]*RModel{},
+		Deployments: map[int64]*RDeployment{},
+		Providers:   map[string]*RProvider{},
+	}
+	for _, p := range s.Providers {
+		rp := &RProvider{ID: p.ID, Name: p.Name, Protocol: p.Protocol, BaseURL: p.BaseURL, Enabled: p.Enabled, Timeout: ms(p.TimeoutMS)}
+		for _, k := range p.Keys {
+			secret, ok := creds.ProviderKeySecrets[k.ID]
+			if !ok {
+				return nil, fmt.Errorf("config: provider %s: key %d (%s) has no stored secret", p.Name, k.ID, k.Fingerprint)
+			}
+			rp.Keys = append(rp.Keys, RKey{ID: k.ID, Label: k.Label, Fingerprint: k.Fingerprint, Status: k.Status, Secret: secret})
+			if k.Status == KeyActive {
+				rp.ActiveKey = append(rp.ActiveKey, k.ID)
+			}
+		}
+		rt.Providers[p.Name] = rp
+	}
+	for _, m := range s.LogicModels {
+		rm := &RModel{ID: m.ID, Code: m.Code, Kind: m.Kind, EmbeddingDimension: m.EmbeddingDimension, QueryPrefix: m.QueryPrefix, DocumentPrefix: m.DocumentPrefix}
+		for _, d := range m.Deployments {
+			p := rt.Providers[d.Provider]
+			if p == nil {
+				return nil, fmt.Errorf("config: deployment %d of %s: unknown provider %q", d.ID, m.Code, d.Provider)
+			}
+			if _, dup := rt.Deployments[d.ID]; dup {
+				return nil, fmt.Errorf("config: deployment id %d appears twice", d.ID)
+			}
+			rd := &RDeployment{
+				ID: d.ID, Model: rm, Provider: p, UpstreamModel: d.UpstreamModel, Weight: d.Weight, Enabled: d.Enabled,
+				MaxConcurrency: d.MaxConcurrency, Prices: d.Prices, Capabilities: d.Capabilities,
+				EmbeddingBatchLimit: d.EmbeddingBatchLimit, Timeout: ms(d.TimeoutMS),
+			}
+			if d.Breaker != nil {
+				rd.Breaker = *d.Breaker
+			}
+			switch {
+			case !d.Enabled:
+				rd.StaticSkip = "disabled"
+			case d.Parked():
+				rd.StaticSkip = fmt.Sprintf("parked (weight %d)", d.Weight)
+			case !p.Enabled:
+				rd.StaticSkip = "provider " + p.Name + " disabled"
+			case len(p.ActiveKey) == 0:
+				rd.StaticSkip = "provider " + p.Name + " has no active key"
+			}
+			rm.Deployments = append(rm.Deployments, rd)
+			rt.Deployments[d.ID] = rd
+		}
+		rt.Models[m.Code] = rm
+	}
+	for _, g := range s.RouteGroups {
+		rt.Groups[g.Name] = &RGroup{ID: g.ID, Name: g.Name, Tenant: g.Tenant}
+	}
+	for _, g := range s.RouteGroups {
+		rg := rt.Groups[g.Name]
+		if g.Fallback != "" && g.Fallback != FallbackNone {
+			if rg.Fallback = rt.Groups[g.Fallback]; rg.Fallback == nil {
+				return nil, fmt.Errorf("config: route group %s: unknown fallback group %q", g.Name, g.Fallback)
+			}
+		}
+		for i, name := range TierNames {
+			rtier := &RTier{Name: name}
+			if t := g.Tier(name); t != nil {
+				rtier.Timeout, rtier.FirstChunk = ms(t.TimeoutMS), ms(t.FirstChunkTimeoutMS)
+				for _, c := range t.Candidates {
+					m := rt.Models[c.LogicModel]
+					if m == nil {
+						return nil, fmt.Errorf("config: route group %s tier %s: unknown logic model %q", g.Name, name, c.LogicModel)
+					}
+					rc := RCandidate{Model: m, Priority: c.Priority, Weight: c.Weight}
+					if n := len(rtier.Levels); n > 0 && rtier.Levels[n-1].Priority == c.Priority {
+						rtier.Levels[n-1].Candidates = append(rtier.Levels[n-1].Candidates, rc)
+					} else {
+						rtier.Levels = append(rtier.Levels, Level{Priority: c.Priority, Candidates: []RCandidate{rc}})
+					}
+				}
+			}
+			rg.Tiers[i] = rtier
+		}
+	}
+	for _, c := range s.Callers {
+		g := rt.Groups[c.RouteGroup]
+		if g == nil {
+			return nil, fmt.Errorf("config: caller %s: unknown route group %q", c.Name, c.RouteGroup)
+		}
+		rc := &RCaller{ID: c.ID, Name: c.Name, BusinessLine: c.BusinessLine, Tenant: c.Tenant, Group: g, PriorityClass: c.PriorityClass, Enabled: c.Enabled,
+			BudgetMicros: int64(math.Round(c.MonthlyBudget * 1e6)), BudgetCurrency: c.BudgetCurrency}
+		for i, t := range TierNames {
+			rc.Limits[i] = c.Limit(t)
+		}
+		rt.Callers[c.ID] = rc
+	}
+	rt.callerKeys = creds.CallerKeys
+	return rt, nil
+}
+
+// WithCallerKeys returns a copy of rt that authenticates with keys. Caller
+// keys change without a publish (creating and revoking are immediate), so
+// they are swapped independently of the compiled version.
+func (rt *Runtime) WithCallerKeys(keys map[[32]byte]int64) *Runtime {
+	c := *rt
+	c.callerKeys = keys
+	return &c
+}
+
+// Authenticate returns the caller owning an API key, or nil.
+func (rt *Runtime) Authenticate(key string) *RCaller {
+	id, ok := rt.callerKeys[HashCallerKey(key)]
+	if !ok {
+		return nil
+	}
+	return rt.Callers[id]
+}
+
+// ModelCodes lists the logic model codes of a kind, sorted.
+func (rt *Runtime) ModelCodes(kind Kind) []string {
+	var out []string
+	for code, m := range rt.Models {
+		if m.Kind == kind {
+			out = append(out, code)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }
