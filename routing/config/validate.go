@@ -46,8 +46,8 @@ func (e *ValidationError) Error() string {
 }
 
 var (
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
-	codeRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._:-]{0,62}$`)
+	nameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+	codeRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9._:-]{0,62}$`)
 	currencyRE = regexp.MustCompile(`^[A-Z]{3}$`)
 )
 
