@@ -1,0 +1,153 @@
+package breaker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// testRedis connects to the real Redis (REDIS_ADDR, default 127.0.0.1:6379)
+// and returns a fresh key prefix whose keys are deleted when the test ends.
+// An unreachable Redis fails the test: it never skips.
+func testRedis(t testing.TB) (*redis.Client, string) {
+	t.Helper()
+	addr := os.Getenv("REDIS_ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:6379"
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatalf("redis at %s is required for this test: %v", addr, err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	prefix := "test:breaker:" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		iter := rdb.Scan(ctx, 0, prefix+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			rdb.Del(ctx, iter.Val())
+		}
+		_ = rdb.Close()
+	})
+	return rdb, prefix
+}
+
+func TestReporterRoundTrip(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	ctx := context.Background()
+
+	clock := newFakeClock()
+	a := newTestSet(clock)
+	b := newTestSet(clock)
+	trip(t, a, 11, Settings{})
+	calls(t, a, 12, Settings{}, Success, 5)
+	calls(t, b, 11, Settings{}, Success, 3)
+
+	ra := NewReporter(a, rdb, ReporterOptions{Prefix: prefix, InstanceID: "api-a", Logger: quietLogger()})
+	rb := NewReporter(b, rdb, ReporterOptions{Prefix: prefix, InstanceID: "api-b", Logger: quietLogger()})
+	for _, r := range []*Reporter{ra, rb} {
+		if err := r.Publish(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := ReadAll(ctx, rdb, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2 {
+		t.Fatalf("instances = %v, want api-a and api-b", all)
+	}
+	got := all["api-a"][11]
+	if got.State != Open || got.Calls != 20 || got.Failures != 20 || got.FailureRate != 100 || !got.OpenedAt.Equal(clock.Now()) {
+		t.Fatalf("api-a deployment 11 = %+v", got)
+	}
+	if got.Settings != Defaults {
+		t.Fatalf("settings did not round-trip: %+v", got.Settings)
+	}
+	if got := all["api-a"][12]; got.State != Closed || got.Calls != 5 {
+		t.Fatalf("api-a deployment 12 = %+v", got)
+	}
+	if got := all["api-b"][11]; got.State != Closed || got.Calls != 3 {
+		t.Fatalf("api-b deployment 11 = %+v", got)
+	}
+	if ttl := rdb.PTTL(ctx, prefix+":breakers").Val(); ttl <= 0 {
+		t.Fatalf("breakers hash has no expiry (pttl %s)", ttl)
+	}
+}
+
+func TestReadAllDropsStaleInstances(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	ctx := context.Background()
+
+	live := NewReporter(newTestSet(newFakeClock()), rdb, ReporterOptions{Prefix: prefix, InstanceID: "live", Logger: quietLogger()})
+	dead := NewReporter(newTestSet(newFakeClock()), rdb, ReporterOptions{Prefix: prefix, InstanceID: "crashed", TTL: 50 * time.Millisecond, Logger: quietLogger()})
+	if err := dead.Publish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if err := live.Publish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	all, err := ReadAll(ctx, rdb, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := all["crashed"]; ok || len(all) != 1 {
+		t.Fatalf("instances = %v, want only live", all)
+	}
+	if rdb.HExists(ctx, prefix+":breakers", "crashed").Val() {
+		t.Fatal("stale report not deleted")
+	}
+}
+
+func TestReporterRunPublishesOnChange(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	clock := newFakeClock()
+	s := newTestSet(clock)
+	calls(t, s, 5, Settings{}, Success, 1)
+
+	// A long interval: only the state change can explain a prompt update.
+	r := NewReporter(s, rdb, ReporterOptions{Prefix: prefix, InstanceID: "api-run", Interval: time.Hour, Logger: quietLogger()})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+
+	waitFor := func(what string, cond func(map[string]map[int64]Status) bool) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			all, err := ReadAll(context.Background(), rdb, prefix)
+			if err == nil && cond(all) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s (last %v, %v)", what, all, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor("first report", func(all map[string]map[int64]Status) bool {
+		return all["api-run"][5].State == Closed && all["api-run"][5].Calls == 1
+	})
+	trip(t, s, 6, Settings{})
+	waitFor("open state", func(all map[string]map[int64]Status) bool {
+		return all["api-run"][6].State == Open
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	waitFor("report removed on shutdown", func(all map[string]map[int64]Status) bool {
+		_, ok := all["api-run"]
+		return !ok
+	})
+}
