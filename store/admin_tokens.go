@@ -1,0 +1,74 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"switchyard/routing/config"
+)
+
+// AdminTokenPrefix starts every admin API token.
+const AdminTokenPrefix = "sya-"
+
+// AdminToken is an admin API token as listed.
+type AdminToken struct {
+	ID         int64      `db:"id"`
+	Name       string     `db:"name"`
+	Prefix     string     `db:"prefix"`
+	Role       string     `db:"role"`
+	CreatedBy  string     `db:"created_by"`
+	CreatedAt  time.Time  `db:"created_at"`
+	LastUsedAt *time.Time `db:"last_used_at"`
+	RevokedAt  *time.Time `db:"revoked_at"`
+}
+
+// CreateAdminToken makes a token; the plaintext is returned once.
+func (s *Store) CreateAdminToken(ctx context.Context, name, role, createdBy string) (string, AdminToken, error) {
+	f := config.FieldErrors{}
+	if n := strings.TrimSpace(name); n == "" || len(n) > 100 {
+		f.Add("name", "is required (at most 100 characters)")
+	}
+	if role != RoleAdmin && role != RoleViewer {
+		f.Add("role", "must be admin or viewer")
+	}
+	if err := f.Err(); err != nil {
+		return "", AdminToken{}, err
+	}
+	plain, prefix := newToken(AdminTokenPrefix)
+	var t AdminToken
+	err := s.db.GetContext(ctx, &t, `
+		INSERT INTO admin_tokens (name, prefix, hash, role, created_by) VALUES ($1,$2,$3,$4,$5)
+		RETURNING id, name, prefix, role, created_by, created_at, last_used_at, revoked_at`,
+		name, prefix, hashToken(plain), role, createdBy)
+	if err != nil {
+		return "", t, fmt.Errorf("store: create admin token: %w", err)
+	}
+	return plain, t, nil
+}
+
+// AuthenticateAdminToken returns the token's record when it is live.
+func (s *Store) AuthenticateAdminToken(ctx context.Context, token string) (AdminToken, error) {
+	var t AdminToken
+	err := s.db.GetContext(ctx, &t, `
+		UPDATE admin_tokens SET last_used_at=now() WHERE hash=$1 AND revoked_at IS NULL
+		RETURNING id, name, prefix, role, created_by, created_at, last_used_at, revoked_at`, hashToken(token))
+	if err != nil {
+		return t, ErrBadLogin
+	}
+	return t, nil
+}
+
+// AdminTokens lists all tokens, revoked ones included.
+func (s *Store) AdminTokens(ctx context.Context) ([]AdminToken, error) {
+	var out []AdminToken
+	err := s.db.SelectContext(ctx, &out, `SELECT id, name, prefix, role, created_by, created_at, last_used_at, revoked_at FROM admin_tokens ORDER BY id DESC`)
+	return out, err
+}
+
+// RevokeAdminToken revokes a token.
+func (s *Store) RevokeAdminToken(ctx context.Context, id int64) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE admin_tokens SET revoked_at=now() WHERE id=$1 AND revoked_at IS NULL`, id)
+	return rowsAffected(res, err)
+}

@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/jmoiron/sqlx"
+
+	"switchyard/routing/config"
+)
+
+func breakerJSON(b *config.BreakerSettings) []byte {
+	if b == nil || *b == (config.BreakerSettings{}) {
+		return nil
+	}
+	out, _ := json.Marshal(b)
+	return out
+}
+
+func (s *Store) deploymentProvider(ctx context.Context, q sqlx.QueryerContext, name string) (int64, error) {
+	var id int64
+	if err := sqlx.GetContext(ctx, q, &id, `SELECT id FROM providers WHERE name=$1`, name); err != nil {
+		return 0, (config.FieldErrors{"provider": "provider " + strconv.Quote(name) + " does not exist"}).Err()
+	}
+	return id, nil
+}
+
+const deploymentDup = "this logic model already has a deployment of that upstream model on that provider"
+
+// CreateDeployment adds a deployment to a logic model. d.Provider names the provider.
+func (s *Store) CreateDeployment(ctx context.Context, logicModelID int64, d config.Deployment) (int64, error) {
+	if err := config.ValidateDeployment(d).Err(); err != nil {
+		return 0, err
+	}
+	pid, err := s.deploymentProvider(ctx, s.db, d.Provider)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = s.db.GetContext(ctx, &id, `
+		INSERT INTO deployments (logic_model_id, provider_id, upstream_model, weight, enabled, max_concurrency,
+			price_input, price_output, price_cached, currency, cap_thinking, cap_vision, cap_tools,
+			embedding_batch_limit, timeout_ms, breaker)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16) RETURNING id`,
+		logicModelID, pid, d.UpstreamModel, d.Weight, d.Enabled, d.MaxConcurrency,
+		d.Prices.Input, d.Prices.Output, d.Prices.Cached, currencyOr(d.Prices.Currency),
+		d.Capabilities.Thinking, d.Capabilities.Vision, d.Capabilities.Tools,
+		d.EmbeddingBatchLimit, d.TimeoutMS, breakerJSON(d.Breaker))
+	if isFK(err) {
+		return 0, fmt.Errorf("store: create deployment: logic model %d: %w", logicModelID, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: create deployment: %w", uniqueField(err, "upstream_model", deploymentDup))
+	}
+	return id, nil
+}
+
+// UpdateDeployment changes a deployment.
+func (s *Store) UpdateDeployment(ctx context.Context, id int64, d config.Deployment) error {
+	if err := config.ValidateDeployment(d).Err(); err != nil {
+		return err
+	}
+	pid, err := s.deploymentProvider(ctx, s.db, d.Provider)
+	if err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, `
+		UPDATE deployments SET provider_id=$2, upstream_model=$3, weight=$4, enabled=$5, max_concurrency=$6,
+			price_input=$7, price_output=$8, price_cached=$9, currency=$10, cap_thinking=$11, cap_vision=$12,
+			cap_tools=$13, embedding_batch_limit=$14, timeout_ms=$15, breaker=$16
+		WHERE id=$1`,
+		id, pid, d.UpstreamModel, d.Weight, d.Enabled, d.MaxConcurrency,
+		d.Prices.Input, d.Prices.Output, d.Prices.Cached, currencyOr(d.Prices.Currency),
+		d.Capabilities.Thinking, d.Capabilities.Vision, d.Capabilities.Tools,
+		d.EmbeddingBatchLimit, d.TimeoutMS, breakerJSON(d.Breaker))
+	if err := rowsAffected(res, err); err != nil {
+		return fmt.Errorf("store: update deployment %d: %w", id, uniqueField(err, "upstream_model", deploymentDup))
+	}
+	return nil
+}
+
+// DeleteDeployment removes a deployment. Nothing in the draft refers to one.
+func (s *Store) DeleteDeployment(ctx context.Context, id int64) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM deployments WHERE id=$1`, id)
+	if err := rowsAffected(res, err); err != nil {
+		return fmt.Errorf("store: delete deployment %d: %w", id, err)
+	}
+	return nil
+}
+
+// DeploymentModel returns the logic model id of a deployment.
+func (s *Store) DeploymentModel(ctx context.Context, id int64) (int64, error) {
+	var mid int64
+	if err := s.db.GetContext(ctx, &mid, `SELECT logic_model_id FROM deployments WHERE id=$1`, id); err != nil {
+		return 0, fmt.Errorf("store: deployment %d: %w", id, notFound(err))
+	}
+	return mid, nil
+}
+
+func currencyOr(c string) string {
+	if c == "" {
+		return "USD"
+	}
+	return c
+}

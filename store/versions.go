@@ -1,0 +1,191 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"switchyard/routing/config"
+)
+
+// NotifyChannel is the PostgreSQL channel every instance listens on. The
+// payload says what changed: "version:N" or "keys".
+const NotifyChannel = "switchyard_config"
+
+// ErrDraftChanged refuses a publish whose draft changed after the operator
+// reviewed it.
+var ErrDraftChanged = errors.New("the draft changed since it was checked; review the dry-run again before publishing")
+
+// ErrNothingToPublish refuses a publish identical to the live version.
+var ErrNothingToPublish = errors.New("the draft is identical to the live version; there is nothing to publish")
+
+// ChecksFailedError refuses a publish whose dry-run has blocking findings.
+type ChecksFailedError struct{ Result config.Result }
+
+func (e *ChecksFailedError) Error() string {
+	errs := e.Result.Errors()
+	msgs := make([]string, 0, len(errs))
+	for _, f := range errs {
+		msgs = append(msgs, f.Check+": "+f.Message)
+	}
+	return fmt.Sprintf("publish refused: %d dry-run finding(s): %s", len(errs), strings.Join(msgs, "; "))
+}
+
+// Version is one published configuration.
+type Version struct {
+	Number        int64     `db:"number" json:"number"`
+	Author        string    `db:"author" json:"author"`
+	CreatedAt     time.Time `db:"created_at" json:"created_at"`
+	Message       string    `db:"message" json:"message"`
+	Snapshot      string    `db:"snapshot" json:"snapshot,omitempty"`
+	Checks        []byte    `db:"checks" json:"-"`
+	RollbackOf    *int64    `db:"rollback_of" json:"rollback_of,omitempty"`
+	DraftRevision int64     `db:"draft_revision" json:"-"`
+}
+
+// CheckResults decodes the stored dry-run result.
+func (v Version) CheckResults() config.Result {
+	var r config.Result
+	_ = json.Unmarshal(v.Checks, &r)
+	return r
+}
+
+// PublishInput describes a publish.
+type PublishInput struct {
+	Author  string
+	Message string
+	// ExpectedRevision, when set, is the draft revision the operator
+	// reviewed; a different current revision refuses the publish.
+	ExpectedRevision *int64
+	// Check runs the dry-run over the snapshot about to be published.
+	Check func(config.Snapshot) config.Result
+	// RollbackTo, when set, first resets the draft to that version.
+	RollbackTo int64
+}
+
+// PublishOutcome is what a publish did.
+type PublishOutcome struct {
+	Version Version
+	Notes   []ReplaceNote // adjustments a rollback made (missing keys)
+}
+
+// Publish stores the draft as a new immutable version. It locks the draft
+// for the duration, so concurrent publishes get distinct, consecutive numbers
+// and an edit made meanwhile waits and lands in the next draft, never lost.
+func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, error) {
+	var out PublishOutcome
+	if strings.TrimSpace(in.Message) == "" {
+		return out, (config.FieldErrors{"message": "a publish needs a message saying why"}).Err()
+	}
+	if len(in.Message) > 2000 {
+		return out, (config.FieldErrors{"message": "must be at most 2000 characters"}).Err()
+	}
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var rev int64
+		if err := tx.GetContext(ctx, &rev, `SELECT revision FROM draft_meta FOR UPDATE`); err != nil {
+			return err
+		}
+		if in.ExpectedRevision != nil && *in.ExpectedRevision != rev {
+			return ErrDraftChanged
+		}
+		var latest Version
+		err := tx.GetContext(ctx, &latest, `SELECT number, snapshot FROM config_versions ORDER BY number DESC LIMIT 1`)
+		if err != nil && !errors.Is(notFound(err), ErrNotFound) {
+			return err
+		}
+		var rollbackOf *int64
+		if in.RollbackTo != 0 {
+			var old string
+			if err := tx.GetContext(ctx, &old, `SELECT snapshot FROM config_versions WHERE number=$1`, in.RollbackTo); err != nil {
+				return fmt.Errorf("store: version %d: %w", in.RollbackTo, notFound(err))
+			}
+			snap, err := config.Decode([]byte(old))
+			if err != nil {
+				return fmt.Errorf("store: version %d does not decode: %w", in.RollbackTo, err)
+			}
+			if out.Notes, err = replaceDraft(ctx, tx, snap); err != nil {
+				return err
+			}
+			rollbackOf = &in.RollbackTo
+			if err := tx.GetContext(ctx, &rev, `SELECT revision FROM draft_meta`); err != nil {
+				return err
+			}
+		}
+		snap, err := loadSnapshot(ctx, tx)
+		if err != nil {
+			return err
+		}
+		result := in.Check(snap)
+		if result.Blocking() {
+			return &ChecksFailedError{Result: result}
+		}
+		text, err := config.Encode(snap)
+		if err != nil {
+			return err
+		}
+		if rollbackOf == nil && latest.Number > 0 && bytes.Equal(text, []byte(latest.Snapshot)) {
+			return ErrNothingToPublish
+		}
+		checks, _ := json.Marshal(result)
+		v := Version{Number: latest.Number + 1, Author: in.Author, Message: in.Message, Snapshot: string(text), Checks: checks, RollbackOf: rollbackOf, DraftRevision: rev}
+		if err := tx.GetContext(ctx, &v.CreatedAt, `
+			INSERT INTO config_versions (number, author, message, snapshot, checks, rollback_of, draft_revision)
+			VALUES ($1,$2,$3,$4,$5,$6,$7) RETURNING created_at`,
+			v.Number, v.Author, v.Message, v.Snapshot, v.Checks, v.RollbackOf, v.DraftRevision); err != nil {
+			return fmt.Errorf("store: insert version %d: %w", v.Number, err)
+		}
+		out.Version = v
+		_, err = tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, fmt.Sprintf("version:%d", v.Number))
+		return err
+	})
+	return out, err
+}
+
+// Versions lists versions, newest first, without their snapshots.
+func (s *Store) Versions(ctx context.Context, limit int) ([]Version, error) {
+	var out []Version
+	err := s.db.SelectContext(ctx, &out, `
+		SELECT number, author, created_at, message, '' AS snapshot, checks, rollback_of, draft_revision
+		FROM config_versions ORDER BY number DESC LIMIT $1`, limit)
+	return out, err
+}
+
+// Version returns one version with its snapshot.
+func (s *Store) Version(ctx context.Context, number int64) (Version, error) {
+	var v Version
+	err := s.db.GetContext(ctx, &v, `SELECT number, author, created_at, message, snapshot, checks, rollback_of, draft_revision FROM config_versions WHERE number=$1`, number)
+	if err != nil {
+		return v, fmt.Errorf("store: version %d: %w", number, notFound(err))
+	}
+	return v, nil
+}
+
+// LatestVersion returns the live (highest) version, or ErrNotFound before the
+// first publish.
+func (s *Store) LatestVersion(ctx context.Context) (Version, error) {
+	var v Version
+	err := s.db.GetContext(ctx, &v, `SELECT number, author, created_at, message, snapshot, checks, rollback_of, draft_revision FROM config_versions ORDER BY number DESC LIMIT 1`)
+	if err != nil {
+		return v, fmt.Errorf("store: latest version: %w", notFound(err))
+	}
+	return v, nil
+}
+
+// LatestVersionNumber returns the live version number, 0 before the first publish.
+func (s *Store) LatestVersionNumber(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.db.GetContext(ctx, &n, `SELECT coalesce(max(number), 0) FROM config_versions`)
+	return n, err
+}
+
+// notify tells every instance that something live changed.
+func (s *Store) notify(ctx context.Context, payload string) error {
+	_, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, payload)
+	return err
+}
