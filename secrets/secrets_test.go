@@ -49,7 +49,7 @@ func TestParseKey(t *testing.T) {
 
 func TestFingerprint(t *testing.T) {
 	cases := map[string]string{
-		"sk-abcdefghijklmnop1234":          "sk-…1234",
+		"sk-abcdefghijklmnop1234":           "sk-…1234",
 		"sk-ant-api03-abcdefghijklmnopwxyz": "sk-ant-…wxyz",
 		"AIzaSyA-1234567890abcdefg":         "AIz…defg",
 		"short":                             "…rt",
