@@ -1,0 +1,245 @@
+package calllog
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// Series groupings.
+const (
+	GroupNone       = ""
+	GroupCaller     = "caller"
+	GroupTier       = "tier"
+	GroupLogicModel = "logic_model"
+)
+
+// SeriesQuery selects a dashboard time series from call_stats.
+type SeriesQuery struct {
+	From, To time.Time // hours in [From, To)
+	// Step is the point width: time.Hour (default) or 24*time.Hour
+	// (UTC days).
+	Step time.Duration
+	// GroupBy splits the series by GroupCaller, GroupTier or GroupLogicModel;
+	// GroupNone gives one series.
+	GroupBy string
+	// Optional filters.
+	Caller, Tier, LogicModel string
+}
+
+// Point is one step of one series. Latency quantiles are estimated from the
+// call_stats histogram by linear interpolation within a bucket (see
+// LatencyBucketBounds); they cover calls that were not rejected.
+type Point struct {
+	Time             time.Time
+	Group            string // the GroupBy value; "" when not grouped
+	Requests         int64
+	Errors           int64 // status upstream_error
+	Rejected         int64
+	Cancelled        int64
+	P50MS, P95MS     float64
+	MeanMS           float64
+	PromptTokens     int64
+	CompletionTokens int64
+	CachedTokens     int64
+	ReasoningTokens  int64
+	// Cost per currency (costs in different currencies are not added up).
+	Cost map[string]float64
+	// Hist is the merged latency histogram.
+	Hist [latencyBuckets]int64
+}
+
+// Series returns points ordered by time, then group. Steps without calls
+// have no point.
+func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
+	step := "hour"
+	switch q.Step {
+	case 0, time.Hour:
+	case 24 * time.Hour:
+		step = "day"
+	default:
+		return nil, fmt.Errorf("%w: step must be an hour or a day", ErrInvalidFilter)
+	}
+	group := "''"
+	switch q.GroupBy {
+	case GroupNone:
+	case GroupCaller, GroupTier, GroupLogicModel:
+		group = q.GroupBy
+	default:
+		return nil, fmt.Errorf("%w: unknown grouping %q", ErrInvalidFilter, q.GroupBy)
+	}
+	args := []any{q.From, q.To}
+	where := []string{"hour >= $1", "hour < $2"}
+	for _, eq := range []struct{ col, v string }{
+		{"caller", q.Caller}, {"tier", q.Tier}, {"logic_model", q.LogicModel},
+	} {
+		if eq.v != "" {
+			args = append(args, eq.v)
+			where = append(where, eq.col+" = $"+strconv.Itoa(len(args)))
+		}
+	}
+	hist := make([]string, latencyBuckets)
+	for i := range hist {
+		hist[i] = "sum(latency_hist[" + strconv.Itoa(i+1) + "])::bigint"
+	}
+	query := `SELECT date_trunc('` + step + `', hour, 'UTC') AS t, ` + group + ` AS g, currency,
+		sum(requests)::bigint, sum(errors)::bigint, sum(rejected)::bigint, sum(cancelled)::bigint,
+		sum(prompt_tokens)::bigint, sum(completion_tokens)::bigint, sum(cached_tokens)::bigint,
+		sum(reasoning_tokens)::bigint, sum(cost)::float8, sum(latency_sum_ms)::bigint,
+		ARRAY[` + strings.Join(hist, ", ") + `]
+		FROM call_stats WHERE ` + strings.Join(where, " AND ") + `
+		GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("calllog: series: %w", err)
+	}
+	defer rows.Close()
+
+	var (
+		points []Point
+		sums   []int64 // latency_sum_ms per point
+	)
+	for rows.Next() {
+		var (
+			t        time.Time
+			g, cur   string
+			x        Point
+			cost     float64
+			latSum   int64
+			histVals pq.Int64Array
+		)
+		if err := rows.Scan(&t, &g, &cur, &x.Requests, &x.Errors, &x.Rejected, &x.Cancelled,
+			&x.PromptTokens, &x.CompletionTokens, &x.CachedTokens, &x.ReasoningTokens,
+			&cost, &latSum, &histVals); err != nil {
+			return nil, fmt.Errorf("calllog: series: %w", err)
+		}
+		t = t.UTC()
+		n := len(points)
+		if n == 0 || !points[n-1].Time.Equal(t) || points[n-1].Group != g {
+			points = append(points, Point{Time: t, Group: g, Cost: map[string]float64{}})
+			sums = append(sums, 0)
+			n++
+		}
+		p := &points[n-1]
+		p.Requests += x.Requests
+		p.Errors += x.Errors
+		p.Rejected += x.Rejected
+		p.Cancelled += x.Cancelled
+		p.PromptTokens += x.PromptTokens
+		p.CompletionTokens += x.CompletionTokens
+		p.CachedTokens += x.CachedTokens
+		p.ReasoningTokens += x.ReasoningTokens
+		if cur != "" || cost != 0 {
+			p.Cost[cur] += cost
+		}
+		sums[n-1] += latSum
+		for i := range min(len(histVals), latencyBuckets) {
+			p.Hist[i] += histVals[i]
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("calllog: series: %w", err)
+	}
+	for i := range points {
+		p := &points[i]
+		p.P50MS = HistogramQuantile(p.Hist[:], 0.50)
+		p.P95MS = HistogramQuantile(p.Hist[:], 0.95)
+		var n int64
+		for _, c := range p.Hist {
+			n += c
+		}
+		if n > 0 {
+			p.MeanMS = float64(sums[i]) / float64(n)
+		}
+	}
+	return points, nil
+}
+
+// HistogramQuantile estimates the q-quantile (0 < q <= 1) in milliseconds of
+// a latency histogram laid out by LatencyBucketBounds, interpolating linearly
+// inside the bucket the quantile falls in. The open-ended last bucket
+// reports its lower bound. An empty histogram gives 0.
+func HistogramQuantile(hist []int64, q float64) float64 {
+	var total int64
+	for _, c := range hist {
+		total += c
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := q * float64(total)
+	var seen float64
+	for i, c := range hist {
+		if c == 0 {
+			continue
+		}
+		if seen+float64(c) >= rank {
+			lo := 0.0
+			if i > 0 {
+				lo = float64(LatencyBucketBounds[i-1])
+			}
+			if i >= len(LatencyBucketBounds) {
+				return lo
+			}
+			hi := float64(LatencyBucketBounds[i])
+			return lo + (hi-lo)*(rank-seen)/float64(c)
+		}
+		seen += float64(c)
+	}
+	return float64(LatencyBucketBounds[len(LatencyBucketBounds)-1])
+}
+
+// CostRow is one day × caller × tier × logic model × currency of
+// cost_rollups. Text fields are "" where the call log had none (rejected
+// calls have no logic model).
+type CostRow struct {
+	Day              time.Time // UTC midnight
+	Caller           string
+	Tier             string
+	LogicModel       string
+	Currency         string
+	Requests         int64
+	Errors           int64
+	PromptTokens     int64
+	CompletionTokens int64
+	CachedTokens     int64
+	Cost             float64
+}
+
+// Costs returns the cost roll-ups of the UTC days overlapping [from, to),
+// ordered by day, caller, tier, logic model and currency.
+func Costs(ctx context.Context, db Queryer, from, to time.Time) ([]CostRow, error) {
+	first := utcDay(from)
+	end := utcDay(to)
+	if end.Before(to) {
+		end = end.AddDate(0, 0, 1) // a partial last day is included
+	}
+	rows, err := db.QueryContext(ctx, `
+		SELECT day, caller, tier, logic_model, currency, requests, errors,
+			prompt_tokens, completion_tokens, cached_tokens, cost::float8
+		FROM cost_rollups WHERE day >= $1::date AND day < $2::date
+		ORDER BY day, caller, tier, logic_model, currency`,
+		first.Format(time.DateOnly), end.Format(time.DateOnly))
+	if err != nil {
+		return nil, fmt.Errorf("calllog: costs: %w", err)
+	}
+	defer rows.Close()
+	var out []CostRow
+	for rows.Next() {
+		var c CostRow
+		if err := rows.Scan(&c.Day, &c.Caller, &c.Tier, &c.LogicModel, &c.Currency, &c.Requests,
+			&c.Errors, &c.PromptTokens, &c.CompletionTokens, &c.CachedTokens, &c.Cost); err != nil {
+			return nil, fmt.Errorf("calllog: costs: %w", err)
+		}
+		c.Day = utcDay(c.Day)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("calllog: costs: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,178 @@
+package calllog
+
+import (
+	"context"
+	"math"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestSeriesAndCosts(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	h0 := time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC)
+	if err := EnsurePartitions(ctx, db, h0, 1); err != nil {
+		t.Fatal(err)
+	}
+	var recs []Record
+	add := func(at time.Time, caller, tier, model, status string, latency int, prompt *int64, cost *float64, cur string) {
+		r := Record{At: at, RequestID: newRequestIDAt(at), Caller: caller, Tier: tier, LogicModel: model,
+			Status: status, LatencyMS: latency, PromptTokens: prompt, CompletionTokens: prompt, Cost: cost, Currency: cur}
+		if err := r.normalize(); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	// Hour 10: 100 ok calls of "web" at 120..219 ms (bucket 100-200 and
+	// 200-300), one upstream error, one rejection at 1 ms.
+	for i := range 100 {
+		add(h0.Add(time.Duration(i)*time.Second), "web", "fast", "qwen3-max", StatusOK, 120+i, new(int64(10)), new(0.01), "CNY")
+	}
+	add(h0.Add(30*time.Minute), "web", "fast", "qwen3-max", StatusUpstreamError, 5000, nil, nil, "")
+	add(h0.Add(31*time.Minute), "web", "fast", "", StatusRejected, 1, nil, nil, "")
+	// Hour 11: "batch" on two currencies.
+	add(h0.Add(70*time.Minute), "batch", "deep", "gpt-4.1", StatusOK, 20000, new(int64(1000)), new(0.5), "USD")
+	add(h0.Add(71*time.Minute), "batch", "deep", "qwen3-max", StatusClientCancelled, 800, nil, new(0.25), "CNY")
+	if _, err := insertBatch(ctx, db, recs); err != nil {
+		t.Fatal(err)
+	}
+
+	points, err := Series(ctx, db, SeriesQuery{From: h0, To: h0.Add(2 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != 2 {
+		t.Fatalf("points = %d, want 2: %+v", len(points), points)
+	}
+	p := points[0]
+	if !p.Time.Equal(h0) || p.Requests != 102 || p.Errors != 1 || p.Rejected != 1 || p.PromptTokens != 1000 {
+		t.Errorf("hour 10 = %+v", p)
+	}
+	if math.Abs(p.Cost["CNY"]-1.0) > 1e-9 || len(p.Cost) != 1 {
+		t.Errorf("hour 10 cost = %v, want CNY 1.00", p.Cost)
+	}
+	// 101 non-rejected latencies: 80 in [100,200), 20 in [200,300), 1 at 5000.
+	if p.P50MS < 100 || p.P50MS > 200 || p.P95MS < 200 || p.P95MS > 300 {
+		t.Errorf("hour 10 p50 %.1f p95 %.1f, want within [100,200) and [200,300)", p.P50MS, p.P95MS)
+	}
+	q := points[1]
+	if q.Requests != 2 || q.Cancelled != 1 || q.Cost["USD"] != 0.5 || q.Cost["CNY"] != 0.25 {
+		t.Errorf("hour 11 = %+v", q)
+	}
+
+	byCaller, err := Series(ctx, db, SeriesQuery{From: h0, To: h0.Add(2 * time.Hour), Step: 24 * time.Hour, GroupBy: GroupCaller})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groups []string
+	for _, p := range byCaller {
+		groups = append(groups, p.Group)
+		if !p.Time.Equal(time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("daily point at %s", p.Time)
+		}
+	}
+	if !slices.Equal(groups, []string{"batch", "web"}) {
+		t.Errorf("groups = %v", groups)
+	}
+	filtered, err := Series(ctx, db, SeriesQuery{From: h0, To: h0.Add(2 * time.Hour), Tier: "deep"})
+	if err != nil || len(filtered) != 1 || filtered[0].Requests != 2 {
+		t.Errorf("tier filter = %+v, %v", filtered, err)
+	}
+	if _, err := Series(ctx, db, SeriesQuery{GroupBy: "provider; drop table x"}); err == nil {
+		t.Error("unknown grouping accepted")
+	}
+
+	costs, err := Costs(ctx, db, h0, h0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ caller, model, cur string }
+	got := map[key]CostRow{}
+	for _, c := range costs {
+		got[key{c.Caller, c.LogicModel, c.Currency}] = c
+		if !c.Day.Equal(time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("cost row day %s", c.Day)
+		}
+	}
+	if c := got[key{"web", "qwen3-max", "CNY"}]; c.Requests != 100 || c.PromptTokens != 1000 || math.Abs(c.Cost-1.0) > 1e-9 {
+		t.Errorf("web CNY = %+v", c)
+	}
+	if c := got[key{"web", "qwen3-max", ""}]; c.Requests != 1 || c.Errors != 1 {
+		t.Errorf("web error row = %+v", c)
+	}
+	if c := got[key{"web", "", ""}]; c.Requests != 1 || c.Tier != "fast" {
+		t.Errorf("web rejected row = %+v", c)
+	}
+	if c := got[key{"batch", "gpt-4.1", "USD"}]; c.Requests != 1 || c.Cost != 0.5 {
+		t.Errorf("batch USD = %+v", c)
+	}
+	if none, err := Costs(ctx, db, h0.AddDate(0, 0, 1), h0.AddDate(0, 0, 2)); err != nil || len(none) != 0 {
+		t.Errorf("next day costs = %+v, %v", none, err)
+	}
+}
+
+func TestHistogramQuantile(t *testing.T) {
+	hist := func(pairs ...int64) []int64 { // bucket, count, bucket, count...
+		h := make([]int64, latencyBuckets)
+		for i := 0; i < len(pairs); i += 2 {
+			h[pairs[i]] = pairs[i+1]
+		}
+		return h
+	}
+	tests := []struct {
+		name string
+		h    []int64
+		q    float64
+		want float64
+	}{
+		{"empty", hist(), 0.5, 0},
+		{"one bucket, median mid-bucket", hist(4, 10), 0.5, 150},   // [100,200)
+		{"first bucket", hist(0, 4), 0.5, 5},                       // [0,10)
+		{"spread", hist(1, 50, 3, 50), 0.5, 25},                    // all of [10,25)
+		{"p95 into second", hist(1, 50, 3, 50), 0.95, 50 + 50*0.9}, // 45 of 50 into [50,100)
+		{"overflow bucket", hist(int64(latencyBuckets-1), 3), 0.5, 180000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := HistogramQuantile(tt.h, tt.q); math.Abs(got-tt.want) > 1e-9 {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	seen := map[string]bool{}
+	base := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	var ids []string
+	for i := range 20000 {
+		at := base.Add(time.Duration(i) * 300 * time.Microsecond)
+		id := newRequestIDAt(at)
+		if !re.MatchString(id) {
+			t.Fatalf("id %q is not a UUIDv7", id)
+		}
+		if seen[id] {
+			t.Fatalf("duplicate id %s", id)
+		}
+		seen[id] = true
+		ids = append(ids, id)
+		got, ok := RequestIDTime(id)
+		if !ok || !got.Equal(at.Truncate(time.Millisecond)) {
+			t.Fatalf("RequestIDTime(%s) = %v, %t; want %v", id, got, ok, at.Truncate(time.Millisecond))
+		}
+	}
+	if !slices.IsSorted(ids) {
+		t.Error("ids minted at increasing times do not sort in time order")
+	}
+	if id := NewRequestID(); !re.MatchString(id) {
+		t.Errorf("NewRequestID = %q", id)
+	}
+	for _, bad := range []string{"", "caller-supplied-id", "0190f2c4-0000-4000-8000-000000000000", "zzzzzzzz-zzzz-7zzz-8zzz-zzzzzzzzzzzz"} {
+		if _, ok := RequestIDTime(bad); ok {
+			t.Errorf("RequestIDTime(%q) ok", bad)
+		}
+	}
+}

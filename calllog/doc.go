@@ -1,0 +1,21 @@
+// Package calllog records one row per data-plane request and answers the
+// console's questions about them.
+//
+// The request path hands a Record to a Writer, which never blocks: records are
+// queued in a bounded channel, batched, and copied into PostgreSQL by one
+// background goroutine. Each batch is inserted with ON CONFLICT DO NOTHING on
+// (at, request_id) and, in the same transaction, the daily cost_rollups and
+// hourly call_stats rows are incremented from the rows the insert actually
+// returned. Replaying a batch is therefore always safe: duplicates are neither
+// stored nor counted twice.
+//
+// When PostgreSQL cannot take a batch, or the queue is full, records go to an
+// append-only JSON-lines spill file in WriterOptions.SpillDir and are replayed
+// when PostgreSQL answers again. A record is never dropped: the only records
+// not stored are invalid ones (an unknown status), which are appended to a
+// dead-letter file next to the spill and logged.
+//
+// call_logs is partitioned by UTC day. EnsurePartitions and DropPartitions are
+// the worker's maintenance jobs; Search, Get, Series and Costs serve the
+// console.
+package calllog

@@ -1,0 +1,163 @@
+package calllog
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestSearchFiltersAndKeysetPagination(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	base := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	if err := EnsurePartitions(ctx, db, base.AddDate(0, 0, -1), 2); err != nil {
+		t.Fatal(err)
+	}
+
+	// 90 rows on only 4 distinct timestamps (one of them across midnight in
+	// the previous partition), so pagination must break ties by request id.
+	var recs []Record
+	stamps := []time.Time{base.Add(-13 * time.Hour), base, base.Add(time.Second), base.Add(time.Hour)}
+	for i := range 90 {
+		r := sampleRecord(stamps[i%4], []string{"alpha", "beta", "gamma"}[i%3], i)
+		switch {
+		case i%10 == 0:
+			r.Status, r.ErrorClass, r.LogicModel, r.Provider, r.HTTPStatus = StatusRejected, "rate_limited", "", "", 429
+		case i%10 == 1:
+			r.Status, r.ErrorClass, r.HTTPStatus = StatusUpstreamError, "server", 502
+		}
+		recs = append(recs, r)
+	}
+	for i := range recs {
+		if err := recs[i].normalize(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := insertBatch(ctx, db, recs); err != nil {
+		t.Fatal(err)
+	}
+	newestFirst := func(a, b Record) int {
+		if c := b.At.Compare(a.At); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.RequestID, a.RequestID)
+	}
+
+	tests := []struct {
+		name   string
+		filter Filter
+		keep   func(Record) bool
+	}{
+		{"all", Filter{}, func(Record) bool { return true }},
+		{"time range", Filter{From: base, To: base.Add(time.Hour)},
+			func(r Record) bool { return !r.At.Before(base) && r.At.Before(base.Add(time.Hour)) }},
+		{"caller", Filter{Caller: "beta"}, func(r Record) bool { return r.Caller == "beta" }},
+		{"tier", Filter{Tier: "deep"}, func(r Record) bool { return r.Tier == "deep" }},
+		{"logic model", Filter{LogicModel: "gpt-4.1"}, func(r Record) bool { return r.LogicModel == "gpt-4.1" }},
+		{"provider", Filter{Provider: "dashscope"}, func(r Record) bool { return r.Provider == "dashscope" }},
+		{"status rejected", Filter{Status: StatusRejected}, func(r Record) bool { return r.Status == StatusRejected }},
+		{"error class", Filter{ErrorClass: "server"}, func(r Record) bool { return r.ErrorClass == "server" }},
+		{"combined", Filter{Caller: "alpha", Status: StatusOK, From: base},
+			func(r Record) bool { return r.Caller == "alpha" && r.Status == StatusOK && !r.At.Before(base) }},
+		{"request id", Filter{RequestID: recs[17].RequestID}, func(r Record) bool { return r.RequestID == recs[17].RequestID }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []string
+			sorted := slices.Clone(recs)
+			slices.SortFunc(sorted, newestFirst)
+			for _, r := range sorted {
+				if tt.keep(r) {
+					want = append(want, r.RequestID)
+				}
+			}
+			for _, limit := range []int{7, 1000} {
+				f := tt.filter
+				f.Limit = limit
+				var got []string
+				for pages := 0; ; pages++ {
+					if pages > 100 {
+						t.Fatal("pagination does not end")
+					}
+					p, err := Search(ctx, db, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(p.Rows) > limit {
+						t.Fatalf("page of %d rows, limit %d", len(p.Rows), limit)
+					}
+					for _, r := range p.Rows {
+						got = append(got, r.RequestID)
+					}
+					if p.Next == "" {
+						break
+					}
+					f.Cursor = p.Next
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("limit %d: got %d ids, want %d (order or content differs)", limit, len(got), len(want))
+				}
+			}
+		})
+	}
+
+	if _, err := Search(ctx, db, Filter{Cursor: "not a cursor!"}); !errors.Is(err, ErrInvalidFilter) {
+		t.Errorf("bad cursor: err = %v, want ErrInvalidFilter", err)
+	}
+	if _, err := Search(ctx, db, Filter{Status: "fine"}); !errors.Is(err, ErrInvalidFilter) {
+		t.Errorf("bad status: err = %v, want ErrInvalidFilter", err)
+	}
+	p, err := Search(ctx, db, Filter{Status: StatusRejected, Limit: 1})
+	if err != nil || len(p.Rows) != 1 || p.Rows[0].LogicModel != "" || p.Rows[0].Provider != "" {
+		t.Errorf("rejected row = %+v, %v; want empty model fields", p.Rows, err)
+	}
+}
+
+func TestGet(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	now := time.Now()
+	if err := EnsurePartitions(ctx, db, now.AddDate(0, 0, -3), 4); err != nil {
+		t.Fatal(err)
+	}
+	v7 := sampleRecord(now.Add(-time.Minute), "getter", 1)
+	custom := sampleRecord(now.AddDate(0, 0, -2), "getter", 2)
+	custom.RequestID = "caller-supplied-id-1"
+	// A v7 id whose row time is far from its embedded time still resolves.
+	skewed := sampleRecord(now.AddDate(0, 0, -3), "getter", 3)
+	recs := []Record{v7, custom, skewed}
+	for i := range recs {
+		if err := recs[i].normalize(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	skewed.RequestID = NewRequestID()
+	recs[2].RequestID = skewed.RequestID
+	if _, err := insertBatch(ctx, db, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		id   string
+		at   time.Time
+	}{
+		{"uuidv7", recs[0].RequestID, time.Time{}},
+		{"uuidv7 with at", recs[0].RequestID, recs[0].At},
+		{"caller-supplied id", recs[1].RequestID, time.Time{}},
+		{"skewed uuidv7", recs[2].RequestID, time.Time{}},
+		{"wrong at hint", recs[1].RequestID, now},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Get(ctx, db, tc.id, tc.at)
+			if err != nil || r.RequestID != tc.id {
+				t.Errorf("Get = %s, %v", r.RequestID, err)
+			}
+		})
+	}
+	if _, err := Get(ctx, db, NewRequestID(), time.Time{}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown id: err = %v, want ErrNotFound", err)
+	}
+}

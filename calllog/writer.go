@@ -1,0 +1,445 @@
+package calllog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// WriterOptions configures a Writer. Zero values take the defaults.
+type WriterOptions struct {
+	// BufferSize bounds the in-memory queue (default 10,000 records). When it
+	// is full, Write appends to the spill file instead.
+	BufferSize int
+	// BatchSize is the most records inserted per transaction (default 1,000).
+	BatchSize int
+	// FlushInterval is how long a partial batch may wait (default 200ms).
+	FlushInterval time.Duration
+	// SpillDir holds the spill and dead-letter files. Required; it must not
+	// be shared by two running Writers. Spill left by a previous process is
+	// replayed.
+	SpillDir string
+	// InsertTimeout bounds one batch's transaction (default 10s).
+	InsertTimeout time.Duration
+	// RetryMin and RetryMax bound the backoff while PostgreSQL is failing
+	// (defaults 500ms and 30s). Meanwhile batches go straight to the spill.
+	RetryMin, RetryMax time.Duration
+	// Logger receives state changes (PostgreSQL down / back) and failures.
+	// Default slog.Default().
+	Logger *slog.Logger
+	// OnFlush, if set, is called from the writer's goroutine after every
+	// batch, for metrics. It must not block.
+	OnFlush func(FlushStats)
+}
+
+// FlushStats describes one batch.
+type FlushStats struct {
+	Records    int           // records in the batch
+	Inserted   int           // rows stored (duplicates of stored rows excluded)
+	Spilled    int           // records written to the spill file instead
+	Replay     bool          // the batch came from the spill file
+	Depth      int           // queue depth after the batch
+	SpillBytes int64         // spilled bytes waiting for replay
+	Duration   time.Duration // time spent on the batch
+	Err        error         // why the batch was not stored, if it was not
+}
+
+// WriterStats are cumulative counters since NewWriter.
+type WriterStats struct {
+	Written      int64 // rows stored
+	Spilled      int64 // records written to the spill file
+	Replayed     int64 // records read back from the spill file and stored or found present
+	DeadLettered int64 // records PostgreSQL refused, kept in the dead-letter file
+	Lost         int64 // records neither stored nor spilled (the disk failed too)
+}
+
+// Writer stores call-log records asynchronously. Write never blocks; a single
+// goroutine batches records into PostgreSQL, spilling to disk when PostgreSQL
+// is unavailable or the queue is full.
+type Writer struct {
+	db    *sql.DB
+	opts  WriterOptions
+	log   *slog.Logger
+	ch    chan Record
+	spool *spool
+	done  chan struct{}
+
+	mu       sync.RWMutex // Write holds it shared; Close exclusively
+	closed   bool
+	closeCtx context.Context
+
+	written, spilled, replayed, deadLettered, lost atomic.Int64
+
+	// Owned by the run goroutine.
+	downUntil time.Time
+	backoff   time.Duration
+	down      bool
+}
+
+// NewWriter starts a Writer on db. Records spilled by an earlier process in
+// opts.SpillDir are replayed once PostgreSQL accepts writes.
+func NewWriter(db *sql.DB, opts WriterOptions) (*Writer, error) {
+	if db == nil {
+		return nil, errors.New("calllog: NewWriter: nil db")
+	}
+	if opts.SpillDir == "" {
+		return nil, errors.New("calllog: NewWriter: SpillDir is required")
+	}
+	if opts.BufferSize <= 0 {
+		opts.BufferSize = 10000
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 1000
+	}
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = 200 * time.Millisecond
+	}
+	if opts.InsertTimeout <= 0 {
+		opts.InsertTimeout = 10 * time.Second
+	}
+	if opts.RetryMin <= 0 {
+		opts.RetryMin = 500 * time.Millisecond
+	}
+	if opts.RetryMax < opts.RetryMin {
+		opts.RetryMax = max(30*time.Second, opts.RetryMin)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	sp, err := openSpool(opts.SpillDir)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{
+		db:      db,
+		opts:    opts,
+		log:     opts.Logger.With("component", "calllog"),
+		ch:      make(chan Record, opts.BufferSize),
+		spool:   sp,
+		done:    make(chan struct{}),
+		backoff: opts.RetryMin,
+	}
+	go w.run()
+	return w, nil
+}
+
+// Write queues r for storage and returns at once. A zero At is set to now
+// and an empty RequestID to a new one. If the queue is full (or the Writer
+// is closed) r is appended to the spill file instead. A record with an
+// unknown status cannot be stored: it goes to the dead-letter file and is
+// logged.
+func (w *Writer) Write(r Record) {
+	if err := r.normalize(); err != nil {
+		w.deadLetter([]Record{r}, err)
+		return
+	}
+	w.mu.RLock()
+	if !w.closed {
+		select {
+		case w.ch <- r:
+			w.mu.RUnlock()
+			return
+		default:
+		}
+	}
+	closed := w.closed
+	w.mu.RUnlock()
+	// Overflow: fsynced by the loop within a flush interval (at once when
+	// the Writer is closed, as nothing else will).
+	w.spillRecords([]Record{r}, closed, nil)
+}
+
+// Depth is the number of queued records.
+func (w *Writer) Depth() int { return len(w.ch) }
+
+// SpillBytes is the size of spilled records waiting for replay.
+func (w *Writer) SpillBytes() int64 { return w.spool.bytes.Load() }
+
+// Stats returns cumulative counters.
+func (w *Writer) Stats() WriterStats {
+	return WriterStats{
+		Written:      w.written.Load(),
+		Spilled:      w.spilled.Load(),
+		Replayed:     w.replayed.Load(),
+		DeadLettered: w.deadLettered.Load(),
+		Lost:         w.lost.Load(),
+	}
+}
+
+// Close stops accepting records into the queue, stores what is queued — or
+// spills it if PostgreSQL is unavailable or ctx ends first — and replays the
+// spill file while PostgreSQL accepts writes and ctx allows. Spill left over
+// is replayed by the next Writer on the same SpillDir. Records written after
+// Close go straight to the spill file.
+func (w *Writer) Close(ctx context.Context) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		<-w.done
+		return nil
+	}
+	w.closed = true
+	w.closeCtx = ctx
+	close(w.ch)
+	w.mu.Unlock()
+	<-w.done
+	return w.spool.close()
+}
+
+func (w *Writer) run() {
+	defer close(w.done)
+	ticker := time.NewTicker(w.opts.FlushInterval)
+	defer ticker.Stop()
+	batch := make([]Record, 0, w.opts.BatchSize)
+	ctx := context.Background()
+	for {
+		select {
+		case r, ok := <-w.ch:
+			if !ok {
+				w.shutdown(batch)
+				return
+			}
+			batch = append(batch, r)
+			if len(batch) >= w.opts.BatchSize {
+				w.flush(ctx, batch)
+				batch = batch[:0]
+			}
+		case <-ticker.C:
+			if len(batch) > 0 {
+				w.flush(ctx, batch)
+				batch = batch[:0]
+			}
+			if err := w.spool.sync(); err != nil {
+				w.log.Error("call-log spill fsync failed", "err", err)
+			}
+			w.replay(ctx, 10)
+		}
+	}
+}
+
+func (w *Writer) shutdown(batch []Record) {
+	w.mu.RLock()
+	ctx := w.closeCtx
+	w.mu.RUnlock()
+	if len(batch) > 0 {
+		w.flush(ctx, batch)
+	}
+	// Every replayed batch either commits or stops the replay; -1: no limit.
+	if ctx.Err() == nil {
+		w.downUntil = time.Time{} // one more try, whatever the backoff says
+		w.replay(ctx, -1)
+	}
+}
+
+// flush stores batch, or spills it when PostgreSQL is failing.
+func (w *Writer) flush(ctx context.Context, batch []Record) {
+	start := time.Now()
+	st := FlushStats{Records: len(batch)}
+	if start.Before(w.downUntil) {
+		st.Err = errDown
+		w.spillRecords(batch, true, &st)
+	} else {
+		st.Inserted, st.Err = w.store(ctx, batch, &st)
+	}
+	w.report(st, start)
+}
+
+var errDown = errors.New("calllog: PostgreSQL unavailable, waiting to retry")
+
+// store inserts batch. A batch PostgreSQL refuses for its data is split
+// until the offending records are isolated and dead-lettered; any other
+// failure marks PostgreSQL down and spills the batch.
+func (w *Writer) store(ctx context.Context, batch []Record, st *FlushStats) (int, error) {
+	n, err := w.insert(ctx, batch)
+	if err == nil {
+		w.markUp()
+		return n, nil
+	}
+	if !isDataError(err) {
+		w.markDown(err)
+		w.spillRecords(batch, true, st)
+		return 0, err
+	}
+	if len(batch) == 1 {
+		w.deadLetter(batch, err)
+		return 0, err
+	}
+	half := len(batch) / 2
+	n1, err1 := w.store(ctx, batch[:half], st)
+	n2, err2 := w.store(ctx, batch[half:], st)
+	return n1 + n2, errors.Join(err1, err2)
+}
+
+func (w *Writer) insert(ctx context.Context, batch []Record) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.opts.InsertTimeout)
+	defer cancel()
+	n, err := insertBatch(ctx, w.db, batch)
+	if err == nil {
+		w.written.Add(int64(n))
+	}
+	return n, err
+}
+
+// replay stores up to maxBatches batches from the spill file (no limit if
+// negative), stopping early when the queue fills up.
+func (w *Writer) replay(ctx context.Context, maxBatches int) {
+	for i := 0; maxBatches < 0 || i < maxBatches; i++ {
+		if !w.spool.pending() || time.Now().Before(w.downUntil) || ctx.Err() != nil {
+			return
+		}
+		if maxBatches >= 0 && len(w.ch) > cap(w.ch)/2 {
+			return // the live queue comes first
+		}
+		start := time.Now()
+		recs, err := w.spool.next(w.opts.BatchSize)
+		if err != nil {
+			w.log.Error("call-log spill replay failed", "err", err)
+			w.markDown(err)
+			return
+		}
+		if len(recs) == 0 {
+			if !w.spool.replaying() {
+				return // nothing left
+			}
+			if err := w.spool.commit(); err != nil { // a file with no records left
+				w.log.Error("call-log spill replay failed", "err", err)
+				return
+			}
+			continue
+		}
+		st := FlushStats{Records: len(recs), Replay: true}
+		n, err := w.insert(ctx, recs)
+		switch {
+		case err == nil:
+			st.Inserted = n
+			w.markUp()
+		case isDataError(err):
+			// Store what can be stored and dead-letter the rest; a failure
+			// other than the data leaves those records to the next replay.
+			st.Inserted, st.Err = w.storeReplay(ctx, recs)
+			if st.Err != nil && !isDataError(st.Err) {
+				w.markDown(st.Err)
+				_ = w.spool.rewind()
+				w.report(st, start)
+				return
+			}
+		default:
+			st.Err = err
+			w.markDown(err)
+			if rerr := w.spool.rewind(); rerr != nil {
+				w.log.Error("call-log spill replay failed", "err", rerr)
+			}
+			w.report(st, start)
+			return
+		}
+		w.replayed.Add(int64(len(recs)))
+		if err := w.spool.commit(); err != nil {
+			w.log.Error("call-log spill replay failed", "err", err)
+		}
+		w.report(st, start)
+	}
+}
+
+// storeReplay is store for spilled records: on a failure other than the
+// data it returns the error instead of spilling again.
+func (w *Writer) storeReplay(ctx context.Context, recs []Record) (int, error) {
+	n, err := w.insert(ctx, recs)
+	if err == nil || !isDataError(err) {
+		return n, err
+	}
+	if len(recs) == 1 {
+		w.deadLetter(recs, err)
+		return 0, err
+	}
+	half := len(recs) / 2
+	n1, err1 := w.storeReplay(ctx, recs[:half])
+	if err1 != nil && !isDataError(err1) {
+		return n1, err1
+	}
+	n2, err2 := w.storeReplay(ctx, recs[half:])
+	if err2 != nil && !isDataError(err2) {
+		return n1 + n2, err2
+	}
+	return n1 + n2, errors.Join(err1, err2)
+}
+
+func (w *Writer) spillRecords(recs []Record, sync bool, st *FlushStats) {
+	if err := w.spool.append(recs, sync); err != nil {
+		w.lost.Add(int64(len(recs)))
+		w.log.Error("call-log records lost: PostgreSQL and the spill file both failed",
+			"records", len(recs), "err", err)
+		return
+	}
+	w.spilled.Add(int64(len(recs)))
+	if st != nil {
+		st.Spilled += len(recs)
+	}
+}
+
+func (w *Writer) deadLetter(recs []Record, cause error) {
+	if err := w.spool.deadLetter(recs); err != nil {
+		w.lost.Add(int64(len(recs)))
+		w.log.Error("call-log records lost: refused and the dead-letter file failed",
+			"records", len(recs), "cause", cause, "err", err)
+		return
+	}
+	w.deadLettered.Add(int64(len(recs)))
+	w.log.Error("call-log records refused, kept in the dead-letter file",
+		"records", len(recs), "request_id", recs[0].RequestID, "err", cause)
+}
+
+func (w *Writer) markDown(err error) {
+	if !w.down {
+		w.log.Warn("call-log store unavailable, spilling to disk", "err", err, "spill_dir", w.opts.SpillDir)
+	}
+	w.down = true
+	w.downUntil = time.Now().Add(w.backoff)
+	w.backoff = min(w.backoff*2, w.opts.RetryMax)
+}
+
+func (w *Writer) markUp() {
+	if w.down {
+		w.log.Info("call-log store available again, replaying spill", "spill_bytes", w.SpillBytes())
+	}
+	w.down = false
+	w.downUntil = time.Time{}
+	w.backoff = w.opts.RetryMin
+}
+
+func (w *Writer) report(st FlushStats, start time.Time) {
+	if w.opts.OnFlush == nil {
+		return
+	}
+	st.Depth = len(w.ch)
+	st.SpillBytes = w.SpillBytes()
+	st.Duration = time.Since(start)
+	w.opts.OnFlush(st)
+}
+
+// isDataError reports whether PostgreSQL refused the batch for what is in it
+// (data exception, constraint violation, program limit) rather than for
+// being unavailable; retrying such a batch unchanged would fail forever.
+func isDataError(err error) bool {
+	var pqErr *pq.Error
+	if !errors.As(err, &pqErr) {
+		return false
+	}
+	switch pqErr.Code.Class() {
+	case "22", "23", "54":
+		return true
+	}
+	return false
+}
+
+// String makes FlushStats readable in logs.
+func (s FlushStats) String() string {
+	return fmt.Sprintf("records=%d inserted=%d spilled=%d replay=%t depth=%d spill_bytes=%d took=%s err=%v",
+		s.Records, s.Inserted, s.Spilled, s.Replay, s.Depth, s.SpillBytes, s.Duration, s.Err)
+}

@@ -1,0 +1,445 @@
+package calllog
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/lib/pq"
+)
+
+var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// sampleRecord is a completed call of caller at time at.
+func sampleRecord(at time.Time, caller string, i int) Record {
+	cost := 0.0001 * float64(i%7+1)
+	return Record{
+		At:               at,
+		RequestID:        newRequestIDAt(at),
+		CallerID:         new(int64(42)),
+		Caller:           caller,
+		RouteGroup:       "general",
+		Tier:             []string{"fast", "standard", "deep"}[i%3],
+		RequestedModel:   "standard",
+		LogicModel:       []string{"qwen3-max", "gpt-4.1"}[i%2],
+		DeploymentID:     new(int64(7)),
+		Provider:         []string{"dashscope", "openai"}[i%2],
+		KeyFingerprint:   "sk-…abcd",
+		Status:           StatusOK,
+		HTTPStatus:       200,
+		LatencyMS:        100 + i%900,
+		PromptTokens:     new(int64(100)),
+		CompletionTokens: new(int64(20)),
+		CachedTokens:     new(int64(0)),
+		Cost:             &cost,
+		Currency:         "USD",
+		ConfigVersion:    new(int64(3)),
+		Attempts:         json.RawMessage(`[{"deployment":7,"outcome":"ok"}]`),
+	}
+}
+
+func sampleRecords(at time.Time, caller string, n int) []Record {
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i] = sampleRecord(at.Add(time.Duration(i)*time.Millisecond), caller, i)
+	}
+	return recs
+}
+
+func testWriter(t testing.TB, db *sql.DB, opts WriterOptions) *Writer {
+	t.Helper()
+	if opts.SpillDir == "" {
+		opts.SpillDir = t.TempDir()
+	}
+	if opts.Logger == nil {
+		opts.Logger = quietLog
+	}
+	w, err := NewWriter(db, opts)
+	if err != nil {
+		t.Fatalf("NewWriter: %v", err)
+	}
+	return w
+}
+
+func ensureToday(t testing.TB, db *sql.DB) {
+	t.Helper()
+	if err := EnsurePartitions(context.Background(), db, time.Now(), 1); err != nil {
+		t.Fatalf("EnsurePartitions: %v", err)
+	}
+}
+
+func TestWriterRoundTrip(t *testing.T) {
+	db, _ := newTestDB(t)
+	ensureToday(t, db)
+	w := testWriter(t, db, WriterOptions{})
+
+	at := time.Now().Add(-time.Minute)
+	full := Record{
+		At: at, RequestID: NewRequestID(), CallerID: new(int64(1)), Caller: "billing",
+		Tenant: "acme", RouteGroup: "acme-pool", Tier: "deep", RequestedModel: "deep",
+		LogicModel: "qwen3-max", DeploymentID: new(int64(9)), Provider: "dashscope",
+		KeyFingerprint: "sk-…wxyz", Status: StatusUpstreamError, ErrorClass: "server",
+		ErrorCode: "upstream_error", HTTPStatus: 502, LatencyMS: 1234, TTFCMS: new(0),
+		PromptTokens: new(int64(10)), CompletionTokens: new(int64(0)), CachedTokens: new(int64(3)),
+		ReasoningTokens: new(int64(5)), Cost: new(0.0125), Currency: "CNY", Stream: true,
+		IdempotencyReplay: true, Fallback: "policy shared → group general", ConfigVersion: new(int64(12)),
+		Attempts: json.RawMessage(`[{"deployment_id": 9, "class": "server", "status": 502}]`),
+	}
+	rejected := Record{At: at, RequestID: NewRequestID(), Caller: "billing", Tier: "fast",
+		Status: StatusRejected, ErrorClass: "rate_limited", ErrorCode: "rate_limited", HTTPStatus: 429}
+	w.Write(full)
+	w.Write(rejected)
+	mustClose(t, w)
+
+	for _, want := range []Record{full, rejected} {
+		got, err := Get(context.Background(), db, want.RequestID, time.Time{})
+		if err != nil {
+			t.Fatalf("Get %s: %v", want.RequestID, err)
+		}
+		want.At = want.At.Truncate(time.Microsecond).UTC()
+		if want.Attempts == nil {
+			want.Attempts = json.RawMessage(`[]`)
+		}
+		// jsonb normalizes spacing; compare the JSON values.
+		var wa, ga any
+		_ = json.Unmarshal(want.Attempts, &wa)
+		_ = json.Unmarshal(got.Attempts, &ga)
+		if d := cmp.Diff(wa, ga); d != "" {
+			t.Errorf("attempts (-want +got):\n%s", d)
+		}
+		want.Attempts, got.Attempts = nil, nil
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("record %s (-want +got):\n%s", want.Status, d)
+		}
+	}
+	if s := w.Stats(); s.Written != 2 || s.Spilled != 0 || s.Lost != 0 {
+		t.Errorf("stats = %+v, want 2 written, nothing spilled or lost", s)
+	}
+}
+
+func TestNullTokensStayDistinctFromZero(t *testing.T) {
+	db, _ := newTestDB(t)
+	ensureToday(t, db)
+	w := testWriter(t, db, WriterOptions{})
+	unknown := Record{At: time.Now(), RequestID: NewRequestID(), Caller: "c", Status: StatusOK}
+	zero := Record{At: time.Now(), RequestID: NewRequestID(), Caller: "c", Status: StatusOK,
+		PromptTokens: new(int64(0)), CompletionTokens: new(int64(0)), CachedTokens: new(int64(0)),
+		ReasoningTokens: new(int64(0)), Cost: new(0.0), TTFCMS: new(0)}
+	w.Write(unknown)
+	w.Write(zero)
+	mustClose(t, w)
+
+	got, err := Get(context.Background(), db, unknown.RequestID, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PromptTokens != nil || got.CompletionTokens != nil || got.CachedTokens != nil ||
+		got.ReasoningTokens != nil || got.Cost != nil || got.TTFCMS != nil {
+		t.Errorf("unknown usage read back as %+v, want nil pointers", got)
+	}
+	got, err = Get(context.Background(), db, zero.RequestID, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]*int64{"prompt": got.PromptTokens, "completion": got.CompletionTokens,
+		"cached": got.CachedTokens, "reasoning": got.ReasoningTokens} {
+		if p == nil || *p != 0 {
+			t.Errorf("%s tokens = %v, want 0", name, p)
+		}
+	}
+	if got.Cost == nil || *got.Cost != 0 || got.TTFCMS == nil || *got.TTFCMS != 0 {
+		t.Errorf("zero cost/ttfc read back as %v/%v", got.Cost, got.TTFCMS)
+	}
+	var nulls int64
+	if err := db.QueryRow(`SELECT count(*) FROM call_logs WHERE prompt_tokens IS NULL`).Scan(&nulls); err != nil || nulls != 1 {
+		t.Errorf("rows with NULL prompt_tokens = %d (%v), want 1", nulls, err)
+	}
+}
+
+// rollupTotals sums the roll-ups of caller.
+func rollupTotals(t testing.TB, db *sql.DB, caller string) (costReq, costPrompt, statReq, statHist int64) {
+	t.Helper()
+	err := db.QueryRow(`SELECT coalesce(sum(requests), 0), coalesce(sum(prompt_tokens), 0)
+		FROM cost_rollups WHERE caller = $1`, caller).Scan(&costReq, &costPrompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.QueryRow(`SELECT coalesce(sum(requests), 0),
+		coalesce(sum((SELECT sum(x) FROM unnest(latency_hist) x)), 0)::bigint
+		FROM call_stats WHERE caller = $1`, caller).Scan(&statReq, &statHist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return
+}
+
+func TestReplayedRecordsAreStoredAndCountedOnce(t *testing.T) {
+	db, _ := newTestDB(t)
+	ensureToday(t, db)
+	recs := sampleRecords(time.Now().Add(-time.Hour), "replayer", 1500)
+
+	w := testWriter(t, db, WriterOptions{})
+	for _, r := range recs {
+		w.Write(r)
+	}
+	mustClose(t, w)
+
+	// The same records again (a retried batch), plus 10 new ones.
+	w = testWriter(t, db, WriterOptions{})
+	for _, r := range recs {
+		w.Write(r)
+	}
+	fresh := sampleRecords(time.Now().Add(-time.Minute), "replayer", 10)
+	for _, r := range fresh {
+		w.Write(r)
+	}
+	mustClose(t, w)
+	if s := w.Stats(); s.Written != 10 {
+		t.Errorf("second writer stored %d rows, want 10", s.Written)
+	}
+
+	// And once more through a spill file, as after a crash mid-replay.
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, activeName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := json.NewEncoder(f)
+	for i := range recs {
+		if err := enc.Encode(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = f.Close()
+	w = testWriter(t, db, WriterOptions{SpillDir: dir})
+	mustClose(t, w)
+	if s := w.Stats(); s.Replayed != int64(len(recs)) || s.Written != 0 {
+		t.Errorf("spill replay stats = %+v, want %d replayed and 0 written", s, len(recs))
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "spill-*")); len(left) != 0 {
+		t.Errorf("spill files left after replay: %v", left)
+	}
+
+	want := int64(len(recs) + len(fresh))
+	if n := countRows(t, db, `SELECT count(*) FROM call_logs WHERE caller = 'replayer'`); n != want {
+		t.Errorf("rows = %d, want %d", n, want)
+	}
+	if n := countRows(t, db, `SELECT count(DISTINCT request_id) FROM call_logs`); n != want {
+		t.Errorf("distinct request ids = %d, want %d", n, want)
+	}
+	costReq, costPrompt, statReq, statHist := rollupTotals(t, db, "replayer")
+	if costReq != want || costPrompt != want*100 || statReq != want || statHist != want {
+		t.Errorf("roll-ups: cost requests %d, prompt tokens %d, stat requests %d, histogram %d; want %d, %d, %d, %d",
+			costReq, costPrompt, statReq, statHist, want, want*100, want, want)
+	}
+}
+
+func TestOutageSpillsThenReplaysEveryRecordOnce(t *testing.T) {
+	db, schema := newTestDB(t)
+	ensureToday(t, db)
+	proxy := newProxy(t, dsnHostPort(t, baseDSN))
+	viaProxy := openSchema(t, withHost(t, baseDSN, proxy.addr), schema)
+	if err := viaProxy.Ping(); err != nil {
+		t.Fatalf("ping through proxy: %v", err)
+	}
+
+	var flushes []FlushStats
+	w := testWriter(t, viaProxy, WriterOptions{
+		FlushInterval: 20 * time.Millisecond, BatchSize: 200,
+		RetryMin: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond,
+		InsertTimeout: 2 * time.Second,
+		OnFlush:       func(s FlushStats) { flushes = append(flushes, s) },
+	})
+
+	// Some rows while up, then an outage in the middle of the stream.
+	recs := sampleRecords(time.Now().Add(-10*time.Minute), "outage", 3000)
+	for _, r := range recs[:500] {
+		w.Write(r)
+	}
+	waitFor(t, 10*time.Second, "first rows stored", func() (bool, error) {
+		return w.Stats().Written == 500, nil
+	})
+	proxy.down()
+	for _, r := range recs[500:] {
+		w.Write(r)
+	}
+	waitFor(t, 10*time.Second, "records spilled while PostgreSQL is down", func() (bool, error) {
+		return w.Stats().Spilled == 2500 && w.Depth() == 0, nil
+	})
+	if w.SpillBytes() == 0 {
+		t.Fatal("SpillBytes = 0 during the outage")
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM call_logs`); n != 500 {
+		t.Fatalf("rows during outage = %d, want 500", n)
+	}
+
+	proxy.up()
+	waitFor(t, 20*time.Second, "spill replayed", func() (bool, error) {
+		return w.SpillBytes() == 0 && countRows(t, db, `SELECT count(*) FROM call_logs`) == 3000, nil
+	})
+	mustClose(t, w)
+
+	var missing, dup int64
+	ids := make([]string, len(recs))
+	for i, r := range recs {
+		ids[i] = r.RequestID
+	}
+	err := db.QueryRow(`
+		SELECT count(*) FILTER (WHERE n = 0), count(*) FILTER (WHERE n > 1) FROM (
+			SELECT id, (SELECT count(*) FROM call_logs c WHERE c.request_id = id) AS n
+			FROM unnest($1::text[]) AS id) x`, pq.Array(ids)).Scan(&missing, &dup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing != 0 || dup != 0 {
+		t.Errorf("after the outage: %d request ids missing, %d duplicated", missing, dup)
+	}
+	if costReq, _, statReq, _ := rollupTotals(t, db, "outage"); costReq != 3000 || statReq != 3000 {
+		t.Errorf("roll-up requests = %d / %d, want 3000", costReq, statReq)
+	}
+	var sawSpill, sawReplay bool
+	for _, f := range flushes {
+		sawSpill = sawSpill || (f.Spilled > 0 && f.Err != nil)
+		sawReplay = sawReplay || (f.Replay && f.Inserted > 0)
+	}
+	if !sawSpill || !sawReplay {
+		t.Errorf("OnFlush saw spill=%t replay=%t, want both", sawSpill, sawReplay)
+	}
+}
+
+func TestCloseWhileDownKeepsRecordsForTheNextWriter(t *testing.T) {
+	db, schema := newTestDB(t)
+	ensureToday(t, db)
+	proxy := newProxy(t, dsnHostPort(t, baseDSN))
+	viaProxy := openSchema(t, withHost(t, baseDSN, proxy.addr), schema)
+	proxy.down()
+
+	dir := t.TempDir()
+	w := testWriter(t, viaProxy, WriterOptions{SpillDir: dir, InsertTimeout: time.Second})
+	recs := sampleRecords(time.Now().Add(-time.Minute), "restart", 1234)
+	for _, r := range recs {
+		w.Write(r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if s := w.Stats(); s.Spilled != 1234 || s.Written != 0 {
+		t.Fatalf("stats after close while down = %+v, want all 1234 spilled", s)
+	}
+	// Written after Close: straight to the spill file.
+	late := sampleRecord(time.Now(), "restart", 9999)
+	w.Write(late)
+
+	// A new process on the same spill dir, PostgreSQL back.
+	w2 := testWriter(t, db, WriterOptions{SpillDir: dir})
+	if w2.SpillBytes() == 0 {
+		t.Fatal("new writer sees no spill")
+	}
+	mustClose(t, w2)
+	if n := countRows(t, db, `SELECT count(*) FROM call_logs WHERE caller = 'restart'`); n != 1235 {
+		t.Errorf("rows = %d, want 1235", n)
+	}
+}
+
+func TestCloseFlushesPartialBatch(t *testing.T) {
+	db, _ := newTestDB(t)
+	ensureToday(t, db)
+	w := testWriter(t, db, WriterOptions{FlushInterval: time.Hour, BatchSize: 1000})
+	for _, r := range sampleRecords(time.Now().Add(-time.Minute), "closer", 2500) {
+		w.Write(r)
+	}
+	mustClose(t, w)
+	if n := countRows(t, db, `SELECT count(*) FROM call_logs`); n != 2500 {
+		t.Errorf("rows after Close = %d, want 2500", n)
+	}
+	if w.Depth() != 0 || w.SpillBytes() != 0 {
+		t.Errorf("after Close: depth %d, spill bytes %d", w.Depth(), w.SpillBytes())
+	}
+}
+
+func TestFullBufferSpillsInsteadOfDropping(t *testing.T) {
+	db, _ := newTestDB(t)
+	ensureToday(t, db)
+	w := testWriter(t, db, WriterOptions{BufferSize: 8, BatchSize: 100})
+	const n = 5000
+	for _, r := range sampleRecords(time.Now().Add(-time.Minute), "burst", n) {
+		w.Write(r)
+	}
+	mustClose(t, w)
+	s := w.Stats()
+	if s.Spilled == 0 {
+		t.Errorf("nothing spilled with an 8-record buffer and %d writes", n)
+	}
+	if got := countRows(t, db, `SELECT count(*) FROM call_logs`); got != n {
+		t.Errorf("rows = %d, want %d (stats %+v)", got, n, s)
+	}
+	if w.SpillBytes() != 0 {
+		t.Errorf("spill bytes after Close = %d, want 0", w.SpillBytes())
+	}
+}
+
+func TestRefusedRecordsGoToTheDeadLetterFile(t *testing.T) {
+	db, _ := newTestDB(t)
+	ensureToday(t, db)
+	dir := t.TempDir()
+	w := testWriter(t, db, WriterOptions{SpillDir: dir})
+	recs := sampleRecords(time.Now().Add(-time.Minute), "poison", 20)
+	// Valid JSON that jsonb refuses: the batch is split until it is isolated.
+	recs[13].Attempts = json.RawMessage(`[{"msg":"\u0000"}]`)
+	for _, r := range recs {
+		w.Write(r)
+	}
+	bad := sampleRecord(time.Now(), "poison", 99)
+	bad.Status = "weird"
+	w.Write(bad)
+	mustClose(t, w)
+
+	if n := countRows(t, db, `SELECT count(*) FROM call_logs`); n != 19 {
+		t.Errorf("rows = %d, want 19", n)
+	}
+	if s := w.Stats(); s.DeadLettered != 2 || s.Lost != 0 {
+		t.Errorf("stats = %+v, want 2 dead-lettered", s)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, deadLetterName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{recs[13].RequestID, bad.RequestID} {
+		if !strings.Contains(string(b), id) {
+			t.Errorf("dead-letter file lacks %s", id)
+		}
+	}
+}
+
+func TestNormalizeRepairsWhatPostgresWouldRefuse(t *testing.T) {
+	r := Record{Caller: "a\x00b", Tier: "fa\xffst", Status: StatusOK, LatencyMS: 1 << 40,
+		Attempts: json.RawMessage(`{not json`), At: time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)}
+	if err := r.normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Caller != "ab" || r.Tier != "fa\uFFFDst" || r.LatencyMS != 1<<31-1 || r.RequestID == "" ||
+		!json.Valid(r.Attempts) || r.At.Nanosecond() != 123456000 {
+		t.Errorf("normalized = %+v", r)
+	}
+	r = Record{Status: "nope"}
+	if err := r.normalize(); err == nil {
+		t.Error("unknown status accepted")
+	}
+}
+
+func TestNewWriterNeedsSpillDir(t *testing.T) {
+	db, _ := newTestDB(t)
+	if _, err := NewWriter(db, WriterOptions{}); err == nil {
+		t.Fatal("NewWriter without SpillDir succeeded")
+	}
+}
