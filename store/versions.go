@@ -189,3 +189,31 @@ func (s *Store) notify(ctx context.Context, payload string) error {
 	_, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, payload)
 	return err
 }
+
+// DraftState tells whether the draft differs from the live version.
+func (s *Store) DraftState(ctx context.Context) (live int64, differs bool, err error) {
+	v, err := s.LatestVersion(ctx)
+	if errors.Is(err, ErrNotFound) {
+		return 0, true, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	rev, err := s.DraftRevision(ctx)
+	if err != nil {
+		return v.Number, false, err
+	}
+	if rev == v.DraftRevision {
+		return v.Number, false, nil
+	}
+	// The revision moved; the content may still be the same (an edit undone).
+	snap, _, err := s.Draft(ctx)
+	if err != nil {
+		return v.Number, false, err
+	}
+	text, err := config.Encode(snap)
+	if err != nil {
+		return v.Number, false, err
+	}
+	return v.Number, string(text) != v.Snapshot, nil
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything the binary reads from its environment. The README
+// documents every variable.
+type Config struct {
+	Addr          string // SWITCHYARD_ADDR
+	DatabaseURL   string // SWITCHYARD_DATABASE_URL
+	RedisURL      string // SWITCHYARD_REDIS_URL
+	SecretKey     string // SWITCHYARD_SECRET_KEY (or SWITCHYARD_SECRET_KEY_FILE)
+	AdminUser     string // SWITCHYARD_ADMIN_USER
+	AdminPassword string // SWITCHYARD_ADMIN_PASSWORD
+	PublicURL     string // SWITCHYARD_PUBLIC_URL
+	Role          string // APP_ROLE: api | worker | all
+	CookieSecure  bool   // SWITCHYARD_COOKIE_SECURE
+	LogLevel      string // SWITCHYARD_LOG_LEVEL
+	LogFormat     string // SWITCHYARD_LOG_FORMAT: json | text
+	SpillDir      string // SWITCHYARD_SPILL_DIR
+	TimeZone      string // SWITCHYARD_TIMEZONE
+	Retention     time.Duration
+	MaxBody       int64         // SWITCHYARD_MAX_BODY_BYTES
+	ReloadEvery   time.Duration // SWITCHYARD_RELOAD_INTERVAL
+	InstanceCap   int           // SWITCHYARD_MAX_INFLIGHT
+	IdemTTL       time.Duration // SWITCHYARD_IDEMPOTENCY_TTL
+	ProbeEvery    time.Duration // SWITCHYARD_PROBE_INTERVAL
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && strings.TrimSpace(v) != "" {
+		return strings.TrimSpace(v)
+	}
+	return def
+}
+
+func loadConfig() (Config, error) {
+	c := Config{
+		Addr:          env("SWITCHYARD_ADDR", "127.0.0.1:8080"),
+		DatabaseURL:   env("SWITCHYARD_DATABASE_URL", "postgres://switchyard:switchyard@127.0.0.1:5432/switchyard?sslmode=disable"),
+		RedisURL:      env("SWITCHYARD_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		SecretKey:     env("SWITCHYARD_SECRET_KEY", ""),
+		AdminUser:     env("SWITCHYARD_ADMIN_USER", "admin"),
+		AdminPassword: os.Getenv("SWITCHYARD_ADMIN_PASSWORD"),
+		PublicURL:     env("SWITCHYARD_PUBLIC_URL", ""),
+		Role:          env("APP_ROLE", "all"),
+		LogLevel:      env("SWITCHYARD_LOG_LEVEL", "info"),
+		LogFormat:     env("SWITCHYARD_LOG_FORMAT", "json"),
+		SpillDir:      env("SWITCHYARD_SPILL_DIR", "./.dev/spill"),
+		TimeZone:      env("SWITCHYARD_TIMEZONE", "UTC"),
+	}
+	var errs []string
+	parseBool := func(name string, dst *bool) {
+		if v := env(name, ""); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				errs = append(errs, name+" must be true or false")
+			}
+			*dst = b
+		}
+	}
+	parseDur := func(name string, def time.Duration, dst *time.Duration) {
+		*dst = def
+		if v := env(name, ""); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				errs = append(errs, name+" must be a positive duration such as 30s or 24h")
+			}
+			*dst = d
+		}
+	}
+	parseInt := func(name string, def int64, dst *int64) {
+		*dst = def
+		if v := env(name, ""); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				errs = append(errs, name+" must be a non-negative integer")
+			}
+			*dst = n
+		}
+	}
+	parseBool("SWITCHYARD_COOKIE_SECURE", &c.CookieSecure)
+	var days int64
+	parseInt("SWITCHYARD_CALLLOG_RETENTION_DAYS", 30, &days)
+	c.Retention = time.Duration(days) * 24 * time.Hour
+	parseInt("SWITCHYARD_MAX_BODY_BYTES", 10<<20, &c.MaxBody)
+	var inflight int64
+	parseInt("SWITCHYARD_MAX_INFLIGHT", 0, &inflight)
+	c.InstanceCap = int(inflight)
+	parseDur("SWITCHYARD_RELOAD_INTERVAL", time.Second, &c.ReloadEvery)
+	parseDur("SWITCHYARD_IDEMPOTENCY_TTL", 24*time.Hour, &c.IdemTTL)
+	parseDur("SWITCHYARD_PROBE_INTERVAL", 60*time.Second, &c.ProbeEvery)
+	if c.SecretKey == "" {
+		if f := env("SWITCHYARD_SECRET_KEY_FILE", ""); f != "" {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				errs = append(errs, "SWITCHYARD_SECRET_KEY_FILE: "+err.Error())
+			}
+			c.SecretKey = strings.TrimSpace(string(b))
+		}
+	}
+	if c.SecretKey == "" {
+		errs = append(errs, "SWITCHYARD_SECRET_KEY (or SWITCHYARD_SECRET_KEY_FILE) is required: 32 bytes as 64 hex digits; `make run` generates one for local use")
+	}
+	switch c.Role {
+	case "api", "worker", "all":
+	default:
+		errs = append(errs, "APP_ROLE must be api, worker or all")
+	}
+	if _, err := time.LoadLocation(c.TimeZone); err != nil {
+		errs = append(errs, "SWITCHYARD_TIMEZONE: "+err.Error())
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Addr
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
+	}
+	return c, nil
+}

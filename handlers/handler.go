@@ -1,0 +1,143 @@
+// Package handlers holds the console pages, the admin JSON API and the data
+// plane's HTTP endpoints. Handlers are thin: parse, validate, call, render.
+// Every route is listed in web/routes.go.
+package handlers
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo/v4"
+
+	"switchyard/routing/config"
+	"switchyard/store"
+	"switchyard/views/layout"
+	"switchyard/web/httpx"
+)
+
+// Handler holds the dependencies of every console and API handler.
+type Handler struct {
+	Store    *store.Store
+	Sessions *scs.SessionManager
+	Log      *slog.Logger
+	// Env tells the dry-run which protocols this binary implements.
+	Env config.Env
+	// Notices returns instance-wide warnings for the banner (e.g. Redis down).
+	Notices func() []string
+	// Keys reports and clears provider keys' runtime states; nil hides them.
+	Keys KeyStates
+	// BaseURL is the public base URL of this instance, for snippets.
+	BaseURL string
+}
+
+// page builds the frame of a console page.
+func (h *Handler) page(c echo.Context, title, active string) layout.Page {
+	p := httpx.CurrentPrincipal(c)
+	pg := layout.Page{Title: title, Active: active, User: p.Name, Role: p.Role, CSRF: httpx.CSRFToken(c)}
+	live, differs, err := h.Store.DraftState(c.Request().Context())
+	if err != nil {
+		h.Log.Warn("draft state", "err", err)
+	}
+	pg.LiveVersion, pg.DraftDiffers = live, differs
+	if h.Notices != nil {
+		pg.Notices = h.Notices()
+	}
+	if h.Sessions != nil {
+		pg.Flash = h.Sessions.PopString(c.Request().Context(), "flash")
+	}
+	return pg
+}
+
+// flash shows msg on the next page the user sees.
+func (h *Handler) flash(c echo.Context, msg string) {
+	if h.Sessions != nil {
+		h.Sessions.Put(c.Request().Context(), "flash", msg)
+	}
+}
+
+func (h *Handler) dryRun(s config.Snapshot) config.Result { return config.DryRun(s, h.Env) }
+
+// idParam parses a positive integer path parameter.
+func idParam(c echo.Context, name string) (int64, error) {
+	id, err := strconv.ParseInt(c.Param(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, echo.NewHTTPError(http.StatusNotFound, "no such "+name)
+	}
+	return id, nil
+}
+
+// fieldErrors extracts per-field messages from a store or validation error.
+// ok is false when err is something else (a real failure).
+func fieldErrors(err error) (config.FieldErrors, bool) {
+	var ve *config.ValidationError
+	if errors.As(err, &ve) {
+		return ve.Fields, true
+	}
+	var re *store.ReferencedError
+	if errors.As(err, &re) {
+		return config.FieldErrors{"_": re.Message}, true
+	}
+	return nil, false
+}
+
+// notFoundOr turns store.ErrNotFound into a 404.
+func notFoundOr(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return echo.NewHTTPError(http.StatusNotFound, "not found")
+	}
+	return err
+}
+
+// formInt reads an integer form value; blank is 0. Malformed input is
+// reported on the field rather than silently read as 0.
+func formInt(c echo.Context, name string, errs config.FieldErrors) int {
+	v := c.FormValue(name)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		errs.Add(name, "must be a whole number")
+	}
+	return n
+}
+
+func formInt64(c echo.Context, name string, errs config.FieldErrors) int64 {
+	v := c.FormValue(name)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		errs.Add(name, "must be a whole number")
+	}
+	return n
+}
+
+func formFloat(c echo.Context, name string, errs config.FieldErrors) float64 {
+	v := c.FormValue(name)
+	if v == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		errs.Add(name, "must be a number")
+	}
+	return f
+}
+
+func formBool(c echo.Context, name string) bool {
+	v := c.FormValue(name)
+	return v == "on" || v == "true" || v == "1"
+}
+
+// merge adds b's messages to a (a's win).
+func merge(a, b config.FieldErrors) config.FieldErrors {
+	for k, v := range b {
+		a.Add(k, v)
+	}
+	return a
+}

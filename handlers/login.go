@@ -1,0 +1,58 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/store"
+	"switchyard/views/pages/auth"
+	"switchyard/web/httpx"
+)
+
+// SessionUserKey is the session entry holding the signed-in user id.
+const SessionUserKey = "user_id"
+
+// LoginPage shows the login form.
+func (h *Handler) LoginPage(c echo.Context) error {
+	return httpx.Render(c, http.StatusOK, auth.Login(auth.LoginForm{CSRF: httpx.CSRFToken(c), Next: safeNext(c.QueryParam("next"))}), nil)
+}
+
+// Login checks credentials and starts a session.
+func (h *Handler) Login(c echo.Context) error {
+	ctx := c.Request().Context()
+	username := strings.TrimSpace(c.FormValue("username"))
+	u, err := h.Store.Login(ctx, username, c.FormValue("password"))
+	if errors.Is(err, store.ErrBadLogin) {
+		h.Log.Info("console login refused", "username", username, "remote", c.RealIP())
+		return httpx.Render(c, http.StatusUnauthorized, auth.Login(auth.LoginForm{CSRF: httpx.CSRFToken(c), Username: username, Error: "Wrong username or password.", Next: safeNext(c.FormValue("next"))}), nil)
+	}
+	if err != nil {
+		return err
+	}
+	// A new session token on login prevents session fixation.
+	if err := h.Sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, SessionUserKey, u.ID)
+	h.Log.Info("console login", "user", u.Username, "role", u.Role)
+	return c.Redirect(http.StatusSeeOther, safeNext(c.FormValue("next")))
+}
+
+// Logout ends the session.
+func (h *Handler) Logout(c echo.Context) error {
+	if err := h.Sessions.Destroy(c.Request().Context()); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/login")
+}
+
+// safeNext keeps post-login redirects on this site.
+func safeNext(next string) string {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
+}

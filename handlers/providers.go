@@ -1,0 +1,231 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/routing/config"
+	"switchyard/views/pages/providers"
+	"switchyard/web/httpx"
+)
+
+// KeyStates is the live state of provider keys (cooling, quarantined, last
+// used), shared by every instance.
+type KeyStates interface {
+	KeyRuntime(ctx context.Context) (map[int64]providers.KeyRuntime, error)
+	Reenable(ctx context.Context, keyID int64) error
+}
+
+func (h *Handler) keyRuntime(ctx context.Context) map[int64]providers.KeyRuntime {
+	if h.Keys == nil {
+		return nil
+	}
+	m, err := h.Keys.KeyRuntime(ctx)
+	if err != nil {
+		h.Log.Warn("key states unavailable", "err", err)
+	}
+	return m
+}
+
+// ProvidersList shows every provider with its key pool.
+func (h *Handler) ProvidersList(c echo.Context) error {
+	ctx := c.Request().Context()
+	snap, _, err := h.Store.Draft(ctx)
+	if err != nil {
+		return err
+	}
+	used := map[string][]string{}
+	for _, m := range snap.LogicModels {
+		for _, d := range m.Deployments {
+			used[d.Provider] = append(used[d.Provider], m.Code+" ("+d.UpstreamModel+")")
+		}
+	}
+	keys := h.keyRuntime(ctx)
+	page := providers.ListPage{Page: h.page(c, "Providers", "providers")}
+	for _, p := range snap.Providers {
+		page.Rows = append(page.Rows, providers.Row{Provider: p, Deployments: used[p.Name], Keys: keys})
+	}
+	return httpx.Render(c, http.StatusOK, providers.List(page), nil)
+}
+
+// ProviderNew shows an empty provider form.
+func (h *Handler) ProviderNew(c echo.Context) error {
+	f := providers.Form{V: config.Provider{Protocol: config.ProtocolOpenAI, Enabled: true, TimeoutMS: 60000}, CSRF: httpx.CSRFToken(c)}
+	return httpx.Render(c, http.StatusOK, providers.FormPage(h.page(c, "Add provider", "providers"), f), nil)
+}
+
+// ProviderEdit shows a provider's form.
+func (h *Handler) ProviderEdit(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	for _, p := range snap.Providers {
+		if p.ID == id {
+			f := providers.Form{ID: id, V: p, CSRF: httpx.CSRFToken(c)}
+			return httpx.Render(c, http.StatusOK, providers.FormPage(h.page(c, "Edit "+p.Name, "providers"), f), nil)
+		}
+	}
+	return echo.NewHTTPError(http.StatusNotFound, "no such provider")
+}
+
+func providerFromForm(c echo.Context) (config.Provider, config.FieldErrors) {
+	errs := config.FieldErrors{}
+	p := config.Provider{
+		Name:     strings.TrimSpace(c.FormValue("name")),
+		Protocol: config.Protocol(c.FormValue("protocol")),
+		BaseURL:  strings.TrimSpace(c.FormValue("base_url")),
+		Enabled:  formBool(c, "enabled"),
+		Notes:    c.FormValue("notes"),
+	}
+	p.TimeoutMS = formInt(c, "timeout_ms", errs)
+	return p, merge(errs, config.ValidateProvider(p))
+}
+
+// ProviderSave creates (no id) or updates a provider.
+func (h *Handler) ProviderSave(c echo.Context) error {
+	var id int64
+	if c.Param("id") != "" {
+		var err error
+		if id, err = idParam(c, "id"); err != nil {
+			return err
+		}
+	}
+	p, errs := providerFromForm(c)
+	if len(errs) == 0 {
+		var err error
+		if id == 0 {
+			_, err = h.Store.CreateProvider(c.Request().Context(), p)
+		} else {
+			err = h.Store.UpdateProvider(c.Request().Context(), id, p)
+		}
+		if err != nil {
+			fe, ok := fieldErrors(err)
+			if !ok {
+				return notFoundOr(err)
+			}
+			errs = fe
+		}
+	}
+	if len(errs) > 0 {
+		f := providers.Form{ID: id, V: p, Errors: errs, CSRF: httpx.CSRFToken(c)}
+		return httpx.Render(c, http.StatusUnprocessableEntity, providers.FormPage(h.page(c, "Provider", "providers"), f), providers.FormBody(f))
+	}
+	h.flash(c, "Provider "+p.Name+" saved. Publish to make it live.")
+	return httpx.Redirect(c, "/providers")
+}
+
+// ProviderDelete deletes a provider unless deployments still use it.
+func (h *Handler) ProviderDelete(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := h.Store.DeleteProvider(c.Request().Context(), id); err != nil {
+		if fe, ok := fieldErrors(err); ok {
+			h.flash(c, "Not deleted: "+fe["_"])
+			return httpx.Redirect(c, "/providers")
+		}
+		return notFoundOr(err)
+	}
+	h.flash(c, "Provider deleted.")
+	return httpx.Redirect(c, "/providers")
+}
+
+// renderPool re-renders one provider's key pool fragment.
+func (h *Handler) renderPool(c echo.Context, providerID int64, form providers.KeyForm, status int) error {
+	ctx := c.Request().Context()
+	snap, _, err := h.Store.Draft(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range snap.Providers {
+		if p.ID == providerID {
+			pool := providers.Pool{Provider: p, Keys: h.keyRuntime(ctx), Form: form, CSRF: httpx.CSRFToken(c), CanEdit: true}
+			if !httpx.IsPartial(c) {
+				if status != http.StatusOK {
+					h.flash(c, "Key not added: "+strings.Join(flatten(form.Errors), "; "))
+				}
+				return httpx.Redirect(c, "/providers")
+			}
+			return httpx.Render(c, status, providers.KeyPool(pool), nil)
+		}
+	}
+	return echo.NewHTTPError(http.StatusNotFound, "no such provider")
+}
+
+// ProviderKeyAdd adds a key to a provider's pool.
+func (h *Handler) ProviderKeyAdd(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	label := strings.TrimSpace(c.FormValue("label"))
+	_, err = h.Store.AddProviderKey(c.Request().Context(), id, label, strings.TrimSpace(c.FormValue("secret")))
+	if err != nil {
+		fe, ok := fieldErrors(err)
+		if !ok {
+			return notFoundOr(err)
+		}
+		return h.renderPool(c, id, providers.KeyForm{Label: label, Errors: fe}, http.StatusUnprocessableEntity)
+	}
+	return h.renderPool(c, id, providers.KeyForm{}, http.StatusOK)
+}
+
+// ProviderKeyStatus enables or disables a key in the draft.
+func (h *Handler) ProviderKeyStatus(c echo.Context) error {
+	return h.keyAction(c, func(ctx context.Context, keyID int64) error {
+		return h.Store.SetProviderKeyStatus(ctx, keyID, c.FormValue("status"))
+	})
+}
+
+// ProviderKeyRemove removes a key from the draft.
+func (h *Handler) ProviderKeyRemove(c echo.Context) error {
+	return h.keyAction(c, h.Store.RemoveProviderKey)
+}
+
+// ProviderKeyReenable clears a key's quarantine or cooling on every instance
+// at once (an operator action, not a config change).
+func (h *Handler) ProviderKeyReenable(c echo.Context) error {
+	return h.keyAction(c, func(ctx context.Context, keyID int64) error {
+		if h.Keys == nil {
+			return nil
+		}
+		h.Log.Info("provider key re-enabled by operator", "key_id", keyID, "by", httpx.CurrentPrincipal(c).Name)
+		return h.Keys.Reenable(ctx, keyID)
+	})
+}
+
+func (h *Handler) keyAction(c echo.Context, fn func(context.Context, int64) error) error {
+	keyID, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	pid, err := h.Store.ProviderKeyProvider(ctx, keyID)
+	if err != nil {
+		return notFoundOr(err)
+	}
+	if err := fn(ctx, keyID); err != nil {
+		if fe, ok := fieldErrors(err); ok {
+			return h.renderPool(c, pid, providers.KeyForm{Errors: fe}, http.StatusUnprocessableEntity)
+		}
+		return notFoundOr(err)
+	}
+	return h.renderPool(c, pid, providers.KeyForm{}, http.StatusOK)
+}
+
+func flatten(f config.FieldErrors) []string {
+	var out []string
+	for k, v := range f {
+		out = append(out, k+" "+v)
+	}
+	return out
+}

@@ -1,0 +1,46 @@
+// Package layout holds the console's page frame: navigation, the draft
+// banner, and the flash area.
+package layout
+
+// Page is what every console page's frame needs.
+type Page struct {
+	Title  string
+	Active string // navigation key of the current page
+	User   string
+	Role   string
+	CSRF   string
+	// LiveVersion is the published version serving traffic, 0 before any.
+	LiveVersion int64
+	// DraftDiffers is true when the draft is not what is live.
+	DraftDiffers bool
+	// Notices are instance-wide warnings (e.g. Redis unreachable).
+	Notices []string
+	Flash   string
+}
+
+// CanEdit reports whether the user may change anything.
+func (p Page) CanEdit() bool { return p.Role == "admin" }
+
+// NavItem is one entry of the side navigation.
+type NavItem struct {
+	Key, Label, Href string
+	Section          string // starts a new section when set
+}
+
+// Nav lists the pages in the operator's order (SPEC §2).
+var Nav = []NavItem{
+	{Key: "onboarding", Label: "Onboarding", Href: "/onboarding", Section: "Set up"},
+	{Key: "providers", Label: "Providers", Href: "/providers"},
+	{Key: "models", Label: "Logic models", Href: "/logic-models"},
+	{Key: "groups", Label: "Route groups", Href: "/route-groups"},
+	{Key: "callers", Label: "Callers", Href: "/callers"},
+	{Key: "tenants", Label: "Tenants", Href: "/tenants"},
+	{Key: "versions", Label: "Versions", Href: "/versions", Section: "Change"},
+	{Key: "dryrun", Label: "Dry-run", Href: "/dry-run"},
+	{Key: "testroute", Label: "Test route", Href: "/test-route"},
+	{Key: "calllogs", Label: "Call logs", Href: "/call-logs", Section: "Observe"},
+	{Key: "dashboard", Label: "Dashboard", Href: "/dashboard"},
+	{Key: "health", Label: "Health", Href: "/health"},
+	{Key: "jobs", Label: "Jobs", Href: "/jobs"},
+	{Key: "settings", Label: "Users & tokens", Href: "/settings", Section: "Admin"},
+}

@@ -1,0 +1,223 @@
+// Package web wires the echo server: middleware, sessions, CSRF, role checks,
+// error pages and the route table (routes.go). It holds no business logic.
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/postgresstore"
+	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"switchyard/handlers"
+	"switchyard/static"
+	"switchyard/store"
+	"switchyard/web/httpx"
+)
+
+// Options configure the server.
+type Options struct {
+	// CookieSecure marks session and CSRF cookies Secure (serve over HTTPS).
+	CookieSecure bool
+	// ConsoleBodyLimit bounds console and admin-API request bodies.
+	ConsoleBodyLimit string
+}
+
+// Server is the HTTP server of one Switchyard instance.
+type Server struct {
+	Echo     *echo.Echo
+	h        *handlers.Handler
+	dp       *handlers.DataPlane
+	store    *store.Store
+	sessions *scs.SessionManager
+	log      *slog.Logger
+	ready    func() bool
+}
+
+// NewSessions returns the console session manager, stored in PostgreSQL so
+// every instance shares sessions.
+func NewSessions(st *store.Store, secure bool) *scs.SessionManager {
+	sm := scs.New()
+	sm.Store = postgresstore.NewWithCleanupInterval(st.DB(), 10*time.Minute)
+	sm.Lifetime = 12 * time.Hour
+	sm.IdleTimeout = 2 * time.Hour
+	sm.Cookie.Name = "switchyard_session"
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	sm.Cookie.Secure = secure
+	sm.Cookie.Path = "/"
+	return sm
+}
+
+// New builds the server. dp may be nil (console only). ready reports
+// whether the instance finished starting (live config loaded).
+func New(h *handlers.Handler, dp *handlers.DataPlane, st *store.Store, sm *scs.SessionManager, log *slog.Logger, ready func() bool, opts Options) *Server {
+	if opts.ConsoleBodyLimit == "" {
+		opts.ConsoleBodyLimit = "12M"
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	s := &Server{Echo: e, h: h, dp: dp, store: st, sessions: sm, log: log, ready: ready}
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+		log.Error("panic recovered", "err", err, "path", c.Path(), "stack", string(stack))
+		return err
+	}}))
+	s.routes(opts)
+	return s
+}
+
+// console is the middleware chain of console pages: body limit, security
+// headers, session, CSRF, and a signed-in user.
+func (s *Server) consoleChain(opts Options) []echo.MiddlewareFunc {
+	return []echo.MiddlewareFunc{
+		middleware.BodyLimit(opts.ConsoleBodyLimit),
+		middleware.SecureWithConfig(middleware.SecureConfig{
+			XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
+			ReferrerPolicy:        "same-origin",
+			ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'",
+		}),
+		echo.WrapMiddleware(s.sessions.LoadAndSave),
+		middleware.CSRFWithConfig(middleware.CSRFConfig{
+			TokenLookup:    "header:X-CSRF-Token,form:_csrf",
+			CookieName:     "switchyard_csrf",
+			CookiePath:     "/",
+			CookieHTTPOnly: true,
+			CookieSecure:   opts.CookieSecure,
+			CookieSameSite: http.SameSiteStrictMode,
+			ErrorHandler: func(err error, c echo.Context) error {
+				return echo.NewHTTPError(http.StatusForbidden, "The form expired or did not come from this console (CSRF check failed). Reload the page and try again.")
+			},
+		}),
+	}
+}
+
+// requireUser loads the signed-in user; anonymous visitors go to the login
+// page. Viewers may look but every mutating method answers 403.
+func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		uid := s.sessions.GetInt64(ctx, handlers.SessionUserKey)
+		if uid == 0 {
+			return s.toLogin(c)
+		}
+		u, err := s.store.UserByID(ctx, uid)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				_ = s.sessions.Destroy(ctx)
+				return s.toLogin(c)
+			}
+			return err
+		}
+		httpx.SetPrincipal(c, httpx.Principal{UserID: u.ID, Name: u.Username, Role: u.Role})
+		if mutating(c.Request().Method) && u.Role != store.RoleAdmin {
+			return echo.NewHTTPError(http.StatusForbidden, "Viewers cannot change anything. Ask an admin.")
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) toLogin(c echo.Context) error {
+	if c.Request().Header.Get("HX-Request") == "true" {
+		c.Response().Header().Set("HX-Redirect", "/login")
+		return c.NoContent(http.StatusUnauthorized)
+	}
+	if mutating(c.Request().Method) {
+		return echo.NewHTTPError(http.StatusUnauthorized, "Log in first.")
+	}
+	return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
+}
+
+// requireToken authenticates the admin API by bearer token.
+func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		auth := c.Request().Header.Get("Authorization")
+		tok, ok := strings.CutPrefix(auth, "Bearer ")
+		if !ok || tok == "" {
+			return httpx.JSONError(c, http.StatusUnauthorized, "unauthorized", "send an admin API token as 'Authorization: Bearer sya-…' (create one under Users & tokens)", nil)
+		}
+		t, err := s.store.AuthenticateAdminToken(c.Request().Context(), strings.TrimSpace(tok))
+		if err != nil {
+			return httpx.JSONError(c, http.StatusUnauthorized, "unauthorized", "invalid or revoked admin API token", nil)
+		}
+		httpx.SetPrincipal(c, httpx.Principal{Name: "token:" + t.Name, Role: t.Role})
+		if mutating(c.Request().Method) && t.Role != store.RoleAdmin {
+			return httpx.JSONError(c, http.StatusForbidden, "forbidden", "this token has the viewer role and cannot change anything", nil)
+		}
+		return next(c)
+	}
+}
+
+func mutating(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
+}
+
+// healthz answers 200 once the instance is ready and PostgreSQL answers.
+func (s *Server) healthz(c echo.Context) error {
+	if s.ready != nil && !s.ready() {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "starting"})
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "postgres": "unreachable"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// errorHandler renders errors as JSON for APIs and as a page for the console.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code, msg := http.StatusInternalServerError, "Something went wrong on our side; the error is in the server log."
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code = he.Code
+		if m, ok := he.Message.(string); ok {
+			msg = m
+		} else {
+			msg = http.StatusText(code)
+		}
+	}
+	if code >= 500 {
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+	}
+	path := c.Request().URL.Path
+	switch {
+	case strings.HasPrefix(path, "/v1/"):
+		_ = handlers.WriteOpenAIError(c, code, "invalid_request", msg)
+	case strings.HasPrefix(path, "/admin/api/"):
+		_ = httpx.JSONError(c, code, strings.ReplaceAll(strings.ToLower(http.StatusText(code)), " ", "_"), msg, nil)
+	case c.Request().Header.Get("HX-Request") == "true":
+		_ = c.String(code, msg)
+	default:
+		_ = c.HTML(code, `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Error</title><link rel="stylesheet" href="/static/app.css"></head><body><main style="max-width:640px;margin:10vh auto"><div class="panel"><h1>`+
+			http.StatusText(code)+`</h1><p>`+htmlEscape(msg)+`</p><p><a href="/">Back to the console</a></p></div></main></body></html>`)
+	}
+}
+
+func htmlEscape(s string) string {
+	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
+	return r.Replace(s)
+}
+
+func staticHandler() echo.HandlerFunc {
+	fs := http.StripPrefix("/static/", http.FileServer(http.FS(static.FS)))
+	return func(c echo.Context) error {
+		c.Response().Header().Set("Cache-Control", "public, max-age=3600")
+		fs.ServeHTTP(c.Response(), c.Request())
+		return nil
+	}
+}
