@@ -1,0 +1,959 @@
+package adapter
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// ErrInvalidRequest is wrapped by every error ParseChatRequest and
+// ParseEmbeddingRequest return: the caller sent something we refuse before
+// any routing, rate limiting or vendor call happens.
+var ErrInvalidRequest = errors.New("invalid request")
+
+// RequestError is a refused caller request. Param is the JSON path of the
+// offending field in OpenAI's notation ("messages[2].content", "tools[0].function.name"),
+// empty when the body as a whole is at fault.
+type RequestError struct {
+	Param   string
+	Message string
+}
+
+func (e *RequestError) Error() string {
+	if e.Param == "" {
+		return "invalid request: " + e.Message
+	}
+	return "invalid request: " + e.Param + ": " + e.Message
+}
+
+func (e *RequestError) Unwrap() error { return ErrInvalidRequest }
+
+func parseErrorf(param, format string, args ...any) *RequestError {
+	return &RequestError{Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// EmbeddingRequest is a caller's OpenAI embeddings request: the body as
+// received and a typed view of it.
+type EmbeddingRequest struct {
+	Body           []byte
+	Model          string
+	Inputs         []string // a single string input is normalized to one element
+	Dimensions     int      // 0 when not asked for
+	EncodingFormat string   // "float" | "base64" | ""
+	InputType      string   // our extension: "query" | "document" | "", selects the logic model's prefix
+	User           string
+}
+
+// parseView returns a string sharing body's memory, so gjson results point
+// into body without copying it. Callers promise not to modify body after
+// parsing (ChatRequest.Body keeps it), which keeps those strings immutable.
+func parseView(body []byte) string {
+	if len(body) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(body), len(body))
+}
+
+// parseCheckBody refuses what no JSON parser should see: an empty body,
+// invalid UTF-8 and malformed or non-object JSON.
+func parseCheckBody(body []byte) *RequestError {
+	if len(strings.TrimSpace(parseView(body))) == 0 {
+		return parseErrorf("", "request body is empty")
+	}
+	if !utf8.Valid(body) {
+		off := 0
+		for off < len(body) {
+			r, n := utf8.DecodeRune(body[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		return parseErrorf("", "request body is not valid UTF-8 (at byte %d)", off)
+	}
+	// encoding/json's validator bounds nesting depth; gjson's recursive one
+	// does not, and the body is untrusted.
+	if !json.Valid(body) {
+		var v json.RawMessage
+		var se *json.SyntaxError
+		if err := json.Unmarshal(body, &v); errors.As(err, &se) {
+			return parseErrorf("", "malformed JSON at byte %d: %s", se.Offset, se.Error())
+		}
+		return parseErrorf("", "malformed JSON")
+	}
+	if strings.TrimLeft(parseView(body), " \t\r\n")[0] != '{' {
+		return parseErrorf("", "request body must be a JSON object")
+	}
+	return nil
+}
+
+// parseTypeName names a JSON value's type for error messages.
+func parseTypeName(v gjson.Result) string {
+	switch v.Type {
+	case gjson.Null:
+		return "null"
+	case gjson.True, gjson.False:
+		return "a boolean"
+	case gjson.Number:
+		return "a number"
+	case gjson.String:
+		return "a string"
+	}
+	if v.IsArray() {
+		return "an array"
+	}
+	return "an object"
+}
+
+func parseWant(param string, v gjson.Result, want string) *RequestError {
+	return parseErrorf(param, "must be %s, got %s", want, parseTypeName(v))
+}
+
+// parseRaw returns v's raw JSON as a slice of body when it lies inside it,
+// else a copy.
+func parseRaw(body []byte, v gjson.Result) []byte {
+	if v.Index > 0 && v.Index+len(v.Raw) <= len(body) {
+		b := body[v.Index : v.Index+len(v.Raw) : v.Index+len(v.Raw)]
+		if string(b) == v.Raw {
+			return b
+		}
+	}
+	return []byte(v.Raw)
+}
+
+func parseString(param string, v gjson.Result) (string, *RequestError) {
+	if v.Type != gjson.String {
+		return "", parseWant(param, v, "a string")
+	}
+	return v.Str, nil
+}
+
+// parseOptString accepts a string or null (as absent).
+func parseOptString(param string, v gjson.Result) (string, *RequestError) {
+	if v.Type == gjson.Null {
+		return "", nil
+	}
+	return parseString(param, v)
+}
+
+func parseOptBool(param string, v gjson.Result) (bool, *RequestError) {
+	switch v.Type {
+	case gjson.Null, gjson.False:
+		return false, nil
+	case gjson.True:
+		return true, nil
+	}
+	return false, parseWant(param, v, "a boolean")
+}
+
+// parseInt accepts an integral JSON number within [lo, math.MaxInt32].
+func parseInt(param string, v gjson.Result, lo int) (int, *RequestError) {
+	if v.Type != gjson.Number {
+		return 0, parseWant(param, v, "an integer")
+	}
+	f := v.Num
+	if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, parseErrorf(param, "must be an integer, got %s", v.Raw)
+	}
+	if f < float64(lo) || f > math.MaxInt32 {
+		return 0, parseErrorf(param, "must be between %d and %d, got %s", lo, math.MaxInt32, v.Raw)
+	}
+	return int(f), nil
+}
+
+// parseOptInt is parseInt that treats null as absent.
+func parseOptInt(param string, v gjson.Result, lo int) (*int, *RequestError) {
+	if v.Type == gjson.Null {
+		return nil, nil
+	}
+	n, err := parseInt(param, v, lo)
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+func parseOptFloat(param string, v gjson.Result, lo, hi float64) (*float64, *RequestError) {
+	switch v.Type {
+	case gjson.Null:
+		return nil, nil
+	case gjson.Number:
+	default:
+		return nil, parseWant(param, v, "a number")
+	}
+	f := v.Num
+	if math.IsNaN(f) || f < lo || f > hi {
+		return nil, parseErrorf(param, "must be between %g and %g, got %s", lo, hi, v.Raw)
+	}
+	return &f, nil
+}
+
+// parseRole interns the role so the typed view does not keep body alive
+// through it.
+func parseRole(s string) (string, bool) {
+	switch s {
+	case "system":
+		return "system", true
+	case "developer":
+		return "developer", true
+	case "user":
+		return "user", true
+	case "assistant":
+		return "assistant", true
+	case "tool":
+		return "tool", true
+	}
+	return "", false
+}
+
+// Top-level chat fields we interpret. A duplicate of any of them is refused:
+// we and the upstream could otherwise read different values, and the model
+// we route on must be the model we replace.
+const (
+	parseKeyModel = 1 << iota
+	parseKeyMessages
+	parseKeyStream
+	parseKeyStreamOptions
+	parseKeyMaxTokens
+	parseKeyMaxCompletionTokens
+	parseKeyTemperature
+	parseKeyTopP
+	parseKeyStop
+	parseKeyTools
+	parseKeyToolChoice
+	parseKeyReasoningEffort
+	parseKeyThinking
+	parseKeyResponseFormat
+	parseKeyUser
+)
+
+func parseChatKey(k string) int {
+	switch k {
+	case "model":
+		return parseKeyModel
+	case "messages":
+		return parseKeyMessages
+	case "stream":
+		return parseKeyStream
+	case "stream_options":
+		return parseKeyStreamOptions
+	case "max_tokens":
+		return parseKeyMaxTokens
+	case "max_completion_tokens":
+		return parseKeyMaxCompletionTokens
+	case "temperature":
+		return parseKeyTemperature
+	case "top_p":
+		return parseKeyTopP
+	case "stop":
+		return parseKeyStop
+	case "tools":
+		return parseKeyTools
+	case "tool_choice":
+		return parseKeyToolChoice
+	case "reasoning_effort":
+		return parseKeyReasoningEffort
+	case "thinking":
+		return parseKeyThinking
+	case "response_format":
+		return parseKeyResponseFormat
+	case "user":
+		return parseKeyUser
+	}
+	return 0
+}
+
+// ParseChatRequest validates a caller's /v1/chat/completions body and builds
+// its typed view. Every failure is a *RequestError wrapping ErrInvalidRequest;
+// it never panics, whatever the input.
+//
+// The returned request keeps body as its Body and its strings may share
+// body's memory: the caller must not modify body afterwards.
+func ParseChatRequest(body []byte) (*ChatRequest, error) {
+	if err := parseCheckBody(body); err != nil {
+		return nil, err
+	}
+	r := &ChatRequest{Body: body}
+	var (
+		seen                     int
+		err                      *RequestError
+		messages                 gjson.Result
+		hasModel                 bool
+		streamOptions            bool
+		maxTokens, maxCompletion *int
+	)
+	gjson.Parse(parseView(body)).ForEach(func(k, v gjson.Result) bool {
+		bit := parseChatKey(k.Str)
+		if bit == 0 {
+			return true // unknown fields pass through to the upstream untouched
+		}
+		if seen&bit != 0 {
+			err = parseErrorf(k.Str, "duplicate field %q", k.Str)
+			return false
+		}
+		seen |= bit
+		switch bit {
+		case parseKeyModel:
+			var s string
+			if s, err = parseString("model", v); err == nil {
+				r.Model, hasModel = strings.Clone(s), true
+			}
+		case parseKeyMessages:
+			messages = v
+		case parseKeyStream:
+			r.Stream, err = parseOptBool("stream", v)
+		case parseKeyStreamOptions:
+			streamOptions, err = parseStreamOptions(r, v)
+		case parseKeyMaxTokens:
+			maxTokens, err = parseOptInt("max_tokens", v, 1)
+		case parseKeyMaxCompletionTokens:
+			maxCompletion, err = parseOptInt("max_completion_tokens", v, 1)
+		case parseKeyTemperature:
+			r.Temperature, err = parseOptFloat("temperature", v, 0, 2)
+		case parseKeyTopP:
+			r.TopP, err = parseOptFloat("top_p", v, 0, 1)
+		case parseKeyStop:
+			r.Stop, err = parseStop(v)
+		case parseKeyTools:
+			r.Tools, err = parseTools(body, v)
+		case parseKeyToolChoice:
+			r.ToolChoice, err = parseToolChoice(body, v)
+		case parseKeyReasoningEffort:
+			var s string
+			if s, err = parseOptString("reasoning_effort", v); err == nil {
+				r.ReasoningEffort = parseIntern(s)
+			}
+		case parseKeyThinking:
+			r.Thinking, err = parseThinking(v)
+		case parseKeyResponseFormat:
+			if v.Type != gjson.Null {
+				if !v.IsObject() {
+					err = parseWant("response_format", v, "an object")
+				} else {
+					r.ResponseFormat = parseRaw(body, v)
+				}
+			}
+		case parseKeyUser:
+			var s string
+			if s, err = parseOptString("user", v); err == nil {
+				r.User = strings.Clone(s)
+			}
+		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasModel || strings.TrimSpace(r.Model) == "" {
+		return nil, parseErrorf("model", "model is required")
+	}
+	if streamOptions && !r.Stream {
+		return nil, parseErrorf("stream_options", "stream_options is only allowed when stream is true")
+	}
+	r.MaxTokens = maxTokens
+	if maxCompletion != nil {
+		r.MaxTokens = maxCompletion
+	}
+	if !messages.Exists() {
+		return nil, parseErrorf("messages", "messages is required")
+	}
+	if r.Messages, err = parseMessages(body, messages); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// parseIntern returns a constant for the usual small enum values, else a
+// copy, so the typed view does not pin body through them.
+func parseIntern(s string) string {
+	switch s {
+	case "":
+		return ""
+	case "none":
+		return "none"
+	case "minimal":
+		return "minimal"
+	case "low":
+		return "low"
+	case "medium":
+		return "medium"
+	case "high":
+		return "high"
+	case "enabled":
+		return "enabled"
+	case "disabled":
+		return "disabled"
+	case "auto":
+		return "auto"
+	}
+	return strings.Clone(s)
+}
+
+// parseStreamOptions reads stream_options; it reports whether one was given
+// (not null).
+func parseStreamOptions(r *ChatRequest, v gjson.Result) (bool, *RequestError) {
+	if v.Type == gjson.Null {
+		return false, nil
+	}
+	if !v.IsObject() {
+		return false, parseWant("stream_options", v, "an object")
+	}
+	var err *RequestError
+	v.ForEach(func(k, f gjson.Result) bool {
+		if k.Str == "include_usage" {
+			r.IncludeUsage, err = parseOptBool("stream_options.include_usage", f)
+		}
+		return err == nil
+	})
+	return true, err
+}
+
+func parseStop(v gjson.Result) ([]string, *RequestError) {
+	switch {
+	case v.Type == gjson.Null:
+		return nil, nil
+	case v.Type == gjson.String:
+		return []string{v.Str}, nil
+	case !v.IsArray():
+		return nil, parseWant("stop", v, "a string or an array of strings")
+	}
+	var (
+		stop []string
+		err  *RequestError
+		i    int
+	)
+	v.ForEach(func(_, s gjson.Result) bool {
+		if s.Type != gjson.String {
+			err = parseWant(fmt.Sprintf("stop[%d]", i), s, "a string")
+			return false
+		}
+		stop = append(stop, s.Str)
+		i++
+		return true
+	})
+	return stop, err
+}
+
+func parseToolChoice(body []byte, v gjson.Result) (json.RawMessage, *RequestError) {
+	switch {
+	case v.Type == gjson.Null:
+		return nil, nil
+	case v.Type == gjson.String:
+		switch v.Str {
+		case "auto", "none", "required":
+			return parseRaw(body, v), nil
+		}
+		return nil, parseErrorf("tool_choice", `must be "auto", "none", "required" or an object, got %q`, v.Str)
+	case v.IsObject():
+		return parseRaw(body, v), nil
+	}
+	return nil, parseWant("tool_choice", v, `"auto", "none", "required" or an object`)
+}
+
+func parseThinking(v gjson.Result) (*Thinking, *RequestError) {
+	if v.Type == gjson.Null {
+		return nil, nil
+	}
+	if !v.IsObject() {
+		return nil, parseWant("thinking", v, "an object")
+	}
+	th := &Thinking{}
+	var err *RequestError
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			var s string
+			if s, err = parseOptString("thinking.type", f); err == nil {
+				th.Type = parseIntern(s)
+			}
+		case "budget_tokens":
+			var n *int
+			if n, err = parseOptInt("thinking.budget_tokens", f, 0); err == nil && n != nil {
+				th.BudgetTokens = *n
+			}
+		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return th, nil
+}
+
+func parseTools(body []byte, v gjson.Result) ([]Tool, *RequestError) {
+	if v.Type == gjson.Null {
+		return nil, nil
+	}
+	if !v.IsArray() {
+		return nil, parseWant("tools", v, "an array")
+	}
+	var (
+		tools []Tool
+		err   *RequestError
+		i     int
+	)
+	v.ForEach(func(_, tv gjson.Result) bool {
+		var t Tool
+		t, err = parseTool(body, i, tv)
+		tools = append(tools, t)
+		i++
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tools, nil
+}
+
+func parseTool(body []byte, i int, v gjson.Result) (Tool, *RequestError) {
+	var t Tool
+	p := func(f string) string { return fmt.Sprintf("tools[%d]%s", i, f) }
+	if !v.IsObject() {
+		return t, parseWant(p(""), v, "an object")
+	}
+	var (
+		typ, fn gjson.Result
+		err     *RequestError
+	)
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			typ = f
+		case "function":
+			fn = f
+		}
+		return true
+	})
+	if typ.Type != gjson.String {
+		return t, parseWant(p(".type"), typ, `"function"`)
+	}
+	if typ.Str != "function" {
+		return t, parseErrorf(p(".type"), `unsupported tool type %q (only "function" tools are supported)`, typ.Str)
+	}
+	if !fn.IsObject() {
+		return t, parseWant(p(".function"), fn, "an object")
+	}
+	hasName := false
+	fn.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "name":
+			t.Name, err = parseString(p(".function.name"), f)
+			hasName = err == nil && f.Str != ""
+		case "description":
+			t.Description, err = parseOptString(p(".function.description"), f)
+		case "parameters":
+			switch {
+			case f.Type == gjson.Null:
+			case f.IsObject():
+				t.Parameters = parseRaw(body, f)
+			default:
+				err = parseWant(p(".function.parameters"), f, "a JSON Schema object")
+			}
+		case "strict":
+			if f.Type != gjson.Null {
+				var b bool
+				if b, err = parseOptBool(p(".function.strict"), f); err == nil {
+					t.Strict = &b
+				}
+			}
+		}
+		return err == nil
+	})
+	if err != nil {
+		return t, err
+	}
+	if !hasName {
+		return t, parseErrorf(p(".function.name"), "a function name is required")
+	}
+	return t, nil
+}
+
+func parseMessages(body []byte, v gjson.Result) ([]Message, *RequestError) {
+	if !v.IsArray() {
+		return nil, parseWant("messages", v, "an array")
+	}
+	n := 0
+	v.ForEach(func(_, _ gjson.Result) bool { n++; return true })
+	if n == 0 {
+		return nil, parseErrorf("messages", "messages must not be empty")
+	}
+	msgs := make([]Message, n)
+	// String content, the common case, becomes one text part; give every
+	// message its slot in one backing array instead of one allocation each.
+	slots := make([]ContentPart, n)
+	var err *RequestError
+	i := 0
+	v.ForEach(func(_, mv gjson.Result) bool {
+		err = parseMessage(body, i, mv, &msgs[i], slots[i:i+1:i+1])
+		i++
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return msgs, nil
+}
+
+func parseMessage(body []byte, i int, v gjson.Result, m *Message, slot []ContentPart) *RequestError {
+	p := func(f string) string { return fmt.Sprintf("messages[%d]%s", i, f) }
+	if !v.IsObject() {
+		return parseWant(p(""), v, "an object")
+	}
+	var (
+		role, content, toolCalls gjson.Result
+		err                      *RequestError
+	)
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "role":
+			role = f
+		case "content":
+			content = f
+		case "tool_calls":
+			toolCalls = f
+		case "name":
+			m.Name, err = parseOptString(p(".name"), f)
+		case "tool_call_id":
+			m.ToolCallID, err = parseOptString(p(".tool_call_id"), f)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	if !role.Exists() {
+		return parseErrorf(p(".role"), "role is required")
+	}
+	if role.Type != gjson.String {
+		return parseWant(p(".role"), role, "a string")
+	}
+	var ok bool
+	if m.Role, ok = parseRole(role.Str); !ok {
+		return parseErrorf(p(".role"), "unknown role %q (want system, developer, user, assistant or tool)", role.Str)
+	}
+	switch {
+	case !content.Exists() || content.Type == gjson.Null:
+	case content.Type == gjson.String:
+		slot[0] = ContentPart{Type: "text", Text: content.Str}
+		m.Content = slot
+	case content.IsArray():
+		if m.Content, err = parseParts(i, m.Role, content); err != nil {
+			return err
+		}
+	default:
+		return parseWant(p(".content"), content, "a string, an array of content parts or null")
+	}
+	if toolCalls.Exists() && toolCalls.Type != gjson.Null {
+		if m.Role != "assistant" {
+			return parseErrorf(p(".tool_calls"), "tool_calls are only allowed on assistant messages")
+		}
+		if m.ToolCalls, err = parseToolCalls(i, toolCalls); err != nil {
+			return err
+		}
+	}
+	if m.Content == nil && len(m.ToolCalls) == 0 {
+		if m.Role == "assistant" {
+			return parseErrorf(p(".content"), "an assistant message needs content or tool_calls")
+		}
+		return parseErrorf(p(".content"), "content is required")
+	}
+	if m.Role == "tool" && m.ToolCallID == "" {
+		return parseErrorf(p(".tool_call_id"), "a tool message needs the tool_call_id it answers")
+	}
+	return nil
+}
+
+func parseParts(i int, role string, v gjson.Result) ([]ContentPart, *RequestError) {
+	var (
+		parts []ContentPart
+		err   *RequestError
+		j     int
+	)
+	v.ForEach(func(_, pv gjson.Result) bool {
+		var cp ContentPart
+		cp, err = parsePart(i, j, role, pv)
+		parts = append(parts, cp)
+		j++
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 0 {
+		return nil, parseErrorf(fmt.Sprintf("messages[%d].content", i), "content must not be an empty array")
+	}
+	return parts, nil
+}
+
+func parsePart(i, j int, role string, v gjson.Result) (ContentPart, *RequestError) {
+	var cp ContentPart
+	p := func(f string) string { return fmt.Sprintf("messages[%d].content[%d]%s", i, j, f) }
+	if !v.IsObject() {
+		return cp, parseWant(p(""), v, "a content part object")
+	}
+	var typ, text, image gjson.Result
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			typ = f
+		case "text":
+			text = f
+		case "image_url":
+			image = f
+		}
+		return true
+	})
+	if typ.Type != gjson.String {
+		return cp, parseWant(p(".type"), typ, `"text" or "image_url"`)
+	}
+	switch typ.Str {
+	case "text":
+		if text.Type != gjson.String {
+			return cp, parseWant(p(".text"), text, "a string")
+		}
+		return ContentPart{Type: "text", Text: text.Str}, nil
+	case "image_url":
+		if role != "user" {
+			return cp, parseErrorf(p(".type"), "image_url parts are only allowed in user messages")
+		}
+		if !image.IsObject() {
+			return cp, parseWant(p(".image_url"), image, `an object {"url": ...}`)
+		}
+		cp.Type = "image_url"
+		var err *RequestError
+		image.ForEach(func(k, f gjson.Result) bool {
+			switch k.Str {
+			case "url":
+				cp.ImageURL, err = parseString(p(".image_url.url"), f)
+			case "detail":
+				var s string
+				if s, err = parseOptString(p(".image_url.detail"), f); err == nil {
+					cp.Detail = parseIntern(s)
+				}
+			}
+			return err == nil
+		})
+		if err != nil {
+			return cp, err
+		}
+		if cp.ImageURL == "" {
+			return cp, parseErrorf(p(".image_url.url"), "an image URL is required")
+		}
+		return cp, nil
+	}
+	return cp, parseErrorf(p(".type"), "unsupported content part type %q (supported: text, image_url)", typ.Str)
+}
+
+func parseToolCalls(i int, v gjson.Result) ([]ToolCall, *RequestError) {
+	if !v.IsArray() {
+		return nil, parseWant(fmt.Sprintf("messages[%d].tool_calls", i), v, "an array")
+	}
+	var (
+		calls []ToolCall
+		err   *RequestError
+		j     int
+	)
+	v.ForEach(func(_, cv gjson.Result) bool {
+		var tc ToolCall
+		tc, err = parseToolCall(i, j, cv)
+		calls = append(calls, tc)
+		j++
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return calls, nil
+}
+
+func parseToolCall(i, j int, v gjson.Result) (ToolCall, *RequestError) {
+	var tc ToolCall
+	p := func(f string) string { return fmt.Sprintf("messages[%d].tool_calls[%d]%s", i, j, f) }
+	if !v.IsObject() {
+		return tc, parseWant(p(""), v, "an object")
+	}
+	var (
+		fn  gjson.Result
+		err *RequestError
+	)
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			tc.ID, err = parseString(p(".id"), f)
+		case "type":
+			var s string
+			if s, err = parseString(p(".type"), f); err == nil && s != "function" {
+				err = parseErrorf(p(".type"), `unsupported tool call type %q (only "function")`, s)
+			}
+		case "function":
+			fn = f
+		}
+		return err == nil
+	})
+	if err != nil {
+		return tc, err
+	}
+	if tc.ID == "" {
+		return tc, parseErrorf(p(".id"), "a tool call id is required")
+	}
+	if !fn.IsObject() {
+		return tc, parseWant(p(".function"), fn, "an object")
+	}
+	fn.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "name":
+			tc.Name, err = parseString(p(".function.name"), f)
+		case "arguments":
+			tc.Arguments, err = parseString(p(".function.arguments"), f)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return tc, err
+	}
+	if tc.Name == "" {
+		return tc, parseErrorf(p(".function.name"), "a function name is required")
+	}
+	return tc, nil
+}
+
+// ParseEmbeddingRequest validates a caller's /v1/embeddings body. input may
+// be a string or an array of strings; token arrays are refused. Every failure
+// is a *RequestError wrapping ErrInvalidRequest.
+//
+// The returned request keeps body as its Body and its Inputs may share
+// body's memory: the caller must not modify body afterwards.
+func ParseEmbeddingRequest(body []byte) (*EmbeddingRequest, error) {
+	if err := parseCheckBody(body); err != nil {
+		return nil, err
+	}
+	r := &EmbeddingRequest{Body: body}
+	var (
+		seen     = map[string]bool{}
+		err      *RequestError
+		hasModel bool
+		input    gjson.Result
+	)
+	gjson.Parse(parseView(body)).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "model", "input", "dimensions", "encoding_format", "input_type", "user":
+			if seen[k.Str] {
+				err = parseErrorf(k.Str, "duplicate field %q", k.Str)
+				return false
+			}
+			seen[k.Str] = true
+		}
+		switch k.Str {
+		case "model":
+			var s string
+			if s, err = parseString("model", v); err == nil {
+				r.Model, hasModel = strings.Clone(s), true
+			}
+		case "input":
+			input = v
+		case "dimensions":
+			var n *int
+			if n, err = parseOptInt("dimensions", v, 1); err == nil && n != nil {
+				r.Dimensions = *n
+			}
+		case "encoding_format":
+			var s string
+			if s, err = parseOptString("encoding_format", v); err == nil {
+				switch s {
+				case "", "float", "base64":
+					r.EncodingFormat = parseInternFormat(s)
+				default:
+					err = parseErrorf("encoding_format", `must be "float" or "base64", got %q`, s)
+				}
+			}
+		case "input_type":
+			var s string
+			if s, err = parseOptString("input_type", v); err == nil {
+				switch s {
+				case "":
+				case "query":
+					r.InputType = "query"
+				case "document":
+					r.InputType = "document"
+				default:
+					err = parseErrorf("input_type", `must be "query" or "document", got %q`, s)
+				}
+			}
+		case "user":
+			var s string
+			if s, err = parseOptString("user", v); err == nil {
+				r.User = strings.Clone(s)
+			}
+		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasModel || strings.TrimSpace(r.Model) == "" {
+		return nil, parseErrorf("model", "model is required")
+	}
+	if r.Inputs, err = parseInputs(input); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func parseInternFormat(s string) string {
+	switch s {
+	case "float":
+		return "float"
+	case "base64":
+		return "base64"
+	}
+	return ""
+}
+
+const parseTokenInput = "token-array input is not supported; send the text as a string"
+
+func parseInputs(v gjson.Result) ([]string, *RequestError) {
+	switch {
+	case !v.Exists():
+		return nil, parseErrorf("input", "input is required")
+	case v.Type == gjson.String:
+		if v.Str == "" {
+			return nil, parseErrorf("input", "input must not be empty")
+		}
+		return []string{v.Str}, nil
+	case !v.IsArray():
+		return nil, parseWant("input", v, "a string or an array of strings")
+	}
+	var (
+		in  []string
+		err *RequestError
+		i   int
+	)
+	v.ForEach(func(_, s gjson.Result) bool {
+		switch {
+		case s.Type == gjson.String:
+			if s.Str == "" {
+				err = parseErrorf(fmt.Sprintf("input[%d]", i), "input must not be empty")
+			}
+			in = append(in, s.Str)
+		case s.Type == gjson.Number || s.IsArray():
+			err = parseErrorf(fmt.Sprintf("input[%d]", i), parseTokenInput)
+		default:
+			err = parseWant(fmt.Sprintf("input[%d]", i), s, "a string")
+		}
+		i++
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(in) == 0 {
+		return nil, parseErrorf("input", "input must not be an empty array")
+	}
+	return in, nil
+}
