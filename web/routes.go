@@ -60,6 +60,7 @@ func (s *Server) routes(opts Options) {
 	// Admin JSON API: token-authenticated, same validation as the console.
 	api := e.Group("/admin/api", middleware.BodyLimit(opts.ConsoleBodyLimit), s.requireToken)
 	s.adminAPIRoutes(api)
+	s.configAPIRoutes(api)
 
 	e.RouteNotFound("/*", func(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "There is no page at "+c.Request().URL.Path+".")
