@@ -1,0 +1,817 @@
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Anthropic speaks the Anthropic Messages API (POST {base}/v1/messages),
+// translating OpenAI chat requests to it and its answers back.
+type Anthropic struct {
+	// DefaultMaxTokens is sent when the caller gave no max_tokens, which
+	// Anthropic requires; 0 means 4096.
+	DefaultMaxTokens int
+}
+
+var _ Adapter = Anthropic{}
+
+const (
+	anthropicVersion          = "2023-06-01"
+	anthropicDefaultMaxTokens = 4096
+	anthropicMinThinking      = 1024 // the smallest budget_tokens Anthropic accepts
+)
+
+func (a Anthropic) defaultMaxTokens() int {
+	if a.DefaultMaxTokens > 0 {
+		return a.DefaultMaxTokens
+	}
+	return anthropicDefaultMaxTokens
+}
+
+func anthropicURL(base, path string) string {
+	return vendorBaseURL(base, "/v1") + path
+}
+
+func anthropicHeaders(t Target) http.Header {
+	h := http.Header{}
+	h.Set("x-api-key", t.APIKey)
+	h.Set("anthropic-version", anthropicVersion)
+	return h
+}
+
+// Chat sends one non-streamed Messages call.
+func (a Anthropic) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, error) {
+	body, err := a.requestBody(t.UpstreamModel, r, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages"), anthropicHeaders(t), body, ClassifyAnthropic)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := vendorReadBody(ctx, resp)
+	if err != nil {
+		return nil, err
+	}
+	return anthropicChatResult(raw, t.UpstreamModel, time.Now())
+}
+
+// ChatStream opens a streamed Messages call.
+func (a Anthropic) ChatStream(ctx context.Context, t Target, r *ChatRequest) (Stream, error) {
+	body, err := a.requestBody(t.UpstreamModel, r, true)
+	if err != nil {
+		return nil, err
+	}
+	h := anthropicHeaders(t)
+	h.Set("Accept", "text/event-stream")
+	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages"), h, body, ClassifyAnthropic)
+	if err != nil {
+		return nil, err
+	}
+	return newAnthropicStream(ctx, resp.Body, t.UpstreamModel, time.Now()), nil
+}
+
+// Embed fails: Anthropic offers no embeddings.
+func (Anthropic) Embed(context.Context, Target, *EmbedRequest) (*EmbedResult, error) {
+	return nil, &Error{Class: ClassBadRequest, Code: "unsupported", Message: "Anthropic has no embeddings API"}
+}
+
+// ListModels lists the models the key may use (GET /v1/models).
+func (Anthropic) ListModels(ctx context.Context, t Target) (*ModelList, error) {
+	resp, err := vendorDo(ctx, t, http.MethodGet, anthropicURL(t.BaseURL, "/v1/models?limit=1000"), anthropicHeaders(t), nil, ClassifyAnthropic)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := vendorReadBody(ctx, resp)
+	if err != nil {
+		return nil, err
+	}
+	var page struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return nil, &Error{Class: ClassServer, Status: resp.StatusCode, Message: "malformed model list", Err: err}
+	}
+	out := &ModelList{Models: make([]string, 0, len(page.Data))}
+	for _, m := range page.Data {
+		out.Models = append(out.Models, m.ID)
+	}
+	return out, nil
+}
+
+// --- request translation ---
+
+type anthropicRequest struct {
+	Model         string                  `json:"model"`
+	MaxTokens     int                     `json:"max_tokens"`
+	System        string                  `json:"system,omitempty"`
+	Messages      []anthropicMessageParam `json:"messages"`
+	StopSequences []string                `json:"stop_sequences,omitempty"`
+	Temperature   *float64                `json:"temperature,omitempty"`
+	TopP          *float64                `json:"top_p,omitempty"`
+	Tools         []anthropicTool         `json:"tools,omitempty"`
+	ToolChoice    *anthropicToolChoice    `json:"tool_choice,omitempty"`
+	Thinking      *anthropicThinking      `json:"thinking,omitempty"`
+	Metadata      *anthropicMetadata      `json:"metadata,omitempty"`
+	Stream        bool                    `json:"stream,omitempty"`
+}
+
+type anthropicMessageParam struct {
+	Role    string                  `json:"role"`
+	Content []anthropicContentBlock `json:"content"`
+}
+
+type anthropicContentBlock struct {
+	Type      string                `json:"type"`
+	Text      string                `json:"text,omitempty"`
+	Source    *anthropicImageSource `json:"source,omitempty"`
+	ID        string                `json:"id,omitempty"`
+	Name      string                `json:"name,omitempty"`
+	Input     json.RawMessage       `json:"input,omitempty"`
+	ToolUseID string                `json:"tool_use_id,omitempty"`
+	Content   any                   `json:"content,omitempty"` // tool_result: string or blocks
+}
+
+type anthropicImageSource struct {
+	Type      string `json:"type"` // base64 | url
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+}
+
+type anthropicTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type anthropicToolChoice struct {
+	Type string `json:"type"` // auto | any | none | tool
+	Name string `json:"name,omitempty"`
+}
+
+type anthropicThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+type anthropicMetadata struct {
+	UserID string `json:"user_id"`
+}
+
+// requestBody renders r as a Messages request for model.
+func (a Anthropic) requestBody(model string, r *ChatRequest, stream bool) ([]byte, error) {
+	req, err := a.translate(model, r, stream)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, vendorBadRequest("cannot encode the Anthropic request: %v", err)
+	}
+	return b, nil
+}
+
+func (a Anthropic) translate(model string, r *ChatRequest, stream bool) (*anthropicRequest, error) {
+	req := &anthropicRequest{Model: model, Stream: stream, StopSequences: r.Stop}
+	var system []string
+	var msgs []anthropicMessageParam
+	for i, m := range r.Messages {
+		var role string
+		var blocks []anthropicContentBlock
+		var err error
+		switch m.Role {
+		case "system", "developer":
+			if s := m.Text(); s != "" {
+				system = append(system, s)
+			}
+			continue
+		case "user":
+			role = "user"
+			blocks, err = anthropicParts(m.Content)
+		case "assistant":
+			role = "assistant"
+			blocks, err = anthropicAssistant(m)
+		case "tool":
+			role = "user"
+			blocks, err = anthropicToolResult(m)
+		default:
+			return nil, vendorBadRequest("messages[%d]: role %q is not supported", i, m.Role)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(blocks) == 0 {
+			continue // Anthropic rejects empty content
+		}
+		// Anthropic requires alternating roles: merge a run of one role.
+		if n := len(msgs); n > 0 && msgs[n-1].Role == role {
+			msgs[n-1].Content = append(msgs[n-1].Content, blocks...)
+			continue
+		}
+		msgs = append(msgs, anthropicMessageParam{Role: role, Content: blocks})
+	}
+	for i := range msgs {
+		if msgs[i].Role == "user" {
+			anthropicToolResultsFirst(msgs[i].Content)
+		}
+	}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
+		anthropicTrimPrefill(&msgs[n-1])
+		if len(msgs[n-1].Content) == 0 {
+			msgs = msgs[:n-1]
+		}
+	}
+	if msgs == nil {
+		msgs = []anthropicMessageParam{}
+	}
+	req.Messages = msgs
+	req.System = strings.Join(system, "\n\n")
+
+	req.MaxTokens = a.defaultMaxTokens()
+	if r.MaxTokens != nil && *r.MaxTokens > 0 {
+		req.MaxTokens = *r.MaxTokens
+	}
+	if r.Temperature != nil {
+		// OpenAI allows 0..2, Anthropic 0..1.
+		t := math.Min(math.Max(*r.Temperature, 0), 1)
+		req.Temperature = &t
+	}
+	if r.TopP != nil && r.Temperature == nil {
+		// Anthropic's newer models refuse both; temperature wins.
+		req.TopP = r.TopP
+	}
+
+	if len(r.Tools) > 0 {
+		for _, tl := range r.Tools {
+			req.Tools = append(req.Tools, anthropicTool{
+				Name: tl.Name, Description: tl.Description, InputSchema: vendorToolSchema(tl.Parameters),
+			})
+		}
+		tc, err := parseVendorToolChoice(r.ToolChoice)
+		if err != nil {
+			return nil, err
+		}
+		switch tc.Mode {
+		case "auto":
+			req.ToolChoice = &anthropicToolChoice{Type: "auto"}
+		case "required":
+			req.ToolChoice = &anthropicToolChoice{Type: "any"}
+		case "none":
+			req.ToolChoice = &anthropicToolChoice{Type: "none"}
+		case "function":
+			req.ToolChoice = &anthropicToolChoice{Type: "tool", Name: tc.Name}
+		}
+	}
+
+	if r.WantsReasoning() {
+		budget := max(r.ThinkingBudget(), anthropicMinThinking)
+		req.Thinking = &anthropicThinking{Type: "enabled", BudgetTokens: budget}
+		if req.MaxTokens <= budget {
+			req.MaxTokens = budget + a.defaultMaxTokens()
+		}
+		// Thinking refuses a modified temperature, a top_p below 0.95 and
+		// forced tool use (any/tool): those degrade to what it accepts.
+		req.Temperature = nil
+		if req.TopP != nil && *req.TopP < 0.95 {
+			req.TopP = nil
+		}
+		if req.ToolChoice != nil && (req.ToolChoice.Type == "any" || req.ToolChoice.Type == "tool") {
+			req.ToolChoice = &anthropicToolChoice{Type: "auto"}
+		}
+	}
+	if r.User != "" {
+		req.Metadata = &anthropicMetadata{UserID: r.User}
+	}
+	return req, nil
+}
+
+// anthropicParts translates user content: text and image parts.
+func anthropicParts(parts []ContentPart) ([]anthropicContentBlock, error) {
+	var out []anthropicContentBlock
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			if p.Text != "" { // Anthropic rejects empty text blocks
+				out = append(out, anthropicContentBlock{Type: "text", Text: p.Text})
+			}
+		case "image_url":
+			b, err := anthropicImage(p.ImageURL)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
+		default:
+			return nil, vendorBadRequest("content part type %q is not supported by Anthropic", p.Type)
+		}
+	}
+	return out, nil
+}
+
+func anthropicImage(u string) (anthropicContentBlock, error) {
+	switch {
+	case strings.HasPrefix(u, "data:"):
+		mediaType, data, err := vendorDataURL(u)
+		if err != nil {
+			return anthropicContentBlock{}, err
+		}
+		return anthropicContentBlock{Type: "image", Source: &anthropicImageSource{Type: "base64", MediaType: mediaType, Data: data}}, nil
+	case vendorIsHTTPURL(u):
+		return anthropicContentBlock{Type: "image", Source: &anthropicImageSource{Type: "url", URL: u}}, nil
+	}
+	return anthropicContentBlock{}, vendorBadRequest("image URL must be an http(s) or a base64 data URL")
+}
+
+// anthropicAssistant translates an assistant turn: its text, then its tool
+// calls as tool_use blocks.
+func anthropicAssistant(m Message) ([]anthropicContentBlock, error) {
+	var out []anthropicContentBlock
+	if s := m.Text(); s != "" {
+		out = append(out, anthropicContentBlock{Type: "text", Text: s})
+	}
+	for _, tc := range m.ToolCalls {
+		args, err := vendorToolArguments(tc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, anthropicContentBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: args})
+	}
+	return out, nil
+}
+
+// anthropicToolResult translates a tool message into a user tool_result block.
+func anthropicToolResult(m Message) ([]anthropicContentBlock, error) {
+	if m.ToolCallID == "" {
+		return nil, vendorBadRequest("tool message without tool_call_id")
+	}
+	b := anthropicContentBlock{Type: "tool_result", ToolUseID: m.ToolCallID}
+	hasImage := false
+	for _, p := range m.Content {
+		if p.Type == "image_url" {
+			hasImage = true
+		}
+	}
+	if hasImage {
+		parts, err := anthropicParts(m.Content)
+		if err != nil {
+			return nil, err
+		}
+		b.Content = parts
+	} else if s := m.Text(); s != "" {
+		b.Content = s
+	}
+	return []anthropicContentBlock{b}, nil
+}
+
+// anthropicToolResultsFirst moves a user turn's tool_result blocks ahead of its other
+// blocks, as Anthropic requires, keeping each group's order.
+func anthropicToolResultsFirst(blocks []anthropicContentBlock) {
+	var results, rest []anthropicContentBlock
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			results = append(results, b)
+		} else {
+			rest = append(rest, b)
+		}
+	}
+	if len(results) == 0 || len(rest) == 0 {
+		return
+	}
+	copy(blocks, results)
+	copy(blocks[len(results):], rest)
+}
+
+// anthropicTrimPrefill trims a final assistant turn (a prefill), which Anthropic
+// rejects when it ends in whitespace.
+func anthropicTrimPrefill(m *anthropicMessageParam) {
+	n := len(m.Content)
+	if n == 0 || m.Content[n-1].Type != "text" {
+		return
+	}
+	m.Content[n-1].Text = strings.TrimRight(m.Content[n-1].Text, " \t\r\n")
+	if m.Content[n-1].Text == "" {
+		m.Content = m.Content[:n-1]
+	}
+}
+
+// --- response translation ---
+
+type anthropicResponse struct {
+	ID          string                   `json:"id"`
+	Type        string                   `json:"type"`
+	Model       string                   `json:"model"`
+	Content     []anthropicResponseBlock `json:"content"`
+	StopReason  string                   `json:"stop_reason"`
+	StopDetails *anthropicStopDetails    `json:"stop_details"`
+	Usage       anthropicUsage           `json:"usage"`
+	Error       *anthropicErrorObject    `json:"error"`
+}
+
+type anthropicResponseBlock struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Thinking string          `json:"thinking"`
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Input    json.RawMessage `json:"input"`
+}
+
+type anthropicStopDetails struct {
+	Type        string `json:"type"`
+	Category    string `json:"category"`
+	Explanation string `json:"explanation"`
+}
+
+type anthropicUsage struct {
+	InputTokens              *int64 `json:"input_tokens"`
+	OutputTokens             *int64 `json:"output_tokens"`
+	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+}
+
+type anthropicErrorObject struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// merge overlays the fields present in later (message_delta's cumulative
+// usage) on u (message_start's).
+func (u *anthropicUsage) merge(later *anthropicUsage) {
+	if later == nil {
+		return
+	}
+	if later.InputTokens != nil {
+		u.InputTokens = later.InputTokens
+	}
+	if later.OutputTokens != nil {
+		u.OutputTokens = later.OutputTokens
+	}
+	if later.CacheCreationInputTokens != nil {
+		u.CacheCreationInputTokens = later.CacheCreationInputTokens
+	}
+	if later.CacheReadInputTokens != nil {
+		u.CacheReadInputTokens = later.CacheReadInputTokens
+	}
+}
+
+// usage normalizes Anthropic's usage: its input_tokens excludes cache reads
+// and writes, OpenAI's prompt_tokens includes them.
+func (u anthropicUsage) usage() Usage {
+	val := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	out := Usage{
+		Prompt:        val(u.InputTokens) + val(u.CacheReadInputTokens) + val(u.CacheCreationInputTokens),
+		Completion:    val(u.OutputTokens),
+		Cached:        val(u.CacheReadInputTokens),
+		CacheCreation: val(u.CacheCreationInputTokens),
+		Known:         u.InputTokens != nil && u.OutputTokens != nil,
+	}
+	out.CachedKnown = out.Known && u.CacheReadInputTokens != nil
+	return out
+}
+
+// anthropicFinish maps a stop_reason to OpenAI's finish_reason; a refusal is
+// a content-filter failure.
+func anthropicFinish(stop string, details *anthropicStopDetails) (string, *Error) {
+	switch stop {
+	case "max_tokens", "model_context_window_exceeded":
+		return "length", nil
+	case "tool_use":
+		return "tool_calls", nil
+	case "refusal":
+		msg := "Anthropic refused the request"
+		if details != nil && details.Explanation != "" {
+			msg = details.Explanation
+		}
+		return "", &Error{Class: ClassContentFilter, Code: "refusal", Message: msg}
+	}
+	return "stop", nil // end_turn, stop_sequence, pause_turn
+}
+
+// anthropicChatResult translates a Messages response into a chat.completion.
+func anthropicChatResult(raw []byte, model string, now time.Time) (*ChatResult, error) {
+	var resp anthropicResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, &Error{Class: ClassServer, Status: http.StatusOK, Message: "malformed Anthropic response", Err: err}
+	}
+	if resp.Type == "error" && resp.Error != nil {
+		return nil, anthropicStreamError(resp.Error)
+	}
+	finish, ferr := anthropicFinish(resp.StopReason, resp.StopDetails)
+	if ferr != nil {
+		return nil, ferr
+	}
+	var text, reasoning strings.Builder
+	var calls []translatedToolCall
+	for _, b := range resp.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "thinking":
+			reasoning.WriteString(b.Thinking)
+		case "tool_use":
+			args := string(b.Input)
+			if args == "" || args == "null" {
+				args = "{}"
+			}
+			calls = append(calls, translatedToolCall{ID: b.ID, Type: "function", Function: translatedFunction{Name: b.Name, Arguments: args}})
+		}
+	}
+	msg := translatedMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls}
+	if s := text.String(); s != "" || len(calls) == 0 {
+		msg.Content = &s
+	}
+	if resp.Model != "" {
+		model = resp.Model
+	}
+	u := resp.Usage.usage()
+	return &ChatResult{
+		Body:         translatedCompletionBody(resp.ID, model, now, msg, finish, u),
+		FinishReason: finish,
+		Usage:        u,
+	}, nil
+}
+
+// --- streaming ---
+
+type anthropicEvent struct {
+	Type         string                  `json:"type"`
+	Message      *anthropicResponse      `json:"message"`
+	Index        int                     `json:"index"`
+	ContentBlock *anthropicResponseBlock `json:"content_block"`
+	Delta        *anthropicEventDelta    `json:"delta"`
+	Usage        *anthropicUsage         `json:"usage"`
+	Error        *anthropicErrorObject   `json:"error"`
+}
+
+type anthropicEventDelta struct {
+	Type        string                `json:"type"`
+	Text        string                `json:"text"`
+	PartialJSON string                `json:"partial_json"`
+	Thinking    string                `json:"thinking"`
+	StopReason  string                `json:"stop_reason"`
+	StopDetails *anthropicStopDetails `json:"stop_details"`
+}
+
+type anthropicStream struct {
+	ctx     context.Context
+	body    io.ReadCloser
+	sse     *SSEReader
+	chunks  translatedChunker
+	pending []Chunk
+	err     error // sticky: io.EOF or a classified *Error
+	started bool  // the role chunk was queued
+	usage   anthropicUsage
+	tools   map[int]int // content block index → tool call index
+	finish  string      // finish_reason once message_delta said it
+}
+
+func newAnthropicStream(ctx context.Context, body io.ReadCloser, model string, now time.Time) *anthropicStream {
+	return &anthropicStream{
+		ctx: ctx, body: body, sse: NewSSEReader(body),
+		chunks: newTranslatedChunker(vendorCompletionID(), model, now),
+		tools:  map[int]int{},
+	}
+}
+
+func (s *anthropicStream) Usage() Usage { return s.usage.usage() }
+
+func (s *anthropicStream) Close() error { return s.body.Close() }
+
+func (s *anthropicStream) Next() (Chunk, error) {
+	for {
+		if len(s.pending) > 0 {
+			c := s.pending[0]
+			s.pending = s.pending[1:]
+			return c, nil
+		}
+		if s.err != nil {
+			return Chunk{}, s.err
+		}
+		ev, err := s.sse.Next()
+		if errors.Is(err, io.EOF) {
+			if s.finish != "" {
+				// message_stop lost, but the answer was complete.
+				s.end()
+			} else {
+				s.err = vendorStreamEnded()
+			}
+			continue
+		}
+		if err != nil {
+			s.err = ClassifyTransport(s.ctx, err)
+			continue
+		}
+		s.handle(ev)
+	}
+}
+
+func (s *anthropicStream) emit(c Chunk) {
+	if !s.started {
+		s.started = true
+		s.pending = append(s.pending, s.chunks.role())
+	}
+	s.pending = append(s.pending, c)
+}
+
+// end queues the usage-only chunk (when usage is known) and ends the stream.
+func (s *anthropicStream) end() {
+	if u := s.Usage(); u.Known {
+		s.emit(s.chunks.usage(u))
+	}
+	s.err = io.EOF
+}
+
+func (s *anthropicStream) handle(ev SSEEvent) {
+	var e anthropicEvent
+	if err := json.Unmarshal(ev.Data, &e); err != nil {
+		if ev.Event == "ping" {
+			return
+		}
+		s.err = &Error{Class: ClassServer, Message: "malformed Anthropic stream event", Err: err}
+		return
+	}
+	if e.Type == "" {
+		e.Type = ev.Event
+	}
+	switch e.Type {
+	case "message_start":
+		if e.Message != nil {
+			if e.Message.ID != "" {
+				s.chunks.id = e.Message.ID
+			}
+			if e.Message.Model != "" {
+				s.chunks.model = e.Message.Model
+			}
+			s.usage.merge(&e.Message.Usage)
+		}
+		if !s.started {
+			s.started = true
+			s.pending = append(s.pending, s.chunks.role())
+		}
+	case "content_block_start":
+		b := e.ContentBlock
+		if b == nil {
+			return
+		}
+		switch b.Type {
+		case "text":
+			if b.Text != "" {
+				s.emit(s.chunks.text(b.Text))
+			}
+		case "thinking":
+			if b.Thinking != "" {
+				s.emit(s.chunks.reasoning(b.Thinking))
+			}
+		case "tool_use":
+			n := len(s.tools)
+			s.tools[e.Index] = n
+			args := ""
+			if in := strings.TrimSpace(string(b.Input)); in != "" && in != "{}" && in != "null" {
+				args = in
+			}
+			s.emit(s.chunks.toolStart(n, b.ID, b.Name, args))
+		}
+	case "content_block_delta":
+		d := e.Delta
+		if d == nil {
+			return
+		}
+		switch d.Type {
+		case "text_delta":
+			if d.Text != "" {
+				s.emit(s.chunks.text(d.Text))
+			}
+		case "thinking_delta":
+			if d.Thinking != "" {
+				s.emit(s.chunks.reasoning(d.Thinking))
+			}
+		case "input_json_delta":
+			if n, ok := s.tools[e.Index]; ok && d.PartialJSON != "" {
+				s.emit(s.chunks.toolArgs(n, d.PartialJSON))
+			}
+		}
+	case "message_delta":
+		s.usage.merge(e.Usage)
+		if e.Delta != nil && e.Delta.StopReason != "" {
+			finish, ferr := anthropicFinish(e.Delta.StopReason, e.Delta.StopDetails)
+			if ferr != nil {
+				s.err = ferr
+				return
+			}
+			s.finish = finish
+			s.emit(s.chunks.finish(finish))
+		}
+	case "message_stop":
+		s.end()
+	case "error":
+		obj := e.Error
+		if obj == nil {
+			obj = &anthropicErrorObject{Type: "api_error"}
+		}
+		s.err = anthropicStreamError(obj)
+	}
+	// ping, content_block_stop and unknown events carry nothing to translate.
+}
+
+// --- errors ---
+
+// ClassifyAnthropic classifies a failed Messages API answer by the error type
+// in its body ({"type":"error","error":{"type","message"}}), falling back to
+// the HTTP status when the body has none.
+func ClassifyAnthropic(status int, h http.Header, body []byte) *Error {
+	var env struct {
+		Error anthropicErrorObject `json:"error"`
+	}
+	_ = json.Unmarshal(body, &env)
+	e := &Error{
+		Class:   anthropicClass(status, env.Error.Type, env.Error.Message),
+		Status:  status,
+		Code:    env.Error.Type,
+		Message: env.Error.Message,
+	}
+	if e.Message == "" {
+		e.Message = vendorMessage(status, body)
+	}
+	if e.Class == ClassRateLimited {
+		e.RetryAfter = anthropicRetryAfter(h, time.Now())
+	}
+	return e
+}
+
+// anthropicStreamError classifies an error object received with HTTP 200:
+// an in-stream "event: error" or a body of type "error".
+func anthropicStreamError(obj *anthropicErrorObject) *Error {
+	return &Error{Class: anthropicClass(0, obj.Type, obj.Message), Code: obj.Type, Message: obj.Message}
+}
+
+func anthropicClass(status int, typ, msg string) Class {
+	switch typ {
+	case "rate_limit_error":
+		return ClassRateLimited
+	case "authentication_error", "permission_error":
+		return ClassAuth
+	case "billing_error":
+		return ClassBilling
+	case "overloaded_error", "api_error":
+		return ClassServer
+	case "timeout_error":
+		return ClassTimeout
+	case "invalid_request_error", "not_found_error", "request_too_large":
+		// An exhausted prepaid balance arrives as a 400 invalid_request_error.
+		if strings.Contains(strings.ToLower(msg), "credit balance") {
+			return ClassBilling
+		}
+		return ClassBadRequest
+	}
+	switch {
+	case status == http.StatusTooManyRequests:
+		return ClassRateLimited
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return ClassAuth
+	case status == http.StatusPaymentRequired:
+		return ClassBilling
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		return ClassTimeout
+	case status >= 400 && status < 500:
+		return ClassBadRequest
+	}
+	return ClassServer // 5xx, 529 and anything unexpected
+}
+
+// anthropicRetryAfter honours Retry-After, else the latest
+// anthropic-ratelimit-*-reset (RFC 3339) among the exhausted limits, or
+// among all of them when none says it is exhausted.
+func anthropicRetryAfter(h http.Header, now time.Time) time.Duration {
+	if d := ParseRetryAfter(h, now); d > 0 {
+		return d
+	}
+	var exhausted, latest time.Duration
+	for _, limit := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {
+		reset, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get("anthropic-ratelimit-"+limit+"-reset")))
+		if err != nil || !reset.After(now) {
+			continue
+		}
+		d := reset.Sub(now)
+		latest = max(latest, d)
+		if strings.TrimSpace(h.Get("anthropic-ratelimit-"+limit+"-remaining")) == "0" {
+			exhausted = max(exhausted, d)
+		}
+	}
+	if exhausted > 0 {
+		return exhausted
+	}
+	return latest
+}
