@@ -167,3 +167,11 @@ func (s *Store) LiveCallerKeys(ctx context.Context) (map[[32]byte]int64, error) 
 	}
 	return out, rows.Err()
 }
+
+// CallerKeysState is a cheap fingerprint of the caller key table: it changes
+// whenever a key is created, revoked or deleted.
+func (s *Store) CallerKeysState(ctx context.Context) (string, error) {
+	var n, maxID, revoked int64
+	err := s.db.QueryRowxContext(ctx, `SELECT count(*), coalesce(max(id),0), count(revoked_at) FROM caller_keys`).Scan(&n, &maxID, &revoked)
+	return fmt.Sprintf("%d/%d/%d", n, maxID, revoked), err
+}

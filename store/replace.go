@@ -42,7 +42,7 @@ func (s *Store) ReplaceDraft(ctx context.Context, snap config.Snapshot) ([]Repla
 func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]ReplaceNote, error) {
 	snap = config.Clone(snap)
 	config.Canonicalize(&snap)
-	if err := validateSnapshot(snap); err != nil {
+	if err := ValidateSnapshot(snap); err != nil {
 		return nil, err
 	}
 	var notes []ReplaceNote
@@ -244,9 +244,9 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 	return notes, nil
 }
 
-// validateSnapshot runs the per-entity validators and the reference checks
+// ValidateSnapshot runs the per-entity validators and the reference checks
 // that a relational draft cannot represent otherwise.
-func validateSnapshot(s config.Snapshot) error {
+func ValidateSnapshot(s config.Snapshot) error {
 	f := config.FieldErrors{}
 	add := func(obj string, fe config.FieldErrors) {
 		for k, v := range fe {

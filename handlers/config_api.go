@@ -1,0 +1,228 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/routing/config"
+	"switchyard/store"
+	"switchyard/textdiff"
+	"switchyard/web/httpx"
+)
+
+// APIConfigDraft returns the draft's canonical text (YAML), or the snapshot
+// as JSON with ?format=json.
+func (h *Handler) APIConfigDraft(c echo.Context) error {
+	snap, rev, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("X-Draft-Revision", strconv.FormatInt(rev, 10))
+	if c.QueryParam("format") == "json" {
+		return c.JSON(http.StatusOK, snap)
+	}
+	text, err := config.Encode(snap)
+	if err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, "application/yaml; charset=utf-8", text)
+}
+
+// APIConfigImport replaces the draft with the posted snapshot text (YAML or
+// JSON). With ?preview=true it changes nothing and returns the diff and the
+// dry-run of the imported configuration.
+func (h *Handler) APIConfigImport(c echo.Context) error {
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxImport+1))
+	if err != nil {
+		return httpx.JSONError(c, http.StatusBadRequest, "unreadable_body", err.Error(), nil)
+	}
+	if len(body) > maxImport {
+		return httpx.JSONError(c, http.StatusRequestEntityTooLarge, "too_large", "the snapshot is larger than 5 MB", nil)
+	}
+	prev, err := h.previewImport(c, string(body))
+	if err != nil {
+		return err
+	}
+	if prev.Error != "" {
+		return httpx.JSONError(c, http.StatusBadRequest, "invalid_snapshot", prev.Error, nil)
+	}
+	if len(prev.Fields) > 0 {
+		return httpx.JSONError(c, http.StatusUnprocessableEntity, "validation_failed", "the snapshot has invalid or unresolved fields", prev.Fields)
+	}
+	out := map[string]any{
+		"diff":     textdiff.Unified(textdiff.FoldContext(prev.Lines, 3)),
+		"inserted": prev.Ins, "deleted": prev.Del,
+		"dry_run": prev.Result,
+		"applied": false,
+	}
+	if c.QueryParam("preview") == "true" {
+		return c.JSON(http.StatusOK, out)
+	}
+	notes, err := h.Store.ReplaceDraft(c.Request().Context(), prev.Snapshot)
+	if err != nil {
+		if fe, ok := fieldErrors(err); ok {
+			return httpx.JSONError(c, http.StatusUnprocessableEntity, "validation_failed", "the snapshot does not fit this installation", fe)
+		}
+		return err
+	}
+	h.Log.Info("draft replaced by import", "by", httpx.CurrentPrincipal(c).Name)
+	out["applied"], out["notes"] = true, notes
+	return c.JSON(http.StatusOK, out)
+}
+
+// APIDryRun runs the checks on the draft.
+func (h *Handler) APIDryRun(c echo.Context) error {
+	snap, rev, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	r := h.dryRun(snap)
+	return c.JSON(http.StatusOK, map[string]any{"draft_revision": rev, "blocking": r.Blocking(), "findings": r.Findings, "checks": r.Checks})
+}
+
+type publishBody struct {
+	Message          string `json:"message"`
+	ExpectedRevision *int64 `json:"expected_revision,omitempty"`
+}
+
+// decodeJSON reads a strict JSON body; the error is ready to send.
+func decodeJSON(c echo.Context, dst any) error {
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		msg := "malformed JSON body: " + err.Error()
+		if errors.Is(err, io.EOF) {
+			msg = "the request body is empty; send a JSON object"
+		}
+		return httpx.JSONError(c, http.StatusBadRequest, "invalid_json", msg, nil)
+	}
+	if dec.More() {
+		return httpx.JSONError(c, http.StatusBadRequest, "invalid_json", "unexpected data after the JSON object", nil)
+	}
+	return nil
+}
+
+// APIPublish publishes the draft.
+func (h *Handler) APIPublish(c echo.Context) error {
+	var b publishBody
+	if err := decodeJSON(c, &b); err != nil {
+		return err
+	}
+	out, err := h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), ExpectedRevision: b.ExpectedRevision, Check: h.dryRun})
+	if err != nil {
+		return h.apiPublishError(c, err)
+	}
+	h.Log.Info("configuration published", "version", out.Version.Number, "author", out.Version.Author)
+	return c.JSON(http.StatusCreated, versionJSON(out.Version, out.Notes))
+}
+
+func (h *Handler) apiPublishError(c echo.Context, err error) error {
+	var cf *store.ChecksFailedError
+	switch {
+	case errors.As(err, &cf):
+		return c.JSON(http.StatusUnprocessableEntity, map[string]any{"error": httpx.APIError{
+			Message: cf.Error(), Type: "invalid_request_error", Code: "dry_run_failed", Details: cf.Result.Errors()}})
+	case errors.Is(err, store.ErrDraftChanged):
+		return httpx.JSONError(c, http.StatusConflict, "draft_changed", err.Error(), nil)
+	case errors.Is(err, store.ErrNothingToPublish):
+		return httpx.JSONError(c, http.StatusConflict, "nothing_to_publish", err.Error(), nil)
+	case errors.Is(err, store.ErrNotFound):
+		return httpx.JSONError(c, http.StatusNotFound, "not_found", err.Error(), nil)
+	}
+	if fe, ok := fieldErrors(err); ok {
+		return httpx.JSONError(c, http.StatusUnprocessableEntity, "validation_failed", "invalid publish request", fe)
+	}
+	return err
+}
+
+func versionJSON(v store.Version, notes []store.ReplaceNote) map[string]any {
+	m := map[string]any{
+		"number": v.Number, "author": v.Author, "created_at": v.CreatedAt, "message": v.Message,
+		"rollback_of": v.RollbackOf, "checks": v.CheckResults(),
+	}
+	if v.Snapshot != "" {
+		m["snapshot"] = v.Snapshot
+	}
+	if len(notes) > 0 {
+		m["notes"] = notes
+	}
+	return m
+}
+
+// APIVersions lists versions, newest first.
+func (h *Handler) APIVersions(c echo.Context) error {
+	vs, err := h.Store.Versions(c.Request().Context(), 1000)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, versionJSON(v, nil))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"versions": out})
+}
+
+// APIVersion returns one version with its snapshot.
+func (h *Handler) APIVersion(c echo.Context) error {
+	n, err := strconv.ParseInt(c.Param("n"), 10, 64)
+	if err != nil {
+		return httpx.JSONError(c, http.StatusNotFound, "not_found", "no version "+c.Param("n"), nil)
+	}
+	v, err := h.Store.Version(c.Request().Context(), n)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return httpx.JSONError(c, http.StatusNotFound, "not_found", "no version "+c.Param("n"), nil)
+		}
+		return err
+	}
+	return c.JSON(http.StatusOK, versionJSON(v, nil))
+}
+
+// APIVersionsDiff returns the unified diff between two versions ("draft" allowed).
+func (h *Handler) APIVersionsDiff(c echo.Context) error {
+	a, err := h.textOf(c, c.Param("a"))
+	if err != nil {
+		return apiHTTPError(c, err)
+	}
+	b, err := h.textOf(c, c.Param("b"))
+	if err != nil {
+		return apiHTTPError(c, err)
+	}
+	lines := textdiff.Lines(a, b)
+	ins, del := textdiff.Changed(lines)
+	return c.JSON(http.StatusOK, map[string]any{"from": c.Param("a"), "to": c.Param("b"), "inserted": ins, "deleted": del,
+		"diff": textdiff.Unified(textdiff.FoldContext(lines, 3))})
+}
+
+// APIRollback publishes an older version's content as a new version.
+func (h *Handler) APIRollback(c echo.Context) error {
+	n, err := strconv.ParseInt(c.Param("n"), 10, 64)
+	if err != nil || n <= 0 {
+		return httpx.JSONError(c, http.StatusNotFound, "not_found", "no version "+c.Param("n"), nil)
+	}
+	var b publishBody
+	if err := decodeJSON(c, &b); err != nil {
+		return err
+	}
+	out, err := h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), RollbackTo: n, Check: h.dryRun})
+	if err != nil {
+		return h.apiPublishError(c, err)
+	}
+	h.Log.Info("configuration rolled back", "version", out.Version.Number, "to", n)
+	return c.JSON(http.StatusCreated, versionJSON(out.Version, out.Notes))
+}
+
+func apiHTTPError(c echo.Context, err error) error {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		msg, _ := he.Message.(string)
+		return httpx.JSONError(c, he.Code, strings.ReplaceAll(strings.ToLower(http.StatusText(he.Code)), " ", "_"), msg, nil)
+	}
+	return err
+}

@@ -1,0 +1,90 @@
+// Package versions renders the configuration lifecycle pages: dry-run and
+// publish, version history, diffs, rollback, export and import.
+package versions
+
+import (
+	"net/url"
+	"strconv"
+	"time"
+
+	"switchyard/routing/config"
+	"switchyard/store"
+	"switchyard/textdiff"
+	"switchyard/views/layout"
+)
+
+// ListPage is the version history.
+type ListPage struct {
+	Page     layout.Page
+	Versions []store.Version
+}
+
+// ShowPage is one version.
+type ShowPage struct {
+	Page    layout.Page
+	Version store.Version
+	Checks  config.Result
+	IsLive  bool
+}
+
+// DiffPage compares two versions (or a version and the draft).
+type DiffPage struct {
+	Page     layout.Page
+	From, To string // version numbers or "draft"
+	Options  []string
+	Lines    []textdiff.Line
+	Ins, Del int
+}
+
+// DryRunPage shows the draft's findings and the publish form.
+type DryRunPage struct {
+	Page     layout.Page
+	Result   config.Result
+	Revision int64
+	Message  string
+	Error    string // why a publish was refused
+	Ins, Del int    // size of the change against the live version
+}
+
+// ImportPage previews an uploaded snapshot before it replaces the draft.
+type ImportPage struct {
+	Page     layout.Page
+	Text     string
+	Error    string
+	Fields   config.FieldErrors
+	Preview  bool
+	Lines    []textdiff.Line
+	Ins, Del int
+	Result   config.Result
+}
+
+func num(n int64) string { return strconv.FormatInt(n, 10) }
+
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+// Link is where a finding's object is edited.
+func Link(o config.ObjectRef) string {
+	switch o.Kind {
+	case "tier", "candidate":
+		return "/route-groups#tier-" + o.Group + "-" + string(o.Tier)
+	case "route_group":
+		return "/route-groups#group-" + o.Name
+	case "logic_model":
+		return "/logic-models/" + num(o.ID) + "/edit"
+	case "deployment":
+		return "/deployments/" + num(o.ID) + "/edit"
+	case "provider":
+		return "/providers/" + num(o.ID) + "/edit"
+	case "caller":
+		return "/callers/" + num(o.ID) + "/edit"
+	}
+	return "/"
+}
+
+func diffURL(from, to string) string {
+	return "/versions/diff?from=" + url.QueryEscape(from) + "&to=" + url.QueryEscape(to)
+}
+
+func errorCount(r config.Result) int { return len(r.Errors()) }
+
+func warningCount(r config.Result) int { return len(r.Findings) - len(r.Errors()) }
