@@ -193,3 +193,21 @@ func TestGCRAReplenishes(t *testing.T) {
 		t.Fatal("idle time must not accumulate beyond the burst")
 	}
 }
+
+// TestLocalStoreForgets: expired counters and past TATs are swept, so the
+// fallback's memory stays bounded by recent activity.
+func TestLocalStoreForgets(t *testing.T) {
+	clock := newFakeClock(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC))
+	ls := newLocalStore(clock.now)
+	ls.observe("day:old", 10, time.Hour)
+	ls.addPending("month:old", 5, time.Hour)
+	ls.check(keySet{rpm: "rpm"}, Limits{RPM: 60, RPMBurst: 60}, 0, false)
+	if !ls.hasPending() {
+		t.Fatal("pending delta not recorded")
+	}
+	clock.add(2 * time.Hour)
+	ls.observe("day:new", 1, time.Hour) // healthy traffic triggers the sweep
+	if len(ls.counters) != 1 || len(ls.tats) != 0 || ls.hasPending() {
+		t.Fatalf("after expiry: %d counters, %d TATs, pending=%v; want 1, 0, false", len(ls.counters), len(ls.tats), ls.hasPending())
+	}
+}

@@ -56,10 +56,13 @@ type Limits struct {
 	RPMBurst int64 // requests admitted at once; 0 means RPM
 	TPM      int64 // tokens per minute
 	TPMBurst int64 // tokens admitted at once; 0 means TPM
-	// DailyTokens is the token quota per local day (Options.Location).
+	// DailyTokens is the token quota per local day (Options.Location). A
+	// request is rejected when used + estimate > quota, and once the quota
+	// is used up even without an estimate.
 	DailyTokens int64
 	// MonthlyBudgetMicros is the caller's budget for the local calendar month
-	// across all tiers, in micro-units of currency.
+	// across all tiers (pass the same value with every tier), in micro-units
+	// of currency. A request is rejected once spent >= budget.
 	MonthlyBudgetMicros int64
 }
 

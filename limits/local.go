@@ -166,6 +166,7 @@ func (s *localStore) settle(k keySet, r Reservation, delta, cost int64) {
 func (s *localStore) observe(key string, v int64, ttl time.Duration) {
 	now := s.now()
 	s.mu.Lock()
+	s.sweepLocked(now) // counters are observed while healthy too: keep them bounded
 	c := s.counterLocked(key, ttl, now)
 	c.known = v
 	s.mu.Unlock()
