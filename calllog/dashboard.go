@@ -20,7 +20,9 @@ const (
 
 // SeriesQuery selects a dashboard time series from call_stats.
 type SeriesQuery struct {
-	From, To time.Time // hours in [From, To)
+	// From and To select the hours in [From, To). A zero To is now; a zero
+	// From is 24 hours before To.
+	From, To time.Time
 	// Step is the point width: time.Hour (default) or 24*time.Hour
 	// (UTC days).
 	Step time.Duration
@@ -71,6 +73,12 @@ func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
 		group = q.GroupBy
 	default:
 		return nil, fmt.Errorf("%w: unknown grouping %q", ErrInvalidFilter, q.GroupBy)
+	}
+	if q.To.IsZero() {
+		q.To = time.Now()
+	}
+	if q.From.IsZero() {
+		q.From = q.To.Add(-24 * time.Hour)
 	}
 	args := []any{q.From, q.To}
 	where := []string{"hour >= $1", "hour < $2"}
@@ -211,8 +219,11 @@ type CostRow struct {
 }
 
 // Costs returns the cost roll-ups of the UTC days overlapping [from, to),
-// ordered by day, caller, tier, logic model and currency.
+// ordered by day, caller, tier, logic model and currency. A zero to is now.
 func Costs(ctx context.Context, db Queryer, from, to time.Time) ([]CostRow, error) {
+	if to.IsZero() {
+		to = time.Now()
+	}
 	first := utcDay(from)
 	end := utcDay(to)
 	if end.Before(to) {

@@ -176,3 +176,28 @@ func TestRequestID(t *testing.T) {
 		}
 	}
 }
+
+func TestLatencyBucket(t *testing.T) {
+	for _, tt := range []struct{ ms, want int }{
+		{-5, 0}, {0, 0}, {9, 0}, {10, 1}, {24, 1}, {25, 2}, {999, 8}, {1000, 9},
+		{179999, 23}, {180000, 24}, {1 << 30, 24},
+	} {
+		if got := latencyBucket(tt.ms); got != tt.want {
+			t.Errorf("latencyBucket(%d) = %d, want %d", tt.ms, got, tt.want)
+		}
+	}
+}
+
+func TestDecimalSumIsExact(t *testing.T) {
+	var d decimalSum
+	if d.String() != "0" {
+		t.Errorf("empty sum = %s", d.String())
+	}
+	for _, c := range []float64{0.1, 0.2, 0.0000125, 3} {
+		d.add(&c)
+	}
+	d.add(nil)
+	if got := d.String(); got != "3.3000125" {
+		t.Errorf("sum = %s, want 3.3000125", got)
+	}
+}

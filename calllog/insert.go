@@ -1,11 +1,17 @@
 package calllog
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"math/big"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/lib/pq"
 )
 
 // LatencyBucketBounds are the bucket bounds of call_stats.latency_hist in
@@ -21,6 +27,12 @@ var LatencyBucketBounds = [...]int{
 // latencyBuckets is the number of histogram buckets.
 const latencyBuckets = len(LatencyBucketBounds) + 1
 
+// latencyBucket returns the histogram bucket of a latency.
+func latencyBucket(ms int) int {
+	n, _ := slices.BinarySearch(LatencyBucketBounds[:], ms+1)
+	return n
+}
+
 // stagingDDL creates the per-connection staging table COPY writes into.
 // ON COMMIT DELETE ROWS empties it at the end of every batch's transaction.
 const stagingDDL = `CREATE TEMP TABLE IF NOT EXISTS call_logs_staging
@@ -28,70 +40,45 @@ const stagingDDL = `CREATE TEMP TABLE IF NOT EXISTS call_logs_staging
 
 var copyStmt = "COPY call_logs_staging (" + columnList + ") FROM STDIN"
 
-// mergeSQL moves the staged batch into call_logs and increments the roll-ups
-// in one statement. Only the rows the insert returns — those not already
-// present — feed cost_rollups and call_stats, so replaying a batch never
-// counts a row twice. Roll-up rows are inserted in key order so concurrent
-// writers lock them in the same order.
-var mergeSQL = buildMergeSQL()
-
-func buildMergeSQL() string {
-	var hist, histAdd []string
-	for i := range latencyBuckets {
-		cond := "status <> 'rejected'"
-		if i > 0 {
-			cond += " AND latency_ms >= " + strconv.Itoa(LatencyBucketBounds[i-1])
-		}
-		if i < len(LatencyBucketBounds) {
-			cond += " AND latency_ms < " + strconv.Itoa(LatencyBucketBounds[i])
-		}
-		hist = append(hist, "count(*) FILTER (WHERE "+cond+")")
-		n := strconv.Itoa(i + 1)
-		histAdd = append(histAdd, "s.latency_hist["+n+"] + EXCLUDED.latency_hist["+n+"]")
-	}
-	return `WITH ins AS (
-    INSERT INTO call_logs (` + columnList + `)
+// moveStmt moves the staged batch into call_logs and returns the keys of
+// the rows that were new; rows already present (a replay) are skipped.
+var moveStmt = `INSERT INTO call_logs (` + columnList + `)
     SELECT ` + columnList + ` FROM call_logs_staging
     ON CONFLICT DO NOTHING
-    RETURNING at, caller, tier, logic_model, currency, status, latency_ms,
-        prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost
-), keyed AS (
-    SELECT *, coalesce(caller, '') AS k_caller, coalesce(tier, '') AS k_tier,
-        coalesce(logic_model, '') AS k_logic_model, coalesce(currency, '') AS k_currency
-    FROM ins
-), rollup AS (
-    INSERT INTO cost_rollups AS r (day, caller, tier, logic_model, currency, requests, errors,
-        prompt_tokens, completion_tokens, cached_tokens, cost)
-    SELECT (at AT TIME ZONE 'UTC')::date, k_caller, k_tier, k_logic_model, k_currency,
-        count(*), count(*) FILTER (WHERE status = 'upstream_error'),
-        coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
-        coalesce(sum(cached_tokens), 0), coalesce(sum(cost), 0)
-    FROM keyed
-    GROUP BY 1, 2, 3, 4, 5
-    ORDER BY 1, 2, 3, 4, 5
+    RETURNING (extract(epoch FROM at) * 1000000)::bigint, request_id`
+
+const costRollupStmt = `INSERT INTO cost_rollups AS r (day, caller, tier, logic_model, currency,
+        requests, errors, prompt_tokens, completion_tokens, cached_tokens, cost)
+    SELECT * FROM unnest($1::date[], $2::text[], $3::text[], $4::text[], $5::text[],
+        $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::numeric[])
     ON CONFLICT (day, caller, tier, logic_model, currency) DO UPDATE SET
         requests = r.requests + EXCLUDED.requests,
         errors = r.errors + EXCLUDED.errors,
         prompt_tokens = r.prompt_tokens + EXCLUDED.prompt_tokens,
         completion_tokens = r.completion_tokens + EXCLUDED.completion_tokens,
         cached_tokens = r.cached_tokens + EXCLUDED.cached_tokens,
-        cost = r.cost + EXCLUDED.cost
-), stats AS (
-    INSERT INTO call_stats AS s (hour, caller, tier, logic_model, currency, requests, errors,
+        cost = r.cost + EXCLUDED.cost`
+
+var callStatsStmt = buildCallStatsStmt()
+
+func buildCallStatsStmt() string {
+	add := make([]string, latencyBuckets)
+	for i := range add {
+		n := strconv.Itoa(i + 1)
+		add[i] = "s.latency_hist[" + n + "] + EXCLUDED.latency_hist[" + n + "]"
+	}
+	return `INSERT INTO call_stats AS s (hour, caller, tier, logic_model, currency, requests, errors,
         rejected, cancelled, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens,
         cost, latency_sum_ms, latency_hist)
-    SELECT date_trunc('hour', at, 'UTC'), k_caller, k_tier, k_logic_model, k_currency,
-        count(*), count(*) FILTER (WHERE status = 'upstream_error'),
-        count(*) FILTER (WHERE status = 'rejected'),
-        count(*) FILTER (WHERE status = 'client_cancelled'),
-        coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
-        coalesce(sum(cached_tokens), 0), coalesce(sum(reasoning_tokens), 0),
-        coalesce(sum(cost), 0),
-        coalesce(sum(latency_ms) FILTER (WHERE status <> 'rejected'), 0),
-        ARRAY[` + strings.Join(hist, ",\n            ") + `]
-    FROM keyed
-    GROUP BY 1, 2, 3, 4, 5
-    ORDER BY 1, 2, 3, 4, 5
+    SELECT hour, caller, tier, logic_model, currency, requests, errors, rejected, cancelled,
+        prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, latency_sum_ms,
+        latency_hist::bigint[]
+    FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[],
+        $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[],
+        $12::bigint[], $13::bigint[], $14::numeric[], $15::bigint[], $16::text[])
+        AS u(hour, caller, tier, logic_model, currency, requests, errors, rejected, cancelled,
+            prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost,
+            latency_sum_ms, latency_hist)
     ON CONFLICT (hour, caller, tier, logic_model, currency) DO UPDATE SET
         requests = s.requests + EXCLUDED.requests,
         errors = s.errors + EXCLUDED.errors,
@@ -103,12 +90,14 @@ func buildMergeSQL() string {
         reasoning_tokens = s.reasoning_tokens + EXCLUDED.reasoning_tokens,
         cost = s.cost + EXCLUDED.cost,
         latency_sum_ms = s.latency_sum_ms + EXCLUDED.latency_sum_ms,
-        latency_hist = ARRAY[` + strings.Join(histAdd, ",\n            ") + `]
-)
-SELECT count(*) FROM ins`
+        latency_hist = ARRAY[` + strings.Join(add, ", ") + `]`
 }
 
-// insertBatch stores recs (already normalized) and returns how many were new.
+// insertBatch stores recs (already normalized) and returns how many were
+// new. In one transaction it copies them into the staging table, moves them
+// into call_logs skipping rows already present, and adds only the rows the
+// insert returned to cost_rollups and call_stats, so replaying a batch never
+// counts a row twice.
 func insertBatch(ctx context.Context, db *sql.DB, recs []Record) (inserted int, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -122,28 +111,264 @@ func insertBatch(ctx context.Context, db *sql.DB, recs []Record) (inserted int, 
 	if _, err = tx.ExecContext(ctx, stagingDDL); err != nil {
 		return 0, fmt.Errorf("calllog: create staging table: %w", err)
 	}
-	stmt, err := tx.PrepareContext(ctx, copyStmt)
+	if err = copyRecords(ctx, tx, recs); err != nil {
+		return 0, err
+	}
+	fresh, err := moveStaged(ctx, tx, len(recs))
 	if err != nil {
-		return 0, fmt.Errorf("calllog: start copy: %w", err)
+		return 0, err
 	}
-	for i := range recs {
-		if _, err = stmt.ExecContext(ctx, recs[i].values()...); err != nil {
-			_ = stmt.Close()
-			return 0, fmt.Errorf("calllog: copy: %w", err)
+	if len(fresh) > 0 {
+		ru := newRollups()
+		for i := range recs {
+			k := rowKey{recs[i].At.UnixMicro(), recs[i].RequestID}
+			if _, ok := fresh[k]; ok {
+				delete(fresh, k) // a record twice in one batch is one row
+				ru.add(&recs[i])
+				inserted++
+			}
 		}
-	}
-	if _, err = stmt.ExecContext(ctx); err != nil {
-		_ = stmt.Close()
-		return 0, fmt.Errorf("calllog: copy: %w", err)
-	}
-	if err = stmt.Close(); err != nil {
-		return 0, fmt.Errorf("calllog: copy: %w", err)
-	}
-	if err = tx.QueryRowContext(ctx, mergeSQL).Scan(&inserted); err != nil {
-		return 0, fmt.Errorf("calllog: merge batch: %w", err)
+		if err = ru.store(ctx, tx); err != nil {
+			return 0, err
+		}
 	}
 	if err = tx.Commit(); err != nil {
 		return 0, fmt.Errorf("calllog: commit: %w", err)
 	}
 	return inserted, nil
+}
+
+func copyRecords(ctx context.Context, tx *sql.Tx, recs []Record) error {
+	stmt, err := tx.PrepareContext(ctx, copyStmt)
+	if err != nil {
+		return fmt.Errorf("calllog: start copy: %w", err)
+	}
+	defer stmt.Close()
+	for i := range recs {
+		if _, err := stmt.ExecContext(ctx, recs[i].values()...); err != nil {
+			return fmt.Errorf("calllog: copy: %w", err)
+		}
+	}
+	if _, err := stmt.ExecContext(ctx); err != nil {
+		return fmt.Errorf("calllog: copy: %w", err)
+	}
+	return nil
+}
+
+type rowKey struct {
+	atMicros  int64
+	requestID string
+}
+
+func moveStaged(ctx context.Context, tx *sql.Tx, n int) (map[rowKey]struct{}, error) {
+	rows, err := tx.QueryContext(ctx, moveStmt)
+	if err != nil {
+		return nil, fmt.Errorf("calllog: insert batch: %w", err)
+	}
+	defer rows.Close()
+	fresh := make(map[rowKey]struct{}, n)
+	for rows.Next() {
+		var k rowKey
+		if err := rows.Scan(&k.atMicros, &k.requestID); err != nil {
+			return nil, fmt.Errorf("calllog: insert batch: %w", err)
+		}
+		fresh[k] = struct{}{}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("calllog: insert batch: %w", err)
+	}
+	return fresh, nil
+}
+
+// rollupKey is a roll-up row's key; text columns hold "" for NULL.
+type rollupKey struct {
+	at                                 time.Time // UTC day or hour
+	caller, tier, logicModel, currency string
+}
+
+func compareRollupKeys(a, b rollupKey) int {
+	return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.caller, b.caller), cmp.Compare(a.tier, b.tier),
+		cmp.Compare(a.logicModel, b.logicModel), cmp.Compare(a.currency, b.currency))
+}
+
+type costRollup struct {
+	requests, errors, prompt, completion, cached int64
+	cost                                         decimalSum
+}
+
+type callStat struct {
+	requests, errors, rejected, cancelled         int64
+	prompt, completion, cached, reasoning, latSum int64
+	cost                                          decimalSum
+	hist                                          [latencyBuckets]int64
+}
+
+// rollups accumulates one batch's increments of cost_rollups and call_stats.
+type rollups struct {
+	costs map[rollupKey]*costRollup
+	stats map[rollupKey]*callStat
+}
+
+func newRollups() *rollups {
+	return &rollups{costs: map[rollupKey]*costRollup{}, stats: map[rollupKey]*callStat{}}
+}
+
+func (ru *rollups) add(r *Record) {
+	at := r.At.UTC()
+	key := rollupKey{caller: r.Caller, tier: r.Tier, logicModel: r.LogicModel, currency: r.Currency}
+
+	key.at = utcDay(at)
+	c := ru.costs[key]
+	if c == nil {
+		c = &costRollup{}
+		ru.costs[key] = c
+	}
+	c.requests++
+	if r.Status == StatusUpstreamError {
+		c.errors++
+	}
+	c.prompt += deref(r.PromptTokens)
+	c.completion += deref(r.CompletionTokens)
+	c.cached += deref(r.CachedTokens)
+	c.cost.add(r.Cost)
+
+	key.at = at.Truncate(time.Hour)
+	s := ru.stats[key]
+	if s == nil {
+		s = &callStat{}
+		ru.stats[key] = s
+	}
+	s.requests++
+	switch r.Status {
+	case StatusUpstreamError:
+		s.errors++
+	case StatusRejected:
+		s.rejected++
+	case StatusClientCancelled:
+		s.cancelled++
+	}
+	s.prompt += deref(r.PromptTokens)
+	s.completion += deref(r.CompletionTokens)
+	s.cached += deref(r.CachedTokens)
+	s.reasoning += deref(r.ReasoningTokens)
+	s.cost.add(r.Cost)
+	if r.Status != StatusRejected { // a rejection's latency is ours, not a model's
+		s.latSum += int64(r.LatencyMS)
+		s.hist[latencyBucket(r.LatencyMS)]++
+	}
+}
+
+// store upserts the increments in key order, so that concurrent writers
+// lock roll-up rows in the same order and cannot deadlock on them.
+func (ru *rollups) store(ctx context.Context, tx *sql.Tx) error {
+	keys := sortedKeys(ru.costs)
+	var (
+		days, callers, tiers, models, currencies  []string
+		requests, errs, prompt, completion, cache []int64
+		costs                                     []string
+	)
+	for _, k := range keys {
+		c := ru.costs[k]
+		days = append(days, k.at.Format(time.DateOnly))
+		callers, tiers = append(callers, k.caller), append(tiers, k.tier)
+		models, currencies = append(models, k.logicModel), append(currencies, k.currency)
+		requests, errs = append(requests, c.requests), append(errs, c.errors)
+		prompt, completion, cache = append(prompt, c.prompt), append(completion, c.completion), append(cache, c.cached)
+		costs = append(costs, c.cost.String())
+	}
+	if _, err := tx.ExecContext(ctx, costRollupStmt, pq.Array(days), pq.Array(callers), pq.Array(tiers),
+		pq.Array(models), pq.Array(currencies), pq.Array(requests), pq.Array(errs), pq.Array(prompt),
+		pq.Array(completion), pq.Array(cache), pq.Array(costs)); err != nil {
+		return fmt.Errorf("calllog: update cost roll-ups: %w", err)
+	}
+
+	keys = sortedKeys(ru.stats)
+	var (
+		hours                                          []string
+		rejected, cancelled, reasoning, latSum         []int64
+		hists                                          []string
+		sCallers, sTiers, sModels, sCurrencies, sCosts []string
+		sRequests, sErrs, sPrompt, sCompletion, sCache []int64
+	)
+	for _, k := range keys {
+		s := ru.stats[k]
+		hours = append(hours, k.at.Format(time.RFC3339))
+		sCallers, sTiers = append(sCallers, k.caller), append(sTiers, k.tier)
+		sModels, sCurrencies = append(sModels, k.logicModel), append(sCurrencies, k.currency)
+		sRequests, sErrs = append(sRequests, s.requests), append(sErrs, s.errors)
+		rejected, cancelled = append(rejected, s.rejected), append(cancelled, s.cancelled)
+		sPrompt, sCompletion = append(sPrompt, s.prompt), append(sCompletion, s.completion)
+		sCache, reasoning = append(sCache, s.cached), append(reasoning, s.reasoning)
+		sCosts, latSum = append(sCosts, s.cost.String()), append(latSum, s.latSum)
+		hists = append(hists, histLiteral(s.hist[:]))
+	}
+	if _, err := tx.ExecContext(ctx, callStatsStmt, pq.Array(hours), pq.Array(sCallers), pq.Array(sTiers),
+		pq.Array(sModels), pq.Array(sCurrencies), pq.Array(sRequests), pq.Array(sErrs), pq.Array(rejected),
+		pq.Array(cancelled), pq.Array(sPrompt), pq.Array(sCompletion), pq.Array(sCache), pq.Array(reasoning),
+		pq.Array(sCosts), pq.Array(latSum), pq.Array(hists)); err != nil {
+		return fmt.Errorf("calllog: update call stats: %w", err)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[rollupKey]V) []rollupKey {
+	keys := make([]rollupKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareRollupKeys)
+	return keys
+}
+
+func histLiteral(h []int64) string {
+	b := make([]byte, 0, 4*len(h))
+	b = append(b, '{')
+	for i, v := range h {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return string(append(b, '}'))
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// decimalSum adds costs exactly as PostgreSQL's numeric would: each float64
+// is taken at the decimal value the driver sends for it (the shortest
+// representation), so a roll-up equals the sum of its call logs' costs.
+type decimalSum struct {
+	sum   *big.Rat
+	scale int // most digits after the decimal point seen
+}
+
+func (d *decimalSum) add(cost *float64) {
+	if cost == nil {
+		return
+	}
+	s := strconv.FormatFloat(*cost, 'f', -1, 64)
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		d.scale = max(d.scale, len(s)-i-1)
+	}
+	v, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return
+	}
+	if d.sum == nil {
+		d.sum = v
+		return
+	}
+	d.sum.Add(d.sum, v)
+}
+
+func (d *decimalSum) String() string {
+	if d.sum == nil {
+		return "0"
+	}
+	return d.sum.FloatString(d.scale)
 }

@@ -131,7 +131,7 @@ func DropPartitions(ctx context.Context, db *sql.DB, now time.Time, retention ti
 		if p.day.AddDate(0, 0, 1).After(cutoff) {
 			continue
 		}
-		if _, err := db.ExecContext(ctx, `DROP TABLE IF EXISTS `+qualify(schema, p.name)); err != nil {
+		if err := dropPartition(ctx, db, qualify(schema, p.name)); err != nil {
 			return dropped, fmt.Errorf("calllog: drop partition %s: %w", p.name, err)
 		}
 		dropped = append(dropped, p.name)
@@ -140,6 +140,24 @@ func DropPartitions(ctx context.Context, db *sql.DB, now time.Time, retention ti
 		return dropped, fmt.Errorf("calllog: trim default partition: %w", err)
 	}
 	return dropped, nil
+}
+
+// dropPartition drops a partition. That locks call_logs exclusively for a
+// moment; the lock timeout keeps a long search from stalling ingestion
+// behind the queued lock (the next run retries).
+func dropPartition(ctx context.Context, db *sql.DB, qualified string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = '5s'`); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+qualified); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 type partition struct {

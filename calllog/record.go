@@ -29,6 +29,8 @@ var ErrInvalidRecord = errors.New("calllog: invalid record")
 // nil means unknown (usage not reported, call not priced, no first chunk),
 // which is kept distinct from 0.
 type Record struct {
+	// At is when the request arrived; with RequestID it is the row's key,
+	// and it decides the partition and the roll-up day and hour (UTC).
 	At                time.Time       `json:"at"`
 	RequestID         string          `json:"request_id"`
 	CallerID          *int64          `json:"caller_id,omitempty"`
@@ -41,12 +43,12 @@ type Record struct {
 	DeploymentID      *int64          `json:"deployment_id,omitempty"`
 	Provider          string          `json:"provider,omitempty"`
 	KeyFingerprint    string          `json:"key_fingerprint,omitempty"`
-	Status            string          `json:"status"`
+	Status            string          `json:"status"` // StatusOK, StatusUpstreamError, StatusRejected or StatusClientCancelled
 	ErrorClass        string          `json:"error_class,omitempty"`
 	ErrorCode         string          `json:"error_code,omitempty"`
 	HTTPStatus        int             `json:"http_status"`
-	LatencyMS         int             `json:"latency_ms"`
-	TTFCMS            *int            `json:"ttfc_ms,omitempty"`
+	LatencyMS         int             `json:"latency_ms"`        // arrival to last byte
+	TTFCMS            *int            `json:"ttfc_ms,omitempty"` // arrival to first content chunk (streams)
 	PromptTokens      *int64          `json:"prompt_tokens,omitempty"`
 	CompletionTokens  *int64          `json:"completion_tokens,omitempty"`
 	CachedTokens      *int64          `json:"cached_tokens,omitempty"`
@@ -55,9 +57,9 @@ type Record struct {
 	Currency          string          `json:"currency,omitempty"`
 	Stream            bool            `json:"stream,omitempty"`
 	IdempotencyReplay bool            `json:"idempotency_replay,omitempty"`
-	Fallback          string          `json:"fallback,omitempty"`
+	Fallback          string          `json:"fallback,omitempty"` // e.g. "policy shared → group general"
 	ConfigVersion     *int64          `json:"config_version,omitempty"`
-	Attempts          json.RawMessage `json:"attempts,omitempty"`
+	Attempts          json.RawMessage `json:"attempts,omitempty"` // the attempt trail, stored as given (jsonb)
 }
 
 // ValidStatus reports whether s is one of the call statuses.

@@ -60,52 +60,10 @@ const (
 // (at, request_id), so rows with equal timestamps are neither repeated nor
 // skipped, and rows written meanwhile do not shift later pages.
 func Search(ctx context.Context, db Queryer, f Filter) (Page, error) {
-	limit := f.Limit
-	if limit <= 0 {
-		limit = defaultPageSize
+	q, args, limit, err := searchQuery(f)
+	if err != nil {
+		return Page{}, err
 	}
-	limit = min(limit, maxPageSize)
-	if f.Status != "" && !ValidStatus(f.Status) {
-		return Page{}, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
-	}
-
-	var (
-		where []string
-		args  []any
-	)
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
-	}
-	if !f.From.IsZero() {
-		add("at >= ?", f.From)
-	}
-	if !f.To.IsZero() {
-		add("at < ?", f.To)
-	}
-	for _, eq := range []struct{ col, v string }{
-		{"caller", f.Caller}, {"tier", f.Tier}, {"logic_model", f.LogicModel},
-		{"provider", f.Provider}, {"status", f.Status}, {"error_class", f.ErrorClass},
-		{"request_id", f.RequestID},
-	} {
-		if eq.v != "" {
-			add(eq.col+" = ?", eq.v)
-		}
-	}
-	if f.Cursor != "" {
-		at, id, err := decodeCursor(f.Cursor)
-		if err != nil {
-			return Page{}, err
-		}
-		args = append(args, at, id)
-		where = append(where, fmt.Sprintf("(at, request_id) < ($%d, $%d)", len(args)-1, len(args)))
-	}
-	q := "SELECT " + columnList + " FROM call_logs"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY at DESC, request_id DESC LIMIT " + strconv.Itoa(limit+1)
-
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return Page{}, fmt.Errorf("calllog: search: %w", err)
@@ -128,6 +86,56 @@ func Search(ctx context.Context, db Queryer, f Filter) (Page, error) {
 		p.Next = encodeCursor(last.At, last.RequestID)
 	}
 	return p, nil
+}
+
+// searchQuery builds Search's SQL; it fetches limit+1 rows to learn whether
+// there is a next page.
+func searchQuery(f Filter) (q string, args []any, limit int, err error) {
+	limit = f.Limit
+	if limit <= 0 {
+		limit = defaultPageSize
+	}
+	limit = min(limit, maxPageSize)
+	if f.Status != "" && !ValidStatus(f.Status) {
+		return "", nil, 0, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
+	}
+
+	var where []string
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if !f.From.IsZero() {
+		add("at >= ?", f.From)
+	}
+	if !f.To.IsZero() {
+		add("at < ?", f.To)
+	}
+	for _, eq := range []struct{ col, v string }{
+		{"caller", f.Caller}, {"tier", f.Tier}, {"logic_model", f.LogicModel},
+		{"provider", f.Provider}, {"status", f.Status}, {"error_class", f.ErrorClass},
+		{"request_id", f.RequestID},
+	} {
+		if eq.v != "" {
+			add(eq.col+" = ?", eq.v)
+		}
+	}
+	if f.Cursor != "" {
+		at, id, err := decodeCursor(f.Cursor)
+		if err != nil {
+			return "", nil, 0, err
+		}
+		// The plain "at <=" lets the planner prune newer partitions; the
+		// row comparison is the exact keyset condition.
+		args = append(args, at, id)
+		where = append(where, fmt.Sprintf("at <= $%d AND (at, request_id) < ($%d, $%d)", len(args)-1, len(args)-1, len(args)))
+	}
+	q = "SELECT " + columnList + " FROM call_logs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY at DESC, request_id DESC LIMIT " + strconv.Itoa(limit+1)
+	return q, args, limit, nil
 }
 
 // The cursor is base64url("<unix microseconds>:<request id>"): opaque to

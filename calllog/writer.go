@@ -26,6 +26,10 @@ type WriterOptions struct {
 	// be shared by two running Writers. Spill left by a previous process is
 	// replayed.
 	SpillDir string
+	// Workers is how many batches are inserted concurrently (default 2):
+	// while one transaction waits for its commit to be flushed, another
+	// copies its rows.
+	Workers int
 	// InsertTimeout bounds one batch's transaction (default 10s).
 	InsertTimeout time.Duration
 	// RetryMin and RetryMax bound the backoff while PostgreSQL is failing
@@ -34,8 +38,8 @@ type WriterOptions struct {
 	// Logger receives state changes (PostgreSQL down / back) and failures.
 	// Default slog.Default().
 	Logger *slog.Logger
-	// OnFlush, if set, is called from the writer's goroutine after every
-	// batch, for metrics. It must not block.
+	// OnFlush, if set, is called after every batch, for metrics; calls may
+	// come from several goroutines at once. It must not block.
 	OnFlush func(FlushStats)
 }
 
@@ -77,7 +81,9 @@ type Writer struct {
 
 	written, spilled, replayed, deadLettered, lost atomic.Int64
 
-	// Owned by the run goroutine.
+	replaying atomic.Bool // a worker is replaying the spill file
+
+	stateMu   sync.Mutex // guards the PostgreSQL health below
 	downUntil time.Time
 	backoff   time.Duration
 	down      bool
@@ -100,6 +106,9 @@ func NewWriter(db *sql.DB, opts WriterOptions) (*Writer, error) {
 	}
 	if opts.FlushInterval <= 0 {
 		opts.FlushInterval = 200 * time.Millisecond
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 2
 	}
 	if opts.InsertTimeout <= 0 {
 		opts.InsertTimeout = 10 * time.Second
@@ -193,56 +202,103 @@ func (w *Writer) Close(ctx context.Context) error {
 	return w.spool.close()
 }
 
+// job is a unit of work for the insert workers: a batch from the queue, or
+// a turn at replaying the spill file.
+type job struct {
+	batch  []Record
+	replay bool
+}
+
+// run assembles batches from the queue and hands them to the workers. When
+// all workers are busy it stops draining the queue, which then fills up and
+// overflows into the spill file: memory stays bounded and Write never waits.
 func (w *Writer) run() {
 	defer close(w.done)
+	batches := make(chan job)
+	var workers sync.WaitGroup
+	for range w.opts.Workers {
+		workers.Go(func() { w.work(batches) })
+	}
 	ticker := time.NewTicker(w.opts.FlushInterval)
 	defer ticker.Stop()
 	batch := make([]Record, 0, w.opts.BatchSize)
-	ctx := context.Background()
 	for {
 		select {
 		case r, ok := <-w.ch:
 			if !ok {
-				w.shutdown(batch)
+				if len(batch) > 0 {
+					batches <- job{batch: batch}
+				}
+				close(batches)
+				workers.Wait()
+				w.shutdown()
 				return
 			}
 			batch = append(batch, r)
 			if len(batch) >= w.opts.BatchSize {
-				w.flush(ctx, batch)
-				batch = batch[:0]
+				batches <- job{batch: batch}
+				batch = make([]Record, 0, w.opts.BatchSize)
 			}
 		case <-ticker.C:
 			if len(batch) > 0 {
-				w.flush(ctx, batch)
-				batch = batch[:0]
+				batches <- job{batch: batch}
+				batch = make([]Record, 0, w.opts.BatchSize)
 			}
 			if err := w.spool.sync(); err != nil {
 				w.log.Error("call-log spill fsync failed", "err", err)
 			}
-			w.replay(ctx, 10)
+			if w.spool.pending() && !w.isDown() && !w.replaying.Load() {
+				select {
+				case batches <- job{replay: true}: // only if a worker is idle
+				default:
+				}
+			}
 		}
 	}
 }
 
-func (w *Writer) shutdown(batch []Record) {
+func (w *Writer) work(jobs <-chan job) {
+	for j := range jobs {
+		if !j.replay {
+			w.flush(w.ctx(), j.batch)
+			continue
+		}
+		// One replayer at a time: the spool's reader is not shared.
+		if w.replaying.CompareAndSwap(false, true) {
+			w.replay(w.ctx(), 10)
+			w.replaying.Store(false)
+		}
+	}
+}
+
+// ctx is the context for database work: Close's once closing.
+func (w *Writer) ctx() context.Context {
 	w.mu.RLock()
-	ctx := w.closeCtx
-	w.mu.RUnlock()
-	if len(batch) > 0 {
-		w.flush(ctx, batch)
+	defer w.mu.RUnlock()
+	if w.closeCtx != nil {
+		return w.closeCtx
 	}
-	// Every replayed batch either commits or stops the replay; -1: no limit.
-	if ctx.Err() == nil {
-		w.downUntil = time.Time{} // one more try, whatever the backoff says
-		w.replay(ctx, -1)
+	return context.Background()
+}
+
+// shutdown runs after the queue is drained and the workers have stopped:
+// it replays the spill file while PostgreSQL and Close's context allow.
+func (w *Writer) shutdown() {
+	ctx := w.ctx()
+	if ctx.Err() != nil {
+		return
 	}
+	w.stateMu.Lock()
+	w.downUntil = time.Time{} // one more try, whatever the backoff says
+	w.stateMu.Unlock()
+	w.replay(ctx, -1)
 }
 
 // flush stores batch, or spills it when PostgreSQL is failing.
 func (w *Writer) flush(ctx context.Context, batch []Record) {
 	start := time.Now()
 	st := FlushStats{Records: len(batch)}
-	if start.Before(w.downUntil) {
+	if w.isDown() {
 		st.Err = errDown
 		w.spillRecords(batch, true, &st)
 	} else {
@@ -291,7 +347,7 @@ func (w *Writer) insert(ctx context.Context, batch []Record) (int, error) {
 // negative), stopping early when the queue fills up.
 func (w *Writer) replay(ctx context.Context, maxBatches int) {
 	for i := 0; maxBatches < 0 || i < maxBatches; i++ {
-		if !w.spool.pending() || time.Now().Before(w.downUntil) || ctx.Err() != nil {
+		if !w.spool.pending() || w.isDown() || ctx.Err() != nil {
 			return
 		}
 		if maxBatches >= 0 && len(w.ch) > cap(w.ch)/2 {
@@ -395,7 +451,17 @@ func (w *Writer) deadLetter(recs []Record, cause error) {
 		"records", len(recs), "request_id", recs[0].RequestID, "err", cause)
 }
 
+// isDown reports whether PostgreSQL failed recently enough that batches
+// should go straight to the spill file.
+func (w *Writer) isDown() bool {
+	w.stateMu.Lock()
+	defer w.stateMu.Unlock()
+	return time.Now().Before(w.downUntil)
+}
+
 func (w *Writer) markDown(err error) {
+	w.stateMu.Lock()
+	defer w.stateMu.Unlock()
 	if !w.down {
 		w.log.Warn("call-log store unavailable, spilling to disk", "err", err, "spill_dir", w.opts.SpillDir)
 	}
@@ -405,6 +471,8 @@ func (w *Writer) markDown(err error) {
 }
 
 func (w *Writer) markUp() {
+	w.stateMu.Lock()
+	defer w.stateMu.Unlock()
 	if w.down {
 		w.log.Info("call-log store available again, replaying spill", "spill_bytes", w.SpillBytes())
 	}

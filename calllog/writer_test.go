@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -235,6 +236,11 @@ func TestReplayedRecordsAreStoredAndCountedOnce(t *testing.T) {
 	if n := countRows(t, db, `SELECT count(DISTINCT request_id) FROM call_logs`); n != want {
 		t.Errorf("distinct request ids = %d, want %d", n, want)
 	}
+	var exact bool
+	if err := db.QueryRow(`SELECT (SELECT sum(cost) FROM call_logs) = (SELECT sum(cost) FROM cost_rollups)
+		AND (SELECT sum(cost) FROM call_logs) = (SELECT sum(cost) FROM call_stats)`).Scan(&exact); err != nil || !exact {
+		t.Errorf("roll-up cost differs from the sum of call-log costs (%v)", err)
+	}
 	costReq, costPrompt, statReq, statHist := rollupTotals(t, db, "replayer")
 	if costReq != want || costPrompt != want*100 || statReq != want || statHist != want {
 		t.Errorf("roll-ups: cost requests %d, prompt tokens %d, stat requests %d, histogram %d; want %d, %d, %d, %d",
@@ -251,12 +257,19 @@ func TestOutageSpillsThenReplaysEveryRecordOnce(t *testing.T) {
 		t.Fatalf("ping through proxy: %v", err)
 	}
 
-	var flushes []FlushStats
+	var (
+		flushMu sync.Mutex
+		flushes []FlushStats
+	)
 	w := testWriter(t, viaProxy, WriterOptions{
 		FlushInterval: 20 * time.Millisecond, BatchSize: 200,
 		RetryMin: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond,
 		InsertTimeout: 2 * time.Second,
-		OnFlush:       func(s FlushStats) { flushes = append(flushes, s) },
+		OnFlush: func(s FlushStats) {
+			flushMu.Lock()
+			defer flushMu.Unlock()
+			flushes = append(flushes, s)
+		},
 	})
 
 	// Some rows while up, then an outage in the middle of the stream.

@@ -1,0 +1,274 @@
+package calllog
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// Benchmarks (not run by plain go test):
+//
+//	go test -run XXX -bench Ingest ./calllog/
+//	go test -run XXX -bench Search10M ./calllog/                       # 100k rows
+//	go test -run XXX -bench Search10M ./calllog/ -args -rows=10000000  # the SPEC §11 figure
+//
+// The search data set is generated once per size into the schema
+// calllog_bench_<rows> and kept for the next run; -drop-bench-data removes
+// it afterwards. -explain logs EXPLAIN (ANALYZE, BUFFERS) of every search.
+var (
+	benchRows    = flag.Int("rows", 100000, "rows in BenchmarkSearch10M's data set (30 daily partitions)")
+	benchExplain = flag.Bool("explain", false, "log each benchmarked search's EXPLAIN ANALYZE")
+	benchDrop    = flag.Bool("drop-bench-data", false, "drop BenchmarkSearch10M's schema after the run")
+)
+
+// BenchmarkIngest measures rows/s through a Writer into PostgreSQL: the
+// producer writes as fast as the queue accepts (staying below the spill
+// threshold), and the clock stops when Close has stored everything.
+func BenchmarkIngest(b *testing.B) {
+	db, _ := newTestDB(b)
+	now := time.Now()
+	if err := EnsurePartitions(context.Background(), db, now.Add(-24*time.Hour), 2); err != nil {
+		b.Fatal(err)
+	}
+	callers := []string{"web", "search", "support", "batch-etl", "billing", "mobile", "ads", "docs"}
+	recs := make([]Record, b.N)
+	for i := range recs {
+		recs[i] = sampleRecord(now.Add(-time.Duration(i%3600000)*time.Millisecond), callers[i%len(callers)], i)
+	}
+	w := testWriter(b, db, WriterOptions{})
+	highWater := w.opts.BufferSize * 3 / 4
+
+	b.ResetTimer()
+	start := time.Now()
+	for i := range recs {
+		for w.Depth() > highWater {
+			time.Sleep(50 * time.Microsecond)
+		}
+		w.Write(recs[i])
+	}
+	if err := w.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "rows/s")
+	s := w.Stats()
+	b.ReportMetric(float64(s.Spilled), "spilled")
+	if n := countRows(b, db, `SELECT count(*) FROM call_logs`); n != int64(b.N) || s.Lost != 0 {
+		b.Fatalf("stored %d of %d rows (stats %+v)", n, b.N, s)
+	}
+}
+
+// benchBase is the first day of the search data set.
+var benchBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+const benchDays = 30
+
+// BenchmarkSearch10M measures Search on a generated data set of -rows rows
+// (default 100k; 10M for the SPEC figure) spread over 30 daily partitions:
+// 50 callers, 3 tiers, 10 logic models, 6 providers; 90% ok, 6% upstream
+// errors, 3% rejected, 1% cancelled.
+func BenchmarkSearch10M(b *testing.B) {
+	ctx := context.Background()
+	db, schema := benchSearchDB(b, *benchRows)
+	if *benchDrop {
+		b.Cleanup(func() { _, _ = adminDB.Exec(`DROP SCHEMA ` + pq.QuoteIdentifier(schema) + ` CASCADE`) })
+	}
+	end := benchBase.AddDate(0, 0, benchDays)
+	var someID string
+	var someAt time.Time
+	if err := db.QueryRow(`SELECT request_id, at FROM call_logs WHERE at >= $1 ORDER BY at LIMIT 1`,
+		end.AddDate(0, 0, -10)).Scan(&someID, &someAt); err != nil {
+		b.Fatal(err)
+	}
+	pageAfter := func(f Filter, pages int) Filter {
+		for range pages {
+			p, err := Search(ctx, db, f)
+			if err != nil || p.Next == "" {
+				b.Fatalf("paging: %v (next %q)", err, p.Next)
+			}
+			f.Cursor = p.Next
+		}
+		return f
+	}
+	last24h := Filter{From: end.Add(-24 * time.Hour), To: end}
+	last7d := Filter{From: end.AddDate(0, 0, -7), To: end}
+	with := func(f Filter, edit func(*Filter)) Filter { edit(&f); return f }
+
+	cases := []struct {
+		name   string
+		filter Filter
+	}{
+		{"first_page_all_time", Filter{}},
+		{"first_page_last_24h", last24h},
+		{"caller_last_7d", with(last7d, func(f *Filter) { f.Caller = "caller-7" })},
+		{"caller_all_time", Filter{Caller: "caller-7"}},
+		{"status_rejected_last_7d", with(last7d, func(f *Filter) { f.Status = StatusRejected })},
+		{"status_rejected_all_time", Filter{Status: StatusRejected}},
+		{"error_class_timeout_all_time", Filter{ErrorClass: "timeout"}},
+		{"logic_model_and_status", with(last7d, func(f *Filter) { f.LogicModel = "model-3"; f.Status = StatusUpstreamError })},
+		{"caller_tier_provider", with(last7d, func(f *Filter) { f.Caller = "caller-11"; f.Tier = "deep"; f.Provider = "provider-2" })},
+		{"page_5_last_24h", pageAfter(last24h, 4)},
+		{"page_5_caller", pageAfter(Filter{Caller: "caller-7"}, 4)},
+		{"request_id", Filter{RequestID: someID}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			if *benchExplain {
+				logExplain(b, db, c.filter)
+			}
+			rows := 0
+			for b.Loop() {
+				p, err := Search(ctx, db, c.filter)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rows = len(p.Rows)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/page")
+			b.ReportMetric(float64(rows), "rows/page")
+		})
+	}
+	b.Run("get_by_request_id", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Get(ctx, db, someID, time.Time{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/page")
+	})
+}
+
+func logExplain(b *testing.B, db *sql.DB, f Filter) {
+	b.Helper()
+	q, args, _, err := searchQuery(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows, err := db.Query("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+q, args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			b.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	b.Logf("%s\n%s", q, strings.Join(plan, "\n"))
+}
+
+// benchSearchDB returns a pool on the schema holding the data set of n rows,
+// generating it unless an earlier run did.
+func benchSearchDB(b *testing.B, n int) (*sql.DB, string) {
+	b.Helper()
+	ctx := context.Background()
+	schema := fmt.Sprintf("calllog_bench_%d", n)
+	db, err := sql.Open("postgres", withSearchPath(b, baseDSN, schema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+
+	var have sql.NullInt64
+	err = db.QueryRow(`SELECT rows FROM calllog_bench_meta`).Scan(&have)
+	if err == nil && have.Int64 == int64(n) {
+		return db, schema
+	}
+
+	b.Logf("generating %d call-log rows in schema %s (kept for later runs)", n, schema)
+	start := time.Now()
+	if _, err := adminDB.Exec(`DROP SCHEMA IF EXISTS ` + pq.QuoteIdentifier(schema) + ` CASCADE`); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := adminDB.Exec(`CREATE SCHEMA ` + pq.QuoteIdentifier(schema)); err != nil {
+		b.Fatal(err)
+	}
+	applyMigration(b, db)
+	if err := EnsurePartitions(ctx, db, benchBase, benchDays-1); err != nil {
+		b.Fatal(err)
+	}
+	perDay := (n + benchDays - 1) / benchDays
+	for d := range benchDays {
+		count := min(perDay, n-d*perDay)
+		if count <= 0 {
+			break
+		}
+		day := benchBase.AddDate(0, 0, d)
+		if err := generateDay(ctx, db, day, count); err != nil {
+			b.Fatalf("generate %s: %v", day.Format(time.DateOnly), err)
+		}
+		b.Logf("  %s: %d rows (%s)", day.Format(time.DateOnly), count, time.Since(start).Round(time.Second))
+	}
+	if _, err := db.Exec(`VACUUM (ANALYZE) call_logs`); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE calllog_bench_meta (rows bigint NOT NULL, generated_at timestamptz NOT NULL DEFAULT now());
+		INSERT INTO calllog_bench_meta (rows) VALUES (` + fmt.Sprint(n) + `)`); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("generated in %s", time.Since(start).Round(time.Second))
+	return db, schema
+}
+
+// generateDay inserts count rows evenly spread over day with
+// generate_series. Request ids are UUIDv7-shaped with the row's time.
+func generateDay(ctx context.Context, db *sql.DB, day time.Time, count int) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SET synchronous_commit = off`); err != nil {
+		return err
+	}
+	spacingUS := float64(24*time.Hour/time.Microsecond) / float64(count)
+	_, err = conn.ExecContext(ctx, `
+WITH src AS (
+    SELECT g, $1::timestamptz + (floor(g * $3::float8)::bigint * interval '1 microsecond') AS at,
+        (random() * 50)::int % 50 AS c, random() AS r1, random() AS r2, random() AS r3,
+        md5($4::text || g) AS h
+    FROM generate_series(0, $2::int - 1) AS g
+), v AS (
+    SELECT *, lpad(to_hex(floor(extract(epoch FROM at) * 1000)::bigint), 12, '0') AS ms,
+        CASE WHEN r1 < 0.90 THEN 'ok' WHEN r1 < 0.96 THEN 'upstream_error'
+             WHEN r1 < 0.99 THEN 'rejected' ELSE 'client_cancelled' END AS status,
+        (ARRAY['fast', 'standard', 'deep'])[1 + (r3 * 3)::int % 3] AS tier
+    FROM src
+)
+INSERT INTO call_logs (`+columnList+`)
+SELECT at,
+    substr(ms, 1, 8) || '-' || substr(ms, 9, 4) || '-7' || substr(h, 1, 3) || '-8' || substr(h, 4, 3) || '-' || substr(h, 7, 12),
+    c, 'caller-' || c, NULL, 'general', tier, tier,
+    CASE WHEN status <> 'rejected' THEN 'model-' || ((r2 * 10)::int % 10) END,
+    CASE WHEN status <> 'rejected' THEN (r2 * 60)::int END,
+    CASE WHEN status <> 'rejected' THEN 'provider-' || ((r2 * 60)::int % 6) END,
+    CASE WHEN status <> 'rejected' THEN 'sk-…' || substr(h, 20, 4) END,
+    status,
+    CASE status WHEN 'rejected' THEN 'rate_limited'
+        WHEN 'upstream_error' THEN (ARRAY['server', 'timeout', 'network', 'rate_limited'])[1 + (r3 * 4)::int % 4] END,
+    CASE status WHEN 'rejected' THEN 'rate_limited' WHEN 'upstream_error' THEN 'upstream_error' END,
+    CASE status WHEN 'ok' THEN 200 WHEN 'rejected' THEN 429 WHEN 'upstream_error' THEN 502 ELSE 499 END,
+    CASE WHEN status = 'rejected' THEN 1 ELSE (50 + r3 * r2 * 20000)::int END,
+    CASE WHEN tier = 'fast' THEN (20 + r3 * 500)::int END,
+    CASE WHEN status = 'ok' THEN (r2 * 4000)::bigint END,
+    CASE WHEN status = 'ok' THEN (r3 * 800)::bigint END,
+    CASE WHEN status = 'ok' THEN 0 END,
+    CASE WHEN status = 'ok' AND tier = 'deep' THEN (r3 * 2000)::bigint END,
+    CASE WHEN status = 'ok' THEN round((r2 * 0.01)::numeric, 6) END,
+    CASE WHEN status = 'ok' THEN 'USD' END,
+    tier <> 'deep', false, NULL, 42,
+    '[{"deployment_id": 1, "outcome": "ok", "latency_ms": 120}]'::jsonb
+FROM v`, day, count, spacingUS, day.Format(time.DateOnly))
+	return err
+}
