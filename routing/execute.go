@@ -1,0 +1,374 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"switchyard/routing/adapter"
+	"switchyard/routing/config"
+)
+
+// DefaultRequestTimeout is the request budget when the caller sets none.
+const DefaultRequestTimeout = 120 * time.Second
+
+// Executor runs plans against vendors.
+type Executor struct {
+	Adapters map[config.Protocol]adapter.Adapter
+	// Client is shared by every attempt; it must have no Timeout (deadlines
+	// come from each attempt's context).
+	Client *http.Client
+	State  State
+	Now    func() time.Time
+}
+
+// Call is one request to execute.
+type Call struct {
+	Batch    bool      // the caller's priority class is batch
+	Deadline time.Time // the request budget (layer 1 of the timeouts)
+}
+
+// Attempt is one entry of the attempt trail: a call made, or a step skipped
+// at run time.
+type Attempt struct {
+	Model        string `json:"model"`
+	DeploymentID int64  `json:"deployment_id,omitempty"`
+	Deployment   string `json:"deployment,omitempty"`
+	Provider     string `json:"provider,omitempty"`
+	Key          string `json:"key,omitempty"` // fingerprint only
+	Outcome      string `json:"outcome"`       // ok | failed | skipped
+	Class        string `json:"class,omitempty"`
+	Status       int    `json:"status,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+	LatencyMS    int64  `json:"latency_ms"`
+	Fallback     bool   `json:"fallback,omitempty"`
+}
+
+// Trail is the attempt trail of a request: the plan's skips, then every
+// attempt in order.
+type Trail struct {
+	Skips    []Skip    `json:"skips,omitempty"`
+	Attempts []Attempt `json:"attempts"`
+	Fallback string    `json:"fallback,omitempty"` // "policy → group X" when the fallback group served
+}
+
+// Served says which deployment and key answered.
+type Served struct {
+	Deployment     *config.RDeployment
+	KeyFingerprint string
+	Fallback       bool
+	Attempts       int
+}
+
+// Failure is what the caller is told when nothing succeeded.
+type Failure struct {
+	Status     int
+	Code       string
+	Message    string
+	Class      adapter.Class
+	RetryAfter time.Duration
+	// NoRetry asks clients not to retry (x-should-retry: false).
+	NoRetry bool
+}
+
+func (f *Failure) Error() string { return f.Code + ": " + f.Message }
+
+// attemptFn makes one call. It runs under the attempt's context; a nil
+// error means the deployment served and its finish func (if any) will be
+// called by the caller of run.
+type attemptFn func(ctx context.Context, cancel context.CancelFunc, d *config.RDeployment, t adapter.Target) error
+
+// finishFn completes a served attempt: it records the breaker outcome,
+// releases the concurrency slot and cancels the attempt context. err is the
+// error that ended a stream after it was committed (nil for success).
+type finishFn func(err error)
+
+func (e *Executor) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+// run walks the plan: for each step, for each usable key, try; the failure
+// class decides between the next key, the next step and returning at once.
+func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do attemptFn) (Served, finishFn, *Failure) {
+	tr.Skips = append(tr.Skips, p.Skips...)
+	breakers, load := e.State.Breakers, e.State.Load
+	if breakers == nil {
+		breakers = noBreakers{}
+	}
+	if load == nil {
+		load = noLoad{}
+	}
+	var last *adapter.Error
+	attempts := 0
+	for _, step := range p.Steps {
+		d := step.Deployment
+		skipNow := func(reason string) {
+			tr.Attempts = append(tr.Attempts, Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Outcome: "skipped", Reason: reason, Fallback: step.Fallback})
+		}
+		if ctx.Err() != nil {
+			return Served{}, nil, cancelled(ctx)
+		}
+		remaining := call.Deadline.Sub(e.now())
+		if remaining <= 0 {
+			return Served{}, nil, &Failure{Status: http.StatusGatewayTimeout, Code: "timeout", Class: adapter.ClassTimeout,
+				Message: "the request's time budget ran out after " + fmt.Sprint(attempts) + " attempt(s); " + describe(p, tr)}
+		}
+		ad := e.Adapters[d.Provider.Protocol]
+		if ad == nil {
+			skipNow("protocol " + string(d.Provider.Protocol) + " is not implemented")
+			continue
+		}
+		done, ok := breakers.Allow(d.ID, d.Breaker)
+		if !ok {
+			skipNow("breaker open")
+			continue
+		}
+		release, err := load.Acquire(ctx, d.ID, d.MaxConcurrency, call.Batch)
+		if err != nil {
+			done(OutcomeIgnored)
+			if ctx.Err() != nil {
+				return Served{}, nil, cancelled(ctx)
+			}
+			if errors.Is(err, ErrFull) {
+				skipNow(fmt.Sprintf("at max concurrency (%d)", d.MaxConcurrency))
+			} else {
+				skipNow("load counter unavailable: " + err.Error())
+			}
+			continue
+		}
+		var tried [16]int64
+		nTried := 0
+		isTried := func(id int64) bool {
+			for _, t := range tried[:nTried] {
+				if t == id {
+					return true
+				}
+			}
+			return false
+		}
+		outcome := OutcomeIgnored
+		for {
+			keyID, reason, ok := int64(0), "no key pool", false
+			if e.State.Keys != nil {
+				keyID, reason, ok = e.State.Keys.Pick(d.Provider.ID, d.Provider.ActiveKey, isTried)
+			} else if nTried < len(d.Provider.ActiveKey) {
+				keyID, ok = d.Provider.ActiveKey[nTried], true
+			}
+			if !ok {
+				if nTried == 0 {
+					skipNow(reason)
+				}
+				break
+			}
+			key := d.Provider.Key(keyID)
+			timeout := p.Tier.Timeout
+			if d.Timeout > 0 {
+				timeout = d.Timeout
+			}
+			if timeout <= 0 || timeout > remaining {
+				timeout = remaining
+			}
+			actx, cancel := context.WithTimeout(ctx, timeout)
+			start := e.now()
+			attempts++
+			err := do(actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, UpstreamModel: d.UpstreamModel, Client: e.Client})
+			at := Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Key: key.Fingerprint,
+				LatencyMS: e.now().Sub(start).Milliseconds(), Fallback: step.Fallback}
+			if err == nil {
+				at.Outcome = "ok"
+				tr.Attempts = append(tr.Attempts, at)
+				if step.Fallback && p.Fallback != nil {
+					tr.Fallback = "policy " + p.Fallback.Name + ": dedicated group " + p.Group.Name + " could not serve; served by shared group " + p.Fallback.Name
+				}
+				finish := func(err error) {
+					o := OutcomeSuccess
+					if err != nil {
+						if pol := classOf(ctx, err).Policy(); pol.Breaker {
+							o = OutcomeFailure
+						} else {
+							o = OutcomeIgnored
+						}
+					}
+					done(o)
+					release()
+					cancel()
+				}
+				return Served{Deployment: d, KeyFingerprint: key.Fingerprint, Fallback: step.Fallback, Attempts: attempts}, finish, nil
+			}
+			cancel()
+			class := classOf(ctx, err)
+			ue := asUpstream(err, class, timeout)
+			at.Outcome, at.Class, at.Status, at.Reason = "failed", string(class), ue.Status, ue.Message
+			tr.Attempts = append(tr.Attempts, at)
+			if class == adapter.ClassCancelled {
+				done(OutcomeIgnored)
+				release()
+				return Served{}, nil, cancelled(ctx)
+			}
+			last = ue
+			pol := class.Policy()
+			if pol.Breaker {
+				outcome = OutcomeFailure
+			}
+			if e.State.Keys != nil {
+				switch pol.Key {
+				case adapter.KeyCool:
+					e.State.Keys.Cool(keyID, ue.RetryAfter)
+				case adapter.KeyQuarantine:
+					e.State.Keys.Quarantine(keyID, quarantineReason(ue))
+				}
+			}
+			if pol.NextKey && nTried < len(tried) {
+				tried[nTried] = keyID
+				nTried++
+				continue
+			}
+			if !pol.NextCandidate {
+				done(OutcomeIgnored)
+				release()
+				return Served{}, nil, final(ue, p, tr)
+			}
+			break
+		}
+		done(outcome)
+		release()
+	}
+	if last == nil {
+		return Served{}, nil, &Failure{Status: http.StatusServiceUnavailable, Code: "no_available_model", Class: "",
+			Message: "no model is available for " + p.Target.Name() + ": " + describe(p, tr), RetryAfter: 5 * time.Second}
+	}
+	return Served{}, nil, final(last, p, tr)
+}
+
+// classOf classifies an attempt error, telling the caller's cancellation
+// (never the vendor's fault) from the attempt's own deadline.
+func classOf(parent context.Context, err error) adapter.Class {
+	if parent.Err() != nil && errors.Is(parent.Err(), context.Canceled) {
+		return adapter.ClassCancelled
+	}
+	c := adapter.ClassOf(err)
+	if c == adapter.ClassCancelled && parent.Err() == nil {
+		// The attempt context was cancelled by us (first-chunk timeout).
+		return adapter.ClassTimeout
+	}
+	return c
+}
+
+func asUpstream(err error, class adapter.Class, timeout time.Duration) *adapter.Error {
+	var ue *adapter.Error
+	if errors.As(err, &ue) {
+		cp := *ue
+		cp.Class = class
+		if class == adapter.ClassTimeout && cp.Message == "" {
+			cp.Message = "no answer within " + timeout.String()
+		}
+		return &cp
+	}
+	msg := err.Error()
+	if class == adapter.ClassTimeout {
+		msg = "no answer within " + timeout.String()
+	}
+	return &adapter.Error{Class: class, Message: msg, Err: err}
+}
+
+func quarantineReason(ue *adapter.Error) string {
+	s := string(ue.Class)
+	if ue.Status != 0 {
+		s += fmt.Sprintf(" (HTTP %d)", ue.Status)
+	}
+	if ue.Message != "" {
+		m := ue.Message
+		if len(m) > 200 {
+			m = m[:200] + "…"
+		}
+		s += ": " + m
+	}
+	return s
+}
+
+func cancelled(ctx context.Context) *Failure {
+	return &Failure{Status: 499, Code: "client_cancelled", Class: adapter.ClassCancelled, Message: "the client went away: " + context.Cause(ctx).Error()}
+}
+
+// final turns the last failure into what the caller sees (SPEC §5 table).
+func final(ue *adapter.Error, p *Plan, tr *Trail) *Failure {
+	pol := ue.Class.Policy()
+	f := &Failure{Status: pol.Status, Code: pol.Code, Class: ue.Class, RetryAfter: ue.RetryAfter}
+	switch ue.Class {
+	case adapter.ClassContentFilter:
+		f.Message = "the vendor's content filter blocked this request"
+		if ue.Message != "" {
+			f.Message += ": " + ue.Message
+		}
+		f.NoRetry = true
+		return f
+	case adapter.ClassBadRequest:
+		f.Message = "the vendor refused the request"
+		if ue.Message != "" {
+			f.Message += ": " + ue.Message
+		}
+		f.NoRetry = true
+		return f
+	case adapter.ClassAuth, adapter.ClassBilling:
+		f.Code = "no_available_model"
+	}
+	if f.Status == http.StatusTooManyRequests || f.Status == http.StatusServiceUnavailable {
+		if f.RetryAfter <= 0 {
+			f.RetryAfter = 5 * time.Second
+		}
+	}
+	f.Message = "every candidate failed for " + p.Target.Name() + ": " + describe(p, tr)
+	return f
+}
+
+// describe lists every candidate and deployment with its skip reason or its
+// failure, in chain order, for the caller's error message.
+func describe(p *Plan, tr *Trail) string {
+	var parts []string
+	for _, s := range tr.Skips {
+		what := s.Model
+		if s.Deployment != "" {
+			what += " on " + s.Deployment
+		}
+		parts = append(parts, what+": skipped, "+s.Reason)
+	}
+	for _, a := range tr.Attempts {
+		what := a.Model + " on " + a.Provider + "/" + strings.TrimSuffix(strings.TrimPrefix(a.Deployment[strings.LastIndex(a.Deployment, "(")+1:], ""), ")")
+		switch a.Outcome {
+		case "skipped":
+			parts = append(parts, what+": skipped, "+a.Reason)
+		case "failed":
+			s := what + ": " + a.Class
+			if a.Status != 0 {
+				s += fmt.Sprintf(" (HTTP %d)", a.Status)
+			}
+			if a.Key != "" {
+				s += " with key " + a.Key
+			}
+			if a.Reason != "" {
+				s += ", " + truncate(a.Reason, 160)
+			}
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		if p.Tier != nil && len(p.Tier.Levels) == 0 && p.Target.Explicit == nil {
+			return "tier " + string(p.Target.Tier) + " of route group " + p.Group.Name + " has no candidates"
+		}
+		return "nothing in the chain"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

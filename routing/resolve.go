@@ -1,0 +1,114 @@
+// Package routing is the data plane's core: it resolves what a caller asked
+// for into a tier or an explicit logic model, expands the candidate chain
+// into an ordered plan of deployments with skip reasons, and executes the
+// plan attempt by attempt following the failure-classification table.
+//
+// It imports no HTTP framework and no database driver: runtime state
+// (breakers, key pools, load counters, health) reaches it through the small
+// interfaces in state.go, so it can be tested and benchmarked alone.
+package routing
+
+import (
+	"slices"
+	"strings"
+
+	"switchyard/routing/config"
+)
+
+// Target is what a request resolved to: a tier, or an explicit logic model.
+type Target struct {
+	Tier     config.TierName
+	Explicit *config.RModel
+	// Forced is set when a reasoning request was moved to the deep tier.
+	Forced bool
+}
+
+// Name is the tier or the logic model code.
+func (t Target) Name() string {
+	if t.Explicit != nil {
+		return t.Explicit.Code
+	}
+	return string(t.Tier)
+}
+
+// ModelNotFoundError says which models a caller may use instead.
+type ModelNotFoundError struct {
+	Requested string
+	Available []string
+}
+
+func (e *ModelNotFoundError) Error() string {
+	return "model " + quote(e.Requested) + " does not exist or is not available to this caller; use one of: " + strings.Join(e.Available, ", ")
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+// tierAliases are the names accepted for tiers besides the tiers themselves.
+var tierAliases = map[string]config.TierName{"auto": config.TierStandard}
+
+// Resolve turns the request's model field into a Target (SPEC §4):
+// fast | standard | deep (and "auto" = standard) name a tier; a request
+// asking for reasoning always goes to deep; a logic model code is an explicit
+// request for that model only, and must be reachable from the caller's route
+// group (directly or through its fallback group).
+func Resolve(caller *config.RCaller, model string, kind config.Kind, reasoning bool) (Target, error) {
+	if t, ok := tierOf(model); ok {
+		if reasoning && kind == config.KindChat && t != config.TierDeep {
+			return Target{Tier: config.TierDeep, Forced: true}, nil
+		}
+		return Target{Tier: t}, nil
+	}
+	if m := reachableModel(caller.Group, model, kind); m != nil {
+		return Target{Explicit: m}, nil
+	}
+	return Target{}, &ModelNotFoundError{Requested: model, Available: Available(caller, kind)}
+}
+
+func tierOf(model string) (config.TierName, bool) {
+	if config.ValidTier(model) {
+		return config.TierName(model), true
+	}
+	t, ok := tierAliases[model]
+	return t, ok
+}
+
+func reachableModel(g *config.RGroup, code string, kind config.Kind) *config.RModel {
+	for _, grp := range []*config.RGroup{g, g.Fallback} {
+		if grp == nil {
+			continue
+		}
+		for _, t := range grp.Tiers {
+			for _, l := range t.Levels {
+				for _, c := range l.Candidates {
+					if c.Model.Code == code && c.Model.Kind == kind {
+						return c.Model
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Available lists what a caller may put in the model field for a kind: the
+// tiers, then the logic models its group (and fallback group) reach.
+func Available(caller *config.RCaller, kind config.Kind) []string {
+	out := []string{string(config.TierFast), string(config.TierStandard), string(config.TierDeep)}
+	var codes []string
+	for _, grp := range []*config.RGroup{caller.Group, caller.Group.Fallback} {
+		if grp == nil {
+			continue
+		}
+		for _, t := range grp.Tiers {
+			for _, l := range t.Levels {
+				for _, c := range l.Candidates {
+					if c.Model.Kind == kind && !slices.Contains(codes, c.Model.Code) {
+						codes = append(codes, c.Model.Code)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(codes)
+	return append(out, codes...)
+}

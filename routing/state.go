@@ -1,0 +1,70 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"switchyard/routing/config"
+)
+
+// Outcome is how a call ended for a deployment's circuit breaker.
+type Outcome int
+
+const (
+	OutcomeIgnored Outcome = iota // neither success nor failure (429, auth, filter, cancel)
+	OutcomeSuccess
+	OutcomeFailure // server, timeout or network
+)
+
+// Breakers guard deployments (per instance, SPEC §6).
+type Breakers interface {
+	// Allow returns done (to call exactly once with the outcome) when the
+	// deployment may be called now.
+	Allow(deploymentID int64, s config.BreakerSettings) (done func(Outcome), ok bool)
+}
+
+// Keys choose a provider key and apply the key actions of the failure table.
+type Keys interface {
+	// Pick returns the least-recently-used usable key not yet tried, or a
+	// skip reason when there is none.
+	Pick(providerID int64, keyIDs []int64, tried func(int64) bool) (keyID int64, skip string, ok bool)
+	Cool(keyID int64, d time.Duration)
+	Quarantine(keyID int64, reason string)
+}
+
+// ErrFull means a deployment is at its max concurrency for this class.
+var ErrFull = errors.New("at max concurrency")
+
+// Load enforces max concurrency with shared in-flight counters.
+type Load interface {
+	// Acquire takes a slot; release must be called exactly once.
+	Acquire(ctx context.Context, deploymentID int64, max int, batch bool) (release func(), err error)
+	// Load is the cached in-flight count used for weighting.
+	Load(deploymentID int64) (inFlight, max int)
+}
+
+// Health reports deployments the worker found down (SPEC §7).
+type Health interface {
+	Down(deploymentID int64) bool
+}
+
+// State bundles the runtime state the router consults. Nil members mean
+// "nothing to consult" (every deployment healthy, no caps, ...).
+type State struct {
+	Breakers Breakers
+	Keys     Keys
+	Load     Load
+	Health   Health
+}
+
+type noBreakers struct{}
+
+func (noBreakers) Allow(int64, config.BreakerSettings) (func(Outcome), bool) {
+	return func(Outcome) {}, true
+}
+
+type noLoad struct{}
+
+func (noLoad) Acquire(context.Context, int64, int, bool) (func(), error) { return func() {}, nil }
+func (noLoad) Load(int64) (int, int)                                     { return 0, 0 }
