@@ -1,0 +1,307 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/routing/config"
+	"switchyard/views/components"
+	"switchyard/views/pages/models"
+	"switchyard/web/httpx"
+)
+
+// deploymentByID finds a deployment and the logic model it serves.
+func deploymentByID(snap config.Snapshot, id int64) (config.LogicModel, config.Deployment, bool) {
+	for _, m := range snap.LogicModels {
+		for _, d := range m.Deployments {
+			if d.ID == id {
+				return m, d, true
+			}
+		}
+	}
+	return config.LogicModel{}, config.Deployment{}, false
+}
+
+func deploymentProviderOptions(snap config.Snapshot, current string) []components.Option {
+	var out []components.Option
+	if current == "" && len(snap.Providers) > 0 {
+		out = append(out, components.Option{Value: "", Label: "Choose a provider…"})
+	}
+	for _, p := range snap.Providers {
+		label := p.Name + " (" + string(p.Protocol) + ")"
+		if !p.Enabled {
+			label += " — disabled"
+		}
+		out = append(out, components.Option{Value: p.Name, Label: label})
+	}
+	return out
+}
+
+// remainingWeight is a new deployment's suggested weight: what the active
+// deployments leave of 100 (0 parks it when they already take it all).
+func remainingWeight(m config.LogicModel) int {
+	sum := 0
+	for _, d := range m.Deployments {
+		if !d.Parked() {
+			sum += d.Weight
+		}
+	}
+	return max(100-sum, 0)
+}
+
+// DeploymentNew shows an empty deployment form for a logic model.
+func (h *Handler) DeploymentNew(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	m, ok := logicModelByID(snap, id)
+	if !ok {
+		return echo.NewHTTPError(http.StatusNotFound, "no such logic model")
+	}
+	d := config.Deployment{Enabled: true, Weight: remainingWeight(m), Prices: config.Prices{Currency: "USD"}}
+	if len(snap.Providers) == 1 {
+		d.Provider = snap.Providers[0].Name
+	}
+	f := models.DeploymentForm{Model: m, V: d, Providers: deploymentProviderOptions(snap, d.Provider), CSRF: httpx.CSRFToken(c)}
+	return httpx.Render(c, http.StatusOK, models.DeploymentFormPage(h.page(c, "Add deployment of "+m.Code, "models"), f), nil)
+}
+
+// DeploymentEdit shows a deployment's form.
+func (h *Handler) DeploymentEdit(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	m, d, ok := deploymentByID(snap, id)
+	if !ok {
+		return echo.NewHTTPError(http.StatusNotFound, "no such deployment")
+	}
+	f := models.DeploymentForm{ID: id, Model: m, V: d, Providers: deploymentProviderOptions(snap, d.Provider), CSRF: httpx.CSRFToken(c)}
+	return httpx.Render(c, http.StatusOK, models.DeploymentFormPage(h.page(c, "Edit deployment of "+m.Code, "models"), f), nil)
+}
+
+// deploymentFromForm reads the form strictly over base (the stored
+// deployment when editing, so fields the form does not show are kept). The
+// batch limit is read only for embedding models; blank breaker fields keep
+// the defaults.
+func deploymentFromForm(c echo.Context, base config.Deployment, kind config.Kind) (config.Deployment, config.FieldErrors) {
+	errs := config.FieldErrors{}
+	d := base
+	d.Provider = strings.TrimSpace(c.FormValue("provider"))
+	d.UpstreamModel = strings.TrimSpace(c.FormValue("upstream_model"))
+	if strings.TrimSpace(c.FormValue("weight")) == "" {
+		errs.Add("weight", "is required (0 or less parks it)")
+	}
+	d.Weight = formInt(c, "weight", errs)
+	d.Enabled = formBool(c, "enabled")
+	d.MaxConcurrency = formInt(c, "max_concurrency", errs)
+	d.Prices = config.Prices{
+		Input:    formFloat(c, "price_input", errs),
+		Output:   formFloat(c, "price_output", errs),
+		Cached:   formFloat(c, "price_cached", errs),
+		Currency: strings.ToUpper(strings.TrimSpace(c.FormValue("currency"))),
+	}
+	d.Capabilities = config.Capabilities{
+		Thinking: formBool(c, "cap_thinking"),
+		Vision:   formBool(c, "cap_vision"),
+		Tools:    formBool(c, "cap_tools"),
+	}
+	if kind == config.KindEmbedding {
+		d.EmbeddingBatchLimit = formInt(c, "embedding_batch_limit", errs)
+	}
+	d.TimeoutMS = formInt(c, "timeout_ms", errs)
+	b := config.BreakerSettings{
+		Window:         formInt(c, "breaker_window", errs),
+		MinCalls:       formInt(c, "breaker_min_calls", errs),
+		FailurePercent: formInt(c, "breaker_failure_percent", errs),
+		OpenMS:         formInt(c, "breaker_open_ms", errs),
+		HalfOpenProbes: formInt(c, "breaker_half_open_probes", errs),
+	}
+	d.Breaker = nil
+	if b != (config.BreakerSettings{}) {
+		d.Breaker = &b
+	}
+	return d, merge(errs, config.ValidateDeployment(d))
+}
+
+// DeploymentCreate adds a deployment to a logic model.
+func (h *Handler) DeploymentCreate(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	snap, _, err := h.Store.Draft(ctx)
+	if err != nil {
+		return err
+	}
+	m, ok := logicModelByID(snap, id)
+	if !ok {
+		return echo.NewHTTPError(http.StatusNotFound, "no such logic model")
+	}
+	d, errs := deploymentFromForm(c, config.Deployment{}, m.Kind)
+	if len(errs) == 0 {
+		if _, err := h.Store.CreateDeployment(ctx, m.ID, d); err != nil {
+			fe, ok := fieldErrors(err)
+			if !ok {
+				return notFoundOr(err)
+			}
+			errs = fe
+		}
+	}
+	return h.deploymentSaved(c, snap, 0, m, d, errs)
+}
+
+// DeploymentUpdate changes a deployment.
+func (h *Handler) DeploymentUpdate(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	snap, _, err := h.Store.Draft(ctx)
+	if err != nil {
+		return err
+	}
+	m, old, ok := deploymentByID(snap, id)
+	if !ok {
+		return echo.NewHTTPError(http.StatusNotFound, "no such deployment")
+	}
+	d, errs := deploymentFromForm(c, old, m.Kind)
+	if len(errs) == 0 {
+		if err := h.Store.UpdateDeployment(ctx, id, d); err != nil {
+			fe, ok := fieldErrors(err)
+			if !ok {
+				return notFoundOr(err)
+			}
+			errs = fe
+		}
+	}
+	return h.deploymentSaved(c, snap, id, m, d, errs)
+}
+
+// deploymentSaved re-renders the form with its errors (422) or goes back to
+// the logic model's panel.
+func (h *Handler) deploymentSaved(c echo.Context, snap config.Snapshot, id int64, m config.LogicModel, d config.Deployment, errs config.FieldErrors) error {
+	if len(errs) > 0 {
+		posted, _ := c.FormParams()
+		f := models.DeploymentForm{ID: id, Model: m, V: d, Providers: deploymentProviderOptions(snap, d.Provider), Posted: posted, Errors: errs, CSRF: httpx.CSRFToken(c)}
+		return httpx.Render(c, http.StatusUnprocessableEntity, models.DeploymentFormPage(h.page(c, "Deployment of "+m.Code, "models"), f), models.DeploymentFormBody(f))
+	}
+	h.flash(c, "Deployment of "+m.Code+" on "+d.Provider+" ("+d.UpstreamModel+") saved. Publish to make it live.")
+	return httpx.Redirect(c, "/logic-models#model-"+strconv.FormatInt(m.ID, 10))
+}
+
+// DeploymentDelete removes a deployment and re-renders its logic model.
+func (h *Handler) DeploymentDelete(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	mid, err := h.Store.DeploymentModel(ctx, id)
+	if err != nil {
+		return notFoundOr(err)
+	}
+	if err := h.Store.DeleteDeployment(ctx, id); err != nil {
+		return notFoundOr(err)
+	}
+	return h.renderModelPanel(c, mid, models.Panel{}, "Deployment deleted. Publish to make it live.")
+}
+
+// DeploymentEnabled enables or disables a deployment in place.
+func (h *Handler) DeploymentEnabled(c echo.Context) error {
+	return h.deploymentQuick(c, func(d *config.Deployment, _ config.FieldErrors) {
+		d.Enabled = formBool(c, "enabled")
+	})
+}
+
+// DeploymentWeight sets a deployment's weight in place.
+func (h *Handler) DeploymentWeight(c echo.Context) error {
+	return h.deploymentQuick(c, func(d *config.Deployment, errs config.FieldErrors) {
+		if strings.TrimSpace(c.FormValue("weight")) == "" {
+			errs.Add("weight", "is required (0 or less parks it)")
+		}
+		d.Weight = formInt(c, "weight", errs)
+	})
+}
+
+// deploymentQuick applies one in-place change to a stored deployment and
+// re-renders its logic model's panel, with the refusal on the row when the
+// change is invalid (422, nothing stored).
+func (h *Handler) deploymentQuick(c echo.Context, change func(*config.Deployment, config.FieldErrors)) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	snap, _, err := h.Store.Draft(ctx)
+	if err != nil {
+		return err
+	}
+	m, d, ok := deploymentByID(snap, id)
+	if !ok {
+		return echo.NewHTTPError(http.StatusNotFound, "no such deployment")
+	}
+	errs := config.FieldErrors{}
+	change(&d, errs)
+	if len(errs) == 0 {
+		if err := h.Store.UpdateDeployment(ctx, id, d); err != nil {
+			fe, ok := fieldErrors(err)
+			if !ok {
+				return notFoundOr(err)
+			}
+			errs = fe
+		}
+	}
+	if len(errs) > 0 {
+		return h.renderModelPanel(c, m.ID, models.Panel{Errors: errs, ErrorRow: id, WeightInput: c.FormValue("weight")}, "")
+	}
+	return h.renderModelPanel(c, m.ID, models.Panel{}, "Deployment of "+m.Code+" on "+d.Provider+" updated. Publish to make it live.")
+}
+
+// renderModelPanel answers a quick deployment action: htmx gets the logic
+// model's panel; a plain form post is redirected back to the list, or, when
+// refused, gets the whole list with the error on the row (422).
+func (h *Handler) renderModelPanel(c echo.Context, modelID int64, refusal models.Panel, msg string) error {
+	status := http.StatusOK
+	if len(refusal.Errors) > 0 {
+		status = http.StatusUnprocessableEntity
+	}
+	if status == http.StatusOK && !httpx.IsPartial(c) {
+		h.flash(c, msg)
+		return httpx.Redirect(c, "/logic-models#model-"+strconv.FormatInt(modelID, 10))
+	}
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	panels := logicModelPanels(snap, httpx.CSRFToken(c), httpx.CurrentPrincipal(c).CanEdit())
+	at := -1
+	for i := range panels {
+		if panels[i].Model.ID == modelID {
+			panels[i].Errors, panels[i].ErrorRow, panels[i].WeightInput = refusal.Errors, refusal.ErrorRow, refusal.WeightInput
+			at = i
+		}
+	}
+	if at < 0 {
+		return echo.NewHTTPError(http.StatusNotFound, "no such logic model")
+	}
+	if httpx.IsPartial(c) {
+		return httpx.Render(c, status, models.ModelPanel(panels[at]), nil)
+	}
+	page := models.ListPage{Page: h.page(c, "Logic models", "models"), Panels: panels}
+	return httpx.Render(c, status, models.List(page), nil)
+}

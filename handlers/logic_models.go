@@ -1,0 +1,153 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/routing/config"
+	"switchyard/views/pages/models"
+	"switchyard/web/httpx"
+)
+
+// LogicModelsList shows every logic model with its deployments.
+func (h *Handler) LogicModelsList(c echo.Context) error {
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	page := models.ListPage{Page: h.page(c, "Logic models", "models")}
+	page.Panels = logicModelPanels(snap, page.Page.CSRF, page.Page.CanEdit())
+	return httpx.Render(c, http.StatusOK, models.List(page), nil)
+}
+
+// logicModelPanels builds one panel per logic model, naming the tiers that list
+// it as a candidate.
+func logicModelPanels(snap config.Snapshot, csrf string, canEdit bool) []models.Panel {
+	used := map[string][]string{}
+	for _, g := range snap.RouteGroups {
+		for _, t := range g.Tiers {
+			for _, cand := range t.Candidates {
+				where := g.Name + " / " + string(t.Name)
+				if cand.Parked() {
+					where += " (parked)"
+				}
+				used[cand.LogicModel] = append(used[cand.LogicModel], where)
+			}
+		}
+	}
+	off := map[string]bool{}
+	for _, p := range snap.Providers {
+		if !p.Enabled {
+			off[p.Name] = true
+		}
+	}
+	out := make([]models.Panel, 0, len(snap.LogicModels))
+	for _, m := range snap.LogicModels {
+		out = append(out, models.Panel{Model: m, UsedBy: used[m.Code], ProviderOff: off, CSRF: csrf, CanEdit: canEdit})
+	}
+	return out
+}
+
+func logicModelByID(snap config.Snapshot, id int64) (config.LogicModel, bool) {
+	for _, m := range snap.LogicModels {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return config.LogicModel{}, false
+}
+
+// LogicModelNew shows an empty logic model form.
+func (h *Handler) LogicModelNew(c echo.Context) error {
+	f := models.ModelForm{V: config.LogicModel{Kind: config.KindChat}, CSRF: httpx.CSRFToken(c)}
+	return httpx.Render(c, http.StatusOK, models.ModelFormPage(h.page(c, "Add logic model", "models"), f), nil)
+}
+
+// LogicModelEdit shows a logic model's form.
+func (h *Handler) LogicModelEdit(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	m, ok := logicModelByID(snap, id)
+	if !ok {
+		return echo.NewHTTPError(http.StatusNotFound, "no such logic model")
+	}
+	f := models.ModelForm{ID: id, V: m, CSRF: httpx.CSRFToken(c)}
+	return httpx.Render(c, http.StatusOK, models.ModelFormPage(h.page(c, "Edit "+m.Code, "models"), f), nil)
+}
+
+// logicModelFromForm reads the form strictly. Prefixes keep their spaces:
+// "query: " is a typical prefix.
+func logicModelFromForm(c echo.Context) (config.LogicModel, config.FieldErrors) {
+	errs := config.FieldErrors{}
+	m := config.LogicModel{
+		Code:           strings.TrimSpace(c.FormValue("code")),
+		Kind:           config.Kind(c.FormValue("kind")),
+		QueryPrefix:    c.FormValue("query_prefix"),
+		DocumentPrefix: c.FormValue("document_prefix"),
+		Description:    strings.TrimSpace(c.FormValue("description")),
+	}
+	m.EmbeddingDimension = formInt(c, "embedding_dimension", errs)
+	return m, merge(errs, config.ValidateLogicModel(m))
+}
+
+// LogicModelSave creates (no id) or updates a logic model.
+func (h *Handler) LogicModelSave(c echo.Context) error {
+	var id int64
+	if c.Param("id") != "" {
+		var err error
+		if id, err = idParam(c, "id"); err != nil {
+			return err
+		}
+	}
+	ctx := c.Request().Context()
+	m, errs := logicModelFromForm(c)
+	if len(errs) == 0 {
+		var err error
+		if id == 0 {
+			id, err = h.Store.CreateLogicModel(ctx, m)
+		} else {
+			err = h.Store.UpdateLogicModel(ctx, id, m)
+		}
+		if err != nil {
+			fe, ok := fieldErrors(err)
+			if !ok {
+				return notFoundOr(err)
+			}
+			errs = fe
+		}
+	}
+	if len(errs) > 0 {
+		posted, _ := c.FormParams()
+		f := models.ModelForm{ID: id, V: m, Posted: posted, Errors: errs, CSRF: httpx.CSRFToken(c)}
+		return httpx.Render(c, http.StatusUnprocessableEntity, models.ModelFormPage(h.page(c, "Logic model", "models"), f), models.ModelFormBody(f))
+	}
+	h.flash(c, "Logic model "+m.Code+" saved. Publish to make it live.")
+	return httpx.Redirect(c, "/logic-models#model-"+strconv.FormatInt(id, 10))
+}
+
+// LogicModelDelete deletes a logic model and its deployments unless a
+// candidate still uses it.
+func (h *Handler) LogicModelDelete(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := h.Store.DeleteLogicModel(c.Request().Context(), id); err != nil {
+		if fe, ok := fieldErrors(err); ok {
+			h.flash(c, "Not deleted: "+fe["_"])
+			return httpx.Redirect(c, "/logic-models#model-"+strconv.FormatInt(id, 10))
+		}
+		return notFoundOr(err)
+	}
+	h.flash(c, "Logic model deleted with its deployments.")
+	return httpx.Redirect(c, "/logic-models")
+}
