@@ -35,6 +35,9 @@ func ClassifyHTTP(status int, header http.Header, body []byte) *Error {
 	if e.Message == "" {
 		e.Message = http.StatusText(status)
 	}
+	if e.Message == "" {
+		e.Message = "HTTP " + strconv.Itoa(status)
+	}
 	e.Class = classifyStatus(status, info)
 	e.RetryAfter = ParseRetryAfter(header, time.Now())
 	if e.RetryAfter == 0 {
@@ -95,7 +98,7 @@ func classifyBody(body []byte) classifyInfo {
 			info.message = detail.Str
 		}
 	}
-	info.message = strings.Clone(strings.TrimSpace(info.message))
+	info.message = classifyClean(info.message, classifyMaxJSONMessage)
 	info.typ = strings.Clone(info.typ)
 	info.errCode = strings.Clone(info.errCode)
 	info.param = strings.Clone(info.param)
@@ -132,17 +135,32 @@ func (i *classifyInfo) read(obj gjson.Result) {
 	})
 }
 
-// classifyRawMessage is a non-JSON (or message-less) body, trimmed and cut
-// to classifyMaxMessage bytes on a character boundary.
-func classifyRawMessage(body []byte) string {
-	s := strings.TrimSpace(string(body[:min(len(body), classifyMaxMessage+utf8.UTFMax)]))
-	if len(s) > classifyMaxMessage {
-		s = s[:classifyMaxMessage]
-		for len(s) > 0 && !utf8.ValidString(s) {
+// classifyMaxJSONMessage bounds a vendor's message from a JSON envelope.
+const classifyMaxJSONMessage = 4096
+
+// classifyClean trims s, cuts it to max bytes on a character boundary and
+// replaces invalid UTF-8, returning a copy that shares nothing with a body.
+func classifyClean(s string, max int) string {
+	s = strings.ToValidUTF8(strings.TrimSpace(s), "\uFFFD")
+	if len(s) > max {
+		s = s[:max]
+		// Drop a character the cut split in two.
+		for i := 1; i < utf8.UTFMax && len(s) > 0; i++ {
+			if r, n := utf8.DecodeLastRuneInString(s); r != utf8.RuneError || n != 1 {
+				break
+			}
 			s = s[:len(s)-1]
 		}
 	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Clone(s)
+}
+
+// classifyRawMessage is a non-JSON (or message-less) body, trimmed and cut
+// to classifyMaxMessage bytes on a character boundary.
+func classifyRawMessage(body []byte) string {
+	// Leading blanks would otherwise count against the bound.
+	view := strings.TrimLeft(parseView(body), " \t\r\n")
+	return classifyClean(view[:min(len(view), classifyMaxMessage+utf8.UTFMax)], classifyMaxMessage)
 }
 
 // Vendors' ways of saying "the account is out of money". OpenAI answers 429

@@ -140,6 +140,12 @@ func TestClassifyHTTPRawMessageIsBounded(t *testing.T) {
 	if len(e.Message) > classifyMaxMessage || !utf8.ValidString(e.Message) || !strings.HasPrefix(e.Message, "éé") {
 		t.Errorf("message of %d bytes, valid UTF-8 %v", len(e.Message), utf8.ValidString(e.Message))
 	}
+	// Found by FuzzClassifyHTTP: invalid bytes replaced after the cut grew
+	// the message past its bound.
+	e = ClassifyHTTP(391, nil, []byte("0000000\x8200000000\xa2"+strings.Repeat("F", 600)))
+	if len(e.Message) > classifyMaxMessage || !utf8.ValidString(e.Message) || !strings.HasPrefix(e.Message, "0000000\uFFFD") {
+		t.Errorf("message of %d bytes: %.40q", len(e.Message), e.Message)
+	}
 	e = ClassifyHTTP(500, nil, []byte("  \n upstream exploded \n"))
 	if e.Message != "upstream exploded" {
 		t.Errorf("message %q", e.Message)

@@ -52,6 +52,12 @@ func openaiURL(base, path string) string {
 	return strings.TrimRight(base, "/") + path + query
 }
 
+var (
+	openaiAcceptJSON = []string{"application/json"}
+	openaiAcceptSSE  = []string{"text/event-stream"}
+	openaiUserAgent  = []string{"switchyard"}
+)
+
 // openaiDo sends one request. Its only deadline is ctx's: Target.Client must
 // carry no Timeout of its own.
 func openaiDo(ctx context.Context, t Target, method, url string, body []byte, accept string) (*http.Response, *Error) {
@@ -63,14 +69,18 @@ func openaiDo(ctx context.Context, t Target, method, url string, body []byte, ac
 	if err != nil {
 		return nil, &Error{Class: ClassNetwork, Code: "invalid_url", Message: "cannot build the upstream request: " + err.Error(), Err: err}
 	}
+	// Header values shared by every request; net/http only reads them.
+	h := http.Header{"Accept": openaiAcceptJSON, "User-Agent": openaiUserAgent}
+	if accept == "text/event-stream" {
+		h["Accept"] = openaiAcceptSSE
+	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		h["Content-Type"] = openaiAcceptJSON
 	}
-	req.Header.Set("Accept", accept)
-	req.Header.Set("User-Agent", "switchyard")
 	if t.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+t.APIKey)
+		h["Authorization"] = []string{"Bearer " + t.APIKey}
 	}
+	req.Header = h
 	client := t.Client
 	if client == nil {
 		client = http.DefaultClient
@@ -84,10 +94,12 @@ func openaiDo(ctx context.Context, t Target, method, url string, body []byte, ac
 
 // openaiRead reads a whole response body of at most limit bytes.
 func openaiRead(ctx context.Context, resp *http.Response, limit int64) ([]byte, *Error) {
-	tooLarge := &Error{Class: ClassServer, Status: resp.StatusCode, Code: "response_too_large",
-		Message: fmt.Sprintf("the upstream response exceeds %d bytes", limit)}
+	tooLarge := func() *Error {
+		return &Error{Class: ClassServer, Status: resp.StatusCode, Code: "response_too_large",
+			Message: fmt.Sprintf("the upstream response exceeds %d bytes", limit)}
+	}
 	if resp.ContentLength > limit {
-		return nil, tooLarge
+		return nil, tooLarge()
 	}
 	if resp.ContentLength > 0 {
 		buf := make([]byte, resp.ContentLength)
@@ -101,7 +113,7 @@ func openaiRead(ctx context.Context, resp *http.Response, limit int64) ([]byte, 
 		return nil, ClassifyTransport(ctx, err)
 	}
 	if int64(len(buf)) > limit {
-		return nil, tooLarge
+		return nil, tooLarge()
 	}
 	return buf, nil
 }

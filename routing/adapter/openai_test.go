@@ -860,3 +860,54 @@ func BenchmarkOpenAIChatStream(b *testing.B) {
 		s.Close()
 	}
 }
+
+// openaiCanned is a transport that answers every request with one canned
+// response, so a benchmark measures the adapter rather than the loopback.
+type openaiCanned struct {
+	status int
+	ctype  string
+	body   []byte
+}
+
+func (c openaiCanned) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: c.status, Header: http.Header{"Content-Type": {c.ctype}},
+		Body: io.NopCloser(bytes.NewReader(c.body)), ContentLength: int64(len(c.body)), Request: r,
+	}, nil
+}
+
+func BenchmarkOpenAIChatAdapterOnly(b *testing.B) {
+	tg := Target{BaseURL: "http://upstream.invalid/v1", APIKey: openaiTestKey, UpstreamModel: "gpt-4o-2024-08-06",
+		Client: &http.Client{Transport: openaiCanned{200, "application/json", classifyFixture(b, "chat-nonstream-default.response.json")}}}
+	r := openaiParse(b, string(parseBenchBody))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := OpenAI{}.Chat(ctx, tg, r)
+		if err != nil || !res.Usage.Known {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkOpenAIChatStreamAdapterOnly(b *testing.B) {
+	tg := Target{BaseURL: "http://upstream.invalid/v1", APIKey: openaiTestKey, UpstreamModel: "gpt-4o-2024-08-06",
+		Client: &http.Client{Transport: openaiCanned{200, "text/event-stream", classifyFixture(b, "chat-stream-text-include-usage.sse")}}}
+	r := openaiParse(b, string(parseBenchBody))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := OpenAI{}.ChatStream(ctx, tg, r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := openaiDrain(s); err != io.EOF {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}
