@@ -1,0 +1,149 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/routing/config"
+	"switchyard/views/pages/groups"
+	"switchyard/web/httpx"
+)
+
+// RouteGroupsList shows every route group with its three tiers side by side.
+// ?edit=<candidate id> opens that candidate's priority/weight form (the
+// no-JavaScript path of the edit button).
+func (h *Handler) RouteGroupsList(c echo.Context) error {
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	pg := h.page(c, "Route groups", "groups")
+	rows := groups.Rows(snap, pg.CSRF, pg.CanEdit())
+	if cid, err := strconv.ParseInt(c.QueryParam("edit"), 10, 64); err == nil && cid > 0 {
+		groups.OpenEdit(rows, cid)
+	}
+	return httpx.Render(c, http.StatusOK, groups.List(groups.ListPage{Page: pg, Rows: rows}), nil)
+}
+
+// groupForm fills the choices of the create/edit form from the draft.
+func groupForm(c echo.Context, snap config.Snapshot, id int64, g config.RouteGroup, errs config.FieldErrors) groups.Form {
+	f := groups.Form{ID: id, V: g, Errors: errs, CSRF: httpx.CSRFToken(c)}
+	for _, t := range snap.Tenants {
+		f.Tenants = append(f.Tenants, t.Name)
+	}
+	for _, o := range snap.RouteGroups {
+		if o.Tenant == "" && o.ID != id {
+			f.SharedGroups = append(f.SharedGroups, o.Name)
+		}
+	}
+	return f
+}
+
+// RouteGroupNew shows an empty route group form.
+func (h *Handler) RouteGroupNew(c echo.Context) error {
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	f := groupForm(c, snap, 0, config.RouteGroup{}, nil)
+	return httpx.Render(c, http.StatusOK, groups.FormPage(h.page(c, "Add route group", "groups"), f), nil)
+}
+
+// RouteGroupEdit shows a route group's form.
+func (h *Handler) RouteGroupEdit(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	for _, g := range snap.RouteGroups {
+		if g.ID == id {
+			f := groupForm(c, snap, id, g, nil)
+			return httpx.Render(c, http.StatusOK, groups.FormPage(h.page(c, "Edit "+g.Name, "groups"), f), nil)
+		}
+	}
+	return echo.NewHTTPError(http.StatusNotFound, "no such route group")
+}
+
+func routeGroupFromForm(c echo.Context) (config.RouteGroup, config.FieldErrors) {
+	g := config.RouteGroup{
+		Name:        strings.TrimSpace(c.FormValue("name")),
+		Description: strings.TrimSpace(c.FormValue("description")),
+		Tenant:      strings.TrimSpace(c.FormValue("tenant")),
+		Fallback:    strings.TrimSpace(c.FormValue("fallback")),
+	}
+	switch {
+	case g.Tenant == "" && g.Fallback == config.FallbackNone:
+		g.Fallback = "" // a shared group has no fallback policy
+	case g.Tenant != "" && g.Fallback == "":
+		g.Fallback = config.FallbackNone
+	}
+	return g, config.ValidateRouteGroup(g)
+}
+
+// RouteGroupSave creates (no id) or updates a route group. A new group gets
+// its three tiers at the default timeouts.
+func (h *Handler) RouteGroupSave(c echo.Context) error {
+	var id int64
+	if c.Param("id") != "" {
+		var err error
+		if id, err = idParam(c, "id"); err != nil {
+			return err
+		}
+	}
+	ctx := c.Request().Context()
+	g, errs := routeGroupFromForm(c)
+	if len(errs) == 0 {
+		var err error
+		if id == 0 {
+			_, err = h.Store.CreateRouteGroup(ctx, g)
+		} else {
+			err = h.Store.UpdateRouteGroup(ctx, id, g)
+		}
+		if err != nil {
+			fe, ok := fieldErrors(err)
+			if !ok {
+				return notFoundOr(err)
+			}
+			errs = fe
+		}
+	}
+	if len(errs) > 0 {
+		snap, _, err := h.Store.Draft(ctx)
+		if err != nil {
+			return err
+		}
+		f := groupForm(c, snap, id, g, errs)
+		return httpx.Render(c, http.StatusUnprocessableEntity, groups.FormPage(h.page(c, "Route group", "groups"), f), groups.FormBody(f))
+	}
+	msg := "Route group " + g.Name + " saved. Publish to make it live."
+	if id == 0 {
+		msg = "Route group " + g.Name + " created with empty fast, standard and deep tiers: add candidates to each, then publish."
+	}
+	h.flash(c, msg)
+	return httpx.Redirect(c, "/route-groups#group-"+g.Name)
+}
+
+// RouteGroupDelete deletes a route group unless callers are still bound to
+// it or a dedicated group falls back to it.
+func (h *Handler) RouteGroupDelete(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := h.Store.DeleteRouteGroup(c.Request().Context(), id); err != nil {
+		if fe, ok := fieldErrors(err); ok {
+			h.flash(c, "Not deleted: "+fe["_"])
+			return httpx.Redirect(c, "/route-groups")
+		}
+		return notFoundOr(err)
+	}
+	h.flash(c, "Route group deleted.")
+	return httpx.Redirect(c, "/route-groups")
+}
