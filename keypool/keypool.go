@@ -122,6 +122,11 @@ type Pool struct {
 	degraded atomic.Bool
 	lastVer  atomic.Int64 // version of the last pulled state
 
+	// writeMu serialises writes to and pulls from Redis, so two flushes
+	// never send the same change twice and neither a slow flush nor a slow
+	// pull can resurrect a state that Reenable deleted meanwhile.
+	writeMu sync.Mutex
+
 	wake chan struct{}
 	stop chan struct{}
 	done chan struct{}
@@ -290,6 +295,8 @@ func (p *Pool) poke() {
 // Reenable is the operator's action: it clears keyID's quarantine and
 // cooling on every instance (the others within one sync interval).
 func (p *Pool) Reenable(ctx context.Context, keyID int64) error {
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
 	_, err := writeScript.Run(ctx, p.rdb, []string{p.stateKey, p.verKey}, strconv.FormatInt(keyID, 10), "").Result()
 	p.mu.Lock()
 	delete(p.shared, keyID)
@@ -432,6 +439,8 @@ func (p *Pool) flush(ctx context.Context) error {
 	}
 	var args []any
 	var sent []pending
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
 	p.mu.RLock()
 	for id, l := range p.shared {
 		if !l.dirty {
@@ -469,6 +478,8 @@ func (p *Pool) flush(ctx context.Context) error {
 // pull replaces the local state with Redis's, keeping local changes not yet
 // written. Without force it skips the read when the version is unchanged.
 func (p *Pool) pull(ctx context.Context, force bool) error {
+	p.writeMu.Lock() // a Reenable is either wholly before or after this pull
+	defer p.writeMu.Unlock()
 	ver, err := p.rdb.Get(ctx, p.verKey).Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("keypool: read version: %w", err)

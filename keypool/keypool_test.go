@@ -198,7 +198,7 @@ func TestQuarantineSharedWithinOneSync(t *testing.T) {
 			break
 		}
 		// Written through at once, pulled on b's next tick.
-		if time.Since(start) > 2*interval+250*time.Millisecond {
+		if time.Since(start) > 2*interval+time.Second { // slack for a loaded machine
 			t.Fatalf("instance b still picks key 1 %s after a quarantined it", time.Since(start))
 		}
 		time.Sleep(5 * time.Millisecond)
