@@ -133,9 +133,10 @@ const (
 	modeLocal
 )
 
-// pollEvery is how often a waiting interactive caller retries; local
-// releases wake it sooner.
-const pollEvery = 20 * time.Millisecond
+// firstPoll is how long a waiting interactive caller waits before its first
+// retry; the wait doubles after each retry so waiters do not hammer Redis
+// when a deployment is saturated. A local release wakes one waiter sooner.
+const firstPoll = 10 * time.Millisecond
 
 // probeEvery is how often a degraded Counters checks whether Redis is back.
 const probeEvery = 500 * time.Millisecond
@@ -316,6 +317,7 @@ func (c *Counters) Acquire(ctx context.Context, id int64, max int, class Class) 
 
 	var deadline time.Time
 	var timer *time.Timer
+	poll := firstPoll
 	for {
 		s, ok := c.try(ctx, d, limit)
 		if ok {
@@ -337,11 +339,12 @@ func (c *Counters) Acquire(ctx context.Context, id int64, max int, class Class) 
 			return Slot{}, ErrFull
 		}
 		if timer == nil {
-			timer = time.NewTimer(min(left, pollEvery))
+			timer = time.NewTimer(min(left, poll))
 			defer timer.Stop()
 		} else {
-			timer.Reset(min(left, pollEvery))
+			timer.Reset(min(left, poll))
 		}
+		poll *= 2
 		d.waiters.Add(1)
 		select {
 		case <-ctx.Done():

@@ -23,6 +23,11 @@ func newCounters(t testing.TB, rdb redis.UniversalClient, opts Options) *Counter
 	if opts.Logger == nil {
 		opts.Logger = quiet()
 	}
+	if opts.OpTimeout == 0 {
+		// Tests not about outages must not trip the fallback because a
+		// loaded CI machine (two cores, -race) stalled for 50ms.
+		opts.OpTimeout = 5 * time.Second
+	}
 	c := New(rdb, opts)
 	t.Cleanup(c.Close)
 	return c
@@ -107,21 +112,25 @@ func TestCapEnforcedAcrossInstances(t *testing.T) {
 	_, prefix := testRedis(t)
 	r1, r2 := bigPool(t), bigPool(t)
 	logs := &logCounter{}
-	opts := Options{Prefix: prefix, OpTimeout: 2 * time.Second, InteractiveWait: 2 * time.Second, Logger: slog.New(logs)}
+	// Under -race on two cores 200 acquirers queue for CPU for seconds; a
+	// generous op timeout keeps this test about the cap, not about outages.
+	opts := Options{Prefix: prefix, OpTimeout: 10 * time.Second, Logger: slog.New(logs)}
 	a, b := newCounters(t, r1, opts), newCounters(t, r2, opts)
 	const id, max = 1, 10
 
 	var holders, peak, acquired atomic.Int64
 	stop := make(chan struct{})
 	var redisPeak atomic.Int64
+	watched := make(chan struct{})
 	go func() { // watch the Redis counter itself
+		defer close(watched)
 		for {
 			select {
 			case <-stop:
 				return
 			default:
 			}
-			if v := counter(t, r1, a, id); v > redisPeak.Load() {
+			if v, err := r1.Get(context.Background(), a.key(id)).Int64(); err == nil && v > redisPeak.Load() {
 				redisPeak.Store(v)
 			}
 		}
@@ -154,6 +163,11 @@ func TestCapEnforcedAcrossInstances(t *testing.T) {
 					break
 				}
 			}
+			// The upstream call: hold until the cap has been reached once
+			// (bounded), so the peak shows the cap is usable in full.
+			for i := 0; peak.Load() < max && i < 200; i++ {
+				time.Sleep(10 * time.Millisecond)
+			}
 			time.Sleep(10 * time.Millisecond)
 			holders.Add(-1)
 			s.Release()
@@ -162,6 +176,7 @@ func TestCapEnforcedAcrossInstances(t *testing.T) {
 	close(start)
 	wg.Wait()
 	close(stop)
+	<-watched
 
 	if a.Degraded() || b.Degraded() || logs.count("loadcount: redis unavailable") > 0 {
 		t.Fatalf("counters degraded during the test: %v", logs.all())
@@ -183,7 +198,7 @@ func TestCapEnforcedAcrossInstances(t *testing.T) {
 
 func TestBatchShedBeforeInteractive(t *testing.T) {
 	rdb, prefix := testRedis(t)
-	c := newCounters(t, rdb, Options{Prefix: prefix})
+	c := newCounters(t, rdb, Options{Prefix: prefix, InteractiveWait: time.Second})
 	ctx := context.Background()
 	const id, max = 2, 5
 
@@ -204,7 +219,7 @@ func TestBatchShedBeforeInteractive(t *testing.T) {
 	if _, err := c.Acquire(ctx, id, max, Batch); !errors.Is(err, ErrFull) {
 		t.Fatalf("5th batch = %v, want ErrFull", err)
 	}
-	if d := time.Since(start); d > 100*time.Millisecond {
+	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Fatalf("batch was not shed at once (%s)", d)
 	}
 	// The headroom is the interactive callers'.
@@ -217,8 +232,8 @@ func TestBatchShedBeforeInteractive(t *testing.T) {
 	if _, err := c.Acquire(ctx, id, max, Interactive); !errors.Is(err, ErrFull) {
 		t.Fatalf("interactive over the cap = %v, want ErrFull", err)
 	}
-	if d := time.Since(start); d < 190*time.Millisecond || d > time.Second {
-		t.Fatalf("interactive waited %s, want about 200ms", d)
+	if d := time.Since(start); d < time.Second {
+		t.Fatalf("interactive gave up after %s, want it to wait InteractiveWait (1s)", d)
 	}
 	if v := counter(t, rdb, c, id); v != max {
 		t.Fatalf("counter = %d, want %d", v, max)
@@ -249,8 +264,8 @@ func TestInteractiveWaitsForFreedSlot(t *testing.T) {
 				t.Fatalf("waiting interactive caller: %v after %s", err, d)
 			}
 			s2.Release()
-			if d < 50*time.Millisecond || d > 190*time.Millisecond {
-				t.Fatalf("got the slot after %s, want between its release (60ms) and the wait bound", d)
+			if d < 50*time.Millisecond {
+				t.Fatalf("got the slot after %s, before it was released (60ms)", d)
 			}
 		})
 	}
@@ -333,7 +348,7 @@ func TestNoLeaks(t *testing.T) {
 	runtime.GC()
 	before := runtime.NumGoroutine()
 
-	c := New(rdb, Options{Prefix: prefix, OpTimeout: 2 * time.Second, InstanceCap: 600, InteractiveWait: 50 * time.Millisecond, Logger: quiet()})
+	c := New(rdb, Options{Prefix: prefix, OpTimeout: 10 * time.Second, InstanceCap: 600, InteractiveWait: 50 * time.Millisecond, Logger: quiet()})
 	ids := []int64{10, 11, 12}
 	var wg sync.WaitGroup
 	var got, full, cancelled, panicked atomic.Int64
@@ -444,9 +459,9 @@ func TestCrashedInstanceLoadExpires(t *testing.T) {
 	rdb, prefix := testRedis(t)
 	ctx := context.Background()
 	const id, max = 6, 3
-	const ttl = 300 * time.Millisecond
+	const ttl = 600 * time.Millisecond // refreshed every 200ms, with slack for a loaded machine
 
-	crashed := New(rdb, Options{Prefix: prefix, TTL: ttl, Logger: quiet()})
+	crashed := New(rdb, Options{Prefix: prefix, TTL: ttl, OpTimeout: 5 * time.Second, Logger: quiet()})
 	for range max {
 		if _, err := crashed.Acquire(ctx, id, max, Interactive); err != nil {
 			t.Fatal(err)
@@ -544,7 +559,7 @@ func TestRedisDownFallsBackToLocal(t *testing.T) {
 func TestRedisTimeoutFallsBackToLocal(t *testing.T) {
 	hung := redis.NewClient(&redis.Options{Addr: blackhole(t), ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer hung.Close()
-	c := newCounters(t, hung, Options{Prefix: "test:loadcount:hung"})
+	c := newCounters(t, hung, Options{Prefix: "test:loadcount:hung", OpTimeout: 50 * time.Millisecond})
 	ctx := context.Background()
 
 	start := time.Now()
@@ -552,7 +567,7 @@ func TestRedisTimeoutFallsBackToLocal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("acquire with redis hung: %v", err)
 	}
-	if d := time.Since(start); d > 250*time.Millisecond {
+	if d := time.Since(start); d > time.Second {
 		t.Fatalf("first acquire took %s with a 50ms op timeout", d)
 	}
 	if !c.Degraded() {
@@ -570,7 +585,7 @@ func TestRedisTimeoutFallsBackToLocal(t *testing.T) {
 		}
 		s.Release()
 	}
-	if d := time.Since(start); d > 50*time.Millisecond {
+	if d := time.Since(start); d > 500*time.Millisecond { // 11 × 50ms if they did
 		t.Fatalf("degraded acquires still wait on redis (%s for 11)", d)
 	}
 }
@@ -578,7 +593,7 @@ func TestRedisTimeoutFallsBackToLocal(t *testing.T) {
 func TestUnlimitedMakesNoRedisCall(t *testing.T) {
 	hung := redis.NewClient(&redis.Options{Addr: blackhole(t), ContextTimeoutEnabled: true})
 	defer hung.Close()
-	c := newCounters(t, hung, Options{Prefix: "test:loadcount:unlimited"})
+	c := newCounters(t, hung, Options{Prefix: "test:loadcount:unlimited", OpTimeout: 50 * time.Millisecond})
 	start := time.Now()
 	var slots []Slot
 	for range 100 {
@@ -588,7 +603,7 @@ func TestUnlimitedMakesNoRedisCall(t *testing.T) {
 		}
 		slots = append(slots, s)
 	}
-	if d := time.Since(start); d > 20*time.Millisecond || c.Degraded() {
+	if d := time.Since(start); d > time.Second || c.Degraded() { // 100 × 50ms if they did
 		t.Fatalf("unlimited acquires touched redis (%s, degraded %v)", d, c.Degraded())
 	}
 	if n := c.InFlight(9); n != 100 {
