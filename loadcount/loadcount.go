@@ -499,17 +499,22 @@ func (c *Counters) AdmitInstance(class Class) (release func(), ok bool) {
 // not yet released.
 func (c *Counters) InstanceInFlight() int { return int(c.instance.Load()) }
 
-// Repair is the worker's drift repair: counters at or below zero are
-// deleted and counters that lost their TTL get one back. It returns the
-// number of keys repaired.
-func (c *Counters) Repair(ctx context.Context) (int, error) {
+// Repair is the worker's drift repair (run it under a lease): counters at
+// or below zero are deleted and counters that lost their TTL get one back,
+// so no counter can outlive its holders. Repairs are logged.
+func (c *Counters) Repair(ctx context.Context) error {
+	_, err := c.repair(ctx)
+	return err
+}
+
+func (c *Counters) repair(ctx context.Context) (int, error) {
 	keys, err := c.scan(ctx)
 	if err != nil {
 		return 0, err
 	}
 	repaired := 0
 	for _, k := range keys {
-		n, err := repairScript.Run(ctx, c.rdb, []string{k}, c.opts.TTL.Milliseconds()).Int()
+		n, err := repairScript.Run(ctx, c.rdb, []string{k}, c.ttlMS).Int()
 		if err != nil {
 			return repaired, fmt.Errorf("loadcount: repair %s: %w", k, err)
 		}

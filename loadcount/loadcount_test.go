@@ -708,19 +708,26 @@ func TestAdmitInstance(t *testing.T) {
 func TestRepairAndSnapshot(t *testing.T) {
 	rdb, prefix := testRedis(t)
 	ctx := context.Background()
-	c := newCounters(t, rdb, Options{Prefix: prefix})
+	logs := &logCounter{}
+	c := newCounters(t, rdb, Options{Prefix: prefix, Logger: slog.New(logs)})
 	rdb.Set(ctx, c.key(30), -3, 0)                // drifted negative
 	rdb.Set(ctx, c.key(31), 5, 0)                 // lost its TTL: would never expire
 	rdb.Set(ctx, c.key(32), 2, time.Minute)       // healthy
 	rdb.Set(ctx, c.key(33), 0, time.Minute)       // zero: clutter
 	rdb.Set(ctx, prefix+":other", 1, time.Minute) // not a counter
 
-	n, err := c.Repair(ctx)
+	if err := c.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := logs.all(); len(got) != 1 || got[0] != "loadcount: repaired drifted counters keys=3" {
+		t.Fatalf("repair log = %q", got)
+	}
+	n, err := c.repair(ctx) // idempotent: nothing left to do
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 3 {
-		t.Fatalf("repaired %d keys, want 3", n)
+	if n != 0 {
+		t.Fatalf("second repair fixed %d keys, want 0", n)
 	}
 	if rdb.Exists(ctx, c.key(30), c.key(33)).Val() != 0 {
 		t.Fatal("non-positive counters not deleted")
@@ -734,9 +741,6 @@ func TestRepairAndSnapshot(t *testing.T) {
 	}
 	if got := fmt.Sprint(snap); got != "map[31:5 32:2]" {
 		t.Fatalf("snapshot = %s", got)
-	}
-	if n, err := c.Repair(ctx); err != nil || n != 0 {
-		t.Fatalf("second repair = %d, %v; want nothing to do", n, err)
 	}
 }
 
