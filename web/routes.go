@@ -13,6 +13,9 @@ func (s *Server) routes(opts Options) {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/static/*", staticHandler())
+	if opts.Metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(opts.Metrics))
+	}
 
 	// Data plane: OpenAI-compatible API for callers. No session, no CSRF,
 	// no gzip or timeout middleware (streams are flushed per event).

@@ -28,6 +28,8 @@ type Options struct {
 	CookieSecure bool
 	// ConsoleBodyLimit bounds console and admin-API request bodies.
 	ConsoleBodyLimit string
+	// Metrics, when set, is served on /metrics (Prometheus).
+	Metrics http.Handler
 }
 
 // Server is the HTTP server of one Switchyard instance.

@@ -18,11 +18,11 @@ import (
 	"syscall"
 	"time"
 
-	"switchyard/handlers"
-	"switchyard/routing/config"
+	"github.com/redis/go-redis/v9"
+
+	"switchyard/gateway"
 	"switchyard/secrets"
 	"switchyard/store"
-	"switchyard/web"
 )
 
 func main() {
@@ -74,9 +74,22 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	sm := web.NewSessions(st, cfg.CookieSecure)
-	h := &handlers.Handler{Store: st, Sessions: sm, Log: log, Env: implemented(), BaseURL: cfg.PublicURL}
-	srv := web.New(h, &handlers.DataPlane{}, st, sm, log, func() bool { return true }, web.Options{CookieSecure: cfg.CookieSecure})
+	rdb, err := newRedis(cfg.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	loc, _ := time.LoadLocation(cfg.TimeZone)
+	gw, err := gateway.New(gateway.Options{
+		Store: st, Redis: rdb, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody,
+		InstanceCap: cfg.InstanceCap, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery,
+		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: true,
+	})
+	if err != nil {
+		return err
+	}
+	gw.Start(ctx)
+	srv := gw.Server
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -99,16 +112,28 @@ func run(ctx context.Context) error {
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return httpSrv.Shutdown(sctx)
+	err = httpSrv.Shutdown(sctx)
+	if cerr := gw.Close(sctx); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
 }
 
-// implemented lists the protocols this build has adapters for.
-func implemented() config.Env {
-	return config.Env{Implemented: map[config.Protocol]config.ProtocolSupport{
-		config.ProtocolOpenAI:    {Chat: true, Embeddings: true},
-		config.ProtocolAnthropic: {Chat: true},
-		config.ProtocolGemini:    {Chat: true, Embeddings: true},
-	}}
+// newRedis connects with short, context-bound timeouts and no blind retries:
+// a limit script whose reply was lost must not be charged twice, and a dead
+// Redis must fail fast so the per-instance fallback takes over.
+func newRedis(url string) (*redis.Client, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("SWITCHYARD_REDIS_URL: %w", err)
+	}
+	opt.ContextTimeoutEnabled = true
+	opt.MaxRetries = -1
+	opt.DialTimeout = 500 * time.Millisecond
+	opt.ReadTimeout = 500 * time.Millisecond
+	opt.WriteTimeout = 500 * time.Millisecond
+	opt.PoolSize = 128
+	return redis.NewClient(opt), nil
 }
 
 // bootstrapAdmin creates the first admin on an empty installation and says

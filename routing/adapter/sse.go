@@ -35,16 +35,30 @@ type SSEReader struct {
 	line    []byte
 	pendCR  bool // the previous line ended in CR; swallow a following LF
 	done    bool
+	started bool // past a possible leading byte-order mark
+	broken  error
 }
 
-// NewSSEReader returns a reader over r.
+// NewSSEReader returns a reader over r. The buffer is small because long
+// lines are collected separately; a thousand concurrent streams must not
+// cost a thousand large buffers.
 func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, 64<<10)}
+	return &SSEReader{r: bufio.NewReaderSize(r, 4<<10)}
 }
 
 // Next returns the next event, or io.EOF when the stream ended cleanly.
 // The returned Data is valid until the next call.
 func (s *SSEReader) Next() (SSEEvent, error) {
+	if s.broken != nil {
+		return SSEEvent{}, s.broken
+	}
+	if !s.started {
+		s.started = true
+		// The SSE specification allows one leading UTF-8 byte-order mark.
+		if b, err := s.r.Peek(3); err == nil && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
+			_, _ = s.r.Discard(3)
+		}
+	}
 	for {
 		line, err := s.readLine()
 		if err != nil {
@@ -54,6 +68,9 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 					// The last event lacked its blank line: still an event.
 					return s.emit(), nil
 				}
+			}
+			if errors.Is(err, ErrSSELineTooLong) {
+				s.broken = err // the stream is unusable from here
 			}
 			return SSEEvent{}, err
 		}

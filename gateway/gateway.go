@@ -1,0 +1,256 @@
+// Package gateway assembles one Switchyard instance: the live configuration,
+// the Redis-backed protection (limits, idempotency, breakers, key pools, load
+// counters), the call-log writer, metrics, the data plane and the console.
+// cmd/switchyard and the integration tests build instances with it.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/redis/go-redis/v9"
+
+	"switchyard/breaker"
+	"switchyard/calllog"
+	"switchyard/handlers"
+	"switchyard/idempotency"
+	"switchyard/keypool"
+	"switchyard/limits"
+	"switchyard/live"
+	"switchyard/loadcount"
+	"switchyard/metrics"
+	"switchyard/routing"
+	"switchyard/routing/adapter"
+	"switchyard/routing/config"
+	"switchyard/store"
+	"switchyard/web"
+)
+
+// Options configure an instance.
+type Options struct {
+	Store          *store.Store
+	Redis          redis.UniversalClient
+	Log            *slog.Logger
+	RedisPrefix    string         // default "sy"
+	SpillDir       string         // call-log spill directory (required)
+	Location       *time.Location // daily quotas and monthly budgets; default UTC
+	MaxBody        int64          // data-plane body limit; default 10 MB
+	InstanceCap    int            // in-flight cap of this instance; 0 = unlimited
+	IdemTTL        time.Duration  // how long idempotent results are kept
+	ReloadInterval time.Duration  // safety-net configuration check
+	CookieSecure   bool
+	PublicURL      string
+	Env            config.Env
+	// Console serves the operator console (APP_ROLE api or all).
+	Console bool
+}
+
+// Gateway is one assembled instance.
+type Gateway struct {
+	Holder   *live.Holder
+	Loader   *live.Loader
+	Breakers *breaker.Set
+	Reporter *breaker.Reporter
+	Keys     *keypool.Pool
+	Load     *loadcount.Counters
+	Limiter  *limits.Limiter
+	Idem     *idempotency.Store
+	CallLog  *calllog.Writer
+	Metrics  *metrics.Metrics
+	Exec     *routing.Executor
+	Data     *handlers.DataPlane
+	Console  *handlers.Handler
+	Server   *web.Server
+	Sessions *scs.SessionManager
+	log      *slog.Logger
+	wg       sync.WaitGroup
+	stop     context.CancelFunc
+}
+
+// Adapters are the implemented protocols.
+func Adapters() map[config.Protocol]adapter.Adapter {
+	return map[config.Protocol]adapter.Adapter{
+		config.ProtocolOpenAI:    adapter.OpenAI{},
+		config.ProtocolAnthropic: adapter.Anthropic{},
+		config.ProtocolGemini:    adapter.Gemini{},
+	}
+}
+
+// Implemented is what the dry-run knows about this build's adapters.
+func Implemented() config.Env {
+	return config.Env{Implemented: map[config.Protocol]config.ProtocolSupport{
+		config.ProtocolOpenAI:    {Chat: true, Embeddings: true},
+		config.ProtocolAnthropic: {Chat: true},
+		config.ProtocolGemini:    {Chat: true, Embeddings: true},
+	}}
+}
+
+// UpstreamClient is the shared HTTP client for vendor calls: pooled
+// connections and no client timeout, because every deadline comes from the
+// attempt's context.
+func UpstreamClient() *http.Client {
+	t := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   512,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{Transport: t}
+}
+
+func instanceID() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return host + "-" + hex.EncodeToString(b)
+}
+
+// New assembles an instance; Start runs its background loops.
+func New(o Options) (*Gateway, error) {
+	if o.RedisPrefix == "" {
+		o.RedisPrefix = "sy"
+	}
+	if o.Location == nil {
+		o.Location = time.UTC
+	}
+	if o.Env.Implemented == nil {
+		o.Env = Implemented()
+	}
+	log := o.Log
+	g := &Gateway{log: log, Holder: &live.Holder{}}
+	id := instanceID()
+	g.Breakers = breaker.NewSet(breaker.Options{Logger: log})
+	g.Reporter = breaker.NewReporter(g.Breakers, o.Redis, breaker.ReporterOptions{Prefix: o.RedisPrefix, InstanceID: id, Logger: log})
+	g.Keys = keypool.New(o.Redis, keypool.Options{Prefix: o.RedisPrefix, Logger: log})
+	g.Load = loadcount.New(o.Redis, loadcount.Options{Prefix: o.RedisPrefix, InstanceCap: o.InstanceCap, Logger: log})
+	g.Limiter = limits.New(o.Redis, limits.Options{Prefix: o.RedisPrefix, Location: o.Location, Logger: log})
+	g.Idem = idempotency.New(o.Redis, idempotency.Options{Prefix: o.RedisPrefix, TTL: o.IdemTTL})
+	w, err := calllog.NewWriter(o.Store.DB(), calllog.WriterOptions{SpillDir: o.SpillDir, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	g.CallLog = w
+	g.Loader = &live.Loader{Source: o.Store, Holder: g.Holder, Log: log, Interval: o.ReloadInterval}
+	degraded := func() float64 {
+		if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() {
+			return 1
+		}
+		return 0
+	}
+	g.Metrics = metrics.New(map[string]func() float64{
+		"switchyard_calllog_buffer_depth": func() float64 { return float64(w.Depth()) },
+		"switchyard_calllog_spill_bytes":  func() float64 { return float64(w.SpillBytes()) },
+		"switchyard_redis_degraded":       degraded,
+		"switchyard_inflight_requests":    func() float64 { return float64(g.Load.InstanceInFlight()) },
+		"switchyard_config_load_failing": func() float64 {
+			if g.Loader.LastError() != "" {
+				return 1
+			}
+			return 0
+		},
+		"switchyard_goroutines_dataplane": func() float64 { return float64(runtime.NumGoroutine()) },
+	})
+	g.Loader.OnSwap = func(rt *config.Runtime) {
+		g.Metrics.Live.Set(float64(rt.Version))
+		g.Metrics.Reloads.WithLabelValues("ok").Inc()
+	}
+	g.Exec = &routing.Executor{
+		Adapters: Adapters(),
+		Client:   UpstreamClient(),
+		State:    routing.State{Breakers: breakers{g.Breakers}, Keys: g.Keys, Load: load{g.Load}},
+	}
+	g.Data = &handlers.DataPlane{
+		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, CallLog: w, Metrics: g.Metrics,
+		Admit:   func(batch bool) (func(), bool) { return g.Load.AdmitInstance(classOf(batch)) },
+		MaxBody: o.MaxBody, Log: log,
+	}
+	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
+	g.Console = &handlers.Handler{Store: o.Store, Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
+		Keys: keyStates{g.Keys}, Notices: g.notices}
+	g.Server = web.New(g.Console, g.Data, o.Store, g.Sessions, log, g.Holder.Loaded, web.Options{CookieSecure: o.CookieSecure, Metrics: g.Metrics.Handler()})
+	return g, nil
+}
+
+func classOf(batch bool) loadcount.Class {
+	if batch {
+		return loadcount.Batch
+	}
+	return loadcount.Interactive
+}
+
+// notices are the instance-wide warnings on every console page.
+func (g *Gateway) notices() []string {
+	var out []string
+	if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() {
+		out = append(out, "Redis is unreachable: rate limits, key states and load counters are enforced per instance until it returns.")
+	}
+	if e := g.Loader.LastError(); e != "" {
+		out = append(out, "Configuration: "+e)
+	}
+	if g.CallLog.SpillBytes() > 0 {
+		out = append(out, "PostgreSQL is not taking call logs right now: they are kept in the spill file and will be written when it returns.")
+	}
+	return out
+}
+
+// Start loads the configuration and runs the background loops until ctx ends.
+func (g *Gateway) Start(ctx context.Context) {
+	ctx, g.stop = context.WithCancel(ctx)
+	g.wg.Add(2)
+	go func() { defer g.wg.Done(); g.Loader.Run(ctx) }()
+	go func() { defer g.wg.Done(); _ = g.Reporter.Run(ctx) }()
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				for id, s := range g.Breakers.Snapshot() {
+					g.Metrics.Breakers.WithLabelValues(strconv.FormatInt(id, 10)).Set(float64(s.State))
+				}
+			}
+		}
+	}()
+}
+
+// WaitLoaded blocks until the first configuration load finished.
+func (g *Gateway) WaitLoaded(ctx context.Context) error {
+	for !g.Holder.Loaded() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// Close stops the loops and flushes the call log.
+func (g *Gateway) Close(ctx context.Context) error {
+	if g.stop != nil {
+		g.stop()
+	}
+	g.wg.Wait()
+	g.Keys.Close()
+	g.Load.Close()
+	return g.CallLog.Close(ctx)
+}
+
