@@ -253,4 +253,3 @@ func (g *Gateway) Close(ctx context.Context) error {
 	g.Load.Close()
 	return g.CallLog.Close(ctx)
 }
-
