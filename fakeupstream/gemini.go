@@ -216,7 +216,7 @@ func (g *geminiStream) finish(b []byte) []byte {
 // error object with no "data:" prefix.
 func (g *geminiStream) errorEvent(b []byte) []byte {
 	b = append(b, geminiErrorBody(http.StatusServiceUnavailable, "", "  ")...)
-	return append(b, '\n')
+	return append(b, "\n\n"...)
 }
 
 type geminiEmbedRequest struct {

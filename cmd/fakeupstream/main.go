@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -25,13 +26,17 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "fakeupstream:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+// run serves until ctx ends, then shuts down gracefully: in-flight waits and
+// streams are cancelled and the server is given 5 s to finish.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("fakeupstream", flag.ContinueOnError)
 	var (
 		addr      = fs.String("addr", "127.0.0.1:9090", "listen address (port 0 picks a free port)")
@@ -74,8 +79,6 @@ func run(args []string) error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
@@ -90,7 +93,7 @@ func run(args []string) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	fmt.Printf("fakeupstream listening on http://%s\n", ln.Addr())
+	fmt.Fprintf(stdout, "fakeupstream listening on http://%s\n", ln.Addr())
 
 	select {
 	case err := <-errc:
