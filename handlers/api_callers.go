@@ -1,0 +1,237 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/routing/config"
+	"switchyard/store"
+)
+
+// Admin API: callers and their API keys. A key's plaintext is answered once,
+// by the POST that creates it; only its hash is stored.
+
+func apiFindCaller(snap config.Snapshot, id int64) (config.Caller, bool) {
+	for _, cl := range snap.Callers {
+		if cl.ID == id {
+			return cl, true
+		}
+	}
+	return config.Caller{}, false
+}
+
+func (h *Handler) apiCaller(c echo.Context, status int, id int64) error {
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	cl, ok := apiFindCaller(snap, id)
+	if !ok {
+		return apiFail(c, apiNotFound("caller", id))
+	}
+	return c.JSON(status, cl)
+}
+
+// APICallers lists the draft's callers with their limits and live keys.
+func (h *Handler) APICallers(c echo.Context) error {
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return apiList(c, "callers", snap.Callers)
+}
+
+// APICaller returns one caller.
+func (h *Handler) APICaller(c echo.Context) error {
+	id, err := apiID(c, "caller")
+	if err != nil {
+		return apiFail(c, err)
+	}
+	return h.apiCaller(c, http.StatusOK, id)
+}
+
+const callerKeysHint = "manage keys with /admin/api/callers/{id}/keys and /admin/api/caller-keys/{id}/revoke"
+
+// APICallerCreate adds a caller (enabled, interactive, USD unless the body
+// says otherwise).
+func (h *Handler) APICallerCreate(c echo.Context) error {
+	in := config.Caller{Enabled: true, PriorityClass: config.ClassInteractive, BudgetCurrency: "USD"}
+	if err := readJSON(c, &in); err != nil {
+		return apiFail(c, err)
+	}
+	f := config.FieldErrors{}
+	checkID(f, in.ID, 0)
+	readOnly(f, "keys", in.Keys, nil, "create keys with POST /admin/api/callers/{id}/keys")
+	if len(f) > 0 {
+		return apiFail(c, apiInvalid(f))
+	}
+	id, err := h.Store.CreateCaller(c.Request().Context(), in)
+	if err != nil {
+		return apiFail(c, err)
+	}
+	h.audit(c, "caller created", id)
+	return h.apiCaller(c, http.StatusCreated, id)
+}
+
+// APICallerUpdate changes a caller; fields left out keep their values, and
+// "limits", when sent, replaces all of the caller's limits.
+func (h *Handler) APICallerUpdate(c echo.Context) error {
+	id, err := apiID(c, "caller")
+	if err != nil {
+		return apiFail(c, err)
+	}
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	cur, ok := apiFindCaller(snap, id)
+	if !ok {
+		return apiFail(c, apiNotFound("caller", id))
+	}
+	in := cur
+	in.ID, in.Keys, in.Limits = 0, nil, nil
+	if err := readJSON(c, &in); err != nil {
+		return apiFail(c, err)
+	}
+	if in.Limits == nil {
+		in.Limits = cur.Limits
+	}
+	f := config.FieldErrors{}
+	checkID(f, in.ID, id)
+	readOnly(f, "keys", in.Keys, cur.Keys, callerKeysHint)
+	if len(f) > 0 {
+		return apiFail(c, apiInvalid(f))
+	}
+	if err := h.Store.UpdateCaller(c.Request().Context(), id, in); err != nil {
+		return apiFail(c, orNotFound(err, "caller", id))
+	}
+	h.audit(c, "caller updated", id)
+	return h.apiCaller(c, http.StatusOK, id)
+}
+
+// APICallerDelete deletes a caller and its keys.
+func (h *Handler) APICallerDelete(c echo.Context) error {
+	id, err := apiID(c, "caller")
+	if err != nil {
+		return apiFail(c, err)
+	}
+	if err := h.Store.DeleteCaller(c.Request().Context(), id); err != nil {
+		return apiFail(c, orNotFound(err, "caller", id))
+	}
+	h.audit(c, "caller deleted", id)
+	return c.NoContent(http.StatusNoContent)
+}
+
+// apiCallerKey is a caller key as the API lists it: never its hash.
+type apiCallerKey struct {
+	ID        int64      `json:"id"`
+	CallerID  int64      `json:"caller_id"`
+	Name      string     `json:"name"`
+	Prefix    string     `json:"prefix"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+}
+
+func toAPICallerKey(k store.CallerKeyInfo) apiCallerKey {
+	return apiCallerKey{ID: k.ID, CallerID: k.CallerID, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
+}
+
+// APICallerKeys lists a caller's keys, revoked ones included.
+func (h *Handler) APICallerKeys(c echo.Context) error {
+	id, err := apiID(c, "caller")
+	if err != nil {
+		return apiFail(c, err)
+	}
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if _, ok := apiFindCaller(snap, id); !ok {
+		return apiFail(c, apiNotFound("caller", id))
+	}
+	keys, err := h.Store.CallerKeys(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	out := make([]apiCallerKey, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, toAPICallerKey(k))
+	}
+	return apiList(c, "keys", out)
+}
+
+type apiCallerKeyIn struct {
+	Name string `json:"name"`
+}
+
+// apiNewCallerKey is the only answer that carries a caller key's plaintext.
+type apiNewCallerKey struct {
+	Key      string `json:"key"`
+	ID       int64  `json:"id"`
+	CallerID int64  `json:"caller_id"`
+	Name     string `json:"name"`
+	Prefix   string `json:"prefix"`
+}
+
+// APICallerKeyCreate makes a new API key for a caller: {"name"}. The
+// plaintext is in this answer only.
+func (h *Handler) APICallerKeyCreate(c echo.Context) error {
+	id, err := apiID(c, "caller")
+	if err != nil {
+		return apiFail(c, err)
+	}
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if _, ok := apiFindCaller(snap, id); !ok {
+		return apiFail(c, apiNotFound("caller", id))
+	}
+	var in apiCallerKeyIn
+	if err := readJSON(c, &in); err != nil {
+		return apiFail(c, err)
+	}
+	plain, k, err := h.Store.CreateCallerKey(c.Request().Context(), id, in.Name)
+	if err != nil && plain == "" {
+		return apiFail(c, orNotFound(err, "caller", id))
+	}
+	if err != nil {
+		// The key exists; only the reload notification failed. Instances
+		// still pick it up on their periodic check, so hand it out.
+		h.Log.Warn("admin api: caller key created, notify failed", "id", k.ID, "err", err)
+	}
+	h.audit(c, "caller key created", k.ID)
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusCreated, apiNewCallerKey{Key: plain, ID: k.ID, CallerID: id, Name: k.Name, Prefix: k.Prefix})
+}
+
+// APICallerKeyRevoke revokes a caller key for good and answers it. Revoking
+// a revoked key changes nothing.
+func (h *Handler) APICallerKeyRevoke(c echo.Context) error {
+	id, err := apiID(c, "caller key")
+	if err != nil {
+		return apiFail(c, err)
+	}
+	cid, err := h.Store.CallerKeyCaller(c.Request().Context(), id)
+	if err != nil {
+		return apiFail(c, orNotFound(err, "caller key", id))
+	}
+	// ErrNotFound here means it was already revoked.
+	if err := h.Store.RevokeCallerKey(c.Request().Context(), id); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	h.audit(c, "caller key revoked", id)
+	keys, err := h.Store.CallerKeys(c.Request().Context(), cid)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if k.ID == id {
+			return c.JSON(http.StatusOK, toAPICallerKey(k))
+		}
+	}
+	return apiFail(c, apiNotFound("caller key", id))
+}
