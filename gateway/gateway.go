@@ -73,6 +73,7 @@ type Gateway struct {
 	Server   *web.Server
 	Sessions *scs.SessionManager
 	log      *slog.Logger
+	redis    redis.UniversalClient
 	wg       sync.WaitGroup
 	stop     context.CancelFunc
 }
@@ -131,7 +132,7 @@ func New(o Options) (*Gateway, error) {
 		o.Env = Implemented()
 	}
 	log := o.Log
-	g := &Gateway{log: log, Holder: &live.Holder{}}
+	g := &Gateway{log: log, Holder: &live.Holder{}, redis: o.Redis}
 	id := instanceID()
 	g.Breakers = breaker.NewSet(breaker.Options{Logger: log})
 	g.Reporter = breaker.NewReporter(g.Breakers, o.Redis, breaker.ReporterOptions{Prefix: o.RedisPrefix, InstanceID: id, Logger: log})
@@ -180,7 +181,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
 	g.Console = &handlers.Handler{Store: o.Store, Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
-		Keys: keyStates{g.Keys}, Notices: g.notices}
+		Keys: keyStates{g.Keys}, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
 	g.Server = web.New(g.Console, g.Data, o.Store, g.Sessions, log, g.Holder.Loaded, web.Options{CookieSecure: o.CookieSecure, Metrics: g.Metrics.Handler()})
 	return g, nil
 }

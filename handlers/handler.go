@@ -31,6 +31,12 @@ type Handler struct {
 	Keys KeyStates
 	// BaseURL is the public base URL of this instance, for snippets.
 	BaseURL string
+	// Ops reads the live data plane (Test route, dashboard states); nil
+	// when the console runs without a data plane.
+	Ops Ops
+	// Health and Jobs back the Health and Jobs pages (worker role data).
+	Health HealthOps
+	Jobs   JobsOps
 }
 
 // page builds the frame of a console page.
