@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -466,5 +467,68 @@ func TestBadFaultHeader(t *testing.T) {
 				t.Errorf("%s %s=%s: status %d %s", w.name, h[0], h[1], res.status, res.body)
 			}
 		}
+	}
+}
+
+// TestEachEventIsFlushedAlone reads the raw HTTP/1.1 chunked framing: every
+// flush is one chunk, so each chunk must hold exactly one event.
+func TestEachEventIsFlushedAlone(t *testing.T) {
+	_, base := start(t, Options{ReplyChunks: 3})
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			body := w.body("m", true)
+			var req strings.Builder
+			req.WriteString("POST " + w.path("m", true) + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n")
+			for k, v := range w.header("key-ok") {
+				req.WriteString(k + ": " + v[0] + "\r\n")
+			}
+			req.WriteString("\r\n" + body)
+			if _, err := io.WriteString(conn, req.String()); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				if line == "\r\n" {
+					break
+				}
+			}
+			var chunks []string
+			for {
+				sizeLine, err := br.ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				size, err := strconv.ParseInt(strings.TrimSpace(sizeLine), 16, 64)
+				if err != nil {
+					t.Fatalf("not chunked: %q", sizeLine)
+				}
+				if size == 0 {
+					break
+				}
+				data := make([]byte, size+2)
+				if _, err := io.ReadFull(br, data); err != nil {
+					t.Fatal(err)
+				}
+				chunks = append(chunks, string(data[:size]))
+			}
+			events, _ := parseSSE([]byte(strings.Join(chunks, "")))
+			if len(chunks) != len(events) {
+				t.Errorf("%d chunks for %d events", len(chunks), len(events))
+			}
+			for _, c := range chunks {
+				if strings.Count(c, "\n\n") != 1 || !strings.HasSuffix(c, "\n\n") {
+					t.Errorf("chunk is not exactly one event: %q", c)
+				}
+			}
+		})
 	}
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // streamer renders one protocol's stream events. Each method appends whole
-// events (ending in a blank line) to b.
+// events (each ending in a blank line) to b; every event is flushed on its
+// own.
 type streamer interface {
 	// preamble is sent with the headers, before any content.
 	preamble(b []byte) []byte
@@ -31,14 +32,25 @@ func (c *call) stream(st streamer, rp reply) {
 	h.Set("X-Accel-Buffering", "no")
 	c.writeHeader(http.StatusOK)
 	fl, _ := c.w.(http.Flusher)
+	// emit writes the events in b, flushing after each one.
 	emit := func(b []byte) bool {
-		if _, err := c.w.Write(b); err != nil {
-			return false
-		}
-		if fl != nil {
-			fl.Flush()
+		for len(b) > 0 {
+			n := bytes.Index(b, []byte("\n\n")) + 2
+			if n < 2 {
+				n = len(b)
+			}
+			if _, err := c.w.Write(b[:n]); err != nil {
+				return false
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+			b = b[n:]
 		}
 		return true
+	}
+	if fl != nil {
+		fl.Flush() // the headers go out now, even with an empty preamble
 	}
 	buf := make([]byte, 0, 1024)
 	if !emit(st.preamble(buf[:0])) {
