@@ -2,9 +2,11 @@ package calllog
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +20,9 @@ import (
 //	go test -run XXX -bench Search10M ./calllog/                       # 100k rows
 //	go test -run XXX -bench Search10M ./calllog/ -args -rows=10000000  # the SPEC §11 figure
 //
-// The search data set is generated once per size into the schema
-// calllog_bench_<rows> and kept for the next run; -drop-bench-data removes
-// it afterwards. -explain logs EXPLAIN (ANALYZE, BUFFERS) of every search.
+// The search data set is generated once per size (and migration version)
+// into the schema calllog_bench_<rows> and kept for the next run;
+// -drop-bench-data removes it afterwards. -explain logs EXPLAIN (ANALYZE, BUFFERS) of every search.
 var (
 	benchRows    = flag.Int("rows", 100000, "rows in BenchmarkSearch10M's data set (30 daily partitions)")
 	benchExplain = flag.Bool("explain", false, "log each benchmarked search's EXPLAIN ANALYZE")
@@ -180,9 +182,17 @@ func benchSearchDB(b *testing.B, n int) (*sql.DB, string) {
 	}
 	b.Cleanup(func() { _ = db.Close() })
 
-	var have sql.NullInt64
-	err = db.QueryRow(`SELECT rows FROM calllog_bench_meta`).Scan(&have)
-	if err == nil && have.Int64 == int64(n) {
+	mig, err := os.ReadFile("../migrations/0002_call_logs.up.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	migSHA := fmt.Sprintf("%x", sha256.Sum256(mig))
+	var (
+		haveRows int64
+		haveSHA  string
+	)
+	err = db.QueryRow(`SELECT rows, migration_sha FROM calllog_bench_meta`).Scan(&haveRows, &haveSHA)
+	if err == nil && haveRows == int64(n) && haveSHA == migSHA {
 		return db, schema
 	}
 
@@ -213,8 +223,11 @@ func benchSearchDB(b *testing.B, n int) (*sql.DB, string) {
 	if _, err := db.Exec(`VACUUM (ANALYZE) call_logs`); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := db.Exec(`CREATE TABLE calllog_bench_meta (rows bigint NOT NULL, generated_at timestamptz NOT NULL DEFAULT now());
-		INSERT INTO calllog_bench_meta (rows) VALUES (` + fmt.Sprint(n) + `)`); err != nil {
+	if _, err := db.Exec(`CREATE TABLE calllog_bench_meta (rows bigint NOT NULL, migration_sha text NOT NULL,
+		generated_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO calllog_bench_meta (rows, migration_sha) VALUES ($1, $2)`, n, migSHA); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("generated in %s", time.Since(start).Round(time.Second))

@@ -99,6 +99,10 @@ func buildCallStatsStmt() string {
 // insert returned to cost_rollups and call_stats, so replaying a batch never
 // counts a row twice.
 func insertBatch(ctx context.Context, db *sql.DB, recs []Record) (inserted int, err error) {
+	for i := range recs {
+		// As normalize does: the returned keys must match the records.
+		recs[i].At = recs[i].At.Truncate(time.Microsecond).UTC()
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("calllog: begin: %w", err)

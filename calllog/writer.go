@@ -18,7 +18,8 @@ type WriterOptions struct {
 	// BufferSize bounds the in-memory queue (default 10,000 records). When it
 	// is full, Write appends to the spill file instead.
 	BufferSize int
-	// BatchSize is the most records inserted per transaction (default 1,000).
+	// BatchSize is the most records inserted per transaction (default 1,000,
+	// at most BufferSize).
 	BatchSize int
 	// FlushInterval is how long a partial batch may wait (default 200ms).
 	FlushInterval time.Duration
@@ -104,6 +105,7 @@ func NewWriter(db *sql.DB, opts WriterOptions) (*Writer, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 1000
 	}
+	opts.BatchSize = min(opts.BatchSize, opts.BufferSize) // a batch never holds more than the queue
 	if opts.FlushInterval <= 0 {
 		opts.FlushInterval = 200 * time.Millisecond
 	}
@@ -360,6 +362,7 @@ func (w *Writer) replay(ctx context.Context, maxBatches int) {
 			w.markDown(err)
 			return
 		}
+		recs = w.normalizeSpilled(recs)
 		if len(recs) == 0 {
 			if !w.spool.replaying() {
 				return // nothing left
@@ -401,6 +404,21 @@ func (w *Writer) replay(ctx context.Context, maxBatches int) {
 		}
 		w.report(st, start)
 	}
+}
+
+// normalizeSpilled normalizes records read back from the spill file (Write
+// normalized them already, unless an older version or a person wrote the
+// file) and dead-letters the ones that cannot be stored.
+func (w *Writer) normalizeSpilled(recs []Record) []Record {
+	ok := recs[:0]
+	for _, r := range recs {
+		if err := r.normalize(); err != nil {
+			w.deadLetter([]Record{r}, err)
+			continue
+		}
+		ok = append(ok, r)
+	}
+	return ok
 }
 
 // storeReplay is store for spilled records: on a failure other than the

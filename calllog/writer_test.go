@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -207,29 +208,38 @@ func TestReplayedRecordsAreStoredAndCountedOnce(t *testing.T) {
 		t.Errorf("second writer stored %d rows, want 10", s.Written)
 	}
 
-	// And once more through a spill file, as after a crash mid-replay.
+	// And once more through a spill file, as after a crash mid-replay: the
+	// file holds rows already stored, 300 that are not, and a line torn by
+	// the crash.
+	unstored := sampleRecords(time.Now().Add(-30*time.Minute), "replayer", 300)
 	dir := t.TempDir()
 	f, err := os.Create(filepath.Join(dir, activeName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	enc := json.NewEncoder(f)
-	for i := range recs {
-		if err := enc.Encode(&recs[i]); err != nil {
+	for _, r := range append(slices.Clone(recs), unstored...) {
+		if err := enc.Encode(&r); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := f.WriteString(`{"at":"2026-01-01T00:00:00Z","request_id":"torn`); err != nil {
+		t.Fatal(err)
 	}
 	_ = f.Close()
 	w = testWriter(t, db, WriterOptions{SpillDir: dir})
 	mustClose(t, w)
-	if s := w.Stats(); s.Replayed != int64(len(recs)) || s.Written != 0 {
-		t.Errorf("spill replay stats = %+v, want %d replayed and 0 written", s, len(recs))
+	if s := w.Stats(); s.Replayed != int64(len(recs)+len(unstored)) || s.Written != int64(len(unstored)) {
+		t.Errorf("spill replay stats = %+v, want %d replayed and %d written", s, len(recs)+len(unstored), len(unstored))
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "spill-*")); len(left) != 0 {
 		t.Errorf("spill files left after replay: %v", left)
 	}
+	if b, err := os.ReadFile(filepath.Join(dir, deadLetterName)); err != nil || !strings.Contains(string(b), "torn") {
+		t.Errorf("torn line not in the dead-letter file: %q, %v", b, err)
+	}
 
-	want := int64(len(recs) + len(fresh))
+	want := int64(len(recs) + len(fresh) + len(unstored))
 	if n := countRows(t, db, `SELECT count(*) FROM call_logs WHERE caller = 'replayer'`); n != want {
 		t.Errorf("rows = %d, want %d", n, want)
 	}
