@@ -18,7 +18,8 @@ import (
 // the meaning of every field is identical in all three places.
 type Fault struct {
 	// Status, when >= 400, answers with that HTTP status and the protocol's own
-	// error body and type for it (e.g. 429 rate_limit_error, 529 overloaded).
+	// error body and type for it (e.g. 429 rate_limit_error, 529 overloaded),
+	// after auth checks and before request validation. Below 400 it is ignored.
 	Status int
 	// RetryAfter sets the Retry-After header (whole seconds, rounded up) on
 	// the error response of Status.

@@ -31,9 +31,18 @@
 // billing_error, Gemini 403 PERMISSION_DENIED/BILLING_DISABLED).
 //
 // Faults (see Fault) come from Options.Fault, from rules (SetRules, PUT
-// /_fake/rules) and from X-Fake-* request headers. Counters and the last
-// request per model are kept for assertions (Count, Stats, LastBody,
-// GET /_fake/stats).
+// /_fake/rules; the first rule matching the model and key wins, else
+// Options.Fault) and from X-Fake-* request headers, which override single
+// fields of that: X-Fake-Status, -Retry-After, -Latency, -First-Chunk-Delay,
+// -Inter-Chunk-Delay, -Cut-After, -Error-After, -Content-Filter,
+// -Oversized-Line, -No-Usage, -Shuffle, -Dimension, -Cached-Tokens,
+// -Reply-Chunks (durations as Go duration strings). An unknown or malformed
+// X-Fake-* header is answered with a 400 in the protocol's format. The
+// stream faults only act on streaming requests.
+//
+// Counters and the last request per model are kept for assertions (Count,
+// CountKey, CountStatus, Stats, LastBody, LastRequest; GET /_fake/stats,
+// GET /_fake/last?model=M, POST /_fake/reset).
 package fakeupstream
 
 import (
