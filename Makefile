@@ -1,0 +1,77 @@
+# Switchyard — two commands for a newcomer:
+#   make run    bring up PostgreSQL and Redis, migrate, start the server
+#   make test   unit + integration (real PostgreSQL and Redis) + browser e2e
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+export GOFLAGS := -buildvcs=false
+
+DEV_DIR      := .dev
+SECRET_FILE  := $(DEV_DIR)/secret.key
+TEST_DB_URL  ?= postgres://switchyard:switchyard@127.0.0.1:5432/switchyard_test?sslmode=disable
+export SWITCHYARD_TEST_DATABASE_URL ?= $(TEST_DB_URL)
+export SWITCHYARD_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+
+# Packages whose concurrency is the point: run them under the race detector.
+RACE_PKGS := ./routing/... ./breaker/ ./loadcount/ ./keypool/ ./lease/ ./limits/ ./idempotency/ ./live/
+
+.PHONY: run test services build generate lint unit race fuzz e2e e2e-deps bench demo clean
+
+## run: start PostgreSQL and Redis if needed, migrate, and serve the console and API
+run: services build
+	@mkdir -p $(DEV_DIR)
+	@if [ -z "$${SWITCHYARD_SECRET_KEY:-}" ] && [ -z "$${SWITCHYARD_SECRET_KEY_FILE:-}" ] && [ ! -f $(SECRET_FILE) ]; then \
+		go run ./cmd/switchyard-keygen > $(SECRET_FILE); chmod 600 $(SECRET_FILE); \
+		echo "==> SWITCHYARD_SECRET_KEY is not set: generated a local key in $(SECRET_FILE) (keep it: it decrypts your provider keys)"; fi
+	@if [ -z "$${SWITCHYARD_SECRET_KEY:-}" ] && [ -z "$${SWITCHYARD_SECRET_KEY_FILE:-}" ]; then export SWITCHYARD_SECRET_KEY_FILE=$(SECRET_FILE); fi; \
+		SWITCHYARD_LOG_FORMAT=$${SWITCHYARD_LOG_FORMAT:-text} exec ./bin/switchyard
+
+## demo: like run, plus the fake vendor on 127.0.0.1:9090 for the onboarding sandbox
+demo: services build
+	@./bin/fakeupstream -addr 127.0.0.1:9090 & trap "kill $$! 2>/dev/null" EXIT; \
+		$(MAKE) --no-print-directory run
+
+## test: everything CI runs
+test: services e2e-deps lint unit race fuzz
+
+services:
+	@./scripts/services.sh
+
+build:
+	@mkdir -p bin
+	go build -o bin/switchyard ./cmd/switchyard
+	go build -o bin/fakeupstream ./cmd/fakeupstream
+
+generate:
+	go tool templ generate -path views
+
+## lint: vet, gofmt, and generated templ code in sync with its sources
+lint:
+	go vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@go tool templ generate -path views >/dev/null 2>&1
+	@if ! git diff --quiet -- views; then echo "templ output is stale; run make generate and commit:"; git diff --stat -- views; exit 1; fi
+
+unit:
+	PLAYWRIGHT_DRIVER_PATH=$$(./scripts/e2e-deps.sh) go test -count=1 -timeout 15m ./...
+
+race:
+	go test -race -count=1 -timeout 10m $(RACE_PKGS)
+
+## fuzz: the request parser and the SSE reader, briefly (longer: FUZZTIME=5m)
+FUZZTIME ?= 8s
+fuzz:
+	go test -run '^$$' -fuzz '^FuzzParseChatRequest$$' -fuzztime $(FUZZTIME) ./routing/adapter/
+	go test -run '^$$' -fuzz '^FuzzSSEReader$$' -fuzztime $(FUZZTIME) ./routing/adapter/
+
+e2e-deps:
+	@./scripts/e2e-deps.sh >/dev/null
+
+e2e: services e2e-deps
+	PLAYWRIGHT_DRIVER_PATH=$$(./scripts/e2e-deps.sh) go test -count=1 -v ./e2e/
+
+## bench: gateway vs direct-to-upstream figures (latency, TTFB, throughput, RSS) and Go benchmarks
+bench: services build
+	./scripts/bench.sh
+
+clean:
+	rm -rf bin .cache
