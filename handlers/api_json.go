@@ -113,6 +113,8 @@ func readJSON(c echo.Context, dst any) error {
 		return invalidJSON("the request body must be a JSON object ({…})")
 	}
 	c.Request().Body = io.NopCloser(bytes.NewReader(body))
+	// decodeJSON writes its 400 itself and returns what writing returned
+	// (nil), so a committed response is how its refusal shows.
 	if err := decodeJSON(c, dst); err != nil || c.Response().Committed {
 		if c.Response().Committed {
 			return errAnswered
