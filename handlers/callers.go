@@ -1,0 +1,276 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/routing/config"
+	"switchyard/store"
+	"switchyard/views/pages/callers"
+	"switchyard/web/httpx"
+)
+
+// CallersList shows every caller with its quotas, budget and key count.
+func (h *Handler) CallersList(c echo.Context) error {
+	ctx := c.Request().Context()
+	snap, _, err := h.Store.Draft(ctx)
+	if err != nil {
+		return err
+	}
+	live, err := h.liveCallerSet(ctx)
+	if err != nil {
+		return err
+	}
+	page := callers.ListPage{Page: h.page(c, "Callers", "callers"), HasGroups: len(snap.RouteGroups) > 0}
+	for _, cl := range snap.Callers {
+		_, ok := live.callers[cl.ID]
+		page.Rows = append(page.Rows, callers.Row{Caller: cl, Live: ok})
+	}
+	return httpx.Render(c, http.StatusOK, callers.List(page), nil)
+}
+
+// CallerShow shows a caller's settings and API keys.
+func (h *Handler) CallerShow(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	page, err := h.callerDetail(c, id, callers.KeysPanel{})
+	if err != nil {
+		return err
+	}
+	return httpx.Render(c, http.StatusOK, callers.Detail(page), nil)
+}
+
+// callerDetail builds a caller's page; keys carries what the key panel
+// shows besides the list (a new key, a notice, form errors).
+func (h *Handler) callerDetail(c echo.Context, id int64, keys callers.KeysPanel) (callers.DetailPage, error) {
+	ctx := c.Request().Context()
+	snap, _, err := h.Store.Draft(ctx)
+	if err != nil {
+		return callers.DetailPage{}, err
+	}
+	i := slices.IndexFunc(snap.Callers, func(cl config.Caller) bool { return cl.ID == id })
+	if i < 0 {
+		return callers.DetailPage{}, echo.NewHTTPError(http.StatusNotFound, "There is no such caller.")
+	}
+	cl := snap.Callers[i]
+	live, err := h.liveCallerSet(ctx)
+	if err != nil {
+		return callers.DetailPage{}, err
+	}
+	status := callers.LiveStatus{Published: live.version > 0, LiveVersion: live.version}
+	if lc, ok := live.callers[id]; ok {
+		status.InLive = true
+		status.Changed = !sameCallerSettings(lc, cl)
+	}
+	pg := h.page(c, "Caller "+cl.Name, "callers")
+	panel, err := h.callerKeysPanel(c, cl, keys, pg.CanEdit())
+	if err != nil {
+		return callers.DetailPage{}, err
+	}
+	return callers.DetailPage{Page: pg, Caller: cl, Status: status, Keys: panel}, nil
+}
+
+// callerLive is what the live version says about callers.
+type callerLive struct {
+	version int64
+	callers map[int64]config.Caller
+}
+
+// liveCallerSet reads the callers of the live version; before the first
+// publish there are none.
+func (h *Handler) liveCallerSet(ctx context.Context) (callerLive, error) {
+	out := callerLive{callers: map[int64]config.Caller{}}
+	v, err := h.Store.LatestVersion(ctx)
+	if errors.Is(err, store.ErrNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	snap, err := config.Decode([]byte(v.Snapshot))
+	if err != nil {
+		return out, err
+	}
+	out.version = v.Number
+	for _, cl := range snap.Callers {
+		out.callers[cl.ID] = cl
+	}
+	return out, nil
+}
+
+// sameCallerSettings compares what publishing changes; keys take effect
+// without a publish and are left out.
+func sameCallerSettings(a, b config.Caller) bool {
+	nonZero := func(ls []config.TierLimit) []config.TierLimit {
+		var out []config.TierLimit
+		for _, l := range ls {
+			if l.RPM != 0 || l.TPM != 0 || l.DailyTokens != 0 {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	cur := func(s string) string {
+		if s == "" {
+			return "USD"
+		}
+		return s
+	}
+	return a.Name == b.Name && a.BusinessLine == b.BusinessLine && a.Tenant == b.Tenant &&
+		a.RouteGroup == b.RouteGroup && a.PriorityClass == b.PriorityClass && a.Enabled == b.Enabled &&
+		a.MonthlyBudget == b.MonthlyBudget && cur(a.BudgetCurrency) == cur(b.BudgetCurrency) &&
+		slices.Equal(nonZero(a.Limits), nonZero(b.Limits))
+}
+
+// CallerNew shows an empty caller form.
+func (h *Handler) CallerNew(c echo.Context) error {
+	f, err := h.callerForm(c, 0, config.Caller{PriorityClass: config.ClassInteractive, Enabled: true, BudgetCurrency: "USD"})
+	if err != nil {
+		return err
+	}
+	if len(f.Groups) > 0 {
+		f.V.RouteGroup = f.Groups[0]
+	}
+	return httpx.Render(c, http.StatusOK, callers.FormPage(h.page(c, "Add caller", "callers"), f), nil)
+}
+
+// CallerEdit shows a caller's form.
+func (h *Handler) CallerEdit(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	for _, cl := range snap.Callers {
+		if cl.ID == id {
+			f := callerFormFrom(snap, id, cl, httpx.CSRFToken(c))
+			return httpx.Render(c, http.StatusOK, callers.FormPage(h.page(c, "Edit "+cl.Name, "callers"), f), nil)
+		}
+	}
+	return echo.NewHTTPError(http.StatusNotFound, "There is no such caller.")
+}
+
+// callerForm fills a form's choices (route groups, tenants) from the draft.
+func (h *Handler) callerForm(c echo.Context, id int64, v config.Caller) (callers.Form, error) {
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return callers.Form{}, err
+	}
+	return callerFormFrom(snap, id, v, httpx.CSRFToken(c)), nil
+}
+
+func callerFormFrom(snap config.Snapshot, id int64, v config.Caller, csrf string) callers.Form {
+	f := callers.Form{ID: id, V: v, CSRF: csrf}
+	for _, g := range snap.RouteGroups {
+		f.Groups = append(f.Groups, g.Name)
+	}
+	for _, t := range snap.Tenants {
+		f.Tenants = append(f.Tenants, t.Name)
+	}
+	return f
+}
+
+// callerFromForm reads a caller from the posted form. raw keeps the typed
+// text of the numeric fields for re-display.
+func callerFromForm(c echo.Context) (config.Caller, map[string]string, config.FieldErrors) {
+	errs := config.FieldErrors{}
+	raw := map[string]string{}
+	cl := config.Caller{
+		Name:           strings.TrimSpace(c.FormValue("name")),
+		BusinessLine:   strings.TrimSpace(c.FormValue("business_line")),
+		Tenant:         strings.TrimSpace(c.FormValue("tenant")),
+		RouteGroup:     strings.TrimSpace(c.FormValue("route_group")),
+		PriorityClass:  config.PriorityClass(c.FormValue("priority_class")),
+		Enabled:        formBool(c, "enabled"),
+		BudgetCurrency: strings.ToUpper(strings.TrimSpace(c.FormValue("budget_currency"))),
+	}
+	for _, t := range config.TierNames {
+		l := config.TierLimit{Tier: t}
+		for _, f := range callers.LimitFields {
+			name := callers.LimitName(t, f.Key)
+			raw[name] = c.FormValue(name)
+			v := formInt64(c, name, errs)
+			switch f.Key {
+			case "rpm":
+				l.RPM = v
+			case "tpm":
+				l.TPM = v
+			case "daily_tokens":
+				l.DailyTokens = v
+			}
+		}
+		if l.RPM != 0 || l.TPM != 0 || l.DailyTokens != 0 {
+			cl.Limits = append(cl.Limits, l)
+		}
+	}
+	raw["monthly_budget"] = c.FormValue("monthly_budget")
+	cl.MonthlyBudget = formFloat(c, "monthly_budget", errs)
+	return cl, raw, merge(errs, config.ValidateCaller(cl))
+}
+
+// CallerSave creates (no id) or updates a caller.
+func (h *Handler) CallerSave(c echo.Context) error {
+	var id int64
+	if c.Param("id") != "" {
+		var err error
+		if id, err = idParam(c, "id"); err != nil {
+			return err
+		}
+	}
+	ctx := c.Request().Context()
+	cl, raw, errs := callerFromForm(c)
+	if len(errs) == 0 {
+		var err error
+		if id == 0 {
+			id, err = h.Store.CreateCaller(ctx, cl)
+		} else {
+			err = h.Store.UpdateCaller(ctx, id, cl)
+		}
+		if err != nil {
+			fe, ok := fieldErrors(err)
+			if !ok {
+				return notFoundOr(err)
+			}
+			errs = fe
+		}
+	}
+	if len(errs) > 0 {
+		f, err := h.callerForm(c, id, cl)
+		if err != nil {
+			return err
+		}
+		f.Raw, f.Errors = raw, errs
+		return httpx.Render(c, http.StatusUnprocessableEntity, callers.FormPage(h.page(c, "Caller", "callers"), f), callers.FormBody(f))
+	}
+	h.flash(c, "Caller "+cl.Name+" saved. Create an API key below if it needs one, then publish to make the change live.")
+	return httpx.Redirect(c, "/callers/"+strconv.FormatInt(id, 10))
+}
+
+// CallerDelete deletes a caller; its keys stop working at once.
+func (h *Handler) CallerDelete(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := h.Store.DeleteCaller(c.Request().Context(), id); err != nil {
+		if fe, ok := fieldErrors(err); ok {
+			h.flash(c, "Not deleted: "+fe["_"])
+			return httpx.Redirect(c, "/callers/"+strconv.FormatInt(id, 10))
+		}
+		return notFoundOr(err)
+	}
+	h.Log.Info("caller deleted", "caller_id", id, "by", httpx.CurrentPrincipal(c).Name)
+	h.flash(c, "Caller deleted; its API keys no longer work. Publish to remove it from the live version.")
+	return httpx.Redirect(c, "/callers")
+}

@@ -1,0 +1,183 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/routing/config"
+	"switchyard/store"
+	"switchyard/views/pages/settings"
+	"switchyard/web/httpx"
+)
+
+// settingsPage loads both panels of the Users & tokens page.
+func (h *Handler) settingsPage(c echo.Context) (settings.Page, error) {
+	ctx := c.Request().Context()
+	users, err := h.Store.Users(ctx)
+	if err != nil {
+		return settings.Page{}, err
+	}
+	tokens, err := h.Store.AdminTokens(ctx)
+	if err != nil {
+		return settings.Page{}, err
+	}
+	pg := h.page(c, "Users & tokens", "settings")
+	csrf, canEdit := httpx.CSRFToken(c), pg.CanEdit()
+	return settings.Page{
+		Page:   pg,
+		Users:  settings.UsersPanel{Users: users, Me: httpx.CurrentPrincipal(c).UserID, Form: settings.UserForm{Role: store.RoleViewer}, CSRF: csrf, CanEdit: canEdit},
+		Tokens: settings.TokensPanel{Tokens: tokens, Form: settings.TokenForm{Role: store.RoleAdmin}, CSRF: csrf, CanEdit: canEdit},
+	}, nil
+}
+
+// Settings shows console users and admin API tokens.
+func (h *Handler) Settings(c echo.Context) error {
+	p, err := h.settingsPage(c)
+	if err != nil {
+		return err
+	}
+	return httpx.Render(c, http.StatusOK, settings.Show(p), nil)
+}
+
+// renderUsers answers a user post: the users panel for htmx, the page
+// otherwise. edit adjusts the freshly loaded panel.
+func (h *Handler) renderUsers(c echo.Context, status int, edit func(*settings.UsersPanel)) error {
+	p, err := h.settingsPage(c)
+	if err != nil {
+		return err
+	}
+	edit(&p.Users)
+	return httpx.Render(c, status, settings.Show(p), settings.Users(p.Users))
+}
+
+// renderTokens answers a token post like renderUsers.
+func (h *Handler) renderTokens(c echo.Context, status int, edit func(*settings.TokensPanel)) error {
+	p, err := h.settingsPage(c)
+	if err != nil {
+		return err
+	}
+	edit(&p.Tokens)
+	return httpx.Render(c, status, settings.Show(p), settings.Tokens(p.Tokens))
+}
+
+// SettingsUserCreate adds a console user.
+func (h *Handler) SettingsUserCreate(c echo.Context) error {
+	username := strings.TrimSpace(c.FormValue("username"))
+	password := c.FormValue("password")
+	role := c.FormValue("role")
+	errs := store.ValidateUser(username, password, role)
+	if len(errs) == 0 {
+		if _, err := h.Store.CreateUser(c.Request().Context(), username, password, role); err != nil {
+			fe, ok := fieldErrors(err)
+			if !ok {
+				return err
+			}
+			errs = fe
+		}
+	}
+	if len(errs) > 0 {
+		// The password is never echoed back.
+		return h.renderUsers(c, http.StatusUnprocessableEntity, func(p *settings.UsersPanel) {
+			p.Form = settings.UserForm{Username: username, Role: role, Errors: errs}
+		})
+	}
+	h.Log.Info("console user created", "username", username, "role", role, "by", httpx.CurrentPrincipal(c).Name)
+	msg := "User " + username + " created with the " + role + " role."
+	if !httpx.IsPartial(c) {
+		h.flash(c, msg)
+		return httpx.Redirect(c, "/settings")
+	}
+	return h.renderUsers(c, http.StatusOK, func(p *settings.UsersPanel) { p.Notice = msg })
+}
+
+// SettingsUserDisable disables a console user; their session stops working
+// on their next request. Nobody can disable themselves, so an admin remains.
+func (h *Handler) SettingsUserDisable(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	me := httpx.CurrentPrincipal(c)
+	if id == me.UserID {
+		return h.renderUsers(c, http.StatusUnprocessableEntity, func(p *settings.UsersPanel) {
+			p.Error = "You cannot disable yourself. Ask another admin."
+		})
+	}
+	if err := h.Store.DisableUser(c.Request().Context(), id); err != nil {
+		return notFoundOr(err)
+	}
+	h.Log.Info("console user disabled", "user_id", id, "by", me.Name)
+	msg := "User disabled: they are signed out and cannot log in."
+	if !httpx.IsPartial(c) {
+		h.flash(c, msg)
+		return httpx.Redirect(c, "/settings")
+	}
+	return h.renderUsers(c, http.StatusOK, func(p *settings.UsersPanel) { p.Notice = msg })
+}
+
+// SettingsTokenCreate makes an admin API token and shows its plaintext
+// exactly once, in this response only (never a redirect).
+func (h *Handler) SettingsTokenCreate(c echo.Context) error {
+	name := strings.TrimSpace(c.FormValue("token_name"))
+	role := c.FormValue("token_role")
+	by := httpx.CurrentPrincipal(c).Name
+	plain, t, err := h.Store.CreateAdminToken(c.Request().Context(), name, role, by)
+	if err != nil {
+		fe, ok := fieldErrors(err)
+		if !ok {
+			return err
+		}
+		errs := config.FieldErrors{}
+		for k, v := range fe {
+			switch k {
+			case "name", "role":
+				k = "token_" + k
+			}
+			errs.Add(k, v)
+		}
+		return h.renderTokens(c, http.StatusUnprocessableEntity, func(p *settings.TokensPanel) {
+			p.Form = settings.TokenForm{Name: name, Role: role, Errors: errs}
+		})
+	}
+	h.Log.Info("admin token created", "token_id", t.ID, "name", t.Name, "prefix", t.Prefix, "role", t.Role, "by", by)
+	example := "curl -H \"Authorization: Bearer " + plain + "\" " + h.publicBaseURL(c) + "/admin/api/config/draft"
+	return h.renderTokens(c, http.StatusOK, func(p *settings.TokensPanel) {
+		p.Created = &settings.CreatedToken{Plaintext: plain, Name: t.Name, Example: example}
+	})
+}
+
+// SettingsTokenRevoke revokes an admin API token at once.
+func (h *Handler) SettingsTokenRevoke(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if err := h.Store.RevokeAdminToken(ctx, id); err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		// Unknown, or already revoked: only the first is an error.
+		tokens, lerr := h.Store.AdminTokens(ctx)
+		if lerr != nil {
+			return lerr
+		}
+		known := false
+		for _, t := range tokens {
+			known = known || t.ID == id
+		}
+		if !known {
+			return notFoundOr(err)
+		}
+	}
+	h.Log.Info("admin token revoked", "token_id", id, "by", httpx.CurrentPrincipal(c).Name)
+	msg := "Token revoked: requests using it are refused."
+	if !httpx.IsPartial(c) {
+		h.flash(c, msg)
+		return httpx.Redirect(c, "/settings")
+	}
+	return h.renderTokens(c, http.StatusOK, func(p *settings.TokensPanel) { p.Notice = msg })
+}

@@ -1,0 +1,112 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/routing/config"
+	"switchyard/views/pages/tenants"
+	"switchyard/web/httpx"
+)
+
+// TenantsList shows every tenant with its dedicated route groups and callers.
+func (h *Handler) TenantsList(c echo.Context) error {
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	page := tenants.ListPage{Page: h.page(c, "Tenants", "tenants")}
+	for _, t := range snap.Tenants {
+		r := tenants.Row{Tenant: t}
+		for _, g := range snap.RouteGroups {
+			if g.Tenant == t.Name {
+				r.Groups = append(r.Groups, g.Name)
+			}
+		}
+		for _, cl := range snap.Callers {
+			if cl.Tenant == t.Name {
+				r.Callers = append(r.Callers, tenants.CallerRef{ID: cl.ID, Name: cl.Name})
+			}
+		}
+		page.Rows = append(page.Rows, r)
+	}
+	return httpx.Render(c, http.StatusOK, tenants.List(page), nil)
+}
+
+// TenantNew shows an empty tenant form.
+func (h *Handler) TenantNew(c echo.Context) error {
+	f := tenants.Form{CSRF: httpx.CSRFToken(c)}
+	return httpx.Render(c, http.StatusOK, tenants.FormPage(h.page(c, "Add tenant", "tenants"), f), nil)
+}
+
+// TenantEdit shows a tenant's form.
+func (h *Handler) TenantEdit(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	snap, _, err := h.Store.Draft(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	for _, t := range snap.Tenants {
+		if t.ID == id {
+			f := tenants.Form{ID: id, V: t, CSRF: httpx.CSRFToken(c)}
+			return httpx.Render(c, http.StatusOK, tenants.FormPage(h.page(c, "Edit "+t.Name, "tenants"), f), nil)
+		}
+	}
+	return echo.NewHTTPError(http.StatusNotFound, "There is no such tenant.")
+}
+
+// TenantSave creates (no id) or updates a tenant.
+func (h *Handler) TenantSave(c echo.Context) error {
+	var id int64
+	if c.Param("id") != "" {
+		var err error
+		if id, err = idParam(c, "id"); err != nil {
+			return err
+		}
+	}
+	t := config.Tenant{Name: strings.TrimSpace(c.FormValue("name")), Description: strings.TrimSpace(c.FormValue("description"))}
+	errs := config.ValidateTenant(t)
+	if len(errs) == 0 {
+		var err error
+		if id == 0 {
+			_, err = h.Store.CreateTenant(c.Request().Context(), t)
+		} else {
+			err = h.Store.UpdateTenant(c.Request().Context(), id, t)
+		}
+		if err != nil {
+			fe, ok := fieldErrors(err)
+			if !ok {
+				return notFoundOr(err)
+			}
+			errs = fe
+		}
+	}
+	if len(errs) > 0 {
+		f := tenants.Form{ID: id, V: t, Errors: errs, CSRF: httpx.CSRFToken(c)}
+		return httpx.Render(c, http.StatusUnprocessableEntity, tenants.FormPage(h.page(c, "Tenant", "tenants"), f), tenants.FormBody(f))
+	}
+	h.flash(c, "Tenant "+t.Name+" saved. Publish to make it live.")
+	return httpx.Redirect(c, "/tenants")
+}
+
+// TenantDelete deletes a tenant unless route groups or callers belong to it.
+func (h *Handler) TenantDelete(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := h.Store.DeleteTenant(c.Request().Context(), id); err != nil {
+		if fe, ok := fieldErrors(err); ok {
+			h.flash(c, "Not deleted: "+fe["_"]+". Move them to another tenant or delete them first.")
+			return httpx.Redirect(c, "/tenants")
+		}
+		return notFoundOr(err)
+	}
+	h.flash(c, "Tenant deleted. Publish to make the change live.")
+	return httpx.Redirect(c, "/tenants")
+}

@@ -1,0 +1,337 @@
+// Package callers renders the Callers pages: callers, their quotas and
+// budgets, and their API keys.
+//
+// data-testid: list callers-table, caller-new, caller-<name> (row) with
+// caller-link, caller-group, caller-limits, limits-<tier>, caller-budget,
+// caller-keys-count, callers-need-group (empty state); form caller-form,
+// caller-save, caller-name, caller-no-groups, caller-limits-grid,
+// field-<name>/error-<name> (limits.<tier>.<rpm|tpm|daily_tokens> included);
+// detail caller-detail, caller-settings, caller-edit, caller-delete,
+// caller-not-live, caller-changed, caller-keys (the swapped panel),
+// caller-key-<id> (row), caller-key-revoke-<id>, caller-key-form,
+// caller-key-name, caller-key-create, caller-no-keys, caller-keys-notice,
+// caller-key-once, caller-key-plaintext, caller-key-copy,
+// caller-key-snippet-<curl|python|node|go>, caller-key-copy-<same>.
+package callers
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"switchyard/routing/config"
+	"switchyard/store"
+	"switchyard/views/components"
+	"switchyard/views/layout"
+)
+
+// Row is one caller on the list page.
+type Row struct {
+	config.Caller
+	// Live is false when the caller is not in the live version yet.
+	Live bool
+}
+
+// ListPage is the Callers page.
+type ListPage struct {
+	Page layout.Page
+	Rows []Row
+	// HasGroups tells the empty state whether a route group exists yet.
+	HasGroups bool
+}
+
+// Form is the create/edit form of a caller.
+type Form struct {
+	ID int64
+	V  config.Caller
+	// Raw holds the submitted text of the numeric fields, so a rejected
+	// value is shown as typed rather than as 0. Nil on a fresh form.
+	Raw     map[string]string
+	Groups  []string
+	Tenants []string
+	Errors  config.FieldErrors
+	CSRF    string
+}
+
+// Action is where the form posts.
+func (f Form) Action() string {
+	if f.ID == 0 {
+		return "/callers"
+	}
+	return "/callers/" + id(f.ID)
+}
+
+// Value is the text shown in a numeric field: what was typed, or the stored
+// value ("" for 0, which means unlimited).
+func (f Form) Value(name string) string {
+	if f.Raw != nil {
+		return f.Raw[name]
+	}
+	if name == "monthly_budget" {
+		if f.V.MonthlyBudget == 0 {
+			return ""
+		}
+		return strconv.FormatFloat(f.V.MonthlyBudget, 'f', -1, 64)
+	}
+	// limits.<tier>.<field>
+	parts := strings.Split(name, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	l := f.V.Limit(config.TierName(parts[1]))
+	var v int64
+	switch parts[2] {
+	case "rpm":
+		v = l.RPM
+	case "tpm":
+		v = l.TPM
+	case "daily_tokens":
+		v = l.DailyTokens
+	}
+	if v == 0 {
+		return ""
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// LimitFields are the columns of the limits grid.
+var LimitFields = []struct{ Key, Label string }{
+	{"rpm", "RPM"}, {"tpm", "TPM"}, {"daily_tokens", "Daily tokens"},
+}
+
+// LimitName is the form field of one cell of the limits grid; it matches the
+// keys config.ValidateCaller reports errors under.
+func LimitName(t config.TierName, field string) string {
+	return "limits." + string(t) + "." + field
+}
+
+// DetailPage is one caller with its keys.
+type DetailPage struct {
+	Page   layout.Page
+	Caller config.Caller
+	Status LiveStatus
+	Keys   KeysPanel
+}
+
+// LiveStatus tells whether the caller's draft settings are serving traffic.
+type LiveStatus struct {
+	// Published is false before the first publish.
+	Published bool
+	// InLive is true when the live version contains the caller.
+	InLive bool
+	// Changed is true when the draft settings differ from the live ones.
+	Changed     bool
+	LiveVersion int64
+}
+
+// KeysPanel is the key list of one caller; it is swapped in place when a key
+// is created or revoked.
+type KeysPanel struct {
+	CallerID   int64
+	CallerName string
+	Keys       []store.CallerKeyInfo
+	// NewKey is set only in the response to the create-key post.
+	NewKey  *NewKey
+	Name    string
+	Errors  config.FieldErrors
+	Notice  string
+	CSRF    string
+	CanEdit bool
+}
+
+// NewKey is a freshly created key, shown exactly once.
+type NewKey struct {
+	Plaintext string
+	Prefix    string
+	// APIBase is the data plane's base URL (".../v1") for the snippets.
+	APIBase string
+}
+
+// LiveKeys counts the unrevoked keys.
+func (p KeysPanel) LiveKeys() int {
+	n := 0
+	for _, k := range p.Keys {
+		if k.RevokedAt == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Curl is a ready-to-run chat completion request.
+func (k NewKey) Curl() string {
+	return "curl " + k.APIBase + "/chat/completions \\\n" +
+		"  -H \"Authorization: Bearer " + k.Plaintext + "\" \\\n" +
+		"  -H \"Content-Type: application/json\" \\\n" +
+		"  -d '{\"model\": \"standard\", \"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}'"
+}
+
+// Python uses the OpenAI Python SDK.
+func (k NewKey) Python() string {
+	return "from openai import OpenAI\n\n" +
+		"client = OpenAI(base_url=\"" + k.APIBase + "\", api_key=\"" + k.Plaintext + "\")\n" +
+		"resp = client.chat.completions.create(\n" +
+		"    model=\"standard\",  # or \"fast\" / \"deep\"\n" +
+		"    messages=[{\"role\": \"user\", \"content\": \"Hello\"}],\n" +
+		")\n" +
+		"print(resp.choices[0].message.content)"
+}
+
+// Node uses the OpenAI Node SDK.
+func (k NewKey) Node() string {
+	return "import OpenAI from \"openai\";\n\n" +
+		"const client = new OpenAI({ baseURL: \"" + k.APIBase + "\", apiKey: \"" + k.Plaintext + "\" });\n" +
+		"const resp = await client.chat.completions.create({\n" +
+		"  model: \"standard\", // or \"fast\" / \"deep\"\n" +
+		"  messages: [{ role: \"user\", content: \"Hello\" }],\n" +
+		"});\n" +
+		"console.log(resp.choices[0].message.content);"
+}
+
+// Go uses the OpenAI Go SDK.
+func (k NewKey) Go() string {
+	return "package main\n\n" +
+		"import (\n" +
+		"\t\"context\"\n" +
+		"\t\"fmt\"\n\n" +
+		"\t\"github.com/openai/openai-go/v3\"\n" +
+		"\t\"github.com/openai/openai-go/v3/option\"\n" +
+		")\n\n" +
+		"func main() {\n" +
+		"\tclient := openai.NewClient(\n" +
+		"\t\toption.WithBaseURL(\"" + k.APIBase + "\"),\n" +
+		"\t\toption.WithAPIKey(\"" + k.Plaintext + "\"),\n" +
+		"\t)\n" +
+		"\tresp, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{\n" +
+		"\t\tModel:    \"standard\", // or \"fast\" / \"deep\"\n" +
+		"\t\tMessages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(\"Hello\")},\n" +
+		"\t})\n" +
+		"\tif err != nil {\n" +
+		"\t\tpanic(err)\n" +
+		"\t}\n" +
+		"\tfmt.Println(resp.Choices[0].Message.Content)\n" +
+		"}"
+}
+
+// Snippets lists the copy-paste examples in display order.
+func (k NewKey) Snippets() []Snippet {
+	return []Snippet{
+		{Key: "curl", Label: "curl", Text: k.Curl()},
+		{Key: "python", Label: "OpenAI Python SDK", Text: k.Python()},
+		{Key: "node", Label: "OpenAI Node SDK", Text: k.Node()},
+		{Key: "go", Label: "OpenAI Go SDK", Text: k.Go()},
+	}
+}
+
+// Snippet is one copy-paste example.
+type Snippet struct {
+	Key, Label, Text string
+}
+
+func classOptions() []components.Option {
+	return []components.Option{
+		{Value: string(config.ClassInteractive), Label: "interactive"},
+		{Value: string(config.ClassBatch), Label: "batch"},
+	}
+}
+
+func groupOptions(groups []string) []components.Option {
+	out := make([]components.Option, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, components.Option{Value: g, Label: g})
+	}
+	return out
+}
+
+func tenantOptions(tenants []string) []components.Option {
+	out := []components.Option{{Value: "", Label: "— none (shared) —"}}
+	for _, t := range tenants {
+		out = append(out, components.Option{Value: t, Label: t})
+	}
+	return out
+}
+
+func classBadge(c config.PriorityClass) string {
+	if c == config.ClassBatch {
+		return "warn"
+	}
+	return "info"
+}
+
+func id(v int64) string { return strconv.FormatInt(v, 10) }
+
+func itoa(v int) string { return strconv.Itoa(v) }
+
+func currencyOrUSD(c string) string {
+	if c == "" {
+		return "USD"
+	}
+	return c
+}
+
+// knownFields are the fields the form shows errors next to; others go to
+// the banner at the top.
+func knownFields() []string {
+	out := []string{"name", "business_line", "route_group", "tenant", "priority_class", "monthly_budget", "budget_currency"}
+	for _, t := range config.TierNames {
+		for _, lf := range LimitFields {
+			out = append(out, LimitName(t, lf.Key))
+		}
+	}
+	return out
+}
+
+// num formats a count with thousands separators; 0 is "unlimited".
+func num(v int64) string {
+	if v == 0 {
+		return "unlimited"
+	}
+	return group(strconv.FormatInt(v, 10))
+}
+
+func group(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// unlimited reports whether the caller has no quota in any tier.
+func unlimited(c config.Caller) bool {
+	for _, l := range c.Limits {
+		if l.RPM != 0 || l.TPM != 0 || l.DailyTokens != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func budget(c config.Caller) string {
+	if c.MonthlyBudget == 0 {
+		return "no budget"
+	}
+	whole, frac, _ := strings.Cut(strconv.FormatFloat(c.MonthlyBudget, 'f', 2, 64), ".")
+	cur := c.BudgetCurrency
+	if cur == "" {
+		cur = "USD"
+	}
+	return group(whole) + "." + frac + " " + cur + " / month"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }

@@ -1,0 +1,102 @@
+// Package settings renders the Users & tokens page: console users and admin
+// API tokens.
+//
+// data-testid: settings-users (the swapped panel), user-<username> (row),
+// user-disable-<id>, user-form, user-username, user-password, user-create,
+// users-notice, users-error; settings-tokens (the swapped panel),
+// token-<id> (row), token-revoke-<id>, token-form, token-name, token-create,
+// tokens-empty, tokens-notice, tokens-error, token-once, token-plaintext,
+// token-copy, token-example, token-example-copy; field-<name>/error-<name>
+// (token fields are token_name and token_role).
+package settings
+
+import (
+	"strconv"
+	"time"
+
+	"switchyard/routing/config"
+	"switchyard/store"
+	"switchyard/views/components"
+	"switchyard/views/layout"
+)
+
+// Page is the Users & tokens page.
+type Page struct {
+	Page   layout.Page
+	Users  UsersPanel
+	Tokens TokensPanel
+}
+
+// UsersPanel lists console users; it is swapped in place by its forms.
+type UsersPanel struct {
+	Users []store.User
+	// Me is the signed-in user, who cannot disable themselves.
+	Me     int64
+	Form   UserForm
+	Notice string
+	// Error is a refused action (e.g. disabling yourself).
+	Error string
+	CSRF  string
+	// CanEdit shows the create form and the disable buttons.
+	CanEdit bool
+}
+
+// UserForm is the create-user form.
+type UserForm struct {
+	Username string
+	Role     string
+	Errors   config.FieldErrors
+}
+
+// TokensPanel lists admin API tokens; it is swapped in place by its forms.
+type TokensPanel struct {
+	Tokens []store.AdminToken
+	// Created is set only in the response to the create-token post.
+	Created *CreatedToken
+	Form    TokenForm
+	Notice  string
+	Error   string
+	CSRF    string
+	CanEdit bool
+}
+
+// TokenForm is the create-token form. Its fields are named token_name and
+// token_role so they do not clash with the user form on the same page.
+type TokenForm struct {
+	Name   string
+	Role   string
+	Errors config.FieldErrors
+}
+
+// CreatedToken is a fresh token, shown exactly once.
+type CreatedToken struct {
+	Plaintext string
+	Name      string
+	// Example is a ready-to-run request with the token.
+	Example string
+}
+
+func roleOptions() []components.Option {
+	return []components.Option{
+		{Value: store.RoleViewer, Label: "viewer (read only)"},
+		{Value: store.RoleAdmin, Label: "admin (may change and publish)"},
+	}
+}
+
+func roleBadge(role string) string {
+	if role == store.RoleAdmin {
+		return "info"
+	}
+	return ""
+}
+
+func id(v int64) string { return strconv.FormatInt(v, 10) }
+
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
+func whenPtr(t *time.Time, none string) string {
+	if t == nil {
+		return none
+	}
+	return when(*t)
+}
