@@ -200,4 +200,18 @@ func TestDecimalSumIsExact(t *testing.T) {
 	if got := d.String(); got != "3.3000125" {
 		t.Errorf("sum = %s, want 3.3000125", got)
 	}
+	var small decimalSum
+	for _, c := range []float64{0.000001, 0.000002, -0.000004} {
+		small.add(&c)
+	}
+	if got := small.String(); got != "-0.000001" {
+		t.Errorf("sum = %s, want -0.000001", got)
+	}
+	var whole decimalSum
+	for _, c := range []float64{2, 1e20} {
+		whole.add(&c)
+	}
+	if got := whole.String(); got != "100000000000000000002" {
+		t.Errorf("sum = %s, want 100000000000000000002", got)
+	}
 }

@@ -344,11 +344,13 @@ func deref(p *int64) int64 {
 }
 
 // decimalSum adds costs exactly as PostgreSQL's numeric would: each float64
-// is taken at the decimal value the driver sends for it (the shortest
+// is taken at the decimal value the driver sends for it (its shortest
 // representation), so a roll-up equals the sum of its call logs' costs.
+// The sum is an integer count of 10^-scale units.
 type decimalSum struct {
-	sum   *big.Rat
-	scale int // most digits after the decimal point seen
+	units big.Int
+	scale int
+	tmp   big.Int
 }
 
 func (d *decimalSum) add(cost *float64) {
@@ -356,23 +358,56 @@ func (d *decimalSum) add(cost *float64) {
 		return
 	}
 	s := strconv.FormatFloat(*cost, 'f', -1, 64)
+	scale := 0
 	if i := strings.IndexByte(s, '.'); i >= 0 {
-		d.scale = max(d.scale, len(s)-i-1)
+		scale = len(s) - i - 1
+		s = s[:i] + s[i+1:]
 	}
-	v, ok := new(big.Rat).SetString(s)
-	if !ok {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		d.tmp.SetInt64(n)
+	} else if _, ok := d.tmp.SetString(s, 10); !ok {
 		return
 	}
-	if d.sum == nil {
-		d.sum = v
-		return
+	switch {
+	case scale > d.scale:
+		d.units.Mul(&d.units, pow10(scale-d.scale))
+		d.scale = scale
+	case scale < d.scale:
+		d.tmp.Mul(&d.tmp, pow10(d.scale-scale))
 	}
-	d.sum.Add(d.sum, v)
+	d.units.Add(&d.units, &d.tmp)
 }
 
 func (d *decimalSum) String() string {
-	if d.sum == nil {
-		return "0"
+	s := d.units.String()
+	if d.scale == 0 {
+		return s
 	}
-	return d.sum.FloatString(d.scale)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	if len(s) <= d.scale {
+		s = strings.Repeat("0", d.scale-len(s)+1) + s
+	}
+	s = s[:len(s)-d.scale] + "." + s[len(s)-d.scale:]
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// powers10 caches 10^0..10^63; float64 costs in 'f' format need at most a
+// few dozen decimals in practice. Read-only after initialization.
+var powers10 = func() []*big.Int {
+	p := make([]*big.Int, 64)
+	for i := range p {
+		p[i] = new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(i)), nil)
+	}
+	return p
+}()
+
+func pow10(n int) *big.Int {
+	if n < len(powers10) {
+		return powers10[n]
+	}
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
 }

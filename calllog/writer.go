@@ -73,6 +73,7 @@ type Writer struct {
 	opts  WriterOptions
 	log   *slog.Logger
 	ch    chan Record
+	free  chan []Record // flushed batches for reuse
 	spool *spool
 	done  chan struct{}
 
@@ -133,6 +134,7 @@ func NewWriter(db *sql.DB, opts WriterOptions) (*Writer, error) {
 		opts:    opts,
 		log:     opts.Logger.With("component", "calllog"),
 		ch:      make(chan Record, opts.BufferSize),
+		free:    make(chan []Record, opts.Workers+1),
 		spool:   sp,
 		done:    make(chan struct{}),
 		backoff: opts.RetryMin,
@@ -223,7 +225,7 @@ func (w *Writer) run() {
 	}
 	ticker := time.NewTicker(w.opts.FlushInterval)
 	defer ticker.Stop()
-	batch := make([]Record, 0, w.opts.BatchSize)
+	batch := w.newBatch()
 	for {
 		select {
 		case r, ok := <-w.ch:
@@ -239,12 +241,12 @@ func (w *Writer) run() {
 			batch = append(batch, r)
 			if len(batch) >= w.opts.BatchSize {
 				batches <- job{batch: batch}
-				batch = make([]Record, 0, w.opts.BatchSize)
+				batch = w.newBatch()
 			}
 		case <-ticker.C:
 			if len(batch) > 0 {
 				batches <- job{batch: batch}
-				batch = make([]Record, 0, w.opts.BatchSize)
+				batch = w.newBatch()
 			}
 			if err := w.spool.sync(); err != nil {
 				w.log.Error("call-log spill fsync failed", "err", err)
@@ -259,10 +261,25 @@ func (w *Writer) run() {
 	}
 }
 
+// newBatch returns an empty batch, reusing a flushed one if there is one:
+// a batch is a few hundred kilobytes, worth not zeroing for every flush.
+func (w *Writer) newBatch() []Record {
+	select {
+	case b := <-w.free:
+		return b
+	default:
+		return make([]Record, 0, w.opts.BatchSize)
+	}
+}
+
 func (w *Writer) work(jobs <-chan job) {
 	for j := range jobs {
 		if !j.replay {
 			w.flush(w.ctx(), j.batch)
+			select {
+			case w.free <- j.batch[:0]:
+			default:
+			}
 			continue
 		}
 		// One replayer at a time: the spool's reader is not shared.
