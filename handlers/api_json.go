@@ -30,8 +30,6 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.msg }
 
-// errAnswered means the answer was already written (by decodeJSON).
-var errAnswered = &apiError{}
 
 func invalidJSON(msg string) error {
 	return &apiError{status: http.StatusBadRequest, code: "invalid_json", msg: msg}
@@ -55,9 +53,6 @@ func apiFail(c echo.Context, err error) error {
 	var re *store.ReferencedError
 	switch {
 	case errors.As(err, &ae):
-		if ae == errAnswered {
-			return nil
-		}
 		return httpx.JSONError(c, ae.status, ae.code, ae.msg, ae.fields)
 	case errors.As(err, &ve):
 		return httpx.JSONError(c, http.StatusUnprocessableEntity, "validation_failed", ve.Error(), ve.Fields)
@@ -113,12 +108,7 @@ func readJSON(c echo.Context, dst any) error {
 		return invalidJSON("the request body must be a JSON object ({…})")
 	}
 	c.Request().Body = io.NopCloser(bytes.NewReader(body))
-	// decodeJSON writes its 400 itself and returns what writing returned
-	// (nil), so a committed response is how its refusal shows.
-	if err := decodeJSON(c, dst); err != nil || c.Response().Committed {
-		if c.Response().Committed {
-			return errAnswered
-		}
+	if err := decodeJSON(c, dst); err != nil {
 		return err
 	}
 	if !json.Valid(body) {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -91,28 +92,54 @@ type publishBody struct {
 	ExpectedRevision *int64 `json:"expected_revision,omitempty"`
 }
 
-// decodeJSON reads a strict JSON body; the error is ready to send.
+// decodeJSON decodes a strict JSON body onto dst. Its error is an unwritten
+// 400 invalid_json answer (send it with apiFail) naming the problem in
+// JSON terms rather than Go types.
 func decodeJSON(c echo.Context, dst any) error {
 	dec := json.NewDecoder(c.Request().Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		msg := "malformed JSON body: " + err.Error()
-		if errors.Is(err, io.EOF) {
-			msg = "the request body is empty; send a JSON object"
+		var te *json.UnmarshalTypeError
+		var se *json.SyntaxError
+		switch {
+		case errors.Is(err, io.EOF):
+			return invalidJSON("the request body is empty; send a JSON object")
+		case errors.As(err, &te) && te.Field != "":
+			return invalidJSON(fmt.Sprintf("field %q must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value))
+		case errors.As(err, &se):
+			return invalidJSON(fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, err))
 		}
-		return httpx.JSONError(c, http.StatusBadRequest, "invalid_json", msg, nil)
+		return invalidJSON("malformed JSON body: " + strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
-		return httpx.JSONError(c, http.StatusBadRequest, "invalid_json", "unexpected data after the JSON object", nil)
+		return invalidJSON("unexpected data after the JSON object")
 	}
 	return nil
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a whole number"
+	case "float32", "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	}
+	return "another type"
 }
 
 // APIPublish publishes the draft.
 func (h *Handler) APIPublish(c echo.Context) error {
 	var b publishBody
-	if err := decodeJSON(c, &b); err != nil {
-		return err
+	if err := readJSON(c, &b); err != nil {
+		return apiFail(c, err)
 	}
 	out, err := h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), ExpectedRevision: b.ExpectedRevision, Check: h.dryRun})
 	if err != nil {
@@ -207,8 +234,8 @@ func (h *Handler) APIRollback(c echo.Context) error {
 		return httpx.JSONError(c, http.StatusNotFound, "not_found", "no version "+c.Param("n"), nil)
 	}
 	var b publishBody
-	if err := decodeJSON(c, &b); err != nil {
-		return err
+	if err := readJSON(c, &b); err != nil {
+		return apiFail(c, err)
 	}
 	out, err := h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), RollbackTo: n, Check: h.dryRun})
 	if err != nil {

@@ -131,11 +131,19 @@ func TestAPIPublishRefusedOnEachCheckThenRollback(t *testing.T) {
 	if v1.Snapshot != v3.Snapshot {
 		t.Fatal("rollback snapshot differs from v1")
 	}
-	// Malformed bodies are 400, never 500.
-	for _, b := range []string{``, `{`, `{"message":5}`, `{"message":"x"} trailing`, `{"nope":1}`} {
-		if code, body := api.do("POST", "/publish", []byte(b)); code != http.StatusBadRequest {
+	// Malformed bodies are 400, never 500, and publish nothing even when
+	// the draft has a change waiting.
+	if err := env.Store.UpdateTier(ctx, tiers[config.TierFast], 8000, 2000); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := env.Store.LatestVersionNumber(ctx)
+	for _, b := range []string{``, `{`, `{"message":5}`, `{"message":"x"} trailing`, `{"message":"x"}}`, `{"nope":1}`, "{\"message\":\"\xff\"}"} {
+		if code, body := api.do("POST", "/publish", []byte(b)); code != http.StatusBadRequest || strings.Contains(string(body), `"number"`) {
 			t.Fatalf("body %q: %d %s", b, code, body)
 		}
+	}
+	if after, _ := env.Store.LatestVersionNumber(ctx); after != before {
+		t.Fatalf("a malformed publish body published version %d", after)
 	}
 	// Viewers may read but not publish.
 	viewer := newAPI(t, env, store.RoleViewer)
