@@ -65,9 +65,10 @@ type WriterStats struct {
 	Lost         int64 // records neither stored nor spilled (the disk failed too)
 }
 
-// Writer stores call-log records asynchronously. Write never blocks; a single
-// goroutine batches records into PostgreSQL, spilling to disk when PostgreSQL
-// is unavailable or the queue is full.
+// Writer stores call-log records asynchronously. Write never blocks: one
+// goroutine assembles batches from a bounded queue and Workers goroutines
+// insert them; records go to the spill file when PostgreSQL is unavailable
+// or the queue is full, and are replayed when it answers again.
 type Writer struct {
 	db    *sql.DB
 	opts  WriterOptions
@@ -330,26 +331,42 @@ var errDown = errors.New("calllog: PostgreSQL unavailable, waiting to retry")
 
 // store inserts batch. A batch PostgreSQL refuses for its data is split
 // until the offending records are isolated and dead-lettered; any other
-// failure marks PostgreSQL down and spills the batch.
+// failure marks PostgreSQL down and spills the batch (records of it already
+// stored are skipped when the spill is replayed).
 func (w *Writer) store(ctx context.Context, batch []Record, st *FlushStats) (int, error) {
 	n, err := w.insert(ctx, batch)
-	if err == nil {
-		w.markUp()
-		return n, nil
+	if err != nil && isDataError(err) {
+		n, err = w.storeHalves(ctx, batch, err)
 	}
-	if !isDataError(err) {
+	if err != nil {
 		w.markDown(err)
 		w.spillRecords(batch, true, st)
 		return 0, err
 	}
-	if len(batch) == 1 {
-		w.deadLetter(batch, err)
-		return 0, err
+	w.markUp()
+	return n, nil
+}
+
+// storeHalves stores recs, which PostgreSQL refused with dataErr for what is
+// in them, by halves, down to single records that are dead-lettered. It
+// returns early with any error that is not about the data.
+func (w *Writer) storeHalves(ctx context.Context, recs []Record, dataErr error) (int, error) {
+	if len(recs) == 1 {
+		w.deadLetter(recs, dataErr)
+		return 0, nil
 	}
-	half := len(batch) / 2
-	n1, err1 := w.store(ctx, batch[:half], st)
-	n2, err2 := w.store(ctx, batch[half:], st)
-	return n1 + n2, errors.Join(err1, err2)
+	total := 0
+	for _, half := range [][]Record{recs[:len(recs)/2], recs[len(recs)/2:]} {
+		n, err := w.insert(ctx, half)
+		if err != nil && isDataError(err) {
+			n, err = w.storeHalves(ctx, half, err)
+		}
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
 }
 
 func (w *Writer) insert(ctx context.Context, batch []Record) (int, error) {
@@ -392,21 +409,12 @@ func (w *Writer) replay(ctx context.Context, maxBatches int) {
 		}
 		st := FlushStats{Records: len(recs), Replay: true}
 		n, err := w.insert(ctx, recs)
-		switch {
-		case err == nil:
-			st.Inserted = n
-			w.markUp()
-		case isDataError(err):
-			// Store what can be stored and dead-letter the rest; a failure
-			// other than the data leaves those records to the next replay.
-			st.Inserted, st.Err = w.storeReplay(ctx, recs)
-			if st.Err != nil && !isDataError(st.Err) {
-				w.markDown(st.Err)
-				_ = w.spool.rewind()
-				w.report(st, start)
-				return
-			}
-		default:
+		if err != nil && isDataError(err) {
+			n, err = w.storeHalves(ctx, recs, err)
+		}
+		if err != nil {
+			// Read these records again next time; those already stored
+			// will be skipped.
 			st.Err = err
 			w.markDown(err)
 			if rerr := w.spool.rewind(); rerr != nil {
@@ -415,6 +423,8 @@ func (w *Writer) replay(ctx context.Context, maxBatches int) {
 			w.report(st, start)
 			return
 		}
+		st.Inserted = n
+		w.markUp()
 		w.replayed.Add(int64(len(recs)))
 		if err := w.spool.commit(); err != nil {
 			w.log.Error("call-log spill replay failed", "err", err)
@@ -436,29 +446,6 @@ func (w *Writer) normalizeSpilled(recs []Record) []Record {
 		ok = append(ok, r)
 	}
 	return ok
-}
-
-// storeReplay is store for spilled records: on a failure other than the
-// data it returns the error instead of spilling again.
-func (w *Writer) storeReplay(ctx context.Context, recs []Record) (int, error) {
-	n, err := w.insert(ctx, recs)
-	if err == nil || !isDataError(err) {
-		return n, err
-	}
-	if len(recs) == 1 {
-		w.deadLetter(recs, err)
-		return 0, err
-	}
-	half := len(recs) / 2
-	n1, err1 := w.storeReplay(ctx, recs[:half])
-	if err1 != nil && !isDataError(err1) {
-		return n1, err1
-	}
-	n2, err2 := w.storeReplay(ctx, recs[half:])
-	if err2 != nil && !isDataError(err2) {
-		return n1 + n2, err2
-	}
-	return n1 + n2, errors.Join(err1, err2)
 }
 
 func (w *Writer) spillRecords(recs []Record, sync bool, st *FlushStats) {
