@@ -53,6 +53,9 @@ type Options struct {
 	Env            config.Env
 	// Console serves the operator console (APP_ROLE api or all).
 	Console bool
+	// RedisTimeout bounds each limit, load-counter and key-state call before
+	// the per-instance fallback takes over (default 50 ms).
+	RedisTimeout time.Duration
 }
 
 // Gateway is one assembled instance.
@@ -136,9 +139,9 @@ func New(o Options) (*Gateway, error) {
 	id := instanceID()
 	g.Breakers = breaker.NewSet(breaker.Options{Logger: log})
 	g.Reporter = breaker.NewReporter(g.Breakers, o.Redis, breaker.ReporterOptions{Prefix: o.RedisPrefix, InstanceID: id, Logger: log})
-	g.Keys = keypool.New(o.Redis, keypool.Options{Prefix: o.RedisPrefix, Logger: log})
-	g.Load = loadcount.New(o.Redis, loadcount.Options{Prefix: o.RedisPrefix, InstanceCap: o.InstanceCap, Logger: log})
-	g.Limiter = limits.New(o.Redis, limits.Options{Prefix: o.RedisPrefix, Location: o.Location, Logger: log})
+	g.Keys = keypool.New(o.Redis, keypool.Options{Prefix: o.RedisPrefix, Logger: log, Timeout: o.RedisTimeout})
+	g.Load = loadcount.New(o.Redis, loadcount.Options{Prefix: o.RedisPrefix, InstanceCap: o.InstanceCap, Logger: log, OpTimeout: o.RedisTimeout})
+	g.Limiter = limits.New(o.Redis, limits.Options{Prefix: o.RedisPrefix, Location: o.Location, Logger: log, Timeout: o.RedisTimeout})
 	g.Idem = idempotency.New(o.Redis, idempotency.Options{Prefix: o.RedisPrefix, TTL: o.IdemTTL})
 	w, err := calllog.NewWriter(o.Store.DB(), calllog.WriterOptions{SpillDir: o.SpillDir, Logger: log})
 	if err != nil {

@@ -118,6 +118,14 @@ func (x *exchange) stream(p *routing.Plan, call routing.Call, req *adapter.ChatR
 		return nil
 	}
 	var endErr error
+	closed := false
+	defer func() {
+		// A panic while passing chunks through must still release the
+		// deployment's slot and breaker permit.
+		if !closed {
+			committed.Close(errors.New("stream aborted"))
+		}
+	}()
 	write := func(ch adapter.Chunk) bool {
 		if ch.UsageOnly && !req.IncludeUsage {
 			return true
@@ -149,6 +157,7 @@ func (x *exchange) stream(p *routing.Plan, call routing.Call, req *adapter.ChatR
 		}
 	}
 	committed.Close(endErr)
+	closed = true
 	usage := committed.Usage()
 	switch {
 	case errors.Is(endErr, io.EOF):

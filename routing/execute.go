@@ -177,7 +177,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			actx, cancel := context.WithTimeout(ctx, timeout)
 			start := e.now()
 			attempts++
-			err := do(actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, UpstreamModel: d.UpstreamModel, Client: e.Client})
+			err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, UpstreamModel: d.UpstreamModel, Client: e.Client})
 			at := Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Key: key.Fingerprint,
 				LatencyMS: e.now().Sub(start).Milliseconds(), Fallback: step.Fallback}
 			if err == nil {
@@ -244,6 +244,18 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			Message: "no model is available for " + p.Target.Name() + ": " + describe(p, tr), RetryAfter: 5 * time.Second}
 	}
 	return Served{}, nil, final(last, p, tr)
+}
+
+// safely runs one attempt, turning a panic in an adapter into a server
+// failure so the slot, the breaker permit and the attempt context are
+// released like for any other failure.
+func safely(do attemptFn, ctx context.Context, cancel context.CancelFunc, d *config.RDeployment, t adapter.Target) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &adapter.Error{Class: adapter.ClassServer, Message: fmt.Sprintf("internal error in the %s adapter: %v", d.Provider.Protocol, r)}
+		}
+	}()
+	return do(ctx, cancel, d, t)
 }
 
 // classOf classifies an attempt error, telling the caller's cancellation

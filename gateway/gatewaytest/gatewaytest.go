@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"switchyard/fakeupstream"
 	"switchyard/gateway"
 	"switchyard/routing/config"
+	"switchyard/secrets"
 	"switchyard/store"
 	"switchyard/store/storetest"
 )
@@ -67,8 +69,8 @@ func NewRedis(t testing.TB) (*redis.Client, string) {
 // Env is a running instance with its fake vendor.
 type Env struct {
 	T        testing.TB
-	Store    *store.Store
-	DSN      string
+	Store    *store.Store // the instance's store (through the proxy when proxied)
+	DSN      string       // the test database, direct
 	Redis    *redis.Client
 	Prefix   string
 	Fake     *fakeupstream.Server
@@ -77,12 +79,21 @@ type Env struct {
 	URL      string // the gateway's base URL
 	Log      *slog.Logger
 	SpillDir string
+	// PGProxy and RedisProxy are set when the instance was started behind
+	// cuttable proxies (Options.ProxyPostgres / ProxyRedis).
+	PGProxy, RedisProxy *Proxy
 }
 
 // Options adjust an Env.
 type Options struct {
-	InstanceCap int
-	Logger      *slog.Logger
+	InstanceCap   int
+	Logger        *slog.Logger
+	ProxyPostgres bool // connect the instance to PostgreSQL through a Proxy
+	ProxyRedis    bool // connect the instance to Redis through a Proxy
+	// RedisTimeout is the per-call Redis timeout before the per-instance
+	// fallback (default 1 s here, so a loaded test machine does not fall
+	// back by accident; production uses 50 ms).
+	RedisTimeout time.Duration
 }
 
 // New starts the fake vendor and an instance on a fresh database. The
@@ -93,17 +104,68 @@ func New(t testing.TB, opts ...Options) *Env {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	st, dsn := storetest.New(t)
+	_, dsn := storetest.New(t)
 	rdb, prefix := NewRedis(t)
 	fake := fakeupstream.New(fakeupstream.Options{})
 	fs := httptest.NewServer(fake)
 	t.Cleanup(fs.Close)
+	base := &Env{T: t, DSN: dsn, Redis: rdb, Prefix: prefix, Fake: fake, FakeURL: fs.URL}
+	return base.start(o)
+}
+
+// Second starts another instance on the same database, Redis prefix and fake
+// vendor, as a second gateway process would run.
+func (e *Env) Second(opts ...Options) *Env {
+	e.T.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	base := &Env{T: e.T, DSN: e.DSN, Redis: e.Redis, Prefix: e.Prefix, Fake: e.Fake, FakeURL: e.FakeURL}
+	return base.start(o)
+}
+
+func (e *Env) start(o Options) *Env {
+	t := e.T
+	t.Helper()
+	dsn := e.DSN
+	if o.ProxyPostgres {
+		u, _ := url.Parse(dsn)
+		e.PGProxy = NewProxy(t, u.Host)
+		u.Host = e.PGProxy.Addr
+		dsn = u.String()
+	}
+	key, _ := secrets.ParseKey(storetest.TestKey)
+	sealer, _ := secrets.NewSealer(key)
+	st, err := store.Open(context.Background(), dsn, sealer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e.Store = st
+	rdb := e.Redis
+	if o.ProxyRedis {
+		opt, _ := redis.ParseURL(RedisURL())
+		e.RedisProxy = NewProxy(t, opt.Addr)
+		opt.Addr = e.RedisProxy.Addr
+		opt.ContextTimeoutEnabled = true
+		opt.MaxRetries = -1
+		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
+		opt.PoolSize = 256
+		prdb := redis.NewClient(opt)
+		t.Cleanup(func() { prdb.Close() })
+		rdb = prdb
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	e := &Env{T: t, Store: st, DSN: dsn, Redis: rdb, Prefix: prefix, Fake: fake, FakeURL: fs.URL, Log: log, SpillDir: filepath.Join(t.TempDir(), "spill")}
-	gw, err := gateway.New(gateway.Options{Store: st, Redis: rdb, Log: log, RedisPrefix: prefix, SpillDir: e.SpillDir,
+	e.Log = log
+	e.SpillDir = filepath.Join(t.TempDir(), "spill")
+	if o.RedisTimeout == 0 {
+		o.RedisTimeout = time.Second
+	}
+	gw, err := gateway.New(gateway.Options{Store: st, Redis: rdb, Log: log, RedisPrefix: e.Prefix, SpillDir: e.SpillDir, RedisTimeout: o.RedisTimeout,
 		ReloadInterval: 200 * time.Millisecond, InstanceCap: o.InstanceCap, Env: gateway.Implemented(), PublicURL: "http://gateway.test"})
 	if err != nil {
 		t.Fatal(err)
