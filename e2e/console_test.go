@@ -26,7 +26,7 @@ func (u *ui) addProvider(name, baseURL string, keys ...string) {
 		u.fill(panel.GetByTestId("key-secret"), k, "key secret")
 		u.fill(panel.GetByTestId("key-label"), "key "+string(rune('A'+i)), "key label")
 		u.click(panel.GetByTestId("key-add"), "add key")
-		u.see(panel.Locator(`td.mono:has-text("` + k[len(k)-4:] + `")`), "fingerprint of key "+k[len(k)-4:])
+		u.see(panel.Locator(`td.mono:has-text("`+k[len(k)-4:]+`")`), "fingerprint of key "+k[len(k)-4:])
 	}
 }
 

@@ -30,7 +30,6 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.msg }
 
-
 func invalidJSON(msg string) error {
 	return &apiError{status: http.StatusBadRequest, code: "invalid_json", msg: msg}
 }
