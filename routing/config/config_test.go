@@ -268,6 +268,12 @@ func TestValidators(t *testing.T) {
 	if tf["first_chunk_timeout_ms"] == "" {
 		t.Error("first-chunk timeout above tier timeout accepted")
 	}
+	if c := ValidateCaller(Caller{Name: "c", RouteGroup: "g", PriorityClass: ClassBatch, MonthlyBudget: 0.00001}); c["monthly_budget"] == "" {
+		t.Error("a budget finer than the stored 4 decimals must be refused, not rounded to 0")
+	}
+	if c := ValidateCaller(Caller{Name: "c", RouteGroup: "g", PriorityClass: ClassBatch, MonthlyBudget: 12.3456}); len(c) != 0 {
+		t.Errorf("valid budget refused: %v", c)
+	}
 	if c := ValidateCaller(Caller{Name: "c", RouteGroup: "g", PriorityClass: "vip", Limits: []TierLimit{{Tier: TierFast, RPM: -1}}}); c["priority_class"] == "" || c["limits.fast.rpm"] == "" {
 		t.Errorf("caller validation: %v", c)
 	}

@@ -284,8 +284,11 @@ func ValidateCaller(c Caller) FieldErrors {
 			f.Add(prefix+"daily_tokens", "must be 0 (unlimited) or positive")
 		}
 	}
-	if c.MonthlyBudget < 0 || math.IsNaN(c.MonthlyBudget) || math.IsInf(c.MonthlyBudget, 0) {
+	switch {
+	case c.MonthlyBudget < 0 || math.IsNaN(c.MonthlyBudget) || math.IsInf(c.MonthlyBudget, 0) || c.MonthlyBudget > 1e9:
 		f.Add("monthly_budget", "must be 0 (unlimited) or a positive amount")
+	case math.Abs(c.MonthlyBudget*1e4-math.Round(c.MonthlyBudget*1e4)) > 1e-6:
+		f.Add("monthly_budget", "must have at most 4 decimal places")
 	}
 	if cur := c.BudgetCurrency; cur != "" && !currencyRE.MatchString(cur) {
 		f.Add("budget_currency", "must be a three-letter code such as USD or CNY")
