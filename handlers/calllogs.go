@@ -1,0 +1,210 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/calllog"
+	"switchyard/views/pages/calllogs"
+	"switchyard/web/httpx"
+)
+
+// CallLogsSearch shows the call-log search; an htmx request gets only the
+// results fragment.
+func (h *Handler) CallLogsSearch(c echo.Context) error {
+	ctx := c.Request().Context()
+	f, cf, ferr := callLogFilter(c, time.Now())
+	res := calllogs.Results{Filter: f}
+	status := http.StatusOK
+	if ferr != nil {
+		res.Err, status = ferr.Error(), http.StatusUnprocessableEntity
+	} else {
+		res.Window = describeWindow(cf)
+		page, err := calllog.Search(ctx, h.Store.DB(), cf)
+		switch {
+		case errors.Is(err, calllog.ErrInvalidFilter):
+			res.Err, status = strings.TrimPrefix(err.Error(), "calllog: invalid filter: "), http.StatusUnprocessableEntity
+		case err != nil:
+			return err
+		default:
+			res.Rows, res.Next = page.Rows, page.Next
+		}
+	}
+	if httpx.IsPartial(c) {
+		return httpx.Render(c, status, calllogs.ResultsTable(res), nil)
+	}
+	p := calllogs.SearchPage{Page: h.page(c, "Call logs", "calllogs"), Filter: f, Choices: h.callLogChoices(c), Results: res}
+	return httpx.Render(c, status, calllogs.Search(p), nil)
+}
+
+// callLogFilter reads the search parameters. The form's strings are kept
+// as typed; the calllog.Filter is what runs. A preset range is pinned to
+// the anchor (set on pagination links) so later pages see the same window.
+func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filter, error) {
+	q := func(k string) string { return strings.TrimSpace(c.QueryParam(k)) }
+	f := calllogs.Filter{
+		Range: q("range"), From: q("from"), To: q("to"), Anchor: q("anchor"),
+		Caller: q("caller"), Tier: q("tier"), LogicModel: q("logic_model"), Provider: q("provider"),
+		Status: q("status"), ErrorClass: q("error_class"), RequestID: q("request_id"), Cursor: q("cursor"),
+	}
+	if f.Range == "" {
+		f.Range = calllogs.DefaultRange
+		if f.From != "" || f.To != "" {
+			f.Range = "custom"
+		}
+	}
+	cf := calllog.Filter{Caller: f.Caller, Tier: f.Tier, LogicModel: f.LogicModel, Provider: f.Provider,
+		Status: f.Status, ErrorClass: f.ErrorClass, RequestID: f.RequestID, Cursor: f.Cursor}
+	if f.Status != "" && !calllog.ValidStatus(f.Status) {
+		return f, cf, errors.New("status must be ok, upstream_error, rejected or client_cancelled")
+	}
+	if f.RequestID != "" {
+		return f, cf, nil // a request id is exact: search all time
+	}
+	if d, ok := calllogs.RangeDuration(f.Range); ok {
+		end := now
+		if f.Anchor != "" {
+			sec, err := strconv.ParseInt(f.Anchor, 10, 64)
+			if err != nil || sec <= 0 {
+				return f, cf, errors.New("anchor must be a unix time in seconds")
+			}
+			end = time.Unix(sec, 0)
+		} else if f.Cursor == "" {
+			f.Anchor = strconv.FormatInt(now.Unix()+1, 10)
+			end = time.Unix(now.Unix()+1, 0)
+		}
+		cf.From, cf.To = end.Add(-d), end
+		return f, cf, nil
+	}
+	if f.Range != "custom" {
+		return f, cf, errors.New("range must be 15m, 1h, 24h, 7d or custom")
+	}
+	var err error
+	if cf.From, err = parseFormTime(f.From); err != nil {
+		return f, cf, errors.New("from: " + err.Error())
+	}
+	if cf.To, err = parseFormTime(f.To); err != nil {
+		return f, cf, errors.New("to: " + err.Error())
+	}
+	if !cf.From.IsZero() && !cf.To.IsZero() && !cf.From.Before(cf.To) {
+		return f, cf, errors.New("from must be before to")
+	}
+	return f, cf, nil
+}
+
+// parseFormTime reads a datetime-local value (UTC) or RFC 3339; blank is zero.
+func parseFormTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{calllogs.TimeLayout, "2006-01-02T15:04:05", time.RFC3339Nano, time.DateOnly} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, errors.New("use YYYY-MM-DDTHH:MM (UTC)")
+}
+
+func describeWindow(f calllog.Filter) string {
+	const layout = "2006-01-02 15:04"
+	switch {
+	case f.RequestID != "":
+		return "Request id " + f.RequestID + ", any time."
+	case f.From.IsZero() && f.To.IsZero():
+		return "Any time."
+	case f.From.IsZero():
+		return "Before " + f.To.UTC().Format(layout) + " UTC."
+	case f.To.IsZero():
+		return "Since " + f.From.UTC().Format(layout) + " UTC."
+	}
+	return "From " + f.From.UTC().Format(layout) + " to " + f.To.UTC().Format(layout) + " UTC."
+}
+
+// callLogChoices suggests callers, logic models and providers: the draft's
+// and the live version's (a deleted caller's logs are still searchable by
+// typing its name).
+func (h *Handler) callLogChoices(c echo.Context) calllogs.Choices {
+	var ch calllogs.Choices
+	add := func(list *[]string, v string) {
+		if v != "" && !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	if snap, _, err := h.Store.Draft(c.Request().Context()); err == nil {
+		for _, x := range snap.Callers {
+			add(&ch.Callers, x.Name)
+		}
+		for _, m := range snap.LogicModels {
+			add(&ch.LogicModels, m.Code)
+		}
+		for _, p := range snap.Providers {
+			add(&ch.Providers, p.Name)
+		}
+	}
+	if h.Ops != nil {
+		if rt := h.Ops.Runtime(); rt != nil {
+			for _, x := range rt.Callers {
+				add(&ch.Callers, x.Name)
+			}
+			for code := range rt.Models {
+				add(&ch.LogicModels, code)
+			}
+			for name := range rt.Providers {
+				add(&ch.Providers, name)
+			}
+		}
+	}
+	slices.Sort(ch.Callers)
+	slices.Sort(ch.LogicModels)
+	slices.Sort(ch.Providers)
+	return ch
+}
+
+// CallLogShow shows one call with its attempt trail in plain words.
+func (h *Handler) CallLogShow(c echo.Context) error {
+	id := strings.TrimSpace(c.Param("request_id"))
+	if id == "" {
+		return echo.NewHTTPError(http.StatusNotFound, "no such call")
+	}
+	var at time.Time
+	if v := c.QueryParam("at"); v != "" {
+		if us, err := strconv.ParseInt(v, 10, 64); err == nil && us > 0 {
+			at = time.UnixMicro(us)
+		}
+	}
+	rec, err := calllog.Get(c.Request().Context(), h.Store.DB(), id, at)
+	if errors.Is(err, calllog.ErrNotFound) {
+		return echo.NewHTTPError(http.StatusNotFound, "No call log with request id "+id+". Rows are written a moment after a request ends: if it just ran, reload in a second.")
+	}
+	if err != nil {
+		return err
+	}
+	p := calllogs.DetailPage{Page: h.page(c, "Call "+id, "calllogs"), Rec: rec, Back: "/call-logs"}
+	if tr, ok := calllogs.ParseTrail(rec.Attempts); ok {
+		p.Steps = calllogs.Steps(tr)
+		if rec.Fallback == "" {
+			rec.Fallback = tr.Fallback
+			p.Rec.Fallback = tr.Fallback
+		}
+	}
+	if rec.Status == calllog.StatusRejected || (rec.Status != calllog.StatusOK && countRuns(p.Steps) == 0) {
+		p.Rejection = calllogs.ExplainRejection(rec.ErrorCode, rec.ErrorClass, rec.Caller, rec.Tier)
+	}
+	return httpx.Render(c, http.StatusOK, calllogs.Detail(p), nil)
+}
+
+func countRuns(steps []calllogs.Step) int {
+	n := 0
+	for _, s := range steps {
+		if s.Outcome != "skipped" {
+			n++
+		}
+	}
+	return n
+}

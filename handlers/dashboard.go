@@ -1,0 +1,125 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/calllog"
+	"switchyard/keypool"
+	"switchyard/views/pages/dashboard"
+	"switchyard/web/httpx"
+)
+
+// Dashboard shows traffic over a range from the roll-up tables (never the
+// raw call logs), and the live breaker and key states per deployment. An
+// htmx request gets the body below the filter.
+func (h *Handler) Dashboard(c echo.Context) error {
+	ctx := c.Request().Context()
+	p := dashboard.Page{Range: c.QueryParam("range"), GroupBy: c.QueryParam("group")}
+	d, step, ok := dashboard.RangeSpec(p.Range)
+	if !ok {
+		p.Range = dashboard.DefaultRange
+		d, step, _ = dashboard.RangeSpec(p.Range)
+	}
+	switch p.GroupBy {
+	case calllog.GroupNone, calllog.GroupCaller, calllog.GroupTier, calllog.GroupLogicModel:
+	default:
+		p.GroupBy = calllog.GroupNone
+	}
+	now := time.Now().UTC()
+	p.To, p.Step = now, step
+	p.From = now.Add(-d).Truncate(step) // whole steps: the oldest one is shown in full
+
+	db := h.Store.DB()
+	points, err := calllog.Series(ctx, db, calllog.SeriesQuery{From: p.From, To: p.To, Step: step, GroupBy: p.GroupBy})
+	if err != nil {
+		return err
+	}
+	p.Totals = dashboard.Total(points)
+	p.Charts = dashboard.Charts(points, dashboard.Steps(p.From, p.To, step), p.GroupBy)
+	for _, b := range []struct {
+		group string
+		dst   *[]dashboard.Breakdown
+	}{{calllog.GroupCaller, &p.ByCaller}, {calllog.GroupTier, &p.ByTier}, {calllog.GroupLogicModel, &p.ByModel}} {
+		pts := points
+		if b.group != p.GroupBy {
+			// Daily points are enough for a breakdown of the whole range.
+			if pts, err = calllog.Series(ctx, db, calllog.SeriesQuery{From: p.From, To: p.To, Step: 24 * time.Hour, GroupBy: b.group}); err != nil {
+				return err
+			}
+		}
+		*b.dst = dashboard.Aggregate(pts)
+	}
+	if p.Costs, err = calllog.Costs(ctx, db, p.From, p.To); err != nil {
+		return err
+	}
+	p.States, p.StatesNote = h.deploymentStates(ctx)
+
+	if httpx.IsPartial(c) {
+		return httpx.Render(c, http.StatusOK, dashboard.Body(p), nil)
+	}
+	p.Page = h.page(c, "Dashboard", "dashboard")
+	return httpx.Render(c, http.StatusOK, dashboard.View(p), nil)
+}
+
+// deploymentStates reads every live deployment's breakers (on every
+// instance), load and keys.
+func (h *Handler) deploymentStates(ctx context.Context) ([]dashboard.DeploymentState, string) {
+	if h.Ops == nil {
+		return nil, "The data plane is not running on this instance, so breaker, load and key states are not available here."
+	}
+	rt := h.Ops.Runtime()
+	if rt == nil {
+		return nil, "Nothing is published yet: no deployment is serving."
+	}
+	live := h.liveState(ctx)
+	notes := live.notes
+	out := make([]dashboard.DeploymentState, 0, len(rt.Deployments))
+	for _, d := range rt.Deployments {
+		ds := dashboard.DeploymentState{ID: d.ID, Model: d.Model.Code, Provider: d.Provider.Name, Upstream: d.UpstreamModel,
+			Weight: d.Weight, StaticSkip: d.StaticSkip, Load: live.loads[d.ID], MaxConc: d.MaxConcurrency}
+		for _, inst := range live.instances() {
+			if st, ok := live.breakers[inst][d.ID]; ok {
+				ds.Breakers = append(ds.Breakers, dashboard.InstanceBreaker{Instance: inst, State: st.State, FailureRate: st.FailureRate, Calls: st.Calls})
+			}
+		}
+		for _, k := range d.Provider.Keys {
+			kv := dashboard.KeyView{ID: k.ID, Fingerprint: k.Fingerprint, Status: "disabled"}
+			if k.Status != "disabled" {
+				ks, status := live.keyState(k.ID)
+				kv.Status = string(status)
+				switch status {
+				case keypool.StatusCooling:
+					kv.Note = "until " + ks.Until.UTC().Format("15:04:05") + " UTC"
+				case keypool.StatusQuarantined:
+					kv.Note = ks.Reason
+				}
+			}
+			ds.Keys = append(ds.Keys, kv)
+		}
+		out = append(out, ds)
+	}
+	slices.SortFunc(out, func(a, b dashboard.DeploymentState) int {
+		if c := strings.Compare(a.Model, b.Model); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Provider, b.Provider); c != 0 {
+			return c
+		}
+		return int(a.ID - b.ID)
+	})
+	if len(out) == 0 {
+		return nil, fmt.Sprintf("The live version %d has no deployments.", rt.Version)
+	}
+	note := strings.Join(notes, "; ")
+	if note != "" {
+		note = "Live state is partial: " + note + "."
+	}
+	return out, note
+}

@@ -1,0 +1,465 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/keypool"
+	"switchyard/limits"
+	"switchyard/routing"
+	"switchyard/routing/config"
+	"switchyard/views/pages/calllogs"
+	"switchyard/views/pages/testroute"
+	"switchyard/web/httpx"
+)
+
+// TestRoutePage shows the Test route form; with a caller chosen it also
+// explains the route (steps 3–4 of the request journey, no vendor call).
+// An htmx request gets only the explanation.
+func (h *Handler) TestRoutePage(c echo.Context) error {
+	p, rt := h.testRouteBase(c)
+	if p.Problem == "" && c.QueryParam("caller") != "" {
+		p.Explain = h.explainRoute(c, rt, p.Form)
+	}
+	if httpx.IsPartial(c) {
+		if p.Problem != "" {
+			return httpx.Render(c, http.StatusOK, testroute.ExplainView(&testroute.Explain{Problem: p.Problem}), nil)
+		}
+		return httpx.Render(c, http.StatusOK, testroute.ExplainView(p.Explain), nil)
+	}
+	return httpx.Render(c, http.StatusOK, testroute.View(p), nil)
+}
+
+// TestRouteSend sends a real, minimal request through the data plane as
+// the chosen caller and shows the answer and its attempt trail (admin only:
+// the console refuses viewers' POSTs).
+func (h *Handler) TestRouteSend(c echo.Context) error {
+	p, rt := h.testRouteBase(c)
+	res := &testroute.SendResult{}
+	switch {
+	case p.Problem != "":
+		res.Problem = p.Problem
+	case rt.Callers[p.Form.CallerID] == nil:
+		res.Problem = "Caller is not in the live version: publish first, or pick another caller."
+	default:
+		path, body := testRequestBody(p.Form)
+		out := h.Ops.TestRequest(c.Request().Context(), p.Form.CallerID, path, body)
+		*res = sendResult(out, p.Form.Embedding)
+		h.Log.Info("console test request", "by", httpx.CurrentPrincipal(c).Name, "caller_id", p.Form.CallerID,
+			"model", p.Form.Model, "request_id", out.RequestID, "status", out.Status)
+	}
+	if httpx.IsPartial(c) {
+		return httpx.Render(c, http.StatusOK, testroute.SendView(res), nil)
+	}
+	if p.Problem == "" {
+		p.Explain = h.explainRoute(c, rt, p.Form)
+	}
+	p.Send = res
+	return httpx.Render(c, http.StatusOK, testroute.View(p), nil)
+}
+
+// testRouteBase builds the page frame and the form, and says when this
+// instance cannot explain anything.
+func (h *Handler) testRouteBase(c echo.Context) (testroute.Page, *config.Runtime) {
+	p := testroute.Page{Page: h.page(c, "Test route", "testroute"), Tiers: []string{"fast", "standard", "deep"}}
+	p.Form = testroute.Form{
+		Model:     strings.TrimSpace(c.FormValue("model")),
+		Stream:    formBool(c, "stream"),
+		Thinking:  formBool(c, "thinking"),
+		Vision:    formBool(c, "vision"),
+		Tools:     formBool(c, "tools"),
+		Embedding: formBool(c, "embedding"),
+		Message:   strings.TrimSpace(c.FormValue("message")),
+	}
+	p.Form.CallerID, _ = strconv.ParseInt(c.FormValue("caller"), 10, 64)
+	if p.Form.Model == "" {
+		p.Form.Model = string(config.TierStandard)
+	}
+	if h.Ops == nil {
+		p.Problem = "The data plane is not running on this instance, so routes cannot be resolved here. Open Test route on an instance started with APP_ROLE=api or all."
+		return p, nil
+	}
+	rt := h.Ops.Runtime()
+	if rt == nil {
+		p.Problem = "Nothing is published yet: the data plane serves no traffic and there is no route to explain. Dry-run and publish the draft first."
+		return p, nil
+	}
+	for _, cl := range sortedCallers(rt) {
+		label := cl.Name + " → " + cl.Group.Name
+		if !cl.Enabled {
+			label += " (disabled)"
+		}
+		p.Callers = append(p.Callers, testroute.Option{Value: strconv.FormatInt(cl.ID, 10), Label: label})
+	}
+	if p.Form.CallerID == 0 && len(p.Callers) > 0 {
+		p.Form.CallerID, _ = strconv.ParseInt(p.Callers[0].Value, 10, 64)
+	}
+	codes := make([]string, 0, len(rt.Models))
+	for code := range rt.Models {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	for _, code := range codes {
+		p.Models = append(p.Models, testroute.Option{Value: code, Label: code + " (" + string(rt.Models[code].Kind) + ")"})
+	}
+	if len(p.Callers) == 0 {
+		p.Problem = "The live version (" + strconv.FormatInt(rt.Version, 10) + ") has no callers. Add a caller and publish."
+	}
+	return p, rt
+}
+
+func sortedCallers(rt *config.Runtime) []*config.RCaller {
+	out := make([]*config.RCaller, 0, len(rt.Callers))
+	for _, c := range rt.Callers {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *config.RCaller) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// explainRoute resolves and plans exactly like the data plane (Resolve,
+// then Build with the live state), reads the live state of every step and
+// peeks at the caller's limits. Nothing is spent and no vendor is called.
+func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.Form) *testroute.Explain {
+	ctx := c.Request().Context()
+	x := &testroute.Explain{Form: f, Version: rt.Version, CSRF: httpx.CSRFToken(c), CanSend: httpx.CurrentPrincipal(c).CanEdit()}
+	caller := rt.Callers[f.CallerID]
+	if caller == nil {
+		x.Problem = fmt.Sprintf("Caller #%d is not in the live version %d: publish the draft to make it live, or pick another caller.", f.CallerID, rt.Version)
+		return x
+	}
+	x.Caller, x.CallerEnabled, x.PriorityClass = caller.Name, caller.Enabled, string(caller.PriorityClass)
+	x.Group, x.Tenant = caller.Group.Name, caller.Group.Tenant
+	kind := config.KindChat
+	if f.Embedding {
+		kind = config.KindEmbedding
+	}
+	reasoning := f.Thinking && kind == config.KindChat
+	target, err := routing.Resolve(caller, f.Model, kind, reasoning)
+	if err != nil {
+		var nf *routing.ModelNotFoundError
+		if errors.As(err, &nf) {
+			x.Problem = "A real request would be rejected with 404 model_not_found: " + nf.Error() + "."
+		} else {
+			x.Problem = "The route could not be resolved: " + err.Error()
+		}
+		return x
+	}
+	x.Target, x.Explicit, x.Forced = target.Name(), target.Explicit != nil, target.Forced
+
+	needs := routing.Needs{Kind: kind}
+	if kind == config.KindChat {
+		needs.Thinking, needs.Vision, needs.Tools = reasoning, f.Vision, f.Tools
+	}
+	p := routing.NewPlan()
+	defer p.Release()
+	routing.Build(p, caller, target, needs, h.Ops.State())
+	if p.Tier != nil {
+		x.Tier, x.Timeout, x.FirstChunk = string(p.Tier.Name), p.Tier.Timeout, p.Tier.FirstChunk
+	}
+	x.Pool = poolWords(caller.Group, p.Fallback, x.Tier)
+
+	live := h.liveState(ctx)
+	x.StateNote = strings.Join(live.notes, "; ")
+	for i, s := range p.Steps {
+		x.Steps = append(x.Steps, live.step(i+1, s))
+	}
+	for _, s := range p.Skips {
+		x.Skips = append(x.Skips, testroute.SkipView{Model: s.Model, Deployment: s.Deployment, Reason: s.Reason,
+			Words: calllogs.ExplainSkip(s.Reason), Fallback: s.Fallback})
+	}
+	x.Limits = h.peekLimits(ctx, caller, x.Tier)
+	return x
+}
+
+func poolWords(g, fallback *config.RGroup, tier string) string {
+	switch {
+	case g.Tenant == "":
+		return "Route group " + g.Name + " is shared (no tenant)."
+	case fallback != nil:
+		return "Route group " + g.Name + " is the dedicated pool of tenant " + g.Tenant + ". Fallback policy: shared group " + fallback.Name +
+			" — when nothing in " + g.Name + " can serve, the chain continues with " + fallback.Name + "'s " + tier + " tier (steps marked \"fallback group\")."
+	}
+	return "Route group " + g.Name + " is the dedicated pool of tenant " + g.Tenant + " with fallback policy none: it never falls back to the shared pool."
+}
+
+// liveView is the runtime state read once per explanation.
+type liveView struct {
+	breakers map[string]map[int64]breakerStatus
+	loads    map[int64]int64
+	keys     map[int64]keypool.KeyState
+	notes    []string
+	now      time.Time
+}
+
+type breakerStatus struct {
+	State       string
+	FailureRate float64
+	Calls       int
+}
+
+func (h *Handler) liveState(ctx context.Context) liveView {
+	v := liveView{now: time.Now(), breakers: map[string]map[int64]breakerStatus{}}
+	if all, err := h.Ops.Breakers(ctx); err != nil {
+		v.notes = append(v.notes, "breaker states of other instances unavailable: "+err.Error())
+		h.Log.Warn("breaker states unavailable", "err", err)
+	} else {
+		for inst, m := range all {
+			v.breakers[inst] = map[int64]breakerStatus{}
+			for id, st := range m {
+				v.breakers[inst][id] = breakerStatus{State: st.State.String(), FailureRate: st.FailureRate, Calls: st.Calls}
+			}
+		}
+	}
+	var err error
+	if v.loads, err = h.Ops.Loads(ctx); err != nil {
+		v.notes = append(v.notes, "shared load counters unavailable: "+err.Error())
+		h.Log.Warn("load counters unavailable", "err", err)
+	}
+	if v.keys, err = h.Ops.KeyStates(ctx); err != nil {
+		v.notes = append(v.notes, "shared key states unavailable: "+err.Error())
+		h.Log.Warn("key states unavailable", "err", err)
+	}
+	return v
+}
+
+// instances lists the instances in a stable order.
+func (v liveView) instances() []string {
+	out := make([]string, 0, len(v.breakers))
+	for inst := range v.breakers {
+		out = append(out, inst)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// keyState classifies a key: active, cooling (until a future time) or
+// quarantined.
+func (v liveView) keyState(id int64) (keypool.KeyState, keypool.Status) {
+	ks, ok := v.keys[id]
+	if !ok {
+		return ks, keypool.StatusActive
+	}
+	if ks.Status == keypool.StatusCooling && !ks.Until.IsZero() && !ks.Until.After(v.now) {
+		return ks, keypool.StatusActive
+	}
+	if ks.Status == "" {
+		return ks, keypool.StatusActive
+	}
+	return ks, ks.Status
+}
+
+func (v liveView) step(n int, s routing.Step) testroute.PlanStep {
+	d := s.Deployment
+	ps := testroute.PlanStep{N: n, Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name,
+		UpstreamModel: d.UpstreamModel, Weight: d.Weight, Fallback: s.Fallback, Load: v.loads[d.ID], MaxConc: d.MaxConcurrency}
+	open := 0
+	for _, inst := range v.instances() {
+		st, ok := v.breakers[inst][d.ID]
+		if !ok {
+			continue
+		}
+		note := ""
+		if st.Calls > 0 {
+			note = fmt.Sprintf("%.0f%% failures over %d calls", st.FailureRate, st.Calls)
+		}
+		ps.Breakers = append(ps.Breakers, testroute.BreakerView{Instance: inst, State: st.State, Note: note})
+		if st.State == "open" {
+			open++
+		}
+	}
+	for _, kid := range d.Provider.ActiveKey {
+		ks, status := v.keyState(kid)
+		fp := "key " + strconv.FormatInt(kid, 10)
+		if k := d.Provider.Key(kid); k != nil {
+			fp = k.Fingerprint
+		}
+		switch status {
+		case keypool.StatusQuarantined:
+			ps.KeysQuar++
+			ps.KeyNotes = append(ps.KeyNotes, fp+" quarantined: "+ks.Reason)
+		case keypool.StatusCooling:
+			ps.KeysCooling++
+			ps.KeyNotes = append(ps.KeyNotes, fp+" cooling until "+ks.Until.UTC().Format("15:04:05")+" UTC")
+		default:
+			ps.KeysUsable++
+		}
+	}
+	var warn []string
+	if open > 0 {
+		warn = append(warn, fmt.Sprintf("breaker open on %d of %d instance(s): %s", open, len(ps.Breakers), calllogs.ExplainSkip("breaker open")))
+	}
+	if ps.KeysUsable == 0 {
+		switch {
+		case ps.KeysQuar > 0 && ps.KeysCooling == 0:
+			warn = append(warn, calllogs.ExplainSkip(keypool.SkipAllQuarantined))
+		case ps.KeysCooling > 0 && ps.KeysQuar == 0:
+			warn = append(warn, calllogs.ExplainSkip(keypool.SkipAllCooling))
+		default:
+			warn = append(warn, "skipped: no usable key — every key is cooling or quarantined")
+		}
+	}
+	if d.MaxConcurrency > 0 && ps.Load >= int64(d.MaxConcurrency) {
+		warn = append(warn, calllogs.ExplainSkip(fmt.Sprintf("at max concurrency (%d)", d.MaxConcurrency)))
+	}
+	ps.Warning = strings.Join(warn, "; ")
+	return ps
+}
+
+// peekLimits evaluates the caller's limits for the tier as the data plane
+// would, spending nothing.
+func (h *Handler) peekLimits(ctx context.Context, caller *config.RCaller, tier string) testroute.Limits {
+	var l testroute.Limits
+	if tier == "" {
+		l.Unavailable = "No tier was resolved, so no limit applies."
+		return l
+	}
+	tl := caller.Limit(config.TierName(tier))
+	req := limits.Request{CallerID: caller.ID, Tier: tier,
+		Limits: limits.Limits{RPM: tl.RPM, TPM: tl.TPM, DailyTokens: tl.DailyTokens, MonthlyBudgetMicros: caller.BudgetMicros}}
+	dec, err := h.Ops.PeekLimits(ctx, req)
+	if err != nil {
+		l.Unavailable = "The limit check could not run: " + err.Error()
+		return l
+	}
+	l.Allowed, l.Local = dec.Allowed, dec.Local
+	l.RPM, l.RPMRemaining, l.RPMReset = tl.RPM, dec.Requests.Remaining, dec.Requests.Reset
+	l.TPM, l.TPMRemaining = tl.TPM, dec.Tokens.Remaining
+	l.DailyQuota = tl.DailyTokens
+	if caller.BudgetMicros > 0 {
+		l.Budget = calllogs.Money(float64(caller.BudgetMicros)/1e6, caller.BudgetCurrency)
+	}
+	if u, err := h.Ops.LimitUsage(ctx, caller.ID, tier); err == nil {
+		l.DailyUsed = u.DailyTokens
+		if l.Budget != "" {
+			l.BudgetSpent = calllogs.Money(float64(u.MonthSpentMicros)/1e6, caller.BudgetCurrency)
+		}
+	} else {
+		h.Log.Warn("limit usage unavailable", "err", err)
+	}
+	switch {
+	case dec.Allowed:
+		l.Verdict = "would be admitted on tier " + tier + "."
+	case dec.Reason == limits.ReasonQuotaExceeded:
+		l.Verdict = "would be rejected: quota exceeded — the daily token quota of " + caller.Name + " on tier " + tier + " is used up (429 quota_exceeded)."
+	case dec.Reason == limits.ReasonBudgetExceeded:
+		l.Verdict = "would be rejected: budget exceeded — the monthly budget of " + caller.Name + " is spent (429 budget_exceeded)."
+	default:
+		l.Verdict = "would be rejected: rate limited — " + caller.Name + " reached its per-minute limit on tier " + tier
+		if dec.RetryAfter > 0 {
+			l.Verdict += " (retry after " + dec.RetryAfter.Round(time.Millisecond).String() + ")"
+		}
+		l.Verdict += " (429 rate_limited)."
+	}
+	return l
+}
+
+// testPNG is a 1×1 image for a vision test request.
+const testPNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+// testRequestBody builds the minimal OpenAI body of a test request (never
+// streamed: the console shows the whole answer).
+func testRequestBody(f testroute.Form) (path string, body []byte) {
+	msg := f.Message
+	if msg == "" {
+		msg = testroute.DefaultMessage
+	}
+	if f.Embedding {
+		body, _ = json.Marshal(map[string]any{"model": f.Model, "input": msg})
+		return "/v1/embeddings", body
+	}
+	var content any = msg
+	if f.Vision {
+		content = []map[string]any{
+			{"type": "text", "text": msg},
+			{"type": "image_url", "image_url": map[string]string{"url": testPNG}},
+		}
+	}
+	req := map[string]any{
+		"model":    f.Model,
+		"messages": []map[string]any{{"role": "user", "content": content}},
+		"stream":   false,
+	}
+	if f.Thinking {
+		req["reasoning_effort"] = "low"
+	}
+	if f.Tools {
+		req["tools"] = []map[string]any{{"type": "function", "function": map[string]any{
+			"name": "current_time", "description": "Returns the current time.",
+			"parameters": map[string]any{"type": "object", "properties": map[string]any{}},
+		}}}
+	}
+	body, _ = json.Marshal(req)
+	return "/v1/chat/completions", body
+}
+
+// sendResult reads a test request's answer for the page.
+func sendResult(out TestResult, embedding bool) testroute.SendResult {
+	r := testroute.SendResult{Status: out.Status, RequestID: out.RequestID, Steps: calllogs.Steps(out.Trail)}
+	if out.Header != nil {
+		r.Tier, r.Model, r.Provider = out.Header.Get("X-Switchyard-Tier"), out.Header.Get("X-Switchyard-Model"), out.Header.Get("X-Switchyard-Provider")
+	}
+	if out.Status >= 200 && out.Status < 300 {
+		if embedding {
+			var e struct {
+				Data []struct {
+					Embedding []float64 `json:"embedding"`
+				} `json:"data"`
+			}
+			if json.Unmarshal(out.Body, &e) == nil && len(e.Data) > 0 {
+				r.Answer = fmt.Sprintf("%d embedding(s) of %d dimensions", len(e.Data), len(e.Data[0].Embedding))
+				return r
+			}
+		} else {
+			var cc struct {
+				Choices []struct {
+					Message struct {
+						Content   string            `json:"content"`
+						ToolCalls []json.RawMessage `json:"tool_calls"`
+					} `json:"message"`
+				} `json:"choices"`
+			}
+			if json.Unmarshal(out.Body, &cc) == nil && len(cc.Choices) > 0 {
+				r.Answer = cc.Choices[0].Message.Content
+				if r.Answer == "" && len(cc.Choices[0].Message.ToolCalls) > 0 {
+					r.Answer = "(the model called a tool: " + string(cc.Choices[0].Message.ToolCalls[0]) + ")"
+				}
+				if r.Answer != "" {
+					return r
+				}
+			}
+		}
+		r.Answer = truncateBytes(out.Body, 4000)
+		return r
+	}
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(out.Body, &e) == nil && len(e.Error) > 0 {
+		if pretty, err := json.MarshalIndent(json.RawMessage(e.Error), "", "  "); err == nil {
+			r.Error = string(pretty)
+			return r
+		}
+	}
+	r.Error = truncateBytes(out.Body, 4000)
+	if r.Error == "" {
+		r.Error = http.StatusText(out.Status)
+	}
+	return r
+}
+
+func truncateBytes(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}

@@ -1,0 +1,309 @@
+// Package calllogs renders the Call logs pages: the search with its
+// results fragment, and one call's detail with its attempt trail. The trail
+// timeline and the plain-words explanations are shared with Test route.
+package calllogs
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"switchyard/calllog"
+	"switchyard/views/components"
+	"switchyard/views/layout"
+)
+
+// Ranges are the time-range presets of the search, in display order.
+var Ranges = []components.Option{
+	{Value: "15m", Label: "Last 15 minutes"},
+	{Value: "1h", Label: "Last hour"},
+	{Value: "24h", Label: "Last 24 hours"},
+	{Value: "7d", Label: "Last 7 days"},
+	{Value: "custom", Label: "Custom (UTC)"},
+}
+
+// RangeDuration returns a preset's length; ok is false for custom or unknown.
+func RangeDuration(r string) (time.Duration, bool) {
+	switch r {
+	case "15m":
+		return 15 * time.Minute, true
+	case "1h":
+		return time.Hour, true
+	case "24h":
+		return 24 * time.Hour, true
+	case "7d":
+		return 7 * 24 * time.Hour, true
+	}
+	return 0, false
+}
+
+// DefaultRange is the preset of a search without one.
+const DefaultRange = "24h"
+
+// TimeLayout is the datetime-local format of the custom range (UTC).
+const TimeLayout = "2006-01-02T15:04"
+
+// Filter is the search form as the user filled it in (strings, so an
+// invalid value is shown back as typed).
+type Filter struct {
+	Range      string
+	From, To   string // custom range, TimeLayout, UTC
+	Anchor     string // unix seconds a preset is relative to while paging
+	Caller     string
+	Tier       string
+	LogicModel string
+	Provider   string
+	Status     string
+	ErrorClass string
+	RequestID  string
+	Cursor     string
+}
+
+// Query encodes the filter as URL parameters (without the cursor).
+func (f Filter) Query() url.Values {
+	v := url.Values{}
+	set := func(k, s string) {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	set("range", f.Range)
+	if f.Range == "custom" {
+		set("from", f.From)
+		set("to", f.To)
+	} else {
+		set("anchor", f.Anchor)
+	}
+	set("caller", f.Caller)
+	set("tier", f.Tier)
+	set("logic_model", f.LogicModel)
+	set("provider", f.Provider)
+	set("status", f.Status)
+	set("error_class", f.ErrorClass)
+	set("request_id", f.RequestID)
+	return v
+}
+
+// URL is the search page for this filter, optionally at a cursor.
+func (f Filter) URL(cursor string) string {
+	v := f.Query()
+	if cursor != "" {
+		v.Set("cursor", cursor)
+	}
+	if len(v) == 0 {
+		return "/call-logs"
+	}
+	return "/call-logs?" + v.Encode()
+}
+
+// Widened is the same filter over the last 7 days, for the empty state.
+func (f Filter) Widened() string {
+	f.Range, f.From, f.To, f.Anchor = "7d", "", "", ""
+	return f.URL("")
+}
+
+// Choices fill the datalists and selects of the filter form.
+type Choices struct {
+	Callers     []string
+	LogicModels []string
+	Providers   []string
+}
+
+// Statuses are the call statuses with their labels.
+var Statuses = []components.Option{
+	{Value: "", Label: "Any status"},
+	{Value: calllog.StatusOK, Label: "ok"},
+	{Value: calllog.StatusUpstreamError, Label: "upstream error"},
+	{Value: calllog.StatusRejected, Label: "rejected by us"},
+	{Value: calllog.StatusClientCancelled, Label: "client cancelled"},
+}
+
+// Tiers are the tier choices of the filter.
+var Tiers = []components.Option{
+	{Value: "", Label: "Any tier"}, {Value: "fast", Label: "fast"}, {Value: "standard", Label: "standard"}, {Value: "deep", Label: "deep"},
+}
+
+// ErrorClasses are the error classes a call log may carry: the failure
+// table's classes and our own rejection reasons.
+var ErrorClasses = []components.Option{
+	{Value: "", Label: "Any error class"},
+	{Value: "rate_limited", Label: "rate_limited"},
+	{Value: "quota_exceeded", Label: "quota_exceeded"},
+	{Value: "budget_exceeded", Label: "budget_exceeded"},
+	{Value: "auth", Label: "auth"},
+	{Value: "billing", Label: "billing"},
+	{Value: "server", Label: "server"},
+	{Value: "timeout", Label: "timeout"},
+	{Value: "network", Label: "network"},
+	{Value: "content_filter", Label: "content_filter"},
+	{Value: "bad_request", Label: "bad_request"},
+	{Value: "client_cancelled", Label: "client_cancelled"},
+}
+
+// SearchPage is the Call logs page.
+type SearchPage struct {
+	Page    layout.Page
+	Filter  Filter
+	Choices Choices
+	Results Results
+}
+
+// Results is the results fragment (the htmx target).
+type Results struct {
+	Filter Filter
+	Rows   []calllog.Record
+	// Next is the cursor of the following page, "" on the last page.
+	Next string
+	// Window describes the searched time range.
+	Window string
+	// Err is a filter the search could not run, shown instead of rows.
+	Err string
+}
+
+// DetailPage is one call's detail.
+type DetailPage struct {
+	Page  layout.Page
+	Rec   calllog.Record
+	Steps []Step
+	// Rejection explains a call we answered ourselves, "" otherwise.
+	Rejection string
+	// Back is the search to return to.
+	Back string
+}
+
+// StatusBadge returns the badge kind and label of a call status.
+func StatusBadge(s string) (kind, text string) {
+	switch s {
+	case calllog.StatusOK:
+		return "ok", "ok"
+	case calllog.StatusUpstreamError:
+		return "bad", "upstream error"
+	case calllog.StatusRejected:
+		return "warn", "rejected"
+	case calllog.StatusClientCancelled:
+		return "", "client cancelled"
+	}
+	return "", s
+}
+
+// DetailURL links a call's detail; at (the row's time) makes the lookup exact.
+func DetailURL(r calllog.Record) string {
+	return "/call-logs/" + url.PathEscape(r.RequestID) + "?at=" + strconv.FormatInt(r.At.UnixMicro(), 10)
+}
+
+// When formats a call's time.
+func When(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") }
+
+// Tokens formats a token count; nil is unknown (usage not reported), which
+// is not the same as 0.
+func Tokens(p *int64) string {
+	if p == nil {
+		return "unknown"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+// Cost formats a cost with its currency; nil is unknown (not priced).
+func Cost(p *float64, currency string) string {
+	if p == nil {
+		return "unknown"
+	}
+	return Money(*p, currency)
+}
+
+// Money formats an amount with enough decimals for per-call costs.
+func Money(v float64, currency string) string {
+	s := strconv.FormatFloat(v, 'f', 6, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "" || s == "-0" {
+		s = "0"
+	}
+	if currency != "" {
+		s += " " + currency
+	}
+	return s
+}
+
+// MS formats milliseconds; nil is unknown.
+func MS(p *int) string {
+	if p == nil {
+		return "—"
+	}
+	return strconv.Itoa(*p) + " ms"
+}
+
+// Dash shows "—" for an empty field.
+func Dash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func itoa(v int) string { return strconv.Itoa(v) }
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
+
+func i64p(p *int64) string {
+	if p == nil {
+		return "—"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+// attemptCount counts the calls made (not skips).
+func attemptCount(steps []Step) int {
+	n := 0
+	for _, s := range steps {
+		if s.Outcome != "skipped" {
+			n++
+		}
+	}
+	return n
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func outcomeKind(cssKind string) string {
+	switch cssKind {
+	case "ok":
+		return "ok"
+	case "bad":
+		return "bad"
+	}
+	return ""
+}
+
+func outcomeText(s Step) string {
+	switch {
+	case s.Outcome == "skipped" && s.Phase == "plan":
+		return "left out of the plan"
+	case s.Outcome == "skipped":
+		return "skipped"
+	case s.Outcome == "ok":
+		return "ok"
+	}
+	return "failed"
+}
+
+// Fresh is the first page of this filter, with a preset range relative to
+// now again.
+func (f Filter) Fresh() string {
+	f.Anchor = ""
+	return f.URL("")
+}
+
+// ShortID shortens a request id for the table (the full id is the link's
+// title and the row's test id): a UUIDv7's tail is its random part.
+func ShortID(id string) string {
+	if len(id) <= 14 {
+		return id
+	}
+	return "…" + id[len(id)-12:]
+}

@@ -1,0 +1,76 @@
+package dashboard
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"switchyard/calllog"
+)
+
+func TestNiceScale(t *testing.T) {
+	for _, tt := range []struct{ max, top, step float64 }{
+		{0, 1, 0.2}, {3, 3, 1}, {8, 8, 2}, {9, 10, 5}, {950, 1000, 250 * 2}, {0.00004, 0.00004, 0.00001},
+	} {
+		top, step := niceScale(tt.max)
+		if top < tt.max || step <= 0 || (tt.top != 0 && (abs(top-tt.top) > 1e-12 || abs(step-tt.step) > 1e-12)) {
+			t.Errorf("niceScale(%v) = %v, %v; want %v, %v", tt.max, top, step, tt.top, tt.step)
+		}
+	}
+}
+
+func abs(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
+
+func TestChartLayoutBreaksLinesAtGaps(t *testing.T) {
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	c := Chart{Times: Steps(base, base.Add(4*time.Hour), time.Hour), Series: []Series{
+		{Name: "p95", Values: []float64{10, 20, 0, 40}, Has: []bool{true, true, false, true}},
+	}}
+	p := c.Layout()
+	if got := strings.Count(p.Lines[0].D, "M"); got != 2 {
+		t.Errorf("path %q: %d segments, want 2", p.Lines[0].D, got)
+	}
+	if len(p.Lines[0].Dots) != 3 || len(p.XTicks) != 4 || len(p.YTicks) < 3 {
+		t.Errorf("dots %d, x ticks %d, y ticks %d", len(p.Lines[0].Dots), len(p.XTicks), len(p.YTicks))
+	}
+	if (Chart{Times: c.Times, NoData: true}).Empty() == false {
+		t.Error("NoData chart is not empty")
+	}
+}
+
+func TestChartsGroupTheBusiestAndSumTheRest(t *testing.T) {
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	times := Steps(base, base.Add(2*time.Hour), time.Hour)
+	var pts []calllog.Point
+	for i, g := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"} {
+		pts = append(pts, calllog.Point{Time: base, Group: g, Requests: int64(100 - i), Cost: map[string]float64{"USD": 1}})
+	}
+	charts := Charts(pts, times, calllog.GroupCaller)
+	req := charts[0]
+	if req.TestID != "chart-requests" || len(req.Series) != maxGroups+1 || req.Series[maxGroups].Name != "other" {
+		t.Fatalf("series: %d, last %q", len(req.Series), req.Series[len(req.Series)-1].Name)
+	}
+	if got := req.Series[maxGroups].Values[0]; got != 92+93 {
+		t.Errorf("other = %v, want 185", got)
+	}
+	total := Total(pts)
+	if total.Requests != 100+99+98+97+96+95+94+93+92 || total.Cost["USD"] != 9 {
+		t.Errorf("total %+v", total)
+	}
+	if rows := Aggregate(pts); rows[0].Name != "a" || len(rows) != 9 {
+		t.Errorf("aggregate order: %v", rows[0].Name)
+	}
+}
+
+func TestCompact(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 7: "7", 1500: "1.5k", 2_000_000: "2M", 0.5: "0.5", 0.000025: "0.000025", 2.5: "2.5"} {
+		if got := Compact(v); got != want {
+			t.Errorf("Compact(%v) = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -1,0 +1,275 @@
+// Package dashboard renders the Dashboard: requests, errors, latency,
+// tokens and cost over time from the roll-up tables, as server-rendered SVG
+// charts; breakdowns per caller, tier and logic model; the daily cost
+// roll-up; and the live breaker and key states per deployment.
+package dashboard
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"switchyard/calllog"
+	"switchyard/views/components"
+	"switchyard/views/layout"
+)
+
+// Ranges are the selectable ranges, in display order.
+var Ranges = []components.Option{
+	{Value: "1h", Label: "Last hour"},
+	{Value: "24h", Label: "Last 24 hours"},
+	{Value: "7d", Label: "Last 7 days"},
+	{Value: "30d", Label: "Last 30 days"},
+}
+
+// DefaultRange is the range without a choice.
+const DefaultRange = "24h"
+
+// RangeSpec returns a range's length and its step (hourly up to 7 days,
+// daily beyond); ok is false for an unknown range.
+func RangeSpec(r string) (d, step time.Duration, ok bool) {
+	switch r {
+	case "1h":
+		return time.Hour, time.Hour, true
+	case "24h":
+		return 24 * time.Hour, time.Hour, true
+	case "7d":
+		return 7 * 24 * time.Hour, time.Hour, true
+	case "30d":
+		return 30 * 24 * time.Hour, 24 * time.Hour, true
+	}
+	return 0, 0, false
+}
+
+// Groupings are the series' group-by choices.
+var Groupings = []components.Option{
+	{Value: "", Label: "No grouping"},
+	{Value: calllog.GroupCaller, Label: "Caller"},
+	{Value: calllog.GroupTier, Label: "Tier"},
+	{Value: calllog.GroupLogicModel, Label: "Logic model"},
+}
+
+// Page is the Dashboard.
+type Page struct {
+	Page    layout.Page
+	Range   string
+	GroupBy string
+	From    time.Time
+	To      time.Time
+	Step    time.Duration
+
+	Totals Totals
+	Charts []Chart
+
+	ByCaller []Breakdown
+	ByTier   []Breakdown
+	ByModel  []Breakdown
+
+	Costs []calllog.CostRow
+
+	// States is the live state per deployment; StatesNote says why it is
+	// missing or partial.
+	States     []DeploymentState
+	StatesNote string
+}
+
+// Totals sum the range.
+type Totals struct {
+	Requests, Errors, Rejected, Cancelled int64
+	Tokens                                int64
+	P95MS                                 float64
+	Cost                                  map[string]float64
+}
+
+// ErrorRate is upstream errors per request, in percent.
+func (t Totals) ErrorRate() float64 { return rate(t.Errors, t.Requests) }
+
+// Breakdown is one caller, tier or logic model over the range.
+type Breakdown struct {
+	Name                                         string
+	Requests, Errors, Rejected, Cancelled        int64
+	PromptTokens, CompletionTokens, CachedTokens int64
+	P50MS, P95MS                                 float64
+	Cost                                         map[string]float64
+	hist                                         []int64
+}
+
+// ErrorRate is upstream errors per request, in percent.
+func (b Breakdown) ErrorRate() float64 { return rate(b.Errors, b.Requests) }
+
+func rate(n, of int64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(of)
+}
+
+// Aggregate sums points by group into breakdown rows, busiest first.
+func Aggregate(points []calllog.Point) []Breakdown {
+	idx := map[string]int{}
+	var out []Breakdown
+	for _, p := range points {
+		i, ok := idx[p.Group]
+		if !ok {
+			i = len(out)
+			idx[p.Group] = i
+			out = append(out, Breakdown{Name: p.Group, Cost: map[string]float64{}, hist: make([]int64, len(p.Hist))})
+		}
+		b := &out[i]
+		b.Requests += p.Requests
+		b.Errors += p.Errors
+		b.Rejected += p.Rejected
+		b.Cancelled += p.Cancelled
+		b.PromptTokens += p.PromptTokens
+		b.CompletionTokens += p.CompletionTokens
+		b.CachedTokens += p.CachedTokens
+		for cur, v := range p.Cost {
+			b.Cost[cur] += v
+		}
+		for j, c := range p.Hist {
+			b.hist[j] += c
+		}
+	}
+	for i := range out {
+		out[i].P50MS = calllog.HistogramQuantile(out[i].hist, 0.50)
+		out[i].P95MS = calllog.HistogramQuantile(out[i].hist, 0.95)
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		if out[a].Requests != out[b].Requests {
+			return out[a].Requests > out[b].Requests
+		}
+		return out[a].Name < out[b].Name
+	})
+	return out
+}
+
+// DeploymentState is one deployment's live protection state.
+type DeploymentState struct {
+	ID         int64
+	Model      string
+	Provider   string
+	Upstream   string
+	Weight     int
+	StaticSkip string // parked, disabled, ...
+	Breakers   []InstanceBreaker
+	Load       int64
+	MaxConc    int
+	Keys       []KeyView
+}
+
+// InstanceBreaker is one instance's breaker of a deployment.
+type InstanceBreaker struct {
+	Instance    string
+	State       string
+	FailureRate float64
+	Calls       int
+}
+
+// Kind is the badge kind of a breaker state.
+func (b InstanceBreaker) Kind() string {
+	switch b.State {
+	case "closed":
+		return "ok"
+	case "half_open":
+		return "warn"
+	case "open":
+		return "bad"
+	}
+	return ""
+}
+
+// WorstBreaker is the most alarming state over every instance.
+func (d DeploymentState) WorstBreaker() string {
+	worst := "closed"
+	for _, b := range d.Breakers {
+		switch {
+		case b.State == "open":
+			return "open"
+		case b.State == "half_open":
+			worst = "half_open"
+		}
+	}
+	return worst
+}
+
+// KeyView is one provider key's live state.
+type KeyView struct {
+	ID          int64
+	Fingerprint string
+	Status      string // active | cooling | quarantined | disabled
+	Note        string
+}
+
+// Kind is the badge kind of a key status.
+func (k KeyView) Kind() string {
+	switch k.Status {
+	case "active":
+		return "ok"
+	case "cooling":
+		return "warn"
+	case "quarantined":
+		return "bad"
+	}
+	return ""
+}
+
+// BreakerKind is the badge kind of a breaker state name.
+func BreakerKind(s string) string { return InstanceBreaker{State: s}.Kind() }
+
+// CostText formats costs per currency ("—" when none).
+func CostText(m map[string]float64) string {
+	if len(m) == 0 {
+		return "—"
+	}
+	curs := make([]string, 0, len(m))
+	for c := range m {
+		curs = append(curs, c)
+	}
+	sort.Strings(curs)
+	parts := make([]string, 0, len(curs))
+	for _, c := range curs {
+		parts = append(parts, money(m[c], c))
+	}
+	return strings.Join(parts, " + ")
+}
+
+func money(v float64, cur string) string {
+	s := strconv.FormatFloat(v, 'f', 6, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if cur == "" {
+		return s
+	}
+	return s + " " + cur
+}
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
+
+func itoa(v int) string { return strconv.Itoa(v) }
+
+func orNone(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}
+
+func day(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
+
+func stepName(d time.Duration) string {
+	if d >= 24*time.Hour {
+		return "daily"
+	}
+	return "hourly"
+}
+
+// RangeURL is the dashboard with another range, keeping the grouping.
+func (p Page) RangeURL(r string) string {
+	u := "/dashboard?range=" + r
+	if p.GroupBy != "" {
+		u += "&group=" + p.GroupBy
+	}
+	return u
+}

@@ -1,0 +1,248 @@
+package dashboard
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"switchyard/calllog"
+)
+
+// maxGroups is how many groups get their own line; the rest are "other".
+const maxGroups = 7
+
+// Steps lists the step times of [from, to) (from aligned to the step).
+func Steps(from, to time.Time, step time.Duration) []time.Time {
+	var out []time.Time
+	for t := from.UTC(); t.Before(to); t = t.Add(step) {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Total sums every point of a series query (grouped or not).
+func Total(points []calllog.Point) Totals {
+	t := Totals{Cost: map[string]float64{}}
+	var hist []int64
+	for _, p := range points {
+		t.Requests += p.Requests
+		t.Errors += p.Errors
+		t.Rejected += p.Rejected
+		t.Cancelled += p.Cancelled
+		t.Tokens += p.PromptTokens + p.CompletionTokens
+		for c, v := range p.Cost {
+			t.Cost[c] += v
+		}
+		if hist == nil {
+			hist = make([]int64, len(p.Hist))
+		}
+		for i, c := range p.Hist {
+			hist[i] += c
+		}
+	}
+	t.P95MS = calllog.HistogramQuantile(hist, 0.95)
+	return t
+}
+
+// bucket is one group at one step.
+type bucket struct {
+	requests, errors, rejected int64
+	prompt, completion, cached int64
+	cost                       map[string]float64
+	hist                       []int64
+}
+
+func (b *bucket) add(p calllog.Point) {
+	b.requests += p.Requests
+	b.errors += p.Errors
+	b.rejected += p.Rejected
+	b.prompt += p.PromptTokens
+	b.completion += p.CompletionTokens
+	b.cached += p.CachedTokens
+	if b.cost == nil {
+		b.cost = map[string]float64{}
+	}
+	for c, v := range p.Cost {
+		b.cost[c] += v
+	}
+	if b.hist == nil {
+		b.hist = make([]int64, len(p.Hist))
+	}
+	for i, c := range p.Hist {
+		b.hist[i] += c
+	}
+}
+
+func (b *bucket) latencyCount() int64 {
+	var n int64
+	for _, c := range b.hist {
+		n += c
+	}
+	return n
+}
+
+// Charts builds the five charts from a series query's points. Ungrouped,
+// each chart shows the parts of one total (requests / errors / rejected,
+// p50 / p95, prompt / completion / cached tokens, cost per currency);
+// grouped, each chart has one line per group (the busiest seven, the rest
+// summed as "other").
+func Charts(points []calllog.Point, times []time.Time, groupBy string) []Chart {
+	idx := make(map[int64]int, len(times))
+	for i, t := range times {
+		idx[t.Unix()] = i
+	}
+	// Pick the groups that get a line.
+	reqs := map[string]int64{}
+	for _, p := range points {
+		reqs[p.Group] += p.Requests
+	}
+	names := make([]string, 0, len(reqs))
+	for g := range reqs {
+		names = append(names, g)
+	}
+	sort.Slice(names, func(a, b int) bool {
+		if reqs[names[a]] != reqs[names[b]] {
+			return reqs[names[a]] > reqs[names[b]]
+		}
+		return names[a] < names[b]
+	})
+	line := map[string]string{}
+	var order []string
+	for i, g := range names {
+		label := g
+		if groupBy == "" {
+			label = ""
+		} else if label == "" {
+			label = "(none)"
+		}
+		if groupBy != "" && i >= maxGroups {
+			label = "other"
+		}
+		line[g] = label
+		if !slices.Contains(order, label) {
+			order = append(order, label)
+		}
+	}
+	grid := map[string][]bucket{}
+	for _, l := range order {
+		grid[l] = make([]bucket, len(times))
+	}
+	for _, p := range points {
+		i, ok := idx[p.Time.Unix()]
+		if !ok {
+			continue
+		}
+		grid[line[p.Group]][i].add(p)
+	}
+	noData := len(points) == 0
+	n := len(times)
+	mk := func(id, title, unit string, f func(float64) string) Chart {
+		return Chart{TestID: id, Title: title, Unit: unit, Times: times, Format: f, NoData: noData}
+	}
+	reqC := mk("chart-requests", "Requests", "per "+stepWord(times), Compact)
+	errC := mk("chart-errors", "Error rate", "% of requests", Percent)
+	latC := mk("chart-latency", "Latency", "ms, calls not rejected", Millis)
+	tokC := mk("chart-tokens", "Tokens", "per "+stepWord(times), Compact)
+	costC := mk("chart-cost", "Cost", "per "+stepWord(times), Compact)
+
+	series := func(name string, f func(b *bucket) (float64, bool), buckets []bucket) Series {
+		s := Series{Name: name, Values: make([]float64, n), Has: make([]bool, n)}
+		for i := range buckets {
+			s.Values[i], s.Has[i] = f(&buckets[i])
+		}
+		return s
+	}
+	count := func(get func(b *bucket) int64) func(b *bucket) (float64, bool) {
+		return func(b *bucket) (float64, bool) { return float64(get(b)), true }
+	}
+	errRate := func(b *bucket) (float64, bool) { return rate(b.errors, b.requests), b.requests > 0 }
+	rejRate := func(b *bucket) (float64, bool) { return rate(b.rejected, b.requests), b.requests > 0 }
+	quant := func(q float64) func(b *bucket) (float64, bool) {
+		return func(b *bucket) (float64, bool) {
+			if b.latencyCount() == 0 {
+				return 0, false
+			}
+			return calllog.HistogramQuantile(b.hist, q), true
+		}
+	}
+	currencies := currenciesOf(points)
+	costIn := func(cur string) func(b *bucket) (float64, bool) {
+		return func(b *bucket) (float64, bool) { return b.cost[cur], true }
+	}
+
+	if groupBy == "" {
+		var all []bucket
+		if len(order) > 0 {
+			all = grid[order[0]]
+		} else {
+			all = make([]bucket, n)
+		}
+		reqC.Series = []Series{
+			series("requests", count(func(b *bucket) int64 { return b.requests }), all),
+			series("upstream errors", count(func(b *bucket) int64 { return b.errors }), all),
+			series("rejected", count(func(b *bucket) int64 { return b.rejected }), all),
+		}
+		errC.Series = []Series{series("upstream errors", errRate, all), series("rejected by us", rejRate, all)}
+		latC.Series = []Series{series("p50", quant(0.5), all), series("p95", quant(0.95), all)}
+		tokC.Series = []Series{
+			series("prompt", count(func(b *bucket) int64 { return b.prompt }), all),
+			series("completion", count(func(b *bucket) int64 { return b.completion }), all),
+			series("cached", count(func(b *bucket) int64 { return b.cached }), all),
+		}
+		for _, cur := range currencies {
+			costC.Series = append(costC.Series, series(orNone(cur, "no currency"), costIn(cur), all))
+		}
+		if len(currencies) == 0 {
+			costC.Series = []Series{series("cost", count(func(*bucket) int64 { return 0 }), all)}
+		}
+	} else {
+		cur := ""
+		if len(currencies) > 0 {
+			cur = currencies[0]
+		}
+		for _, l := range order {
+			b := grid[l]
+			reqC.Series = append(reqC.Series, series(l, count(func(b *bucket) int64 { return b.requests }), b))
+			errC.Series = append(errC.Series, series(l, errRate, b))
+			latC.Series = append(latC.Series, series(l+" p95", quant(0.95), b))
+			tokC.Series = append(tokC.Series, series(l, count(func(b *bucket) int64 { return b.prompt + b.completion }), b))
+			costC.Series = append(costC.Series, series(l, costIn(cur), b))
+		}
+		errC.Note = "Upstream errors as a share of each group's requests."
+		tokC.Note = "Prompt + completion tokens."
+		if cur != "" {
+			costC.Unit = cur + " per " + stepWord(times)
+		}
+		if len(currencies) > 1 {
+			costC.Note = "Only " + cur + " is drawn; the tables below list every currency."
+		}
+	}
+	return []Chart{reqC, errC, latC, tokC, costC}
+}
+
+func currenciesOf(points []calllog.Point) []string {
+	sum := map[string]float64{}
+	for _, p := range points {
+		for c, v := range p.Cost {
+			sum[c] += v
+		}
+	}
+	out := make([]string, 0, len(sum))
+	for c := range sum {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if sum[out[a]] != sum[out[b]] {
+			return sum[out[a]] > sum[out[b]]
+		}
+		return out[a] < out[b]
+	})
+	return out
+}
+
+func stepWord(times []time.Time) string {
+	if len(times) > 1 && times[1].Sub(times[0]) >= 24*time.Hour {
+		return "day"
+	}
+	return "hour"
+}

@@ -1,0 +1,220 @@
+// Package testroute renders the Test route page: a caller + tier (or
+// logic model) + flags resolved and planned exactly like the data plane,
+// with the live state of every step, the limit check the caller would meet,
+// and the result of a real test request.
+package testroute
+
+import (
+	"net/url"
+	"strconv"
+	"time"
+
+	"switchyard/views/layout"
+	"switchyard/views/pages/calllogs"
+)
+
+// Form is what the operator chose.
+type Form struct {
+	CallerID  int64
+	Model     string // a tier or a logic model code
+	Stream    bool
+	Thinking  bool
+	Vision    bool
+	Tools     bool
+	Embedding bool
+	Message   string
+}
+
+// Query encodes the form as the Explain URL's parameters.
+func (f Form) Query() url.Values {
+	v := url.Values{}
+	if f.CallerID != 0 {
+		v.Set("caller", strconv.FormatInt(f.CallerID, 10))
+	}
+	if f.Model != "" {
+		v.Set("model", f.Model)
+	}
+	for _, k := range f.Flags() {
+		v.Set(k, "on")
+	}
+	return v
+}
+
+// Flags lists the flags that are on, in a fixed order.
+func (f Form) Flags() []string {
+	var out []string
+	for _, x := range []struct {
+		name string
+		on   bool
+	}{{"stream", f.Stream}, {"thinking", f.Thinking}, {"vision", f.Vision}, {"tools", f.Tools}, {"embedding", f.Embedding}} {
+		if x.on {
+			out = append(out, x.name)
+		}
+	}
+	return out
+}
+
+// DefaultMessage is the test request's user message unless one is typed.
+const DefaultMessage = "Say hello in five words."
+
+func messageOr(m string) string {
+	if m == "" {
+		return DefaultMessage
+	}
+	return m
+}
+
+// Option is a caller or model choice.
+type Option struct {
+	Value, Label string
+}
+
+// Page is the Test route page.
+type Page struct {
+	Page layout.Page
+	// Problem says why nothing can be explained here (no data plane on
+	// this instance, nothing published); empty when the page works.
+	Problem string
+	Callers []Option
+	Tiers   []string
+	Models  []Option
+	Form    Form
+	Explain *Explain
+	Send    *SendResult
+}
+
+// Explain is the resolved route and the limit check (the htmx fragment of
+// "Explain route").
+type Explain struct {
+	Form Form
+	// Problem says why there is no plan (caller not live, model unknown);
+	// the rest is then empty.
+	Problem string
+	Version int64
+
+	Caller        string
+	CallerEnabled bool
+	PriorityClass string
+	Group         string
+	Tenant        string
+	Target        string // what was resolved: tier or logic model
+	Explicit      bool
+	Forced        bool // a reasoning request moved to deep
+	Tier          string
+	Timeout       time.Duration
+	FirstChunk    time.Duration
+
+	Steps []PlanStep
+	Skips []SkipView
+	// StateNote says which live state could not be read.
+	StateNote string
+	// Pool describes the dedicated/shared pool and the fallback policy.
+	Pool string
+
+	Limits Limits
+
+	CanSend bool
+	CSRF    string
+}
+
+// PlanStep is one deployment of the chain with its live state.
+type PlanStep struct {
+	N             int
+	Model         string
+	DeploymentID  int64
+	Deployment    string
+	Provider      string
+	UpstreamModel string
+	Weight        int
+	Fallback      bool
+	Breakers      []BreakerView
+	KeysUsable    int
+	KeysCooling   int
+	KeysQuar      int
+	KeyNotes      []string
+	Load          int64
+	MaxConc       int
+	// Warning predicts a run-time skip in words ("" when it would be tried).
+	Warning string
+}
+
+// BreakerView is one instance's breaker for a deployment.
+type BreakerView struct {
+	Instance string
+	State    string // closed | open | half_open
+	Note     string
+}
+
+// Kind is the badge kind of the breaker state.
+func (b BreakerView) Kind() string {
+	switch b.State {
+	case "closed":
+		return "ok"
+	case "half_open":
+		return "warn"
+	case "open":
+		return "bad"
+	}
+	return ""
+}
+
+// SkipView is a plan skip in plain words.
+type SkipView struct {
+	Model      string
+	Deployment string
+	Reason     string
+	Words      string
+	Fallback   bool
+}
+
+// Limits is the limit check the caller would meet now.
+type Limits struct {
+	// Unavailable says why the check could not run.
+	Unavailable string
+	Allowed     bool
+	Verdict     string // "would be admitted" or "would be rejected: …"
+	Local       bool   // decided by the per-instance fallback (Redis down)
+
+	RPM, RPMRemaining int64
+	RPMReset          time.Duration
+	TPM, TPMRemaining int64
+	DailyQuota        int64
+	DailyUsed         int64
+	Budget            string // "" when unlimited
+	BudgetSpent       string
+}
+
+// SendResult is the outcome of "Send test request".
+type SendResult struct {
+	Status    int
+	RequestID string
+	Answer    string
+	Error     string // the error object, pretty-printed
+	Tier      string
+	Model     string
+	Provider  string
+	Steps     []calllogs.Step
+	// Problem says why nothing was sent.
+	Problem string
+}
+
+// OK reports a 2xx answer.
+func (s SendResult) OK() bool { return s.Status >= 200 && s.Status < 300 }
+
+func itoa(v int) string { return strconv.Itoa(v) }
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
+
+func limitText(v int64) string {
+	if v == 0 {
+		return "unlimited"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func dur(d time.Duration) string {
+	if d <= 0 {
+		return "—"
+	}
+	return d.Round(time.Millisecond).String()
+}
