@@ -265,7 +265,7 @@ func (h *Handler) CallerDelete(c echo.Context) error {
 	}
 	if err := h.Store.DeleteCaller(c.Request().Context(), id); err != nil {
 		if fe, ok := fieldErrors(err); ok {
-			h.flash(c, "Not deleted: "+fe["_"])
+			h.flashError(c, "Not deleted: "+fe["_"])
 			return httpx.Redirect(c, "/callers/"+strconv.FormatInt(id, 10))
 		}
 		return notFoundOr(err)

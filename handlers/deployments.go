@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -223,25 +224,30 @@ func (h *Handler) DeploymentDelete(c echo.Context) error {
 
 // DeploymentEnabled enables or disables a deployment in place.
 func (h *Handler) DeploymentEnabled(c echo.Context) error {
-	return h.deploymentQuick(c, func(d *config.Deployment, _ config.FieldErrors) {
-		d.Enabled = formBool(c, "enabled")
+	enabled := formBool(c, "enabled")
+	return h.deploymentQuick(c, func(ctx context.Context, id int64, _ config.FieldErrors) error {
+		return h.Store.SetDeploymentEnabled(ctx, id, enabled)
 	})
 }
 
 // DeploymentWeight sets a deployment's weight in place.
 func (h *Handler) DeploymentWeight(c echo.Context) error {
-	return h.deploymentQuick(c, func(d *config.Deployment, errs config.FieldErrors) {
+	return h.deploymentQuick(c, func(ctx context.Context, id int64, errs config.FieldErrors) error {
 		if strings.TrimSpace(c.FormValue("weight")) == "" {
 			errs.Add("weight", "is required (0 or less parks it)")
 		}
-		d.Weight = formInt(c, "weight", errs)
+		w := formInt(c, "weight", errs)
+		if len(errs) > 0 {
+			return nil
+		}
+		return h.Store.SetDeploymentWeight(ctx, id, w)
 	})
 }
 
 // deploymentQuick applies one in-place change to a stored deployment and
 // re-renders its logic model's panel, with the refusal on the row when the
 // change is invalid (422, nothing stored).
-func (h *Handler) deploymentQuick(c echo.Context, change func(*config.Deployment, config.FieldErrors)) error {
+func (h *Handler) deploymentQuick(c echo.Context, change func(context.Context, int64, config.FieldErrors) error) error {
 	id, err := idParam(c, "id")
 	if err != nil {
 		return err
@@ -256,15 +262,12 @@ func (h *Handler) deploymentQuick(c echo.Context, change func(*config.Deployment
 		return echo.NewHTTPError(http.StatusNotFound, "no such deployment")
 	}
 	errs := config.FieldErrors{}
-	change(&d, errs)
-	if len(errs) == 0 {
-		if err := h.Store.UpdateDeployment(ctx, id, d); err != nil {
-			fe, ok := fieldErrors(err)
-			if !ok {
-				return notFoundOr(err)
-			}
-			errs = fe
+	if err := change(ctx, id, errs); err != nil {
+		fe, ok := fieldErrors(err)
+		if !ok {
+			return notFoundOr(err)
 		}
+		errs = fe
 	}
 	if len(errs) > 0 {
 		return h.renderModelPanel(c, m.ID, models.Panel{Errors: errs, ErrorRow: id, WeightInput: c.FormValue("weight")}, "")

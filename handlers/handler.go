@@ -53,6 +53,7 @@ func (h *Handler) page(c echo.Context, title, active string) layout.Page {
 	}
 	if h.Sessions != nil {
 		pg.Flash = h.Sessions.PopString(c.Request().Context(), "flash")
+		pg.FlashError = h.Sessions.PopString(c.Request().Context(), "flash_error")
 	}
 	return pg
 }
@@ -61,6 +62,13 @@ func (h *Handler) page(c echo.Context, title, active string) layout.Page {
 func (h *Handler) flash(c echo.Context, msg string) {
 	if h.Sessions != nil {
 		h.Sessions.Put(c.Request().Context(), "flash", msg)
+	}
+}
+
+// flashError shows a refusal on the next page, in red.
+func (h *Handler) flashError(c echo.Context, msg string) {
+	if h.Sessions != nil {
+		h.Sessions.Put(c.Request().Context(), "flash_error", msg)
 	}
 }
 

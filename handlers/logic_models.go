@@ -143,7 +143,7 @@ func (h *Handler) LogicModelDelete(c echo.Context) error {
 	}
 	if err := h.Store.DeleteLogicModel(c.Request().Context(), id); err != nil {
 		if fe, ok := fieldErrors(err); ok {
-			h.flash(c, "Not deleted: "+fe["_"])
+			h.flashError(c, "Not deleted: "+fe["_"])
 			return httpx.Redirect(c, "/logic-models#model-"+strconv.FormatInt(id, 10))
 		}
 		return notFoundOr(err)

@@ -391,7 +391,7 @@ func TestLogicModelDeleteRefusedWhileCandidate(t *testing.T) {
 		t.Fatalf("refused delete: %d", res.StatusCode)
 	}
 	_, doc = admin.Get(res.Header.Get("Location"))
-	if flash := webtest.TestID(doc, "flash").Text(); !strings.Contains(flash, "Not deleted") || !strings.Contains(flash, "default / fast") {
+	if flash := webtest.TestID(doc, "flash-refused").Text(); !strings.Contains(flash, "Not deleted") || !strings.Contains(flash, "default / fast") {
 		t.Fatalf("flash %q", flash)
 	}
 	if _, ok := lmDraftModel(t, env, "qwen3-max"); !ok {

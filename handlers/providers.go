@@ -130,7 +130,7 @@ func (h *Handler) ProviderDelete(c echo.Context) error {
 	}
 	if err := h.Store.DeleteProvider(c.Request().Context(), id); err != nil {
 		if fe, ok := fieldErrors(err); ok {
-			h.flash(c, "Not deleted: "+fe["_"])
+			h.flashError(c, "Not deleted: "+fe["_"])
 			return httpx.Redirect(c, "/providers")
 		}
 		return notFoundOr(err)
@@ -151,7 +151,7 @@ func (h *Handler) renderPool(c echo.Context, providerID int64, form providers.Ke
 			pool := providers.Pool{Provider: p, Keys: h.keyRuntime(ctx), Form: form, CSRF: httpx.CSRFToken(c), CanEdit: true}
 			if !httpx.IsPartial(c) {
 				if status != http.StatusOK {
-					h.flash(c, "Key not added: "+strings.Join(flatten(form.Errors), "; "))
+					h.flashError(c, "Key not added: "+strings.Join(flatten(form.Errors), "; "))
 				}
 				return httpx.Redirect(c, "/providers")
 			}

@@ -139,7 +139,7 @@ func (h *Handler) RouteGroupDelete(c echo.Context) error {
 	}
 	if err := h.Store.DeleteRouteGroup(c.Request().Context(), id); err != nil {
 		if fe, ok := fieldErrors(err); ok {
-			h.flash(c, "Not deleted: "+fe["_"])
+			h.flashError(c, "Not deleted: "+fe["_"])
 			return httpx.Redirect(c, "/route-groups")
 		}
 		return notFoundOr(err)

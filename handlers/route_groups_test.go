@@ -621,7 +621,7 @@ func TestRouteGroupDeleteRefusedWhileCallerBound(t *testing.T) {
 
 	res, doc := admin.PostForm("/route-groups/"+itoa(gid)+"/delete", nil)
 	wantStatus(t, "refused delete (after redirect)", res, http.StatusOK)
-	flash := webtest.TestID(doc, "flash").Text()
+	flash := webtest.TestID(doc, "flash-refused").Text()
 	if !strings.Contains(flash, "Not deleted") || !strings.Contains(flash, "search") {
 		t.Fatalf("flash %q", flash)
 	}

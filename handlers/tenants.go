@@ -102,7 +102,7 @@ func (h *Handler) TenantDelete(c echo.Context) error {
 	}
 	if err := h.Store.DeleteTenant(c.Request().Context(), id); err != nil {
 		if fe, ok := fieldErrors(err); ok {
-			h.flash(c, "Not deleted: "+fe["_"]+". Move them to another tenant or delete them first.")
+			h.flashError(c, "Not deleted: "+fe["_"]+". Move them to another tenant or delete them first.")
 			return httpx.Redirect(c, "/tenants")
 		}
 		return notFoundOr(err)

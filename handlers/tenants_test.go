@@ -109,7 +109,7 @@ func TestTenantCRUDAndDeleteRefusal(t *testing.T) {
 	}
 
 	res, doc = admin.PostForm("/tenants/"+itoa(id)+"/delete", nil)
-	flash := webtest.TestID(doc, "flash").Text()
+	flash := webtest.TestID(doc, "flash-refused").Text()
 	if res.StatusCode != http.StatusOK || !strings.Contains(flash, "Not deleted") || !strings.Contains(flash, "eu-checkout") || !strings.Contains(flash, "eu-pool") {
 		t.Fatalf("referenced delete: %d %q", res.StatusCode, flash)
 	}

@@ -176,7 +176,7 @@ func (h *Handler) VersionRollback(c echo.Context) error {
 	out, err := h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: msg, RollbackTo: n, Check: h.dryRun})
 	if err != nil {
 		if reason, ok := publishRefusal(err); ok {
-			h.flash(c, "Rollback refused: "+reason)
+			h.flashError(c, "Rollback refused: "+reason)
 			return httpx.Redirect(c, fmt.Sprintf("/versions/%d#rollback", n))
 		}
 		return notFoundOr(err)

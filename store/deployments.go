@@ -105,3 +105,25 @@ func currencyOr(c string) string {
 	}
 	return c
 }
+
+// SetDeploymentEnabled changes only a deployment's enabled flag, so a toggle
+// never overwrites another operator's concurrent edit of other fields.
+func (s *Store) SetDeploymentEnabled(ctx context.Context, id int64, enabled bool) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE deployments SET enabled=$2 WHERE id=$1`, id, enabled)
+	if err := rowsAffected(res, err); err != nil {
+		return fmt.Errorf("store: set deployment %d enabled: %w", id, err)
+	}
+	return nil
+}
+
+// SetDeploymentWeight changes only a deployment's weight (≤ 0 parks it).
+func (s *Store) SetDeploymentWeight(ctx context.Context, id int64, weight int) error {
+	if msg := config.ValidateDeployment(config.Deployment{Provider: "-", UpstreamModel: "-", Weight: weight})["weight"]; msg != "" {
+		return (config.FieldErrors{"weight": msg}).Err()
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE deployments SET weight=$2 WHERE id=$1`, id, weight)
+	if err := rowsAffected(res, err); err != nil {
+		return fmt.Errorf("store: set deployment %d weight: %w", id, err)
+	}
+	return nil
+}

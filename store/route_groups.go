@@ -167,7 +167,7 @@ func (s *Store) AddCandidate(ctx context.Context, tierID int64, c config.Candida
 		return 0, fmt.Errorf("store: tier %d: %w", tierID, ErrNotFound)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("store: add candidate: %w", uniqueField(err, "logic_model", "this tier already has logic model "+strconv.Quote(c.LogicModel)))
+		return 0, fmt.Errorf("store: add candidate: %w", uniqueField(err, "logic_model", "logic model "+strconv.Quote(c.LogicModel)+" in this tier"))
 	}
 	return id, nil
 }

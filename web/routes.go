@@ -60,6 +60,9 @@ func (s *Server) routes(opts Options) {
 	// --- versions, dry-run, publish, diff, rollback, export/import
 	s.versionRoutes(con)
 
+	// --- call logs, Test route, dashboard
+	s.observeRoutes(con)
+
 	// Admin JSON API: token-authenticated, same validation as the console.
 	api := e.Group("/admin/api", middleware.BodyLimit(opts.ConsoleBodyLimit), s.requireToken)
 	s.adminAPIRoutes(api)

@@ -5,8 +5,20 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/a-h/templ"
+
 	"switchyard/routing/config"
 )
+
+func merged(list []templ.Attributes) templ.Attributes {
+	out := templ.Attributes{}
+	for _, a := range list {
+		for k, v := range a {
+			out[k] = v
+		}
+	}
+	return out
+}
 
 func otherErrors(errs config.FieldErrors, known []string) []string {
 	var out []string

@@ -14,8 +14,9 @@ type Page struct {
 	// DraftDiffers is true when the draft is not what is live.
 	DraftDiffers bool
 	// Notices are instance-wide warnings (e.g. Redis unreachable).
-	Notices []string
-	Flash   string
+	Notices    []string
+	Flash      string
+	FlashError string // a refusal (e.g. a delete still referenced), shown in red
 }
 
 // CanEdit reports whether the user may change anything.

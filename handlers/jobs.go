@@ -1,0 +1,74 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"switchyard/views/pages/jobs"
+	"switchyard/web/httpx"
+	"switchyard/worker"
+)
+
+// jobHistory is how many runs a job shows.
+const jobHistory = 10
+
+func (h *Handler) jobsBoard(c echo.Context) (jobs.Board, error) {
+	ctx := c.Request().Context()
+	b := jobs.Board{Running: h.Jobs != nil, Note: worker.CostRollupsNote, CanEdit: httpx.CurrentPrincipal(c).CanEdit(), CSRF: httpx.CSRFToken(c)}
+	if h.Jobs == nil {
+		return b, nil
+	}
+	list, err := h.Jobs.Jobs(ctx)
+	if err != nil {
+		h.Log.Warn("job states unavailable", "err", err)
+		b.Error = "Leases and schedules could not be read from Redis: " + err.Error()
+	}
+	for _, j := range list {
+		runs, err := h.Store.JobRuns(ctx, j.Name, jobHistory)
+		if err != nil {
+			return b, err
+		}
+		b.Rows = append(b.Rows, jobs.Row{Name: j.Name, Description: j.Description, Every: j.Every, Holder: j.Holder,
+			LeaseLeft: j.LeaseLeft, Requested: j.Requested, NextRun: j.NextRun, Runs: runs})
+	}
+	return b, nil
+}
+
+// JobsPage shows every singleton job with its lease holder, last run,
+// next run and recent runs.
+func (h *Handler) JobsPage(c echo.Context) error {
+	b, err := h.jobsBoard(c)
+	if err != nil {
+		return err
+	}
+	return httpx.Render(c, http.StatusOK, jobs.Show(jobs.Page{Page: h.page(c, "Jobs", "jobs"), Board: b}), jobs.BoardView(b))
+}
+
+// JobRunNow asks the workers to run a job at their next check.
+func (h *Handler) JobRunNow(c echo.Context) error {
+	if h.Jobs == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "this instance knows no jobs")
+	}
+	name := c.Param("name")
+	known := false
+	list, err := h.Jobs.Jobs(c.Request().Context())
+	for _, j := range list {
+		known = known || j.Name == name
+	}
+	if !known && err == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "no job "+name)
+	}
+	if err := h.Jobs.Request(c.Request().Context(), name); err != nil {
+		return err
+	}
+	if httpx.IsPartial(c) {
+		b, err := h.jobsBoard(c)
+		if err != nil {
+			return err
+		}
+		return httpx.Render(c, http.StatusOK, jobs.BoardView(b), nil)
+	}
+	h.flash(c, "Requested "+name+": a worker runs it at its next check (within a second or so).")
+	return httpx.Redirect(c, "/jobs")
+}

@@ -1,0 +1,97 @@
+// Package jobs renders the Jobs page: the worker role's singleton jobs with
+// their lease holder, schedule and recent runs (SPEC §7).
+//
+// data-testid: jobs-board, jobs-not-running, jobs-error, rollups-note,
+// jobs-table, job-<name> (row) with job-every, job-holder, job-last,
+// job-duration, job-next, job-run-now; job-runs-<name> with job-run (row),
+// no-runs.
+package jobs
+
+import (
+	"strconv"
+	"time"
+
+	"switchyard/store"
+	"switchyard/views/layout"
+)
+
+// Row is one job.
+type Row struct {
+	Name        string
+	Description string
+	Every       time.Duration
+	// Holder is the worker holding the lease now, "" when free.
+	Holder    string
+	LeaseLeft time.Duration
+	Requested bool
+	// NextRun is when the next tick starts; zero when due now.
+	NextRun time.Time
+	Runs    []store.JobRun
+}
+
+// Board is the part of the page htmx refreshes.
+type Board struct {
+	Rows []Row
+	// Running is false when this instance knows no jobs.
+	Running bool
+	Error   string
+	Note    string
+	CanEdit bool
+	CSRF    string
+}
+
+// Page is the Jobs page.
+type Page struct {
+	Page  layout.Page
+	Board Board
+}
+
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func ago(t time.Time) string {
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d.Seconds())) + " s ago"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + " min ago"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d.Hours())) + " h ago"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func until(t time.Time) string {
+	d := time.Until(t).Round(time.Second)
+	if d <= 0 {
+		return "due now"
+	}
+	return "in " + d.String()
+}
+
+func dur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+	}
+	return d.Round(time.Second).String()
+}
+
+func outcomeKind(s string) string {
+	switch s {
+	case store.JobOK:
+		return "ok"
+	case store.JobError, store.JobLost:
+		return "bad"
+	case store.JobRunning:
+		return "info"
+	}
+	return ""
+}
