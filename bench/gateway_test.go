@@ -32,7 +32,7 @@ import (
 // (the fake vendor called directly), because this machine is noisy.
 
 var (
-	rate     = envInt("BENCH_RATE", 1000)          // req/s of the fixed-rate phases
+	rate     = envInt("BENCH_RATE", 1000)           // req/s of the fixed-rate phases
 	phase    = envDur("BENCH_PHASE", 8*time.Second) // length of each fixed-rate phase
 	rounds   = envInt("BENCH_ROUNDS", 2)            // direct/gateway phases alternate this many times
 	workers  = envInt("BENCH_WORKERS", 64)          // closed-loop throughput concurrency
