@@ -1,0 +1,394 @@
+// Package onboarding is the one-click onboarding of SPEC §2 item 1: the
+// provider catalogue (templates as data), the plan of objects a wizard run
+// creates from a template, the chosen models and the existing draft, and key
+// verification through the protocol adapters.
+//
+// It holds no HTTP handlers and no SQL: the console handlers render the
+// plan and the store creates it in one transaction.
+package onboarding
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"switchyard/routing/config"
+)
+
+// CatalogFormat identifies the catalogue file format.
+const CatalogFormat = "switchyard-catalog/v1"
+
+//go:embed catalog.yaml
+var builtin []byte
+
+// Builtin returns the catalogue file compiled into this binary.
+func Builtin() []byte { return slices.Clone(builtin) }
+
+// Catalog is the list of provider templates, in display order.
+type Catalog struct {
+	Format    string     `yaml:"format"`
+	Templates []Template `yaml:"templates"`
+}
+
+// Template pre-fills a provider: protocol, base URL and recommended models.
+type Template struct {
+	Code         string          `yaml:"code"`
+	Name         string          `yaml:"name"`
+	Description  string          `yaml:"description,omitempty"`
+	Protocol     config.Protocol `yaml:"protocol"`
+	BaseURL      string          `yaml:"base_url"`
+	Provider     string          `yaml:"provider"`
+	KeyURL       string          `yaml:"key_url,omitempty"`
+	KeyOptional  bool            `yaml:"key_optional,omitempty"`
+	DefaultKey   string          `yaml:"default_key,omitempty"`
+	CustomModels bool            `yaml:"custom_models,omitempty"`
+	Sandbox      bool            `yaml:"sandbox,omitempty"`
+	Hidden       bool            `yaml:"hidden,omitempty"`
+	Models       []Model         `yaml:"models"`
+}
+
+// Model is one model a template offers.
+type Model struct {
+	Upstream     string          `yaml:"upstream"`
+	LogicModel   string          `yaml:"logic_model,omitempty"`
+	Kind         config.Kind     `yaml:"kind"`
+	Capabilities *Capabilities   `yaml:"capabilities"`
+	Dimension    int             `yaml:"dimension,omitempty"`
+	BatchLimit   int             `yaml:"batch_limit,omitempty"`
+	Tier         config.TierName `yaml:"tier"`
+	Recommended  bool            `yaml:"recommended,omitempty"`
+	Price        *Price          `yaml:"price"`
+	Note         string          `yaml:"note,omitempty"`
+}
+
+// Capabilities a model has; a pointer in Model so a missing block is an
+// error rather than "none".
+type Capabilities struct {
+	Thinking bool `yaml:"thinking"`
+	Vision   bool `yaml:"vision"`
+	Tools    bool `yaml:"tools"`
+}
+
+// Price is a list price per 1M tokens, or unknown ("price: unknown").
+type Price struct {
+	Known    bool
+	Input    float64
+	Output   float64
+	Cached   *float64 // nil: not published, billed as input
+	Currency string
+	AsOf     string
+	Source   string
+}
+
+type priceFields struct {
+	Input    *float64 `yaml:"input"`
+	Output   *float64 `yaml:"output"`
+	Cached   *float64 `yaml:"cached"`
+	Currency string   `yaml:"currency"`
+	AsOf     string   `yaml:"as_of"`
+	Source   string   `yaml:"source"`
+}
+
+// UnmarshalYAML reads either the scalar "unknown" or a price mapping.
+func (p *Price) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Value != "unknown" {
+			return fmt.Errorf("line %d: price must be a mapping or \"unknown\", not %q", n.Line, n.Value)
+		}
+		*p = Price{}
+		return nil
+	}
+	var f priceFields
+	if err := n.Decode(&f); err != nil {
+		return err
+	}
+	if f.Input == nil || f.Output == nil {
+		return fmt.Errorf("line %d: a known price needs input and output (or write price: unknown)", n.Line)
+	}
+	*p = Price{Known: true, Input: *f.Input, Output: *f.Output, Cached: f.Cached, Currency: f.Currency, AsOf: f.AsOf, Source: f.Source}
+	return nil
+}
+
+// Prices converts a catalogue price into deployment prices. Unknown prices
+// are zero (the console says so); a missing cached price is billed as input.
+func (p *Price) Prices() config.Prices {
+	if p == nil || !p.Known {
+		return config.Prices{Currency: "USD"}
+	}
+	out := config.Prices{Input: p.Input, Output: p.Output, Cached: p.Input, Currency: p.Currency}
+	if p.Cached != nil {
+		out.Cached = *p.Cached
+	}
+	return out
+}
+
+// String describes the price for the console.
+func (p *Price) String() string {
+	if p == nil || !p.Known {
+		return "price unknown"
+	}
+	s := fmt.Sprintf("%s %s in / %s out", p.Currency, num(p.Input), num(p.Output))
+	if p.Cached != nil {
+		s += " / " + num(*p.Cached) + " cached"
+	}
+	return s + " per 1M tokens (as of " + p.AsOf + ")"
+}
+
+func num(f float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", f), "0"), ".")
+}
+
+// Code is the logic model code of m: its family code, or one derived from
+// the upstream name.
+func (m Model) Code() string {
+	if m.LogicModel != "" {
+		return m.LogicModel
+	}
+	return CodeFor(m.Upstream)
+}
+
+// Caps returns m's capabilities (none when the block is missing).
+func (m Model) Caps() config.Capabilities {
+	if m.Capabilities == nil {
+		return config.Capabilities{}
+	}
+	return config.Capabilities{Thinking: m.Capabilities.Thinking, Vision: m.Capabilities.Vision, Tools: m.Capabilities.Tools}
+}
+
+var codeJunk = regexp.MustCompile(`[^a-z0-9._:-]+`)
+
+// CodeFor derives a logic model code from an upstream model name: the part
+// after the last "/", lower-cased, other characters replaced by "-"; a tier
+// name gets a "-model" suffix (tier names are reserved).
+func CodeFor(upstream string) string {
+	s := upstream
+	if i := strings.LastIndexByte(s, '/'); i >= 0 && i < len(s)-1 {
+		s = s[i+1:]
+	}
+	s = codeJunk.ReplaceAllString(strings.ToLower(strings.TrimSpace(s)), "-")
+	if len(s) > 57 {
+		s = s[:57]
+	}
+	s = strings.Trim(s, "._:-")
+	if s == "" {
+		s = "model"
+	}
+	if config.ValidTier(s) || s == "auto" {
+		s += "-model"
+	}
+	return s
+}
+
+// Template returns the template with that code.
+func (c *Catalog) Template(code string) (*Template, bool) {
+	for i := range c.Templates {
+		if c.Templates[i].Code == code {
+			return &c.Templates[i], true
+		}
+	}
+	return nil, false
+}
+
+// Model returns the template's model with that upstream name.
+func (t *Template) Model(upstream string) (*Model, bool) {
+	for i := range t.Models {
+		if t.Models[i].Upstream == upstream {
+			return &t.Models[i], true
+		}
+	}
+	return nil, false
+}
+
+// LoadOptions say where the catalogue comes from.
+type LoadOptions struct {
+	// File is the operator's catalogue (SWITCHYARD_CATALOG_FILE), merged
+	// over the built-in one; empty for none.
+	File string
+	// SandboxURL replaces the base URL of sandbox templates
+	// (SWITCHYARD_SANDBOX_URL); empty keeps the catalogue's.
+	SandboxURL string
+	// Env is what this build implements; templates are validated against it.
+	Env config.Env
+}
+
+// Load reads the built-in catalogue, merges the operator's file over it and
+// validates the result.
+func Load(o LoadOptions) (*Catalog, error) {
+	cat, err := Parse(builtin)
+	if err != nil {
+		return nil, fmt.Errorf("onboarding: built-in catalogue: %w", err)
+	}
+	if o.File != "" {
+		b, err := os.ReadFile(o.File)
+		if err != nil {
+			return nil, fmt.Errorf("onboarding: catalogue file: %w", err)
+		}
+		over, err := Parse(b)
+		if err != nil {
+			return nil, fmt.Errorf("onboarding: catalogue file %s: %w", o.File, err)
+		}
+		cat = Merge(cat, over)
+	}
+	if o.SandboxURL != "" {
+		for i := range cat.Templates {
+			if cat.Templates[i].Sandbox {
+				cat.Templates[i].BaseURL = o.SandboxURL
+			}
+		}
+	}
+	if err := cat.Validate(o.Env); err != nil {
+		return nil, fmt.Errorf("onboarding: catalogue: %w", err)
+	}
+	return cat, nil
+}
+
+// Parse decodes a catalogue file. Unknown fields are refused so a typo is an
+// error rather than a silently ignored setting.
+func Parse(b []byte) (*Catalog, error) {
+	var c Catalog
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("the file is empty")
+		}
+		return nil, err
+	}
+	if c.Format != CatalogFormat {
+		return nil, fmt.Errorf("format %q is not %q", c.Format, CatalogFormat)
+	}
+	return &c, nil
+}
+
+// Merge lays over on top of base: a template with a known code replaces the
+// built-in one (hidden: true removes it), new codes are appended.
+func Merge(base, over *Catalog) *Catalog {
+	out := &Catalog{Format: CatalogFormat, Templates: slices.Clone(base.Templates)}
+	for _, t := range over.Templates {
+		i := slices.IndexFunc(out.Templates, func(b Template) bool { return b.Code == t.Code })
+		switch {
+		case i >= 0 && t.Hidden:
+			out.Templates = slices.Delete(out.Templates, i, i+1)
+		case i >= 0:
+			out.Templates[i] = t
+		case !t.Hidden:
+			out.Templates = append(out.Templates, t)
+		}
+	}
+	return out
+}
+
+var (
+	templateCodeRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,40}$`)
+	asOfRE         = regexp.MustCompile(`^\d{4}-\d{2}(-\d{2})?$`)
+)
+
+// Validate checks every template against what this build implements: codes
+// unique and well-formed, protocols implemented, base URLs well-formed, and
+// every model complete (kind, capabilities, tier, price or "unknown",
+// embedding dimension) and valid as a logic model and a deployment.
+func (c *Catalog) Validate(env config.Env) error {
+	var errs []error
+	bad := func(t *Template, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("template %q: %s", t.Code, fmt.Sprintf(format, args...)))
+	}
+	seen := map[string]bool{}
+	for i := range c.Templates {
+		t := &c.Templates[i]
+		if !templateCodeRE.MatchString(t.Code) {
+			bad(t, "code must be 1–41 lower-case letters, digits or '-'")
+		}
+		if seen[t.Code] {
+			bad(t, "code is used twice")
+		}
+		seen[t.Code] = true
+		if strings.TrimSpace(t.Name) == "" {
+			bad(t, "name is required")
+		}
+		sup, ok := env.Implemented[t.Protocol]
+		if !ok || !sup.Chat {
+			bad(t, "protocol %q is not implemented by this build", t.Protocol)
+		}
+		if msg := config.ValidateBaseURL(t.BaseURL); msg != "" {
+			bad(t, "base_url %s", msg)
+		}
+		if fe := config.ValidateProvider(config.Provider{Name: t.Provider, Protocol: t.Protocol, BaseURL: t.BaseURL, TimeoutMS: 60000}); fe["name"] != "" {
+			bad(t, "provider name %q: %s", t.Provider, fe["name"])
+		}
+		if t.KeyOptional {
+			if fe := config.ValidateProviderKey("", t.DefaultKey, true); len(fe) > 0 {
+				bad(t, "default_key %s", fe["secret"])
+			}
+		}
+		if len(t.Models) == 0 && !t.CustomModels {
+			bad(t, "has no models; list some or set custom_models")
+		}
+		codes := map[string]string{}
+		for _, m := range t.Models {
+			where := "model " + quoted(m.Upstream)
+			if strings.TrimSpace(m.Upstream) == "" {
+				bad(t, "a model has no upstream name")
+				continue
+			}
+			if prev, dup := codes[m.Code()]; dup {
+				bad(t, "%s and %s share logic model code %q", where, quoted(prev), m.Code())
+			}
+			codes[m.Code()] = m.Upstream
+			if m.Kind != config.KindChat && m.Kind != config.KindEmbedding {
+				bad(t, "%s: kind must be chat or embedding", where)
+			}
+			if m.Capabilities == nil {
+				bad(t, "%s: capabilities are missing (write thinking/vision/tools, even when false)", where)
+			}
+			if !config.ValidTier(string(m.Tier)) {
+				bad(t, "%s: tier must be fast, standard or deep", where)
+			}
+			if m.Kind == config.KindEmbedding {
+				if m.Dimension <= 0 {
+					bad(t, "%s: an embedding model needs its dimension", where)
+				}
+				if !sup.Embeddings {
+					bad(t, "%s: protocol %s has no embeddings API in this build", where, t.Protocol)
+				}
+			} else if m.Dimension != 0 || m.BatchLimit != 0 {
+				bad(t, "%s: only embedding models have a dimension and batch limit", where)
+			}
+			if m.BatchLimit < 0 {
+				bad(t, "%s: batch_limit must be 0 (not published) or positive", where)
+			}
+			switch p := m.Price; {
+			case p == nil:
+				bad(t, "%s: price is missing (write price: unknown when it is not published)", where)
+			case p.Known:
+				if !asOfRE.MatchString(p.AsOf) {
+					bad(t, "%s: a known price needs as_of (YYYY-MM or YYYY-MM-DD)", where)
+				}
+				if strings.TrimSpace(p.Source) == "" {
+					bad(t, "%s: a known price needs its source", where)
+				}
+			}
+			lm := config.LogicModel{Code: m.Code(), Kind: m.Kind, EmbeddingDimension: m.Dimension}
+			for field, msg := range config.ValidateLogicModel(lm) {
+				bad(t, "%s: logic model %s %s", where, field, msg)
+			}
+			d := config.Deployment{Provider: t.Provider, UpstreamModel: m.Upstream, Weight: 100, Enabled: true, Prices: m.Price.Prices(), Capabilities: m.Caps(), EmbeddingBatchLimit: m.BatchLimit}
+			for field, msg := range config.ValidateDeployment(d) {
+				bad(t, "%s: deployment %s %s", where, field, msg)
+			}
+		}
+	}
+	if len(c.Templates) == 0 {
+		errs = append(errs, errors.New("no templates"))
+	}
+	return errors.Join(errs...)
+}
+
+func quoted(s string) string { return `"` + s + `"` }
