@@ -72,6 +72,10 @@ type exchange struct {
 	claim   *idempotency.Claim
 	capture *captureWriter // what we sent, for idempotency storage
 	logged  bool
+	// settlement waits until the answer is on the wire (see finish).
+	settleDec    *limits.Decision
+	settleActual int64
+	settleCost   int64
 }
 
 func (d *DataPlane) begin(c echo.Context, requestedModelKind string) *exchange {
@@ -101,10 +105,12 @@ func (x *exchange) writeError(status int, code, msg string, param *string) error
 	return x.writeBody(status, echo.MIMEApplicationJSON, body)
 }
 
-// writeBody writes a complete response, keeping a copy for idempotency.
+// writeBody writes a complete response, keeping a copy for idempotency. The
+// length is set so the answer can be flushed before the bookkeeping runs.
 func (x *exchange) writeBody(status int, ctype string, body []byte) error {
 	x.rec.HTTPStatus = status
 	x.c.Response().Header().Set(echo.HeaderContentType, ctype)
+	x.c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	if x.capture != nil {
 		x.capture.status, x.capture.ctype = status, ctype
 		x.capture.buf = append(x.capture.buf, body...)
@@ -284,6 +290,13 @@ func (x *exchange) finish() {
 		return
 	}
 	x.logged = true
+	// The caller has its answer before any bookkeeping round trip.
+	if x.c.Response().Committed {
+		x.c.Response().Flush()
+	}
+	if x.settleDec != nil {
+		x.settleNow(*x.settleDec, x.settleActual, x.settleCost)
+	}
 	x.finishIdempotency()
 	x.rec.LatencyMS = int(time.Since(x.start).Milliseconds())
 	if x.rec.Tier == "" {
@@ -457,11 +470,16 @@ func (x *exchange) account(dec limits.Decision, served routing.Served, u adapter
 	x.settle(dec, actual, costMicros)
 }
 
-// settle returns unused reservations; it runs even if the client left.
+// settle schedules the return of unused reservations for after the answer
+// is sent; it runs even if the client left.
 func (x *exchange) settle(dec limits.Decision, actual, costMicros int64) {
 	if x.d.Limits == nil || !dec.Allowed {
 		return
 	}
+	x.settleDec, x.settleActual, x.settleCost = &dec, actual, costMicros
+}
+
+func (x *exchange) settleNow(dec limits.Decision, actual, costMicros int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(x.c.Request().Context()), time.Second)
 	defer cancel()
 	if err := x.d.Limits.Settle(ctx, dec.Reservation, actual, costMicros); err != nil {

@@ -36,6 +36,9 @@ func (s *Server) routes(opts Options) {
 	con := e.Group("", append(s.consoleChain(opts), s.requireUser)...)
 	con.GET("/", h.Home)
 
+	// --- onboarding wizard
+	s.onboardingRoutes(con)
+
 	// --- providers and key pools
 	con.GET("/providers", h.ProvidersList)
 	con.GET("/providers/new", h.ProviderNew)
