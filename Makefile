@@ -28,7 +28,7 @@ run: services build
 ## demo: like run, plus the fake vendor on 127.0.0.1:9090 for the onboarding sandbox
 demo: services build
 	@./bin/fakeupstream -addr 127.0.0.1:9090 & trap "kill $$! 2>/dev/null" EXIT; \
-		$(MAKE) --no-print-directory run
+		SWITCHYARD_SANDBOX_URL=$${SWITCHYARD_SANDBOX_URL:-http://127.0.0.1:9090/v1} $(MAKE) --no-print-directory run
 
 ## test: everything CI runs
 test: services e2e-deps lint unit race fuzz
