@@ -114,15 +114,7 @@ func (h *Handler) APICallerUpdate(c echo.Context) error {
 
 // APICallerDelete deletes a caller and its keys.
 func (h *Handler) APICallerDelete(c echo.Context) error {
-	id, err := apiID(c, "caller")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	if err := h.Store.DeleteCaller(c.Request().Context(), id); err != nil {
-		return apiFail(c, orNotFound(err, "caller", id))
-	}
-	h.audit(c, "caller deleted", id)
-	return c.NoContent(http.StatusNoContent)
+	return h.apiDelete(c, "caller", h.Store.DeleteCaller)
 }
 
 // apiCallerKey is a caller key as the API lists it: never its hash.

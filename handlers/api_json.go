@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -183,4 +184,18 @@ func apiList[T any](c echo.Context, name string, xs []T) error {
 // audit logs who changed what through the admin API; never bodies.
 func (h *Handler) audit(c echo.Context, action string, id int64) {
 	h.Log.Info("admin api: "+action, "id", id, "by", httpx.CurrentPrincipal(c).Name)
+}
+
+// apiDelete answers DELETE on a resource by numeric id: 204, 404 for an
+// unknown id, 409 when other objects still refer to it.
+func (h *Handler) apiDelete(c echo.Context, what string, del func(context.Context, int64) error) error {
+	id, err := apiID(c, what)
+	if err != nil {
+		return apiFail(c, err)
+	}
+	if err := del(c.Request().Context(), id); err != nil {
+		return apiFail(c, orNotFound(err, what, id))
+	}
+	h.audit(c, what+" deleted", id)
+	return c.NoContent(http.StatusNoContent)
 }

@@ -131,15 +131,7 @@ func (h *Handler) APILogicModelUpdate(c echo.Context) error {
 // APILogicModelDelete deletes a logic model and its deployments; 409 while
 // a candidate uses it.
 func (h *Handler) APILogicModelDelete(c echo.Context) error {
-	id, err := apiID(c, "logic model")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	if err := h.Store.DeleteLogicModel(c.Request().Context(), id); err != nil {
-		return apiFail(c, orNotFound(err, "logic model", id))
-	}
-	h.audit(c, "logic model deleted", id)
-	return c.NoContent(http.StatusNoContent)
+	return h.apiDelete(c, "logic model", h.Store.DeleteLogicModel)
 }
 
 // APIDeploymentCreate adds a deployment to a logic model. Unless the body
@@ -213,13 +205,5 @@ func (h *Handler) APIDeploymentUpdate(c echo.Context) error {
 
 // APIDeploymentDelete removes a deployment.
 func (h *Handler) APIDeploymentDelete(c echo.Context) error {
-	id, err := apiID(c, "deployment")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	if err := h.Store.DeleteDeployment(c.Request().Context(), id); err != nil {
-		return apiFail(c, orNotFound(err, "deployment", id))
-	}
-	h.audit(c, "deployment deleted", id)
-	return c.NoContent(http.StatusNoContent)
+	return h.apiDelete(c, "deployment", h.Store.DeleteDeployment)
 }

@@ -107,15 +107,7 @@ func (h *Handler) APIProviderUpdate(c echo.Context) error {
 
 // APIProviderDelete deletes a provider and its keys; 409 while deployments use it.
 func (h *Handler) APIProviderDelete(c echo.Context) error {
-	id, err := apiID(c, "provider")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	if err := h.Store.DeleteProvider(c.Request().Context(), id); err != nil {
-		return apiFail(c, orNotFound(err, "provider", id))
-	}
-	h.audit(c, "provider deleted", id)
-	return c.NoContent(http.StatusNoContent)
+	return h.apiDelete(c, "provider", h.Store.DeleteProvider)
 }
 
 type apiKeyIn struct {

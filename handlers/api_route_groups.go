@@ -156,15 +156,7 @@ func (h *Handler) APIRouteGroupUpdate(c echo.Context) error {
 // APIRouteGroupDelete deletes a group with its tiers; 409 while callers are
 // bound to it or another group falls back to it.
 func (h *Handler) APIRouteGroupDelete(c echo.Context) error {
-	id, err := apiID(c, "route group")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	if err := h.Store.DeleteRouteGroup(c.Request().Context(), id); err != nil {
-		return apiFail(c, orNotFound(err, "route group", id))
-	}
-	h.audit(c, "route group deleted", id)
-	return c.NoContent(http.StatusNoContent)
+	return h.apiDelete(c, "route group", h.Store.DeleteRouteGroup)
 }
 
 // APITierUpdate sets a tier's timeouts; a timeout left out keeps its value.

@@ -100,13 +100,5 @@ func (h *Handler) APITenantUpdate(c echo.Context) error {
 
 // APITenantDelete deletes a tenant; 409 while callers or route groups belong to it.
 func (h *Handler) APITenantDelete(c echo.Context) error {
-	id, err := apiID(c, "tenant")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	if err := h.Store.DeleteTenant(c.Request().Context(), id); err != nil {
-		return apiFail(c, orNotFound(err, "tenant", id))
-	}
-	h.audit(c, "tenant deleted", id)
-	return c.NoContent(http.StatusNoContent)
+	return h.apiDelete(c, "tenant", h.Store.DeleteTenant)
 }

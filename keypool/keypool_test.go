@@ -300,7 +300,7 @@ func TestRedisDownKeepsLocalState(t *testing.T) {
 	rdb, prefix := testRedis(t)
 	ctx := context.Background()
 	px := newProxy(t)
-	flaky := newClient(px.addr())
+	flaky := newClient(px.Addr)
 	defer flaky.Close()
 
 	var logged logCounter
@@ -310,7 +310,7 @@ func TestRedisDownKeepsLocalState(t *testing.T) {
 	other := New(rdb, Options{Prefix: prefix, SyncInterval: time.Hour, Logger: quiet()})
 	defer other.Close()
 
-	px.setUp(false)
+	px.Cut()
 	a.Quarantine(1, "401")
 	if _, skip, ok := a.Pick(1, []int64{1}, nil); ok || skip != SkipAllQuarantined {
 		t.Fatalf("local quarantine not honoured while redis is down: %q %v", skip, ok)
@@ -325,7 +325,7 @@ func TestRedisDownKeepsLocalState(t *testing.T) {
 	}
 
 	// Redis returns: the pending quarantine is written and others see it.
-	px.setUp(true)
+	px.Restore()
 	waitUntil(t, "recovered", func() bool { return !a.Degraded() })
 	waitUntil(t, "quarantine shared after recovery", func() bool {
 		_ = other.Sync(ctx)

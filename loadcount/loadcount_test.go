@@ -494,7 +494,7 @@ func TestRedisDownFallsBackToLocal(t *testing.T) {
 	rdb, prefix := testRedis(t)
 	ctx := context.Background()
 	px := newProxy(t)
-	flaky := newClient(px.addr())
+	flaky := newClient(px.Addr)
 	defer flaky.Close()
 	logs := &logCounter{}
 	c := newCounters(t, flaky, Options{Prefix: prefix, OpTimeout: 100 * time.Millisecond, Logger: slog.New(logs)})
@@ -504,7 +504,7 @@ func TestRedisDownFallsBackToLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	px.setUp(false) // connections refused from now on
+	px.Cut() // connections refused from now on
 
 	start := time.Now()
 	s, err := c.Acquire(ctx, id, max, Interactive)
@@ -537,7 +537,7 @@ func TestRedisDownFallsBackToLocal(t *testing.T) {
 		t.Fatalf("outage logged %d times, want once", n)
 	}
 
-	px.setUp(true)
+	px.Restore()
 	waitUntil(t, "recovered", 3*time.Second, func() bool { return !c.Degraded() })
 	waitUntil(t, "owed release settled", time.Second, func() bool { return counter(t, rdb, c, id) == 0 })
 	s, err = c.Acquire(ctx, id, max, Interactive)

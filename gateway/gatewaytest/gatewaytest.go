@@ -21,6 +21,7 @@ import (
 
 	"switchyard/fakeupstream"
 	"switchyard/gateway"
+	"switchyard/internal/testsvc"
 	"switchyard/routing/config"
 	"switchyard/secrets"
 	"switchyard/store"
@@ -81,7 +82,7 @@ type Env struct {
 	SpillDir string
 	// PGProxy and RedisProxy are set when the instance was started behind
 	// cuttable proxies (Options.ProxyPostgres / ProxyRedis).
-	PGProxy, RedisProxy *Proxy
+	PGProxy, RedisProxy *testsvc.Proxy
 }
 
 // Options adjust an Env.
@@ -131,7 +132,7 @@ func (e *Env) start(o Options) *Env {
 	dsn := e.DSN
 	if o.ProxyPostgres {
 		u, _ := url.Parse(dsn)
-		e.PGProxy = NewProxy(t, u.Host)
+		e.PGProxy = testsvc.NewProxy(t, u.Host)
 		u.Host = e.PGProxy.Addr
 		dsn = u.String()
 	}
@@ -146,7 +147,7 @@ func (e *Env) start(o Options) *Env {
 	rdb := e.Redis
 	if o.ProxyRedis {
 		opt, _ := redis.ParseURL(RedisURL())
-		e.RedisProxy = NewProxy(t, opt.Addr)
+		e.RedisProxy = testsvc.NewProxy(t, opt.Addr)
 		opt.Addr = e.RedisProxy.Addr
 		opt.ContextTimeoutEnabled = true
 		opt.MaxRetries = -1
