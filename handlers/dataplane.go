@@ -310,6 +310,7 @@ func (x *exchange) finish() {
 	if x.d.CallLog != nil {
 		x.d.CallLog.Write(x.rec)
 	}
+	x.logRequest()
 	if m := x.d.Metrics; m != nil {
 		m.Requests.WithLabelValues(x.rec.Caller, x.rec.Tier, x.rec.LogicModel, x.rec.Status, x.rec.ErrorClass).Inc()
 		m.Duration.WithLabelValues(x.rec.Tier, x.rec.Status).Observe(time.Since(x.start).Seconds())
@@ -332,6 +333,23 @@ func (x *exchange) finish() {
 			}
 		}
 	}
+}
+
+// logRequest writes one structured line per request: failures at warn,
+// everything else at debug (the call log is the full record).
+func (x *exchange) logRequest() {
+	level := slog.LevelDebug
+	if x.rec.Status == calllog.StatusUpstreamError {
+		level = slog.LevelWarn
+	}
+	if !x.d.Log.Enabled(context.Background(), level) {
+		return
+	}
+	x.d.Log.Log(context.Background(), level, "data-plane request",
+		"request_id", x.rec.RequestID, "caller", x.rec.Caller, "tier", x.rec.Tier, "model", x.rec.LogicModel,
+		"provider", x.rec.Provider, "status", x.rec.Status, "http_status", x.rec.HTTPStatus,
+		"error_class", x.rec.ErrorClass, "error_code", x.rec.ErrorCode, "latency_ms", x.rec.LatencyMS,
+		"attempts", len(x.trail.Attempts))
 }
 
 // deadline is the request budget: X-Request-Timeout (seconds, or a Go
