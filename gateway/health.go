@@ -44,6 +44,9 @@ func (b recordingBreakers) Allow(id int64, s config.BreakerSettings) (func(routi
 // sample. Record is an in-memory counter; nothing on the request path
 // waits for Redis.
 func WithHealth(st routing.State, t *health.Tracker) routing.State {
+	if rb, ok := st.Breakers.(recordingBreakers); ok {
+		st.Breakers = rb.inner // replace an earlier tracker, never feed two
+	}
 	st.Health = t
 	st.Breakers = recordingBreakers{inner: st.Breakers, rec: t}
 	return st

@@ -12,6 +12,10 @@ import (
 
 // WorkerOptions configure health scoring and the worker role's jobs.
 type WorkerOptions struct {
+	// RunJobs runs the singleton jobs (APP_ROLE worker or all). Without it
+	// the instance still tracks health for its router and shows the Jobs
+	// page (APP_ROLE api).
+	RunJobs bool
 	// Prefix is the instance's Redis prefix (Options.RedisPrefix); default "sy".
 	Prefix string
 	// ProbeEvery is the probe interval (SWITCHYARD_PROBE_INTERVAL, default 60s).
@@ -46,14 +50,16 @@ type Worker struct {
 	// Jobs page (every role).
 	Runner *worker.Runner
 	// Prober is the health-probe job.
-	Prober *worker.Prober
+	Prober  *worker.Prober
+	runJobs bool
 }
 
 // AttachWorker builds the health tracker and the job runner and wires them
 // in: the router skips deployments the worker found down ("unhealthy"),
 // every attempt's outcome feeds the health score, and the console's Health
 // and Jobs pages read them. Call it from New once the console exists and
-// before serving; then run Worker.Run from Start.
+// before serving; then run Worker.Run from Start. Attaching again replaces
+// the previous attachment in the router and the console.
 func (g *Gateway) AttachWorker(st *store.Store, o WorkerOptions) *Worker {
 	if o.Prefix == "" {
 		o.Prefix = "sy"
@@ -72,6 +78,7 @@ func (g *Gateway) AttachWorker(st *store.Store, o WorkerOptions) *Worker {
 	}
 	board := health.NewBoard(g.redis, o.Prefix, o.Health)
 	w := &Worker{
+		runJobs: o.RunJobs,
 		Tracker: health.NewTracker(board, health.TrackerOptions{RefreshEvery: o.Refresh, FlushEvery: o.Refresh, Logger: g.log}),
 	}
 	w.Prober = &worker.Prober{
@@ -94,13 +101,13 @@ func (g *Gateway) AttachWorker(st *store.Store, o WorkerOptions) *Worker {
 	return w
 }
 
-// Run keeps the tracker current until ctx ends; with jobs (APP_ROLE worker
-// or all) it also runs the singleton jobs.
-func (w *Worker) Run(ctx context.Context, jobs bool) {
+// Run keeps the tracker current until ctx ends; with RunJobs it also runs
+// the singleton jobs.
+func (w *Worker) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); w.Tracker.Run(ctx) }()
-	if jobs {
+	if w.runJobs {
 		wg.Add(1)
 		go func() { defer wg.Done(); w.Runner.Run(ctx) }()
 	}

@@ -12,6 +12,7 @@ import (
 	"switchyard/routing/config"
 	healthpage "switchyard/views/pages/health"
 	"switchyard/web/httpx"
+	"switchyard/worker"
 )
 
 // healthHistory is how many probes and state changes a deployment shows.
@@ -49,7 +50,7 @@ func (h *Handler) HealthPage(c echo.Context) error {
 		}
 		for id, d := range rt.Deployments {
 			r := healthpage.Row{ID: id, Model: d.Model.Code, Provider: d.Provider.Name, Upstream: d.UpstreamModel, Kind: string(d.Model.Kind),
-				Parked: d.Enabled && d.Weight <= 0, NotProbed: notProbed(d), Probes: probes[id], Events: events[id]}
+				Parked: d.Enabled && d.Weight <= 0, NotProbed: worker.NotProbed(d), Probes: probes[id], Events: events[id]}
 			if s, ok := statuses[id]; ok {
 				r.Evaluated, r.State, r.Score, r.Samples, r.Since, r.Reason = true, string(s.State), s.Score, s.Samples, s.Since, s.Reason
 				r.LiveOK, r.LiveFail, r.ProbeOK, r.ProbeFail = s.Counts.OK, s.Counts.Failed, s.Counts.ProbeOK, s.Counts.ProbeFailed
@@ -61,18 +62,4 @@ func (h *Handler) HealthPage(c echo.Context) error {
 		})
 	}
 	return httpx.Render(c, http.StatusOK, healthpage.Show(healthpage.Page{Page: h.page(c, "Health", "health"), Board: b}), healthpage.BoardView(b))
-}
-
-// notProbed says why the worker leaves a deployment alone ("" when it
-// probes it); the same rule as worker.Probed.
-func notProbed(d *config.RDeployment) string {
-	switch {
-	case !d.Enabled:
-		return "deployment disabled"
-	case !d.Provider.Enabled:
-		return "provider " + d.Provider.Name + " disabled"
-	case len(d.Provider.ActiveKey) == 0:
-		return "provider " + d.Provider.Name + " has no active key"
-	}
-	return ""
 }
