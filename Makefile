@@ -12,7 +12,7 @@ export SWITCHYARD_TEST_DATABASE_URL ?= $(TEST_DB_URL)
 export SWITCHYARD_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
 # Packages whose concurrency is the point: run them under the race detector.
-RACE_PKGS := ./routing/... ./breaker/ ./loadcount/ ./keypool/ ./lease/ ./limits/ ./idempotency/ ./live/
+RACE_PKGS := ./routing/... ./breaker/ ./loadcount/ ./keypool/ ./lease/ ./limits/ ./idempotency/ ./live/ ./health/ ./worker/
 
 .PHONY: run test services build generate lint unit race fuzz e2e e2e-deps bench demo clean
 

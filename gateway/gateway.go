@@ -56,6 +56,9 @@ type Options struct {
 	// RedisTimeout bounds each limit, load-counter and key-state call before
 	// the per-instance fallback takes over (default 50 ms).
 	RedisTimeout time.Duration
+	// Worker configures health scoring and the singleton jobs; its RunJobs
+	// runs the jobs (APP_ROLE worker or all).
+	Worker WorkerOptions
 }
 
 // Gateway is one assembled instance.
@@ -75,8 +78,10 @@ type Gateway struct {
 	Console  *handlers.Handler
 	Server   *web.Server
 	Sessions *scs.SessionManager
+	Worker   *Worker
 	log      *slog.Logger
 	redis    redis.UniversalClient
+	store    *store.Store
 	wg       sync.WaitGroup
 	stop     context.CancelFunc
 }
@@ -135,7 +140,7 @@ func New(o Options) (*Gateway, error) {
 		o.Env = Implemented()
 	}
 	log := o.Log
-	g := &Gateway{log: log, Holder: &live.Holder{}, redis: o.Redis}
+	g := &Gateway{log: log, Holder: &live.Holder{}, redis: o.Redis, store: o.Store}
 	id := instanceID()
 	g.Breakers = breaker.NewSet(breaker.Options{Logger: log})
 	g.Reporter = breaker.NewReporter(g.Breakers, o.Redis, breaker.ReporterOptions{Prefix: o.RedisPrefix, InstanceID: id, Logger: log})
@@ -186,6 +191,8 @@ func New(o Options) (*Gateway, error) {
 	g.Console = &handlers.Handler{Store: o.Store, Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
 		Keys: keyStates{g.Keys}, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
 	g.Server = web.New(g.Console, g.Data, o.Store, g.Sessions, log, g.Holder.Loaded, web.Options{CookieSecure: o.CookieSecure, Metrics: g.Metrics.Handler()})
+	o.Worker.Prefix = o.RedisPrefix
+	g.Worker = g.AttachWorker(o.Store, o.Worker)
 	return g, nil
 }
 
@@ -217,6 +224,8 @@ func (g *Gateway) Start(ctx context.Context) {
 	g.wg.Add(2)
 	go func() { defer g.wg.Done(); g.Loader.Run(ctx) }()
 	go func() { defer g.wg.Done(); _ = g.Reporter.Run(ctx) }()
+	g.wg.Add(1)
+	go func() { defer g.wg.Done(); g.Worker.Run(ctx) }()
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -256,4 +265,22 @@ func (g *Gateway) Close(ctx context.Context) error {
 	g.Keys.Close()
 	g.Load.Close()
 	return g.CallLog.Close(ctx)
+}
+
+// WorkerHandler serves what a worker-only process exposes: /healthz and
+// /metrics.
+func (g *Gateway) WorkerHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", g.Metrics.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+		defer cancel()
+		if err := g.store.Ping(ctx); err != nil {
+			http.Error(w, `{"status":"unavailable","postgres":"unreachable"}`, http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok","role":"worker"}`))
+	})
+	return mux
 }

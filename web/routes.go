@@ -66,6 +66,9 @@ func (s *Server) routes(opts Options) {
 	// --- call logs, Test route, dashboard
 	s.observeRoutes(con)
 
+	// --- health and jobs (the worker role's pages)
+	s.workerRoutes(con)
+
 	// Admin JSON API: token-authenticated, same validation as the console.
 	api := e.Group("/admin/api", middleware.BodyLimit(opts.ConsoleBodyLimit), s.requireToken)
 	s.adminAPIRoutes(api)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+
 	"os"
 	"strconv"
 	"strings"
+	"switchyard/health"
 	"time"
 )
 
@@ -30,6 +32,7 @@ type Config struct {
 	InstanceCap   int           // SWITCHYARD_MAX_INFLIGHT
 	IdemTTL       time.Duration // SWITCHYARD_IDEMPOTENCY_TTL
 	ProbeEvery    time.Duration // SWITCHYARD_PROBE_INTERVAL
+	Health        health.Settings
 }
 
 func env(name, def string) string {
@@ -95,6 +98,25 @@ func loadConfig() (Config, error) {
 	parseDur("SWITCHYARD_RELOAD_INTERVAL", time.Second, &c.ReloadEvery)
 	parseDur("SWITCHYARD_IDEMPOTENCY_TTL", 24*time.Hour, &c.IdemTTL)
 	parseDur("SWITCHYARD_PROBE_INTERVAL", 60*time.Second, &c.ProbeEvery)
+	parseDur("SWITCHYARD_HEALTH_WINDOW", 5*time.Minute, &c.Health.Window)
+	var minSamples int64
+	parseInt("SWITCHYARD_HEALTH_MIN_SAMPLES", 3, &minSamples)
+	c.Health.MinSamples = minSamples
+	parseFrac := func(name string, def float64, dst *float64) {
+		*dst = def
+		if v := env(name, ""); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1 {
+				errs = append(errs, name+" must be a fraction between 0 and 1 (e.g. 0.9)")
+			}
+			*dst = f
+		}
+	}
+	parseFrac("SWITCHYARD_HEALTH_DEGRADED_BELOW", 0.9, &c.Health.DegradedBelow)
+	parseFrac("SWITCHYARD_HEALTH_DOWN_BELOW", 0.5, &c.Health.DownBelow)
+	if err := c.Health.WithDefaults().Validate(); err != nil {
+		errs = append(errs, "health settings: "+err.Error())
+	}
 	if c.SecretKey == "" {
 		if f := env("SWITCHYARD_SECRET_KEY_FILE", ""); f != "" {
 			b, err := os.ReadFile(f)

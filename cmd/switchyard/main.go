@@ -83,24 +83,34 @@ func run(ctx context.Context) error {
 	gw, err := gateway.New(gateway.Options{
 		Store: st, Redis: rdb, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody,
 		InstanceCap: cfg.InstanceCap, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery,
-		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: true,
+		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: cfg.Role != "worker",
+		Worker: gateway.WorkerOptions{RunJobs: cfg.Role != "api", ProbeEvery: cfg.ProbeEvery, Retention: cfg.Retention, Health: cfg.Health},
 	})
 	if err != nil {
 		return err
 	}
 	gw.Start(ctx)
-	srv := gw.Server
+	var handler http.Handler = gw.Server.Echo
+	if cfg.Role == "worker" {
+		// A worker serves no console and no data plane: only its health
+		// and metrics, for the orchestrator and Prometheus.
+		handler = gw.WorkerHandler()
+	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	httpSrv := &http.Server{Handler: srv.Echo, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	httpSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()
 	url := "http://" + ln.Addr().String()
 	log.Info("switchyard listening", "console", url, "role", cfg.Role)
-	fmt.Fprintf(os.Stderr, "\n  Switchyard console: %s\n  %s\n\n", url, login)
+	if cfg.Role == "worker" {
+		fmt.Fprintf(os.Stderr, "\n  Switchyard worker: health %s/healthz, metrics %s/metrics\n\n", url, url)
+	} else {
+		fmt.Fprintf(os.Stderr, "\n  Switchyard console: %s\n  %s\n\n", url, login)
+	}
 
 	select {
 	case <-ctx.Done():
