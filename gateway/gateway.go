@@ -29,6 +29,7 @@ import (
 	"switchyard/live"
 	"switchyard/loadcount"
 	"switchyard/metrics"
+	"switchyard/onboarding"
 	"switchyard/routing"
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
@@ -56,6 +57,10 @@ type Options struct {
 	// RedisTimeout bounds each limit, load-counter and key-state call before
 	// the per-instance fallback takes over (default 50 ms).
 	RedisTimeout time.Duration
+	// CatalogFile (SWITCHYARD_CATALOG_FILE) is merged over the built-in
+	// onboarding catalogue; SandboxURL (SWITCHYARD_SANDBOX_URL) is where the
+	// local sandbox template points.
+	CatalogFile, SandboxURL string
 	// Worker configures health scoring and the singleton jobs; its RunJobs
 	// runs the jobs (APP_ROLE worker or all).
 	Worker WorkerOptions
@@ -190,10 +195,28 @@ func New(o Options) (*Gateway, error) {
 	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
 	g.Console = &handlers.Handler{Store: o.Store, Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
 		Keys: keyStates{g.Keys}, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
-	g.Server = web.New(g.Console, g.Data, o.Store, g.Sessions, log, g.Holder.Loaded, web.Options{CookieSecure: o.CookieSecure, Metrics: g.Metrics.Handler()})
+	cat, catErr := loadCatalog(o, log)
+	wizard := handlers.NewOnboarding(g.Console, cat, catErr, &onboarding.Verifier{Adapters: Adapters(), Client: UpstreamClient()})
+	g.Server = web.New(g.Console, g.Data, o.Store, g.Sessions, log, g.Holder.Loaded, web.Options{CookieSecure: o.CookieSecure, Metrics: g.Metrics.Handler(), Onboarding: wizard})
 	o.Worker.Prefix = o.RedisPrefix
 	g.Worker = g.AttachWorker(o.Store, o.Worker)
 	return g, nil
+}
+
+// loadCatalog loads the onboarding catalogue with the operator's file merged
+// over the built-in one. A broken operator file must not keep the console
+// down at 2 a.m.: it is logged, named on the wizard's first page (the
+// returned message), and the built-in catalogue is used.
+func loadCatalog(o Options, log *slog.Logger) (*onboarding.Catalog, string) {
+	opts := onboarding.LoadOptions{File: o.CatalogFile, SandboxURL: o.SandboxURL, Env: o.Env}
+	cat, err := onboarding.Load(opts)
+	if err == nil {
+		return cat, ""
+	}
+	log.Error("onboarding catalogue not loaded; using the built-in one", "file", o.CatalogFile, "err", err)
+	opts.File = ""
+	cat, _ = onboarding.Load(opts)
+	return cat, err.Error()
 }
 
 func classOf(batch bool) loadcount.Class {

@@ -30,6 +30,9 @@ type Options struct {
 	ConsoleBodyLimit string
 	// Metrics, when set, is served on /metrics (Prometheus).
 	Metrics http.Handler
+	// Onboarding is the wizard with its catalogue; nil uses the built-in
+	// catalogue.
+	Onboarding *handlers.Onboarding
 }
 
 // Server is the HTTP server of one Switchyard instance.

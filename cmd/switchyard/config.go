@@ -33,6 +33,8 @@ type Config struct {
 	IdemTTL       time.Duration // SWITCHYARD_IDEMPOTENCY_TTL
 	ProbeEvery    time.Duration // SWITCHYARD_PROBE_INTERVAL
 	Health        health.Settings
+	CatalogFile   string // SWITCHYARD_CATALOG_FILE
+	SandboxURL    string // SWITCHYARD_SANDBOX_URL
 }
 
 func env(name, def string) string {
@@ -56,6 +58,8 @@ func loadConfig() (Config, error) {
 		LogFormat:     env("SWITCHYARD_LOG_FORMAT", "json"),
 		SpillDir:      env("SWITCHYARD_SPILL_DIR", "./.dev/spill"),
 		TimeZone:      env("SWITCHYARD_TIMEZONE", "UTC"),
+		CatalogFile:   env("SWITCHYARD_CATALOG_FILE", ""),
+		SandboxURL:    env("SWITCHYARD_SANDBOX_URL", ""),
 	}
 	var errs []string
 	parseBool := func(name string, dst *bool) {
