@@ -59,6 +59,7 @@ func TestConsoleBuildsTheWholeConfiguration(t *testing.T) {
 	u.click(u.id("model-new"), "new logic model")
 	u.fill(u.id("model-code"), "chat-main", "code")
 	u.click(u.id("model-save"), "save model")
+	u.see(u.id("model-chat-main"), "the new logic model")
 	u.addDeployment("chat-main", "vendor-a", "fake-a", "70")
 	u.addDeployment("chat-main", "vendor-b", "fake-b", "30")
 	if got := strings.TrimSpace(u.text(u.id("model-chat-main").GetByTestId("weight-sum-value"), "weight sum")); got != "100" {

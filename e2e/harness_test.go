@@ -224,8 +224,20 @@ func (u *ui) must(err error, what string) {
 	}
 }
 
+func (u *ui) slow(what string, since time.Time) {
+	if d := time.Since(since); d > 2*time.Second {
+		u.t.Logf("slow step (%v): %s", d.Round(100*time.Millisecond), what)
+	}
+}
+
 func (u *ui) goto_(path string) {
 	u.t.Helper()
+	defer u.slow("goto "+path, time.Now())
+	// Let a navigation started by the previous click finish first, or the
+	// new one aborts it.
+	if u.p.URL() != "about:blank" {
+		_ = u.p.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(5000)})
+	}
 	_, err := u.p.Goto(u.base + path)
 	u.must(err, "goto "+path)
 }
@@ -234,12 +246,14 @@ func (u *ui) id(testID string) playwright.Locator { return u.p.GetByTestId(testI
 
 func (u *ui) click(loc playwright.Locator, what string) {
 	u.t.Helper()
+	defer u.slow("click "+what, time.Now())
 	u.actions++
 	u.must(loc.Click(), "click "+what)
 }
 
 func (u *ui) fill(loc playwright.Locator, value, what string) {
 	u.t.Helper()
+	defer u.slow("fill "+what, time.Now())
 	u.actions++
 	u.must(loc.Fill(value), "fill "+what)
 }
@@ -254,6 +268,7 @@ func (u *ui) selectOption(loc playwright.Locator, value, what string) {
 // see waits for a locator to be visible.
 func (u *ui) see(loc playwright.Locator, what string) {
 	u.t.Helper()
+	defer u.slow("see "+what, time.Now())
 	u.must(loc.First().WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible}), "see "+what)
 }
 
