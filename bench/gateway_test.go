@@ -273,7 +273,7 @@ func TestGatewayVersusDirect(t *testing.T) {
 	gw := startProc(t, filepath.Join(bin, "switchyard"), []string{
 		"SWITCHYARD_ADDR=" + gwAddr, "SWITCHYARD_DATABASE_URL=" + dsn, "SWITCHYARD_SECRET_KEY=" + storetest.TestKey,
 		"SWITCHYARD_ADMIN_PASSWORD=bench-password-1", "SWITCHYARD_SPILL_DIR=" + t.TempDir(), "SWITCHYARD_LOG_LEVEL=warn",
-		"SWITCHYARD_REDIS_URL=" + redisURL(),
+		"SWITCHYARD_REDIS_URL=" + redisURL(), fmt.Sprintf("SWITCHYARD_REDIS_PREFIX=sybench%d", time.Now().UnixNano()),
 	})
 	waitOK(t, "http://"+gwAddr+"/healthz")
 	direct := target{name: "direct", url: "http://" + fakeAddr + "/v1/chat/completions", key: "sk-bench-key-0000-xxxx"}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,13 +155,23 @@ func startServer(t testing.TB, dsn string) *Server {
 		"SWITCHYARD_ADDR=" + addr, "SWITCHYARD_DATABASE_URL=" + dsn, "SWITCHYARD_SECRET_KEY=" + storetest.TestKey,
 		"SWITCHYARD_ADMIN_PASSWORD=" + adminPassword, "SWITCHYARD_SPILL_DIR=" + t.TempDir(), "SWITCHYARD_LOG_FORMAT=text",
 		"SWITCHYARD_SANDBOX_URL=http://" + fakeAddr + "/v1", "SWITCHYARD_RELOAD_INTERVAL=500ms",
-		"SWITCHYARD_REDIS_URL=" + redisURL(),
+		"SWITCHYARD_REDIS_URL=" + redisURL(), "SWITCHYARD_REDIS_PREFIX=" + redisPrefix(dsn),
 	}
 	p := start(t, "switchyard", env)
 	s := &Server{URL: "http://" + addr, FakeURL: "http://" + fakeAddr, DSN: dsn, Admin: adminPassword, proc: p, t: t}
 	waitHealthy(t, s.URL+"/healthz", p)
 	waitHealthy(t, s.FakeURL+"/_fake/stats", nil)
 	return s
+}
+
+// redisPrefix isolates one test's servers in the shared Redis (servers on
+// one database share it, as instances of one installation do).
+func redisPrefix(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "sye2e"
+	}
+	return "sye2e" + strings.TrimPrefix(u.Path, "/")
 }
 
 func redisURL() string {

@@ -16,6 +16,7 @@ type Config struct {
 	Addr          string // SWITCHYARD_ADDR
 	DatabaseURL   string // SWITCHYARD_DATABASE_URL
 	RedisURL      string // SWITCHYARD_REDIS_URL
+	RedisPrefix   string // SWITCHYARD_REDIS_PREFIX
 	SecretKey     string // SWITCHYARD_SECRET_KEY (or SWITCHYARD_SECRET_KEY_FILE)
 	AdminUser     string // SWITCHYARD_ADMIN_USER
 	AdminPassword string // SWITCHYARD_ADMIN_PASSWORD
@@ -49,6 +50,7 @@ func loadConfig() (Config, error) {
 		Addr:          env("SWITCHYARD_ADDR", "127.0.0.1:8080"),
 		DatabaseURL:   env("SWITCHYARD_DATABASE_URL", "postgres://switchyard:switchyard@127.0.0.1:5432/switchyard?sslmode=disable"),
 		RedisURL:      env("SWITCHYARD_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		RedisPrefix:   env("SWITCHYARD_REDIS_PREFIX", "sy"),
 		SecretKey:     env("SWITCHYARD_SECRET_KEY", ""),
 		AdminUser:     env("SWITCHYARD_ADMIN_USER", "admin"),
 		AdminPassword: os.Getenv("SWITCHYARD_ADMIN_PASSWORD"),
@@ -132,6 +134,9 @@ func loadConfig() (Config, error) {
 	}
 	if c.SecretKey == "" {
 		errs = append(errs, "SWITCHYARD_SECRET_KEY (or SWITCHYARD_SECRET_KEY_FILE) is required: 32 bytes as 64 hex digits; `make run` generates one for local use")
+	}
+	if strings.ContainsAny(c.RedisPrefix, "{}: ") {
+		errs = append(errs, "SWITCHYARD_REDIS_PREFIX must not contain braces, colons or spaces")
 	}
 	switch c.Role {
 	case "api", "worker", "all":

@@ -81,7 +81,7 @@ func run(ctx context.Context) error {
 	defer rdb.Close()
 	loc, _ := time.LoadLocation(cfg.TimeZone)
 	gw, err := gateway.New(gateway.Options{
-		Store: st, Redis: rdb, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody,
+		Store: st, Redis: rdb, RedisPrefix: cfg.RedisPrefix, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody,
 		InstanceCap: cfg.InstanceCap, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery,
 		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: cfg.Role != "worker",
 		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL,
