@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+	"github.com/redis/go-redis/v9"
 
 	"switchyard/store/storetest"
 )
@@ -157,6 +158,7 @@ func startServer(t testing.TB, dsn string) *Server {
 		"SWITCHYARD_SANDBOX_URL=http://" + fakeAddr + "/v1", "SWITCHYARD_RELOAD_INTERVAL=500ms",
 		"SWITCHYARD_REDIS_URL=" + redisURL(), "SWITCHYARD_REDIS_PREFIX=" + redisPrefix(dsn),
 	}
+	cleanRedisPrefix(t, redisPrefix(dsn)) // registered first, so it runs after the server stopped
 	p := start(t, "switchyard", env)
 	s := &Server{URL: "http://" + addr, FakeURL: "http://" + fakeAddr, DSN: dsn, Admin: adminPassword, proc: p, t: t}
 	waitHealthy(t, s.URL+"/healthz", p)
@@ -172,6 +174,25 @@ func redisPrefix(dsn string) string {
 		return "sye2e"
 	}
 	return "sye2e" + strings.TrimPrefix(u.Path, "/")
+}
+
+// cleanRedisPrefix deletes the servers' Redis keys when the test ends (after
+// the servers stopped: cleanups run last-registered first).
+func cleanRedisPrefix(t testing.TB, prefix string) {
+	t.Cleanup(func() {
+		opt, err := redis.ParseURL(redisURL())
+		if err != nil {
+			return
+		}
+		rdb := redis.NewClient(opt)
+		defer rdb.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		iter := rdb.Scan(ctx, 0, prefix+":*", 500).Iterator()
+		for iter.Next(ctx) {
+			rdb.Del(ctx, iter.Val())
+		}
+	})
 }
 
 func redisURL() string {
