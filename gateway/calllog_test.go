@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -181,3 +182,31 @@ func TestPostgresDownLosesNoCallLogs(t *testing.T) {
 }
 
 func pqArray(ids []string) any { return pq.Array(ids) }
+
+func TestUnservableRequestsSpendNoLimitAndListingsAreLogged(t *testing.T) {
+	e := gatewaytest.New(t)
+	b := e.Build()
+	b.Provider("fake", config.ProtocolOpenAI, "", "sk-fake-key-0000-0001")
+	b.Model(config.LogicModel{Code: "small", Kind: config.KindChat}, config.Deployment{Provider: "fake", UpstreamModel: "fake-small", Weight: 100, Enabled: true})
+	all := []config.Candidate{{LogicModel: "small", Weight: 100}}
+	b.Group("g", map[config.TierName][]config.Candidate{config.TierFast: all, config.TierStandard: all, config.TierDeep: all})
+	_, key := b.Caller(config.Caller{Name: "app", RouteGroup: "g", Limits: []config.TierLimit{{Tier: config.TierDeep, RPM: 1}}})
+	e.Publish("unservable")
+	e.GW.Keys.Quarantine(1, "test: rejected key") // the only key: nothing can serve
+	for i := range 2 {
+		res, body := post(t, e, key, "/v1/chat/completions", `{"model":"deep","messages":[{"role":"user","content":"x"}]}`)
+		if code, _ := errCode(t, body); res.StatusCode != 503 || code != "no_available_model" {
+			t.Fatalf("request %d: %d %s (an unservable request must not spend the RPM of 1)", i, res.StatusCode, body)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, e.URL+"/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("models: %v %v", err, res)
+	}
+	res.Body.Close()
+	if r := waitRow(t, e.Store.DB(), res.Header.Get("X-Request-Id")); r.Status.String != "ok" || r.LogicModel.Valid || r.HTTP != 200 {
+		t.Fatalf("models listing row: %+v", r)
+	}
+}

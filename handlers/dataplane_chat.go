@@ -57,6 +57,9 @@ func (d *DataPlane) ChatCompletions(c echo.Context) error {
 	routing.Build(p, x.caller, target, routing.Needs{Kind: config.KindChat, Thinking: req.WantsReasoning(), Vision: req.NeedsVision(), Tools: req.NeedsTools()}, &d.Exec.State)
 	x.tier = string(p.Tier.Name)
 	x.rec.Tier = x.tier
+	if fail := d.Exec.Unavailable(p, &x.trail); fail != nil {
+		return x.failed(fail) // nothing to try: no limit is spent
+	}
 
 	release, done, err := x.admit()
 	if done {
@@ -189,10 +192,11 @@ func (x *exchange) stream(p *routing.Plan, call routing.Call, req *adapter.ChatR
 // Models serves GET /v1/models: the tiers and logic models this caller may use.
 func (d *DataPlane) Models(c echo.Context) error {
 	x := d.begin(c, "")
-	x.logged = true // listing models is not a model call; it gets no call-log row
+	defer x.finish() // a listing is a data-plane request too: one row, no model fields
 	if err := x.authenticate(); err != nil || x.caller == nil || !x.caller.Enabled {
 		return err
 	}
+	x.rec.Status, x.rec.HTTPStatus = calllog.StatusOK, http.StatusOK
 	type model struct {
 		ID      string `json:"id"`
 		Object  string `json:"object"`

@@ -63,6 +63,9 @@ func (d *DataPlane) Embeddings(c echo.Context) error {
 	routing.Build(p, x.caller, target, routing.Needs{Kind: config.KindEmbedding}, &d.Exec.State)
 	x.tier = string(p.Tier.Name)
 	x.rec.Tier = x.tier
+	if fail := d.Exec.Unavailable(p, &x.trail); fail != nil {
+		return x.failed(fail)
+	}
 	release, done, err := x.admit()
 	if done {
 		return err

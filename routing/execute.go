@@ -258,6 +258,17 @@ func safely(do attemptFn, ctx context.Context, cancel context.CancelFunc, d *con
 	return do(ctx, cancel, d, t)
 }
 
+// Unavailable is the failure of a plan with no step to try (every
+// candidate and deployment skipped), or nil when there is something to try.
+// Callers check it before spending limits on a request that cannot be served.
+func (e *Executor) Unavailable(p *Plan, tr *Trail) *Failure {
+	if len(p.Steps) > 0 {
+		return nil
+	}
+	_, _, f := e.run(context.Background(), p, Call{Deadline: e.now().Add(time.Second)}, tr, nil)
+	return f
+}
+
 // classOf classifies an attempt error, telling the caller's cancellation
 // (never the vendor's fault) from the attempt's own deadline.
 func classOf(parent context.Context, err error) adapter.Class {

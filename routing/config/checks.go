@@ -435,7 +435,7 @@ func checkUnusedLogicModel(s *Snapshot, _ Env) []Finding {
 	for i := range s.LogicModels {
 		m := &s.LogicModels[i]
 		if !used[m.Code] {
-			out = append(out, Finding{Object: modelRef(m), Message: fmt.Sprintf("logic model %s is not a candidate in any tier; callers can still request it by name", m.Code)})
+			out = append(out, Finding{Object: modelRef(m), Message: fmt.Sprintf("logic model %s is not a candidate in any tier, so no caller can reach it (explicit requests are limited to the models of the caller's route group)", m.Code)})
 		}
 	}
 	return out
