@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"net/http"
@@ -69,8 +68,9 @@ func TestEveryRejectIsOneRowWithoutModelFields(t *testing.T) {
 	e := gatewaytest.New(t)
 	b := e.Build()
 	b.Provider("fake", config.ProtocolOpenAI, "", "sk-fake-key-0000-0001")
+	b.Provider("fake2", config.ProtocolOpenAI, "", "sk-fake2-key-0000-0002")
 	b.Model(config.LogicModel{Code: "small", Kind: config.KindChat}, config.Deployment{Provider: "fake", UpstreamModel: "fake-small", Weight: 100, Enabled: true, Prices: config.Prices{Input: 100, Output: 100, Currency: "USD"}})
-	b.Model(config.LogicModel{Code: "spare", Kind: config.KindChat}, config.Deployment{Provider: "fake", UpstreamModel: "fake-spare", Weight: 100, Enabled: true})
+	b.Model(config.LogicModel{Code: "spare", Kind: config.KindChat}, config.Deployment{Provider: "fake2", UpstreamModel: "fake-spare", Weight: 100, Enabled: true})
 	all := []config.Candidate{{LogicModel: "small", Weight: 100}}
 	b.Group("default", map[config.TierName][]config.Candidate{config.TierFast: all, config.TierStandard: all, config.TierDeep: {{LogicModel: "spare", Weight: 100}}})
 	_, key := b.Caller(config.Caller{Name: "app", RouteGroup: "default", Limits: []config.TierLimit{{Tier: config.TierFast, RPM: 1}, {Tier: config.TierStandard, DailyTokens: 10}}})
@@ -80,10 +80,8 @@ func TestEveryRejectIsOneRowWithoutModelFields(t *testing.T) {
 	if res, _ := post(t, e, broke, "/v1/chat/completions", hello); res.StatusCode != 200 {
 		t.Fatal("first request of broke should pass")
 	}
-	// Make deep's only deployment unusable at run time: its provider key is quarantined.
-	for _, id := range []int64{1} {
-		e.GW.Keys.Quarantine(id, "test: key rejected")
-	}
+	// Make deep's only deployment unusable: its provider's only key is quarantined.
+	e.GW.Keys.Quarantine(2, "test: key rejected")
 	cases := []struct {
 		name, key, body, idemKey string
 		status                   int
@@ -99,11 +97,9 @@ func TestEveryRejectIsOneRowWithoutModelFields(t *testing.T) {
 		{"no available model", key, `{"model":"deep","messages":[{"role":"user","content":"x"}]}`, "", 503, "no_available_model", "", true},
 	}
 	// One successful fast request first, so the second is rate limited.
-	e.GW.Keys.Reenable(context.Background(), 1)
 	if res, _ := post(t, e, key, "/v1/chat/completions", fastHello); res.StatusCode != 200 {
 		t.Fatal("warm-up failed")
 	}
-	e.GW.Keys.Quarantine(1, "test: key rejected")
 	db := e.Store.DB()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,7 +123,6 @@ func TestEveryRejectIsOneRowWithoutModelFields(t *testing.T) {
 		})
 	}
 	// An idempotency conflict is a row too.
-	e.GW.Keys.Reenable(context.Background(), 1)
 	res, _ := post(t, e, broke, "/v1/chat/completions", `{"model":"standard","messages":[{"role":"user","content":"a"}]}`, "Idempotency-Key", "k1")
 	res, _ = post(t, e, broke, "/v1/chat/completions", `{"model":"standard","messages":[{"role":"user","content":"b"}]}`, "Idempotency-Key", "k1")
 	if res.StatusCode == 422 {

@@ -39,6 +39,8 @@ func (b recordingBreakers) Allow(id int64, s config.BreakerSettings) (func(routi
 	}, true
 }
 
+func (b recordingBreakers) Open(id int64) bool { return b.inner != nil && b.inner.Open(id) }
+
 // WithHealth returns st with t consulted for down deployments (the router
 // skips them as "unhealthy") and fed every attempt's outcome as a live
 // sample. Record is an in-memory counter; nothing on the request path

@@ -38,6 +38,8 @@ func (b breakers) Allow(id int64, s config.BreakerSettings) (func(routing.Outcom
 	}, true
 }
 
+func (b breakers) Open(id int64) bool { return b.set.State(id) == breaker.Open }
+
 // load bridges loadcount.Counters to routing.Load.
 type load struct{ c *loadcount.Counters }
 

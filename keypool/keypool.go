@@ -229,6 +229,32 @@ func (p *Pool) Pick(providerID int64, keyIDs []int64, tried func(keyID int64) bo
 	return keyID, "", true
 }
 
+// Usable reports whether any of keyIDs could serve now, without marking one
+// used: the router's plan skips a deployment whose keys are all cooling or
+// quarantined, naming why.
+func (p *Pool) Usable(keyIDs []int64) (skip string, ok bool) {
+	if len(keyIDs) == 0 {
+		return SkipNoKeys, false
+	}
+	now := p.opts.Clock()
+	var nCooling int
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, id := range keyIDs {
+		l := p.shared[id]
+		if l == nil || !l.blocks(now) {
+			return "", true
+		}
+		if l.Status != StatusQuarantined {
+			nCooling++
+		}
+	}
+	if nCooling > 0 {
+		return SkipAllCooling, false
+	}
+	return SkipAllQuarantined, false
+}
+
 func (p *Pool) provider(id int64) *provider {
 	p.pmu.RLock()
 	pr := p.providers[id]

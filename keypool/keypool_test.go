@@ -437,3 +437,29 @@ func (l *logCounter) count(prefix string) int {
 	}
 	return n
 }
+
+func TestUsableHasNoSideEffect(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	p := New(rdb, Options{Prefix: prefix})
+	defer p.Close()
+	if skip, ok := p.Usable(nil); ok || skip != SkipNoKeys {
+		t.Fatalf("no keys: %q %v", skip, ok)
+	}
+	p.Quarantine(1, "401")
+	p.Cool(2, time.Minute)
+	if skip, ok := p.Usable([]int64{1, 2}); ok || skip != SkipAllCooling {
+		t.Fatalf("one quarantined, one cooling: %q %v", skip, ok)
+	}
+	if skip, ok := p.Usable([]int64{1}); ok || skip != SkipAllQuarantined {
+		t.Fatalf("quarantined: %q %v", skip, ok)
+	}
+	// Asking must not spend a key's turn: 3 stays the least recently used.
+	for range 3 {
+		if _, ok := p.Usable([]int64{3, 4}); !ok {
+			t.Fatal("usable keys reported unusable")
+		}
+	}
+	if id, _, _ := p.Pick(9, []int64{3, 4}, nil); id != 3 {
+		t.Fatalf("Pick after Usable chose %d, want 3", id)
+	}
+}

@@ -193,8 +193,17 @@ func unusable(d *config.RDeployment, needs Needs, st *State) string {
 		return "lacks vision"
 	case needs.Tools && !d.Capabilities.Tools:
 		return "lacks tools"
-	case st != nil && st.Health != nil && st.Health.Down(d.ID):
+	case st == nil:
+		return ""
+	case st.Health != nil && st.Health.Down(d.ID):
 		return "unhealthy"
+	case st.Breakers != nil && st.Breakers.Open(d.ID):
+		return "breaker open"
+	}
+	if st.Keys != nil {
+		if skip, ok := st.Keys.Usable(d.Provider.ActiveKey); !ok {
+			return skip
+		}
 	}
 	return ""
 }

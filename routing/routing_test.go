@@ -258,6 +258,14 @@ func (r *recKeys) Pick(_ int64, ids []int64, tried func(int64) bool) (int64, str
 	}
 	return 0, "all keys tried", false
 }
+func (r *recKeys) Usable(ids []int64) (string, bool) {
+	for _, id := range ids {
+		if !contains(r.quarantined, id) {
+			return "", true
+		}
+	}
+	return "all keys quarantined", false
+}
 func (r *recKeys) Cool(id int64, _ time.Duration) { r.cooled = append(r.cooled, id) }
 func (r *recKeys) Quarantine(id int64, _ string)  { r.quarantined = append(r.quarantined, id) }
 func contains(s []int64, v int64) bool            { return indexOf(s, v) >= 0 }
@@ -272,6 +280,8 @@ func indexOf(s []int64, v int64) int {
 
 // recBreakers records outcomes per deployment.
 type recBreakers struct{ outcomes map[int64][]Outcome }
+
+func (b *recBreakers) Open(int64) bool { return false }
 
 func (b *recBreakers) Allow(id int64, _ config.BreakerSettings) (func(Outcome), bool) {
 	return func(o Outcome) { b.outcomes[id] = append(b.outcomes[id], o) }, true
@@ -499,5 +509,54 @@ func BenchmarkRouteResolution(b *testing.B) {
 			b.Fatalf("steps %d", len(p.Steps))
 		}
 		p.Release()
+	}
+}
+
+type openBreakers map[int64]bool
+
+func (b openBreakers) Allow(id int64, _ config.BreakerSettings) (func(Outcome), bool) {
+	return func(Outcome) {}, !b[id]
+}
+func (b openBreakers) Open(id int64) bool { return b[id] }
+
+type blockedKeys map[int64]string
+
+func (k blockedKeys) Pick(_ int64, ids []int64, _ func(int64) bool) (int64, string, bool) {
+	return ids[0], "", true
+}
+func (k blockedKeys) Usable(ids []int64) (string, bool) {
+	for _, id := range ids {
+		if k[id] == "" {
+			return "", true
+		}
+	}
+	return k[ids[0]], false
+}
+func (blockedKeys) Cool(int64, time.Duration) {}
+func (blockedKeys) Quarantine(int64, string)  {}
+
+func TestPlanSkipsOpenBreakersAndUnusableKeys(t *testing.T) {
+	rt := world(t, nil)
+	st := &State{Breakers: openBreakers{101: true}, Keys: blockedKeys{21: "all keys quarantined"}}
+	p := plan(t, rt, "standard", chat(), st)
+	reasons := map[int64]string{}
+	for _, s := range p.Skips {
+		reasons[s.DeploymentID] = s.Reason
+	}
+	if reasons[101] != "breaker open" || reasons[102] != "all keys quarantined" || reasons[201] != "all keys quarantined" {
+		t.Fatalf("skips: %+v", p.Skips)
+	}
+	if len(p.Steps) != 1 || p.Steps[0].Deployment.ID != 301 {
+		t.Fatalf("only the backup on pa (key 11 usable, breaker closed) should remain: %+v", p.Steps)
+	}
+	ex := &Executor{Adapters: map[config.Protocol]adapter.Adapter{"openai": &script{plan: map[string][]error{}}}, State: *st}
+	if f := ex.Unavailable(p, &Trail{}); f != nil {
+		t.Fatalf("a plan with a step is available: %+v", f)
+	}
+	st.Keys = blockedKeys{11: "all keys cooling", 12: "all keys cooling", 21: "all keys quarantined"}
+	p2 := plan(t, rt, "standard", chat(), st)
+	f := ex.Unavailable(p2, &Trail{})
+	if f == nil || f.Code != "no_available_model" || !strings.Contains(f.Message, "backup on pa/bk-a: skipped, all keys cooling") {
+		t.Fatalf("nothing to try: %+v", f)
 	}
 }

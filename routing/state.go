@@ -22,6 +22,8 @@ type Breakers interface {
 	// Allow returns done (to call exactly once with the outcome) when the
 	// deployment may be called now.
 	Allow(deploymentID int64, s config.BreakerSettings) (done func(Outcome), ok bool)
+	// Open reports a breaker that refuses calls now (the plan's skip).
+	Open(deploymentID int64) bool
 }
 
 // Keys choose a provider key and apply the key actions of the failure table.
@@ -29,6 +31,8 @@ type Keys interface {
 	// Pick returns the least-recently-used usable key not yet tried, or a
 	// skip reason when there is none.
 	Pick(providerID int64, keyIDs []int64, tried func(int64) bool) (keyID int64, skip string, ok bool)
+	// Usable reports, without using one, whether any key could serve now.
+	Usable(keyIDs []int64) (skip string, ok bool)
 	Cool(keyID int64, d time.Duration)
 	Quarantine(keyID int64, reason string)
 }
@@ -63,6 +67,8 @@ type noBreakers struct{}
 func (noBreakers) Allow(int64, config.BreakerSettings) (func(Outcome), bool) {
 	return func(Outcome) {}, true
 }
+
+func (noBreakers) Open(int64) bool { return false }
 
 type noLoad struct{}
 
