@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -285,5 +284,3 @@ func mustClose(t testing.TB, w *Writer) {
 		t.Fatalf("close writer: %v", err)
 	}
 }
-
-var errNotYet = errors.New("not yet")

@@ -9,7 +9,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -132,13 +131,12 @@ func tail(s string, n int) string {
 
 // Server is one switchyard process with its database and fake vendor.
 type Server struct {
-	URL      string
-	FakeURL  string
-	DSN      string
-	Admin    string // admin password
-	proc     *proc
-	t        testing.TB
-	adminKey string
+	URL     string
+	FakeURL string
+	DSN     string
+	Admin   string // admin password
+	proc    *proc
+	t       testing.TB
 }
 
 const adminPassword = "e2e-admin-password"
@@ -332,11 +330,6 @@ func (s *Server) sql(t testing.TB) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-func readAll(r io.Reader) string {
-	b, _ := io.ReadAll(r)
-	return string(b)
 }
 
 var _ = context.Background

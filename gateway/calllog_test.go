@@ -123,8 +123,8 @@ func TestEveryRejectIsOneRowWithoutModelFields(t *testing.T) {
 		})
 	}
 	// An idempotency conflict is a row too.
-	res, _ := post(t, e, broke, "/v1/chat/completions", `{"model":"standard","messages":[{"role":"user","content":"a"}]}`, "Idempotency-Key", "k1")
-	res, _ = post(t, e, broke, "/v1/chat/completions", `{"model":"standard","messages":[{"role":"user","content":"b"}]}`, "Idempotency-Key", "k1")
+	_, _ = post(t, e, broke, "/v1/chat/completions", `{"model":"standard","messages":[{"role":"user","content":"a"}]}`, "Idempotency-Key", "k1")
+	res, _ := post(t, e, broke, "/v1/chat/completions", `{"model":"standard","messages":[{"role":"user","content":"b"}]}`, "Idempotency-Key", "k1")
 	if res.StatusCode == 422 {
 		if r := waitRow(t, db, res.Header.Get("X-Request-Id")); r.Code.String != "idempotency_conflict" || r.LogicModel.Valid {
 			t.Fatalf("idempotency conflict row: %+v", r)

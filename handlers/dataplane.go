@@ -78,12 +78,11 @@ type exchange struct {
 	settleCost   int64
 }
 
-func (d *DataPlane) begin(c echo.Context, requestedModelKind string) *exchange {
+func (d *DataPlane) begin(c echo.Context) *exchange {
 	x := &exchange{d: d, c: c, start: time.Now()}
 	x.rec = calllog.Record{At: x.start.UTC(), RequestID: calllog.NewRequestID(), Status: calllog.StatusRejected}
 	h := c.Response().Header()
 	h.Set("X-Request-Id", x.rec.RequestID)
-	_ = requestedModelKind
 	return x
 }
 

@@ -21,7 +21,7 @@ import (
 // following the request journey of SPEC §5: authenticate, idempotency,
 // resolve the route, limits, execute with failover, account, log.
 func (d *DataPlane) ChatCompletions(c echo.Context) error {
-	x := d.begin(c, "chat")
+	x := d.begin(c)
 	defer x.finish()
 	if err := x.authenticate(); err != nil || x.caller == nil || !x.caller.Enabled {
 		return err
@@ -191,7 +191,7 @@ func (x *exchange) stream(p *routing.Plan, call routing.Call, req *adapter.ChatR
 
 // Models serves GET /v1/models: the tiers and logic models this caller may use.
 func (d *DataPlane) Models(c echo.Context) error {
-	x := d.begin(c, "")
+	x := d.begin(c)
 	defer x.finish() // a listing is a data-plane request too: one row, no model fields
 	if err := x.authenticate(); err != nil || x.caller == nil || !x.caller.Enabled {
 		return err

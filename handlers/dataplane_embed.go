@@ -21,7 +21,7 @@ import (
 // prefix is applied when the request says which the inputs are: the body
 // field "input_type" ("query" | "document") or the X-Input-Type header.
 func (d *DataPlane) Embeddings(c echo.Context) error {
-	x := d.begin(c, "embedding")
+	x := d.begin(c)
 	defer x.finish()
 	if err := x.authenticate(); err != nil || x.caller == nil || !x.caller.Enabled {
 		return err

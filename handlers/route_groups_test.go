@@ -128,7 +128,7 @@ func TestRouteGroupEmptyStatesAndEmptyTier(t *testing.T) {
 	}
 
 	// Create through the form: a plain post redirects to the group's anchor.
-	res, doc := admin.NoRedirects().PostForm("/route-groups", url.Values{"name": {"default"}, "description": {"everyone"}, "tenant": {""}, "fallback": {"none"}})
+	res, _ := admin.NoRedirects().PostForm("/route-groups", url.Values{"name": {"default"}, "description": {"everyone"}, "tenant": {""}, "fallback": {"none"}})
 	wantStatus(t, "create group", res, http.StatusSeeOther)
 	if loc := res.Header.Get("Location"); loc != "/route-groups#group-default" {
 		t.Fatalf("redirect to %q", loc)
@@ -464,10 +464,10 @@ func TestRouteGroupSameModelsWarningAndModelMarks(t *testing.T) {
 		res, _ := admin.PostForm(tierPath(t, env, "default", tier)+"/candidates", url.Values{"logic_model": {"gpt-4o"}})
 		wantStatus(t, "add "+string(tier), res, http.StatusOK)
 	}
-	// The last add's answer carries the warning out of band.
-	res, doc := admin.PostForm(tierPath(t, env, "default", config.TierDeep)+"/candidates", url.Values{"logic_model": {"orphan"}, "weight": {"0"}})
+	// Removing the orphan answers with the warning refreshed out of band.
+	res, _ := admin.PostForm(tierPath(t, env, "default", config.TierDeep)+"/candidates", url.Values{"logic_model": {"orphan"}, "weight": {"0"}})
 	wantStatus(t, "add orphan", res, http.StatusOK)
-	res, doc = admin.PostForm(candPath(t, env, "default", config.TierDeep, "orphan")+"/delete", nil)
+	res, doc := admin.PostForm(candPath(t, env, "default", config.TierDeep, "orphan")+"/delete", nil)
 	wantStatus(t, "remove orphan", res, http.StatusOK)
 	oob := doc.Find(`[hx-swap-oob="true"]`)
 	if oob.Find(`[data-testid="same-models-warning"]`).Length() != 1 {

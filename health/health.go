@@ -123,13 +123,6 @@ func (c Counts) Score() float64 {
 	return float64(c.OK+c.ProbeOK) / float64(n)
 }
 
-func (c *Counts) add(o Counts) {
-	c.OK += o.OK
-	c.Failed += o.Failed
-	c.ProbeOK += o.ProbeOK
-	c.ProbeFailed += o.ProbeFailed
-}
-
 // Status is a deployment's evaluated health, as stored in Redis.
 type Status struct {
 	State   State     `json:"state"`

@@ -15,5 +15,3 @@ func testRedis(t testing.TB) (*redis.Client, string) { return testsvc.Redis(t, "
 func newClient(addr string) *redis.Client { return testsvc.NewRedisClient(addr) }
 
 func newProxy(t testing.TB) *testsvc.Proxy { return testsvc.NewProxy(t, redisAddr()) }
-
-func blackhole(t testing.TB) string { return testsvc.Blackhole(t) }

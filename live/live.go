@@ -6,7 +6,6 @@ package live
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -174,6 +173,3 @@ func (l *Loader) load(ctx context.Context) (*config.Runtime, error) {
 	}
 	return config.Compile(v.Number, snap, config.Credentials{ProviderKeySecrets: secrets, CallerKeys: keys})
 }
-
-// ErrNothingPublished is returned by Require before the first publish.
-var ErrNothingPublished = errors.New("no configuration has been published yet")

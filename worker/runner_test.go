@@ -241,7 +241,7 @@ func TestOutcomesScheduleAndRequests(t *testing.T) {
 		t.Fatal(jobs, err)
 	}
 	next := jobs[0].NextRun
-	if jobs[0].Name != "failing" || jobs[0].Holder != "" || next.IsZero() || next.Sub(time.Now()) > time.Hour || next.Minute() != 0 || next.Second() != 0 {
+	if jobs[0].Name != "failing" || jobs[0].Holder != "" || next.IsZero() || time.Until(next) > time.Hour || next.Minute() != 0 || next.Second() != 0 {
 		t.Fatalf("failing: %+v; want free, next run at the top of the next hour", jobs[0])
 	}
 

@@ -185,8 +185,6 @@ func verdictKind(v *onboarding.Verdict) string {
 	return "bad"
 }
 
-func fieldError(errs config.FieldErrors, name string) string { return errs[name] }
-
 // Snippets returns the copy-paste snippets for the new caller key.
 func (d DonePage) Snippets() []Snippet {
 	key, base := d.CallerKey, d.APIBase

@@ -205,13 +205,6 @@ func itoa(v int) string { return strconv.Itoa(v) }
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
-func limitText(v int64) string {
-	if v == 0 {
-		return "unlimited"
-	}
-	return strconv.FormatInt(v, 10)
-}
-
 func dur(d time.Duration) string {
 	if d <= 0 {
 		return "—"
