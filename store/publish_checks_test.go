@@ -1,0 +1,98 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"switchyard/routing/config"
+	"switchyard/store"
+	"switchyard/store/storetest"
+)
+
+// TestPublishRefusesEachCheck brings each dry-run condition into the draft
+// (through import, the only way some of them can get there) and publishes.
+func TestPublishRefusesEachCheck(t *testing.T) {
+	st, _ := storetest.New(t)
+	ctx := context.Background()
+	seed(t, st)
+	base, _, err := st.Draft(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An embedding model to break in the embedding cases.
+	withEmbed := func(s *config.Snapshot, dim int, provider string) {
+		s.LogicModels = append(s.LogicModels, config.LogicModel{Code: "embed", Kind: config.KindEmbedding, EmbeddingDimension: dim,
+			Deployments: []config.Deployment{{Provider: provider, UpstreamModel: "text-embedding-3-small", Weight: 100, Enabled: true}}})
+	}
+	cases := []struct {
+		check  string
+		mutate func(s *config.Snapshot)
+	}{
+		{"tier_timeout", func(s *config.Snapshot) { s.RouteGroups[0].Tiers[0].TimeoutMS = 0 }},
+		{"tier_empty", func(s *config.Snapshot) { s.RouteGroups[0].Tiers[2].Candidates = nil }},
+		{"no_usable_deployment", func(s *config.Snapshot) {
+			for i := range s.LogicModels[0].Deployments { // big: its only deployment parked
+				s.LogicModels[0].Deployments[i].Weight = 0
+			}
+		}},
+		{"weights_sum", func(s *config.Snapshot) { s.LogicModels[1].Deployments[0].Weight = 60 }},
+		{"protocol_unimplemented", func(s *config.Snapshot) {
+			withEmbed(s, 1536, "claude") // Anthropic has no embeddings API
+			s.RouteGroups[0].Tiers[0].Candidates = append(s.RouteGroups[0].Tiers[0].Candidates, config.Candidate{LogicModel: "embed", Priority: 5, Weight: 100})
+		}},
+		{"embedding_dimension_missing", func(s *config.Snapshot) { withEmbed(s, 0, "openai") }},
+		{"embedding_dimension_mismatch", func(s *config.Snapshot) {
+			withEmbed(s, 1536, "openai")
+			s.LogicModels = append(s.LogicModels, config.LogicModel{Code: "embed-big", Kind: config.KindEmbedding, EmbeddingDimension: 3072,
+				Deployments: []config.Deployment{{Provider: "openai", UpstreamModel: "text-embedding-3-large", Weight: 100, Enabled: true}}})
+			tier := &s.RouteGroups[0].Tiers[0]
+			tier.Candidates = append(tier.Candidates, config.Candidate{LogicModel: "embed", Priority: 5, Weight: 100}, config.Candidate{LogicModel: "embed-big", Priority: 6, Weight: 100})
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.check, func(t *testing.T) {
+			s := config.Clone(base)
+			tc.mutate(&s)
+			if _, err := st.ReplaceDraft(ctx, s); err != nil {
+				t.Fatalf("import: %v", err)
+			}
+			before, _ := st.LatestVersionNumber(ctx)
+			_, err := st.Publish(ctx, store.PublishInput{Author: "t", Message: tc.check, Check: check})
+			var cf *store.ChecksFailedError
+			if !errors.As(err, &cf) {
+				t.Fatalf("publish was not refused: %v", err)
+			}
+			found := false
+			for _, f := range cf.Result.Errors() {
+				found = found || f.Check == tc.check
+			}
+			if !found {
+				t.Fatalf("refused, but not for %s: %+v", tc.check, cf.Result.Errors())
+			}
+			if after, _ := st.LatestVersionNumber(ctx); after != before {
+				t.Fatal("a refused publish stored a version")
+			}
+		})
+	}
+	// unknown_provider cannot reach the draft at all: the import naming a
+	// provider that does not exist is refused before anything changes.
+	s := config.Clone(base)
+	s.LogicModels[0].Deployments[0].Provider = "ghost"
+	var ve *config.ValidationError
+	if _, err := st.ReplaceDraft(ctx, s); !errors.As(err, &ve) {
+		t.Fatalf("importing a deployment on an unknown provider: %v", err)
+	}
+	if r := config.DryRun(s, env); !hasCheck(r, "unknown_provider") {
+		t.Fatal("the dry-run of that snapshot must report unknown_provider")
+	}
+}
+
+func hasCheck(r config.Result, id string) bool {
+	for _, f := range r.Errors() {
+		if f.Check == id {
+			return true
+		}
+	}
+	return false
+}
