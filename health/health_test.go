@@ -2,48 +2,17 @@ package health
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"switchyard/internal/testsvc"
 )
 
-// testRedis connects to the test Redis (SWITCHYARD_TEST_REDIS_URL) and
-// returns a fresh prefix whose keys are deleted afterwards. An unreachable
-// Redis fails the test.
-func testRedis(t testing.TB) (*redis.Client, string) {
-	t.Helper()
-	url := os.Getenv("SWITCHYARD_TEST_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		t.Fatalf("Redis at %s is required (`make test` starts it): %v", url, err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	prefix := "test:health:" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := rdb.Scan(ctx, 0, prefix+"*", 100).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
-		}
-		_ = rdb.Close()
-	})
-	return rdb, prefix
-}
+// testRedis is the real Redis under a fresh prefix (see internal/testsvc).
+func testRedis(t testing.TB) (*redis.Client, string) { return testsvc.Redis(t, "health") }
 
 func TestNext(t *testing.T) {
 	s := Settings{}.WithDefaults() // min 3 samples, degraded < 90 %, down < 50 %, 2 probes to recover

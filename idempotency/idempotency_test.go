@@ -2,10 +2,7 @@ package idempotency
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,35 +10,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
+
+	"switchyard/internal/testsvc"
 )
 
-// testStore connects to the real Redis (REDIS_ADDR, default 127.0.0.1:6379)
-// and returns a Store under a fresh key prefix, deleted when the test ends.
-// An unreachable Redis fails the test: it never skips.
+// testStore returns a Store on the real Redis under a fresh prefix (see
+// internal/testsvc), and its client.
 func testStore(t *testing.T, opts Options) (*Store, *redis.Client) {
 	t.Helper()
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:6379"
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		t.Fatalf("redis at %s is required for this test: %v", addr, err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	opts.Prefix = "test:idem:" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		iter := rdb.Scan(ctx, 0, opts.Prefix+"*", 100).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
-		}
-		_ = rdb.Close()
-	})
+	rdb, prefix := testsvc.Redis(t, "idem")
+	opts.Prefix = prefix
 	return New(rdb, opts), rdb
 }
 

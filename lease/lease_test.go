@@ -2,47 +2,19 @@ package lease
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"switchyard/internal/testsvc"
 )
 
-// testRedis connects to the real Redis (REDIS_ADDR, default 127.0.0.1:6379)
-// and returns a fresh key prefix whose keys are deleted when the test ends.
-// An unreachable Redis fails the test: it never skips.
-func testRedis(t testing.TB) (*redis.Client, string) {
-	t.Helper()
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:6379"
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		t.Fatalf("redis at %s is required for this test: %v", addr, err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	prefix := "test:lease:" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		iter := rdb.Scan(ctx, 0, prefix+"*", 100).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
-		}
-		_ = rdb.Close()
-	})
-	return rdb, prefix
-}
+// testRedis is the real Redis under a fresh prefix (see internal/testsvc).
+func testRedis(t testing.TB) (*redis.Client, string) { return testsvc.Redis(t, "lease") }
 
 func TestTwoContendersOnlyOneHolds(t *testing.T) {
 	rdb, prefix := testRedis(t)

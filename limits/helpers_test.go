@@ -18,29 +18,18 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"switchyard/internal/testsvc"
 )
 
-func redisAddr() string {
-	if a := os.Getenv("REDIS_ADDR"); a != "" {
-		return a
-	}
-	return "127.0.0.1:6379"
-}
+func redisAddr() string { return testsvc.RedisAddr() }
 
-// testRedis connects to the real Redis (REDIS_ADDR, default 127.0.0.1:6379)
-// and returns a fresh key prefix; keys under it (and redis_rate's "rate:"
-// copies of it) are deleted when the test ends. An unreachable Redis fails
-// the test: it never skips.
+// testRedis is the real Redis under a fresh prefix (see internal/testsvc);
+// redis_rate's "rate:" copies of the prefix are deleted too.
 func testRedis(t testing.TB) (*redis.Client, string) {
 	t.Helper()
-	rdb := newClient(t, redisAddr())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		t.Fatalf("redis at %s is required for this test: %v", redisAddr(), err)
-	}
-	prefix := "test:limits:" + randomHex(6)
-	t.Cleanup(func() { deleteKeys(rdb, prefix+"*", "rate:"+prefix+"*") })
+	rdb, prefix := testsvc.Redis(t, "limits")
+	t.Cleanup(func() { deleteKeys(rdb, "rate:"+prefix+"*") })
 	return rdb, prefix
 }
 

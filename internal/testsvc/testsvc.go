@@ -18,10 +18,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// RedisAddr is the test Redis (REDIS_ADDR, default 127.0.0.1:6379).
+// RedisAddr is the test Redis: REDIS_ADDR, else the host of
+// SWITCHYARD_TEST_REDIS_URL (as `make test` sets it), else 127.0.0.1:6379.
 func RedisAddr() string {
 	if addr := os.Getenv("REDIS_ADDR"); addr != "" {
 		return addr
+	}
+	if u := os.Getenv("SWITCHYARD_TEST_REDIS_URL"); u != "" {
+		if opt, err := redis.ParseURL(u); err == nil {
+			return opt.Addr
+		}
 	}
 	return "127.0.0.1:6379"
 }
