@@ -7,6 +7,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 	"switchyard/secrets"
 	"switchyard/store"
@@ -60,9 +61,7 @@ func seedPublished(t *testing.T, dsn, fakeURL string) *store.Store {
 	return st
 }
 
-var storeEnv = config.Env{Implemented: map[config.Protocol]config.ProtocolSupport{
-	config.ProtocolOpenAI: {Chat: true, Embeddings: true}, config.ProtocolAnthropic: {Chat: true}, config.ProtocolGemini: {Chat: true, Embeddings: true},
-}}
+var storeEnv = adapter.Support()
 
 func TestDryRunRefusesPublishThenDiffAndRollback(t *testing.T) {
 	dsn := storetest.NewDatabase(t)

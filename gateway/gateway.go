@@ -91,23 +91,11 @@ type Gateway struct {
 	stop     context.CancelFunc
 }
 
-// Adapters are the implemented protocols.
-func Adapters() map[config.Protocol]adapter.Adapter {
-	return map[config.Protocol]adapter.Adapter{
-		config.ProtocolOpenAI:    adapter.OpenAI{},
-		config.ProtocolAnthropic: adapter.Anthropic{},
-		config.ProtocolGemini:    adapter.Gemini{},
-	}
-}
+// Adapters are the implemented protocols (adapter.All).
+func Adapters() map[config.Protocol]adapter.Adapter { return adapter.All() }
 
 // Implemented is what the dry-run knows about this build's adapters.
-func Implemented() config.Env {
-	return config.Env{Implemented: map[config.Protocol]config.ProtocolSupport{
-		config.ProtocolOpenAI:    {Chat: true, Embeddings: true},
-		config.ProtocolAnthropic: {Chat: true},
-		config.ProtocolGemini:    {Chat: true, Embeddings: true},
-	}}
-}
+func Implemented() config.Env { return adapter.Support() }
 
 // UpstreamClient is the shared HTTP client for vendor calls: pooled
 // connections and no client timeout, because every deadline comes from the

@@ -27,15 +27,7 @@ type Verifier struct {
 }
 
 // DefaultAdapters are the adapters of every protocol this build speaks.
-// The gateway assembles the same set (gateway.Adapters); handlers use this
-// one only when no verifier was injected.
-func DefaultAdapters() map[config.Protocol]adapter.Adapter {
-	return map[config.Protocol]adapter.Adapter{
-		config.ProtocolOpenAI:    adapter.OpenAI{},
-		config.ProtocolAnthropic: adapter.Anthropic{},
-		config.ProtocolGemini:    adapter.Gemini{},
-	}
-}
+func DefaultAdapters() map[config.Protocol]adapter.Adapter { return adapter.All() }
 
 // Verdict is the outcome of verifying one key, in words.
 type Verdict struct {

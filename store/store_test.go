@@ -8,14 +8,13 @@ import (
 	"sync"
 	"testing"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 	"switchyard/store"
 	"switchyard/store/storetest"
 )
 
-var env = config.Env{Implemented: map[config.Protocol]config.ProtocolSupport{
-	config.ProtocolOpenAI: {Chat: true, Embeddings: true}, config.ProtocolAnthropic: {Chat: true}, config.ProtocolGemini: {Chat: true, Embeddings: true},
-}}
+var env = adapter.Support()
 
 func check(s config.Snapshot) config.Result { return config.DryRun(s, env) }
 

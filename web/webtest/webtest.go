@@ -16,7 +16,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"switchyard/handlers"
-	"switchyard/routing/config"
+	"switchyard/routing/adapter"
 	"switchyard/store"
 	"switchyard/store/storetest"
 	"switchyard/web"
@@ -30,10 +30,8 @@ type Env struct {
 	Handler *handlers.Handler
 }
 
-// Implemented is the protocol support the tests assume.
-var Implemented = config.Env{Implemented: map[config.Protocol]config.ProtocolSupport{
-	config.ProtocolOpenAI: {Chat: true, Embeddings: true}, config.ProtocolAnthropic: {Chat: true}, config.ProtocolGemini: {Chat: true, Embeddings: true},
-}}
+// Implemented is the protocol support of this build (adapter.Support).
+var Implemented = adapter.Support()
 
 // New starts a console on a fresh database. configure may adjust the
 // handler (e.g. set KeyStates) before the server starts.
