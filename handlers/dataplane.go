@@ -301,7 +301,9 @@ func (x *exchange) finish() {
 	if x.rec.Tier == "" {
 		x.rec.Tier = x.tier
 	}
-	x.c.Set(trailKey, x.trail)
+	if x.c.Get(testCallerKey) != nil {
+		x.c.Set(trailKey, x.trail) // a console test request reads its trail back
+	}
 	if len(x.trail.Attempts) > 0 || len(x.trail.Skips) > 0 {
 		x.rec.Attempts, _ = json.Marshal(x.trail)
 		x.rec.Fallback = x.trail.Fallback
@@ -316,9 +318,12 @@ func (x *exchange) finish() {
 		if x.rec.TTFCMS != nil {
 			m.TTFC.WithLabelValues(x.rec.Tier).Observe(float64(*x.rec.TTFCMS) / 1000)
 		}
-		for kind, v := range map[string]*int64{"prompt": x.rec.PromptTokens, "completion": x.rec.CompletionTokens, "cached": x.rec.CachedTokens, "reasoning": x.rec.ReasoningTokens} {
-			if v != nil && *v > 0 {
-				m.Tokens.WithLabelValues(x.rec.Caller, x.rec.Tier, x.rec.LogicModel, kind).Add(float64(*v))
+		for _, tk := range [...]struct {
+			kind string
+			n    *int64
+		}{{"prompt", x.rec.PromptTokens}, {"completion", x.rec.CompletionTokens}, {"cached", x.rec.CachedTokens}, {"reasoning", x.rec.ReasoningTokens}} {
+			if tk.n != nil && *tk.n > 0 {
+				m.Tokens.WithLabelValues(x.rec.Caller, x.rec.Tier, x.rec.LogicModel, tk.kind).Add(float64(*tk.n))
 			}
 		}
 		if x.rec.Cost != nil && *x.rec.Cost > 0 {

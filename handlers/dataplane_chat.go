@@ -106,9 +106,9 @@ func (x *exchange) stream(p *routing.Plan, call routing.Call, req *adapter.ChatR
 	if x.capture != nil {
 		x.capture.status, x.capture.ctype, x.capture.stream = http.StatusOK, "text/event-stream", true
 	}
+	var buf []byte // one event at a time, reused for the whole stream
 	send := func(data []byte) error {
-		buf := make([]byte, 0, len(data)+8)
-		buf = append(buf, "data: "...)
+		buf = append(buf[:0], "data: "...)
 		buf = append(buf, data...)
 		buf = append(buf, '\n', '\n')
 		if x.capture != nil {
