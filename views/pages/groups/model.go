@@ -388,10 +388,3 @@ func oob(on bool) templ.Attributes {
 	return templ.Attributes{}
 }
 
-// fieldProps is a labelled input whose element id is unique on the page
-// (several tiers carry the same forms).
-type fieldProps struct {
-	ID, Name, Label, Type, Value, Hint string
-	Errors                             config.FieldErrors
-	Attrs                              templ.Attributes
-}
