@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"maps"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,105 +13,31 @@ import (
 
 	"switchyard/calllog"
 	"switchyard/gateway/gatewaytest"
+	"switchyard/web/webtest"
 )
 
 // obsClient is a signed-in browser against a whole gateway instance (the
-// console of gatewaytest, which has the data plane and Ops). The CSRF
-// handling follows web/webtest.
-type obsClient struct {
-	t    testing.TB
-	http *http.Client
-	base string
-	htmx bool
-}
+// console of gatewaytest, which has the data plane and Ops).
+type obsClient struct{ *webtest.Client }
 
 func obsLogin(t testing.TB, e *gatewaytest.Env, username, role string) *obsClient {
 	t.Helper()
-	const pw = "password-for-tests"
-	if _, err := e.Store.CreateUser(t.Context(), username, pw, role); err != nil {
-		t.Fatalf("create user: %v", err)
-	}
-	jar, _ := cookiejar.New(nil)
-	c := &obsClient{t: t, http: &http.Client{Jar: jar}, base: e.URL}
-	nr := *c.http
-	nr.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	v := url.Values{"username": {username}, "password": {pw}, "_csrf": {c.csrf()}}
-	req, _ := http.NewRequest(http.MethodPost, c.base+"/login", strings.NewReader(v.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	res, err := nr.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther || strings.HasPrefix(res.Header.Get("Location"), "/login") {
-		t.Fatalf("login as %s failed: %d %s", username, res.StatusCode, res.Header.Get("Location"))
-	}
-	return c
-}
-
-func (c *obsClient) csrf() string {
-	u, _ := url.Parse(c.base)
-	find := func() string {
-		for _, ck := range c.http.Jar.Cookies(u) {
-			if ck.Name == "switchyard_csrf" {
-				return ck.Value
-			}
-		}
-		return ""
-	}
-	if v := find(); v != "" {
-		return v
-	}
-	if res, err := c.http.Get(c.base + "/login"); err == nil {
-		res.Body.Close()
-	}
-	return find()
+	return &obsClient{webtest.LoginAt(t, e.Store, e.URL, username, role)}
 }
 
 // asHTMX returns a copy whose requests carry HX-Request: true.
 func (c *obsClient) asHTMX() *obsClient {
-	cp := *c
-	cp.htmx = true
-	return &cp
-}
-
-func (c *obsClient) do(req *http.Request) (*http.Response, *goquery.Document, string) {
-	c.t.Helper()
-	if c.htmx {
-		req.Header.Set("HX-Request", "true")
-	}
-	res, err := c.http.Do(req)
-	if err != nil {
-		c.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer res.Body.Close()
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(res.Body)
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		c.t.Fatalf("parse %s: %v", req.URL, err)
-	}
-	return res, doc, buf.String()
+	cp := *c.Client
+	cp.HTMX = true
+	return &obsClient{&cp}
 }
 
 func (c *obsClient) get(path string) (*http.Response, *goquery.Document, string) {
-	c.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, c.base+path, nil)
-	return c.do(req)
+	return c.GetRaw(path)
 }
 
 func (c *obsClient) postForm(path string, v url.Values) (*http.Response, *goquery.Document, string) {
-	c.t.Helper()
-	v = maps.Clone(v)
-	if v == nil {
-		v = url.Values{}
-	}
-	if v.Get("_csrf") == "" {
-		v.Set("_csrf", c.csrf())
-	}
-	req, _ := http.NewRequest(http.MethodPost, c.base+path, strings.NewReader(v.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return c.do(req)
+	return c.PostFormRaw(path, v)
 }
 
 func testID(doc *goquery.Document, id string) *goquery.Selection {

@@ -4,8 +4,10 @@
 package webtest
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -62,11 +64,19 @@ type Client struct {
 // Login creates a user with that role and signs in.
 func (e *Env) Login(t testing.TB, username, role string) *Client {
 	t.Helper()
+	return LoginAt(t, e.Store, e.Server.URL, username, role)
+}
+
+// LoginAt creates a user in st and signs in to the console at base (any
+// running server, e.g. a whole gateway instance).
+func LoginAt(t testing.TB, st *store.Store, base, username, role string) *Client {
+	t.Helper()
 	const pw = "password-for-tests"
-	if _, err := e.Store.CreateUser(t.Context(), username, pw, role); err != nil {
+	if _, err := st.CreateUser(t.Context(), username, pw, role); err != nil {
 		t.Fatalf("webtest: create user: %v", err)
 	}
-	c := e.Anonymous(t)
+	jar, _ := cookiejar.New(nil)
+	c := &Client{t: t, HTTP: &http.Client{Jar: jar}, Base: base}
 	res, _ := c.NoRedirects().PostForm("/login", url.Values{"username": {username}, "password": {pw}})
 	if res.StatusCode != http.StatusSeeOther || strings.HasPrefix(res.Header.Get("Location"), "/login") {
 		t.Fatalf("webtest: login as %s failed: %d %s", username, res.StatusCode, res.Header.Get("Location"))
@@ -111,6 +121,14 @@ func (c *Client) csrf() string {
 
 func (c *Client) do(req *http.Request) (*http.Response, *goquery.Document) {
 	c.t.Helper()
+	res, doc, _ := c.send(req)
+	return res, doc
+}
+
+// send makes the request and returns the response, its parsed document and
+// its raw text.
+func (c *Client) send(req *http.Request) (*http.Response, *goquery.Document, string) {
+	c.t.Helper()
 	if c.HTMX {
 		req.Header.Set("HX-Request", "true")
 	}
@@ -119,23 +137,42 @@ func (c *Client) do(req *http.Request) (*http.Response, *goquery.Document) {
 		c.t.Fatalf("webtest: %s %s: %v", req.Method, req.URL, err)
 	}
 	defer res.Body.Close()
-	doc, err := goquery.NewDocumentFromReader(res.Body)
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		c.t.Fatalf("webtest: read %s: %v", req.URL, err)
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
 		c.t.Fatalf("webtest: parse %s: %v", req.URL, err)
 	}
-	return res, doc
+	return res, doc, string(body)
 }
 
 // Get fetches a page.
 func (c *Client) Get(path string) (*http.Response, *goquery.Document) {
 	c.t.Helper()
+	res, doc, _ := c.GetRaw(path)
+	return res, doc
+}
+
+// GetRaw fetches a page and also returns its raw text.
+func (c *Client) GetRaw(path string) (*http.Response, *goquery.Document, string) {
+	c.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, c.Base+path, nil)
-	return c.do(req)
+	return c.send(req)
 }
 
 // PostForm posts a form with the session's CSRF token, as a browser would.
 func (c *Client) PostForm(path string, v url.Values) (*http.Response, *goquery.Document) {
 	c.t.Helper()
+	res, doc, _ := c.PostFormRaw(path, v)
+	return res, doc
+}
+
+// PostFormRaw posts a form and also returns the answer's raw text.
+func (c *Client) PostFormRaw(path string, v url.Values) (*http.Response, *goquery.Document, string) {
+	c.t.Helper()
+	v = maps.Clone(v)
 	if v == nil {
 		v = url.Values{}
 	}
@@ -144,7 +181,7 @@ func (c *Client) PostForm(path string, v url.Values) (*http.Response, *goquery.D
 	}
 	req, _ := http.NewRequest(http.MethodPost, c.Base+path, strings.NewReader(v.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return c.do(req)
+	return c.send(req)
 }
 
 // TestID finds elements by data-testid.
