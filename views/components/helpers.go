@@ -30,3 +30,16 @@ func otherErrors(errs config.FieldErrors, known []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// BreakerKind is the badge kind of a circuit-breaker state.
+func BreakerKind(state string) string {
+	switch state {
+	case "closed":
+		return "ok"
+	case "half_open":
+		return "warn"
+	case "open":
+		return "bad"
+	}
+	return ""
+}

@@ -167,17 +167,7 @@ type InstanceBreaker struct {
 }
 
 // Kind is the badge kind of a breaker state.
-func (b InstanceBreaker) Kind() string {
-	switch b.State {
-	case "closed":
-		return "ok"
-	case "half_open":
-		return "warn"
-	case "open":
-		return "bad"
-	}
-	return ""
-}
+func (b InstanceBreaker) Kind() string { return components.BreakerKind(b.State) }
 
 // WorstBreaker is the most alarming state over every instance.
 func (d DeploymentState) WorstBreaker() string {

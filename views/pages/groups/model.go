@@ -387,4 +387,3 @@ func oob(on bool) templ.Attributes {
 	}
 	return templ.Attributes{}
 }
-

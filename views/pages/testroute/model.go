@@ -7,6 +7,7 @@ package testroute
 import (
 	"net/url"
 	"strconv"
+	"switchyard/views/components"
 	"time"
 
 	"switchyard/views/layout"
@@ -146,17 +147,7 @@ type BreakerView struct {
 }
 
 // Kind is the badge kind of the breaker state.
-func (b BreakerView) Kind() string {
-	switch b.State {
-	case "closed":
-		return "ok"
-	case "half_open":
-		return "warn"
-	case "open":
-		return "bad"
-	}
-	return ""
-}
+func (b BreakerView) Kind() string { return components.BreakerKind(b.State) }
 
 // SkipView is a plan skip in plain words.
 type SkipView struct {
