@@ -554,6 +554,45 @@ func countAttempts(tr routing.Trail) int {
 	return n
 }
 
+// route resolves the request's model and builds its plan (SPEC §5 step 3).
+// It answers itself (done) for an unknown model, and for a plan with nothing
+// to try — before any limit is spent. The caller releases the plan.
+func (x *exchange) route(model string, reasoning bool, needs routing.Needs) (p *routing.Plan, done bool, err error) {
+	target, err := routing.Resolve(x.caller, model, needs.Kind, reasoning)
+	if err != nil {
+		var nf *routing.ModelNotFoundError
+		if errors.As(err, &nf) {
+			x.c.Response().Header().Set("x-should-retry", "false")
+			return nil, true, x.reject(http.StatusNotFound, "model_not_found", "bad_request", nf.Error())
+		}
+		return nil, true, err
+	}
+	p = routing.NewPlan()
+	routing.Build(p, x.caller, target, needs, &x.d.Exec.State)
+	x.tier = string(p.Tier.Name)
+	x.rec.Tier = x.tier
+	if fail := x.d.Exec.Unavailable(p, &x.trail); fail != nil {
+		p.Release()
+		return nil, true, x.failed(fail)
+	}
+	return p, false, nil
+}
+
+// gate applies the saturation gate and the caller's limits (SPEC §5 step 4).
+// When done, the request was refused and the answer written.
+func (x *exchange) gate(estimate int64) (release func(), dec limits.Decision, done bool, err error) {
+	release, done, err = x.admit()
+	if done {
+		return nil, dec, true, err
+	}
+	dec, done, err = x.limit(estimate)
+	if done {
+		release()
+		return nil, dec, true, err
+	}
+	return release, dec, false, nil
+}
+
 // admit applies the instance saturation gate (batch shed first).
 func (x *exchange) admit() (release func(), done bool, err error) {
 	if x.d.Admit == nil {

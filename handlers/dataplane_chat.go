@@ -43,34 +43,17 @@ func (d *DataPlane) ChatCompletions(c echo.Context) error {
 		return err
 	}
 
-	target, err := routing.Resolve(x.caller, req.Model, config.KindChat, req.WantsReasoning())
-	if err != nil {
-		var nf *routing.ModelNotFoundError
-		if errors.As(err, &nf) {
-			x.c.Response().Header().Set("x-should-retry", "false")
-			return x.reject(http.StatusNotFound, "model_not_found", "bad_request", nf.Error())
-		}
+	p, done, err := x.route(req.Model, req.WantsReasoning(), routing.Needs{Kind: config.KindChat, Thinking: req.WantsReasoning(), Vision: req.NeedsVision(), Tools: req.NeedsTools()})
+	if done {
 		return err
 	}
-	p := routing.NewPlan()
 	defer p.Release()
-	routing.Build(p, x.caller, target, routing.Needs{Kind: config.KindChat, Thinking: req.WantsReasoning(), Vision: req.NeedsVision(), Tools: req.NeedsTools()}, &d.Exec.State)
-	x.tier = string(p.Tier.Name)
-	x.rec.Tier = x.tier
-	if fail := d.Exec.Unavailable(p, &x.trail); fail != nil {
-		return x.failed(fail) // nothing to try: no limit is spent
-	}
-
-	release, done, err := x.admit()
+	estimate := d.estimateTokens(x.tier, len(body), req.MaxTokens)
+	release, dec, done, err := x.gate(estimate)
 	if done {
 		return err
 	}
 	defer release()
-	estimate := d.estimateTokens(x.tier, len(body), req.MaxTokens)
-	dec, done, err := x.limit(estimate)
-	if done {
-		return err
-	}
 	call := routing.Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline}
 	if req.Stream {
 		return x.stream(p, call, req, dec, estimate)

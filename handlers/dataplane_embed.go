@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"math"
 	"net/http"
 	"strings"
@@ -49,36 +48,20 @@ func (d *DataPlane) Embeddings(c echo.Context) error {
 	if done, err := x.idempotent(c.Request().URL.Path, body); done {
 		return err
 	}
-	target, err := routing.Resolve(x.caller, req.Model, config.KindEmbedding, false)
-	if err != nil {
-		var nf *routing.ModelNotFoundError
-		if errors.As(err, &nf) {
-			c.Response().Header().Set("x-should-retry", "false")
-			return x.reject(http.StatusNotFound, "model_not_found", "bad_request", nf.Error())
-		}
-		return err
-	}
-	p := routing.NewPlan()
-	defer p.Release()
-	routing.Build(p, x.caller, target, routing.Needs{Kind: config.KindEmbedding}, &d.Exec.State)
-	x.tier = string(p.Tier.Name)
-	x.rec.Tier = x.tier
-	if fail := d.Exec.Unavailable(p, &x.trail); fail != nil {
-		return x.failed(fail)
-	}
-	release, done, err := x.admit()
+	p, done, err := x.route(req.Model, false, routing.Needs{Kind: config.KindEmbedding})
 	if done {
 		return err
 	}
-	defer release()
+	defer p.Release()
 	var estimate int64
 	for _, in := range req.Inputs {
 		estimate += int64(len(in)/4 + 1)
 	}
-	dec, done, err := x.limit(estimate)
+	release, dec, done, err := x.gate(estimate)
 	if done {
 		return err
 	}
+	defer release()
 	out, fail := d.Exec.Embed(c.Request().Context(), p, routing.Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline},
 		routing.EmbedRequest{Inputs: req.Inputs, Dimensions: req.Dimensions, InputType: inputType}, &x.trail)
 	if fail != nil {
