@@ -12,7 +12,7 @@ export SWITCHYARD_TEST_DATABASE_URL ?= $(TEST_DB_URL)
 export SWITCHYARD_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
 # Packages whose concurrency is the point: run them under the race detector.
-RACE_PKGS := ./routing/... ./breaker/ ./loadcount/ ./keypool/ ./lease/ ./limits/ ./idempotency/ ./live/ ./health/ ./worker/
+RACE_PKGS := ./routing/... ./store/redis/... ./cmd/switchyard/worker/
 
 .PHONY: run test services build generate lint unit race fuzz e2e e2e-deps bench demo clean
 
@@ -34,7 +34,7 @@ demo: services build
 test: services e2e-deps lint unit race fuzz
 
 services:
-	@./scripts/services.sh
+	@./e2e/scripts/services.sh
 
 build:
 	@mkdir -p bin
@@ -52,7 +52,7 @@ lint:
 	@if ! git diff --quiet -- views; then echo "templ output is stale; run make generate and commit:"; git diff --stat -- views; exit 1; fi
 
 unit:
-	PLAYWRIGHT_DRIVER_PATH=$$(./scripts/e2e-deps.sh) go test -count=1 -timeout 15m ./...
+	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) go test -count=1 -timeout 15m ./...
 
 race:
 	go test -race -count=1 -timeout 10m $(RACE_PKGS)
@@ -64,14 +64,14 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzSSEReader$$' -fuzztime $(FUZZTIME) ./routing/adapter/
 
 e2e-deps:
-	@./scripts/e2e-deps.sh >/dev/null
+	@./e2e/scripts/e2e-deps.sh >/dev/null
 
 e2e: services e2e-deps
-	PLAYWRIGHT_DRIVER_PATH=$$(./scripts/e2e-deps.sh) go test -count=1 -v ./e2e/
+	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) go test -count=1 -v ./e2e/
 
 ## bench: gateway vs direct-to-upstream figures (latency, TTFB, throughput, RSS) and Go benchmarks
 bench: services build
-	./scripts/bench.sh
+	./e2e/scripts/bench.sh
 
 clean:
 	rm -rf bin .cache

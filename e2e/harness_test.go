@@ -53,7 +53,7 @@ func run(m *testing.M) int {
 	}
 	pw, err = playwright.Run(&playwright.RunOptions{DriverDirectory: os.Getenv("PLAYWRIGHT_DRIVER_PATH"), SkipInstallBrowsers: true, Verbose: false})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: playwright driver missing (run ./scripts/e2e-deps.sh and set PLAYWRIGHT_DRIVER_PATH; `make test` does both): %v\n", err)
+		fmt.Fprintf(os.Stderr, "e2e: playwright driver missing (run ./e2e/scripts/e2e-deps.sh and set PLAYWRIGHT_DRIVER_PATH; `make test` does both): %v\n", err)
 		return 1
 	}
 	defer pw.Stop()

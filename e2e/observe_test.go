@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"switchyard/routing/config"
-	"switchyard/secrets"
 	"switchyard/store"
+	"switchyard/store/secrets"
 	"switchyard/store/storetest"
 )
 

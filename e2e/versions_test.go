@@ -9,8 +9,8 @@ import (
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
-	"switchyard/secrets"
 	"switchyard/store"
+	"switchyard/store/secrets"
 	"switchyard/store/storetest"
 )
 

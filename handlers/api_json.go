@@ -15,9 +15,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/store"
-	"switchyard/web/httpx"
 )
 
 // apiError is an admin-API answer that has not been written yet; apiFail

@@ -10,10 +10,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/store"
 	"switchyard/views/pages/callers"
-	"switchyard/web/httpx"
 )
 
 // CallersList shows every caller with its quotas, budget and key count.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/store"
 	"switchyard/views/pages/callers"
-	"switchyard/web/httpx"
 )
 
 // callerKeysPanel loads a caller's keys into the key panel.

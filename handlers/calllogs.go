@@ -10,9 +10,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"switchyard/calllog"
+	"switchyard/handlers/httpx"
+	"switchyard/store/calllog"
 	"switchyard/views/pages/calllogs"
-	"switchyard/web/httpx"
 )
 
 // CallLogsSearch shows the call-log search; an htmx request gets only the

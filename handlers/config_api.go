@@ -11,10 +11,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
+	"switchyard/routing/config/textdiff"
 	"switchyard/store"
-	"switchyard/textdiff"
-	"switchyard/web/httpx"
 )
 
 // APIConfigDraft returns the draft's canonical text (YAML), or the snapshot

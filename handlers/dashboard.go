@@ -10,10 +10,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"switchyard/calllog"
-	"switchyard/keypool"
+	"switchyard/handlers/httpx"
+	"switchyard/store/calllog"
+	"switchyard/store/redis/keypool"
 	"switchyard/views/pages/dashboard"
-	"switchyard/web/httpx"
 )
 
 // Dashboard shows traffic over a range from the roll-up tables (never the

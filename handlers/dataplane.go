@@ -15,13 +15,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"switchyard/calllog"
-	"switchyard/idempotency"
-	"switchyard/limits"
-	"switchyard/metrics"
 	"switchyard/routing"
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/store/calllog"
+	"switchyard/store/redis/idempotency"
+	"switchyard/store/redis/limits"
+	"switchyard/web/metrics"
 )
 
 // Limiter is the per caller × tier limit check (one Redis round trip).

@@ -10,11 +10,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"switchyard/calllog"
-	"switchyard/limits"
 	"switchyard/routing"
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/store/calllog"
+	"switchyard/store/redis/limits"
 )
 
 // ChatCompletions serves POST /v1/chat/completions, streamed or not,

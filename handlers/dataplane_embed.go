@@ -10,10 +10,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"switchyard/calllog"
 	"switchyard/routing"
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/store/calllog"
 )
 
 // Embeddings serves POST /v1/embeddings. The logic model's query or document

@@ -8,10 +8,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/views/components"
 	"switchyard/views/pages/models"
-	"switchyard/web/httpx"
 )
 
 // deploymentByID finds a deployment and the logic model it serves.

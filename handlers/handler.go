@@ -12,10 +12,10 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/store"
 	"switchyard/views/layout"
-	"switchyard/web/httpx"
 )
 
 // Handler holds the dependencies of every console and API handler.

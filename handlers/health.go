@@ -8,11 +8,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"switchyard/health"
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
+	"switchyard/routing/health"
 	healthpage "switchyard/views/pages/health"
-	"switchyard/web/httpx"
-	"switchyard/worker"
 )
 
 // healthHistory is how many probes and state changes a deployment shows.
@@ -50,7 +49,7 @@ func (h *Handler) HealthPage(c echo.Context) error {
 		}
 		for id, d := range rt.Deployments {
 			r := healthpage.Row{ID: id, Model: d.Model.Code, Provider: d.Provider.Name, Upstream: d.UpstreamModel, Kind: string(d.Model.Kind),
-				Parked: d.Enabled && d.Weight <= 0, NotProbed: worker.NotProbed(d), Probes: probes[id], Events: events[id]}
+				Parked: d.Enabled && d.Weight <= 0, NotProbed: health.NotProbed(d), Probes: probes[id], Events: events[id]}
 			if s, ok := statuses[id]; ok {
 				r.Evaluated, r.State, r.Score, r.Samples, r.Since, r.Reason = true, string(s.State), s.Score, s.Samples, s.Since, s.Reason
 				r.LiveOK, r.LiveFail, r.ProbeOK, r.ProbeFail = s.Counts.OK, s.Counts.Failed, s.Counts.ProbeOK, s.Counts.ProbeFailed

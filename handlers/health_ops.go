@@ -2,13 +2,13 @@ package handlers
 
 import (
 	"context"
+	"time"
 
-	"switchyard/health"
-	"switchyard/worker"
+	"switchyard/routing/health"
 )
 
 // HealthOps is what the Health page reads: every deployment's evaluated
-// health from Redis (health.Tracker). Probes and state history come from
+// health from Redis (healthboard.Tracker). Probes and state history come from
 // the store.
 type HealthOps interface {
 	// Statuses is every evaluated deployment's health, by deployment id.
@@ -17,11 +17,26 @@ type HealthOps interface {
 	Settings() health.Settings
 }
 
-// JobsOps is what the Jobs page reads and does (worker.Runner). Runs come
-// from the store.
+// JobStatus is one singleton job as the worker role's runner sees it.
+type JobStatus struct {
+	Name        string
+	Description string
+	Every       time.Duration
+	// Holder is the worker holding the lease now, "" when nobody runs it.
+	Holder string
+	// LeaseLeft is how long the lease lasts without renewal.
+	LeaseLeft time.Duration
+	// Requested is set while a "Run now" waits for a worker.
+	Requested bool
+	// NextRun is when the next tick starts; zero when a run is due now.
+	NextRun time.Time
+}
+
+// JobsOps is what the Jobs page reads and does (the worker role's runner,
+// adapted by the instance assembly). Runs come from the store.
 type JobsOps interface {
 	// Jobs is every singleton job with its lease holder and next run.
-	Jobs(ctx context.Context) ([]worker.Status, error)
+	Jobs(ctx context.Context) ([]JobStatus, error)
 	// Request asks the workers to run a job at their next check.
 	Request(ctx context.Context, name string) error
 }

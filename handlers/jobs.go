@@ -5,9 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/views/pages/jobs"
-	"switchyard/web/httpx"
-	"switchyard/worker"
 )
 
 // jobHistory is how many runs a job shows.
@@ -15,7 +14,7 @@ const jobHistory = 10
 
 func (h *Handler) jobsBoard(c echo.Context) (jobs.Board, error) {
 	ctx := c.Request().Context()
-	b := jobs.Board{Running: h.Jobs != nil, Note: worker.CostRollupsNote, CanEdit: httpx.CurrentPrincipal(c).CanEdit(), CSRF: httpx.CSRFToken(c)}
+	b := jobs.Board{Running: h.Jobs != nil, CanEdit: httpx.CurrentPrincipal(c).CanEdit(), CSRF: httpx.CSRFToken(c)}
 	if h.Jobs == nil {
 		return b, nil
 	}

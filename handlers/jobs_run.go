@@ -5,8 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/views/pages/jobs"
-	"switchyard/web/httpx"
 )
 
 // JobRunNow asks the workers to run a job at their next check.

@@ -7,9 +7,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/views/pages/models"
-	"switchyard/web/httpx"
 )
 
 // LogicModelsList shows every logic model with its deployments.

@@ -7,9 +7,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/store"
 	"switchyard/views/pages/auth"
-	"switchyard/web/httpx"
 )
 
 // SessionUserKey is the session entry holding the signed-in user id.

@@ -11,12 +11,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"switchyard/onboarding"
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
-	"switchyard/secrets"
+	"switchyard/routing/config/onboarding"
 	"switchyard/store"
 	onbview "switchyard/views/pages/onboarding"
-	"switchyard/web/httpx"
 )
 
 // Onboarding serves the onboarding wizard (SPEC §2 item 1): template →
@@ -191,7 +190,7 @@ func (o *Onboarding) Create(c echo.Context) error {
 		wp.form.Errors = merge(wp.form.Errors, errs)
 		return o.renderForm(c, http.StatusUnprocessableEntity, wp.form)
 	}
-	res, err := o.Store.Onboard(ctx, plan.Batch(rev))
+	res, err := o.Store.Onboard(ctx, store.OnboardingBatchOf(plan, rev))
 	switch {
 	case errors.Is(err, store.ErrDraftChanged):
 		return o.renderReview(c, http.StatusConflict, wp.form, plan, snap, current,
@@ -340,7 +339,7 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 		}
 		if !slices.Contains(wp.keys, plain) {
 			wp.keys = append(wp.keys, plain)
-			f.Keys = append(f.Keys, onbview.SealedKey{Token: tok, Fingerprint: secrets.Fingerprint(plain)})
+			f.Keys = append(f.Keys, onbview.SealedKey{Token: tok, Fingerprint: config.KeyFingerprint(plain)})
 		}
 	}
 	for _, k := range params["key"] {
@@ -349,11 +348,11 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 			continue
 		}
 		if fe := config.ValidateProviderKey("", k, true); len(fe) > 0 {
-			f.Errors.Add("keys", "The key "+secrets.Fingerprint(k)+" "+fe["secret"])
+			f.Errors.Add("keys", "The key "+config.KeyFingerprint(k)+" "+fe["secret"])
 			continue
 		}
 		wp.keys = append(wp.keys, k)
-		f.Keys = append(f.Keys, onbview.SealedKey{Token: o.Store.SealTransient(k, purpose, onboardingKeyTTL), Fingerprint: secrets.Fingerprint(k)})
+		f.Keys = append(f.Keys, onbview.SealedKey{Token: o.Store.SealTransient(k, purpose, onboardingKeyTTL), Fingerprint: config.KeyFingerprint(k)})
 	}
 
 	posted := params.Get("posted") == "1"

@@ -4,11 +4,11 @@ import (
 	"context"
 	"net/http"
 
-	"switchyard/breaker"
-	"switchyard/keypool"
-	"switchyard/limits"
 	"switchyard/routing"
+	"switchyard/routing/breaker"
 	"switchyard/routing/config"
+	"switchyard/store/redis/keypool"
+	"switchyard/store/redis/limits"
 )
 
 // Ops is what console pages read about the running data plane of this

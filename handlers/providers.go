@@ -7,9 +7,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/views/pages/providers"
-	"switchyard/web/httpx"
 )
 
 // KeyStates is the live state of provider keys (cooling, quarantined, last

@@ -7,9 +7,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/views/pages/groups"
-	"switchyard/web/httpx"
 )
 
 // RouteGroupsList shows every route group with its three tiers side by side.

@@ -7,10 +7,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/store"
 	"switchyard/views/pages/settings"
-	"switchyard/web/httpx"
 )
 
 // settingsPage loads both panels of the Users & tokens page.

@@ -6,9 +6,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/views/pages/tenants"
-	"switchyard/web/httpx"
 )
 
 // TenantsList shows every tenant with its dedicated route groups and callers.

@@ -13,13 +13,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"switchyard/keypool"
-	"switchyard/limits"
+	"switchyard/handlers/httpx"
 	"switchyard/routing"
 	"switchyard/routing/config"
+	"switchyard/store/redis/keypool"
+	"switchyard/store/redis/limits"
 	"switchyard/views/pages/calllogs"
 	"switchyard/views/pages/testroute"
-	"switchyard/web/httpx"
 )
 
 // TestRoutePage shows the Test route form; with a caller chosen it also

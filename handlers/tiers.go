@@ -6,9 +6,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/views/pages/groups"
-	"switchyard/web/httpx"
 )
 
 // renderTier answers a tier action. Success: the tier fragment for htmx, a

@@ -10,11 +10,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
+	"switchyard/routing/config/textdiff"
 	"switchyard/store"
-	"switchyard/textdiff"
 	"switchyard/views/pages/versions"
-	"switchyard/web/httpx"
 )
 
 // maxImport bounds an imported snapshot.

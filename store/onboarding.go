@@ -12,7 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"switchyard/routing/config"
-	"switchyard/secrets"
+	"switchyard/store/secrets"
 )
 
 // OnboardingBatch is everything one onboarding creates or changes. Onboard
@@ -104,7 +104,7 @@ func (s *Store) Onboard(ctx context.Context, b OnboardingBatch) (OnboardingResul
 			secret := strings.TrimSpace(k.Secret)
 			if _, err := tx.ExecContext(ctx,
 				`INSERT INTO provider_keys (id, provider_id, label, secret, fingerprint, status) VALUES ($1,$2,$3,$4,$5,'active')`,
-				id, out.ProviderID, k.Label, s.sealer.Seal(secret, keyAD(id)), secrets.Fingerprint(secret)); err != nil {
+				id, out.ProviderID, k.Label, s.sealer.Seal(secret, keyAD(id)), config.KeyFingerprint(secret)); err != nil {
 				return err
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"switchyard/routing/config"
-	"switchyard/secrets"
 )
 
 // CreateProvider inserts a provider and returns its id.
@@ -79,7 +78,7 @@ func (s *Store) AddProviderKey(ctx context.Context, providerID int64, label, sec
 	if err := config.ValidateProviderKey(label, secret, true).Err(); err != nil {
 		return config.ProviderKey{}, err
 	}
-	k := config.ProviderKey{Label: label, Fingerprint: secrets.Fingerprint(secret), Status: config.KeyActive}
+	k := config.ProviderKey{Label: label, Fingerprint: config.KeyFingerprint(secret), Status: config.KeyActive}
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		// The id is taken first so the ciphertext can be bound to its row.
 		if err := tx.GetContext(ctx, &k.ID, `SELECT nextval(pg_get_serial_sequence('provider_keys','id'))`); err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/lib/pq"
 
 	"switchyard/routing/config"
-	"switchyard/secrets"
+	"switchyard/store/secrets"
 )
 
 // ErrNotFound is returned when the requested row does not exist.

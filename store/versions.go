@@ -177,6 +177,13 @@ func (s *Store) LatestVersion(ctx context.Context) (Version, error) {
 	return v, nil
 }
 
+// LiveSnapshot is the newest published version's number and canonical
+// snapshot: what every instance compiles and serves.
+func (s *Store) LiveSnapshot(ctx context.Context) (int64, []byte, error) {
+	v, err := s.LatestVersion(ctx)
+	return v.Number, []byte(v.Snapshot), err
+}
+
 // LatestVersionNumber returns the live version number, 0 before the first publish.
 func (s *Store) LatestVersionNumber(ctx context.Context) (int64, error) {
 	var n int64

@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"switchyard/handlers"
-	"switchyard/onboarding"
+	"switchyard/routing/config/onboarding"
 )
 
 // routes lists every route of the server, grouped by audience and, within

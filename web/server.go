@@ -17,9 +17,9 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"switchyard/handlers"
+	"switchyard/handlers/httpx"
 	"switchyard/static"
 	"switchyard/store"
-	"switchyard/web/httpx"
 )
 
 // Options configure the server.

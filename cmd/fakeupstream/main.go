@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"switchyard/fakeupstream"
+	"switchyard/routing/adapter/fakevendor"
 )
 
 func main() {
@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		addr      = fs.String("addr", "127.0.0.1:9090", "listen address (port 0 picks a free port)")
 		models    = fs.String("models", "", "comma-separated models to serve (default: any name)")
 		rulesFile = fs.String("rules", "", "JSON file with an array of rules")
-		opts      fakeupstream.Options
+		opts      fakevendor.Options
 		f         = &opts.Fault
 	)
 	fs.IntVar(&opts.ReplyChunks, "reply-chunks", 5, "content chunks per reply")
@@ -87,7 +87,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	serveCtx, cancelServe := context.WithCancel(context.Background())
 	defer cancelServe()
 	srv := &http.Server{
-		Handler:           fakeupstream.New(opts),
+		Handler:           fakevendor.New(opts),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return serveCtx },
 	}

@@ -4,7 +4,7 @@ package main
 import (
 	"fmt"
 
-	"switchyard/secrets"
+	"switchyard/store/secrets"
 )
 
 func main() { fmt.Println(secrets.NewKey()) }

@@ -6,8 +6,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"switchyard/health"
 	"time"
+
+	"switchyard/routing/health"
 )
 
 // Config is everything the binary reads from its environment. The README

@@ -20,9 +20,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"switchyard/gateway"
-	"switchyard/secrets"
+	"switchyard/cmd/switchyard/gateway"
 	"switchyard/store"
+	"switchyard/store/secrets"
 )
 
 func main() {

@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"switchyard/fakeupstream"
+	"switchyard/routing/adapter/fakevendor"
 )
 
-func fakeVendor(t *testing.T, f fakeupstream.Fault) string {
+func fakeVendor(t *testing.T, f fakevendor.Fault) string {
 	t.Helper()
-	srv := httptest.NewServer(fakeupstream.New(fakeupstream.Options{ReplyChunks: 3, Dimension: 8, Fault: f}))
+	srv := httptest.NewServer(fakevendor.New(fakevendor.Options{ReplyChunks: 3, Dimension: 8, Fault: f}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -45,7 +45,7 @@ func TestTranslatingAdaptersAgainstFakeVendor(t *testing.T) {
 			want := "Hello from " + ad.model + ". Hello from " + ad.model + ". Hello from " + ad.model + "."
 
 			t.Run("chat and stream agree", func(t *testing.T) {
-				url := fakeVendor(t, fakeupstream.Fault{CachedTokens: 4})
+				url := fakeVendor(t, fakevendor.Fault{CachedTokens: 4})
 				res, err := ad.a.Chat(context.Background(), target(url, "k1"), ask("hello there"))
 				if err != nil {
 					t.Fatal(err)
@@ -77,7 +77,7 @@ func TestTranslatingAdaptersAgainstFakeVendor(t *testing.T) {
 			})
 
 			t.Run("tool call", func(t *testing.T) {
-				url := fakeVendor(t, fakeupstream.Fault{})
+				url := fakeVendor(t, fakevendor.Fault{})
 				r := ask("please call tool")
 				r.Tools = []Tool{{Name: "lookup", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}}
 				res, err := ad.a.Chat(context.Background(), target(url, "k"), r)
@@ -102,7 +102,7 @@ func TestTranslatingAdaptersAgainstFakeVendor(t *testing.T) {
 			})
 
 			t.Run("max tokens", func(t *testing.T) {
-				url := fakeVendor(t, fakeupstream.Fault{})
+				url := fakeVendor(t, fakevendor.Fault{})
 				r := ask("hi")
 				r.MaxTokens = vtInt(1)
 				res, err := ad.a.Chat(context.Background(), target(url, "k"), r)
@@ -114,17 +114,17 @@ func TestTranslatingAdaptersAgainstFakeVendor(t *testing.T) {
 			failures := []struct {
 				name   string
 				key    string
-				fault  fakeupstream.Fault
+				fault  fakevendor.Fault
 				want   Class
 				stream bool // only meaningful for a stream
 			}{
-				{"bad key", "bad-key", fakeupstream.Fault{}, ClassAuth, false},
-				{"billing", "broke-key", fakeupstream.Fault{}, ClassBilling, false},
-				{"rate limited", "k", fakeupstream.Fault{Status: 429, RetryAfter: 3 * time.Second}, ClassRateLimited, false},
-				{"server", "k", fakeupstream.Fault{Status: 503}, ClassServer, false},
-				{"content filter", "k", fakeupstream.Fault{ContentFilter: true}, ClassContentFilter, false},
-				{"in-stream error", "k", fakeupstream.Fault{ErrorAfterChunks: 1}, ClassServer, true},
-				{"cut stream", "k", fakeupstream.Fault{CutAfterChunks: 1}, ClassNetwork, true},
+				{"bad key", "bad-key", fakevendor.Fault{}, ClassAuth, false},
+				{"billing", "broke-key", fakevendor.Fault{}, ClassBilling, false},
+				{"rate limited", "k", fakevendor.Fault{Status: 429, RetryAfter: 3 * time.Second}, ClassRateLimited, false},
+				{"server", "k", fakevendor.Fault{Status: 503}, ClassServer, false},
+				{"content filter", "k", fakevendor.Fault{ContentFilter: true}, ClassContentFilter, false},
+				{"in-stream error", "k", fakevendor.Fault{ErrorAfterChunks: 1}, ClassServer, true},
+				{"cut stream", "k", fakevendor.Fault{CutAfterChunks: 1}, ClassNetwork, true},
 			}
 			for _, f := range failures {
 				t.Run(f.name, func(t *testing.T) {
@@ -151,7 +151,7 @@ func TestTranslatingAdaptersAgainstFakeVendor(t *testing.T) {
 			}
 
 			t.Run("no usage stays unknown", func(t *testing.T) {
-				url := fakeVendor(t, fakeupstream.Fault{NoUsage: true})
+				url := fakeVendor(t, fakevendor.Fault{NoUsage: true})
 				s, err := ad.a.ChatStream(context.Background(), target(url, "k"), ask("hi"))
 				if err != nil {
 					t.Fatal(err)
@@ -164,7 +164,7 @@ func TestTranslatingAdaptersAgainstFakeVendor(t *testing.T) {
 			})
 
 			t.Run("first chunk too slow", func(t *testing.T) {
-				url := fakeVendor(t, fakeupstream.Fault{FirstChunkDelay: 5 * time.Second})
+				url := fakeVendor(t, fakevendor.Fault{FirstChunkDelay: 5 * time.Second})
 				ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 				defer cancel()
 				s, err := ad.a.ChatStream(ctx, target(url, "k"), ask("hi"))
@@ -178,7 +178,7 @@ func TestTranslatingAdaptersAgainstFakeVendor(t *testing.T) {
 			})
 
 			t.Run("models", func(t *testing.T) {
-				list, err := ad.a.ListModels(context.Background(), target(fakeVendor(t, fakeupstream.Fault{}), "k"))
+				list, err := ad.a.ListModels(context.Background(), target(fakeVendor(t, fakevendor.Fault{}), "k"))
 				if err != nil || len(list.Models) == 0 {
 					t.Fatalf("%v %v", list, err)
 				}
@@ -192,7 +192,7 @@ func TestTranslatingAdaptersAgainstFakeVendor(t *testing.T) {
 	}
 
 	t.Run("gemini embeddings", func(t *testing.T) {
-		url := fakeVendor(t, fakeupstream.Fault{})
+		url := fakeVendor(t, fakevendor.Fault{})
 		res, err := Gemini{}.Embed(context.Background(), Target{BaseURL: url, APIKey: "k", UpstreamModel: "gemini-embedding-001"},
 			&EmbedRequest{Inputs: []string{"a", "b", "c"}, Dimensions: 4})
 		if err != nil {
@@ -201,7 +201,7 @@ func TestTranslatingAdaptersAgainstFakeVendor(t *testing.T) {
 		if len(res.Vectors) != 3 || len(res.Vectors[0]) != 4 {
 			t.Errorf("vectors %v", res.Vectors)
 		}
-		want := fakeupstream.Vector("b", 4)
+		want := fakevendor.Vector("b", 4)
 		for i := range want {
 			if res.Vectors[1][i] != want[i] {
 				t.Fatalf("vector 1 = %v, want %v (order kept)", res.Vectors[1], want)

@@ -42,7 +42,7 @@ func vendorUpdate() bool {
 var vendorNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func vendorTestdata(vendor, name string) string {
-	return filepath.Join("..", "..", "testdata", vendor, name)
+	return filepath.Join("testdata", vendor, name)
 }
 
 func vendorFixture(t *testing.T, vendor, name string) []byte {

@@ -18,7 +18,7 @@ import (
 
 func classifyFixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../../testdata/openai/" + name)
+	b, err := os.ReadFile("testdata/openai/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // fuzzFixtures returns the testdata/openai files whose names end in suffix.
 func fuzzFixtures(f *testing.F, suffix string) [][]byte {
 	f.Helper()
-	names, err := filepath.Glob("../../testdata/openai/*" + suffix)
+	names, err := filepath.Glob("testdata/openai/*" + suffix)
 	if err != nil || len(names) == 0 {
 		f.Fatalf("no *%s fixtures: %v", suffix, err)
 	}

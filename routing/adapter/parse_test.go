@@ -13,7 +13,7 @@ import (
 // parseCurlBody extracts the JSON body from a fixture's curl -d '...' command.
 func parseCurlBody(t testing.TB, name string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile("../../testdata/openai/" + name)
+	raw, err := os.ReadFile("testdata/openai/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

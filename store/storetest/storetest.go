@@ -17,8 +17,8 @@ import (
 
 	_ "github.com/lib/pq" // driver
 
-	"switchyard/secrets"
 	"switchyard/store"
+	"switchyard/store/secrets"
 )
 
 // BaseDSN is the test server's connection string (SWITCHYARD_TEST_DATABASE_URL).

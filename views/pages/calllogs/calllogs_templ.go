@@ -10,7 +10,7 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
-	"switchyard/calllog"
+	"switchyard/store/calllog"
 	"switchyard/views/components"
 	"switchyard/views/layout"
 )

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"switchyard/calllog"
+	"switchyard/store/calllog"
 	"switchyard/views/components"
 	"switchyard/views/layout"
 )

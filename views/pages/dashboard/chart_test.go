@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"switchyard/calllog"
+	"switchyard/store/calllog"
 )
 
 func TestNiceScale(t *testing.T) {

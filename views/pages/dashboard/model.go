@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"switchyard/calllog"
+	"switchyard/store/calllog"
 	"switchyard/views/components"
 	"switchyard/views/layout"
 )

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"switchyard/calllog"
+	"switchyard/store/calllog"
 )
 
 // maxGroups is how many groups get their own line; the rest are "other".

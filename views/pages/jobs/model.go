@@ -35,7 +35,6 @@ type Board struct {
 	// Running is false when this instance knows no jobs.
 	Running bool
 	Error   string
-	Note    string
 	CanEdit bool
 	CSRF    string
 }
@@ -95,3 +94,6 @@ func outcomeKind(s string) string {
 	}
 	return ""
 }
+
+// costRollupsNote explains why the list has no roll-up job.
+const costRollupsNote = "Cost roll-ups (per day × caller × tier × logic model) need no job: the call-log writer updates them in the same transaction that inserts each batch of call logs, so they are always as current as the call logs themselves."

@@ -8,7 +8,7 @@ import (
 
 	"github.com/a-h/templ"
 
-	"switchyard/breaker"
+	"switchyard/routing/breaker"
 	"switchyard/routing/config"
 	"switchyard/views/components"
 	"switchyard/views/layout"

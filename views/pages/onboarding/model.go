@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 
-	"switchyard/onboarding"
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/config/onboarding"
 	"switchyard/views/layout"
 )
 

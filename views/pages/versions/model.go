@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"switchyard/routing/config"
+	"switchyard/routing/config/textdiff"
 	"switchyard/store"
-	"switchyard/textdiff"
 	"switchyard/views/layout"
 )
 

@@ -12,7 +12,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"strconv"
 	"switchyard/routing/config"
-	"switchyard/textdiff"
+	"switchyard/routing/config/textdiff"
 	"switchyard/views/components"
 	"switchyard/views/layout"
 )

@@ -1,0 +1,298 @@
+// Package gateway assembles one Switchyard instance: the live configuration,
+// the Redis-backed protection (limits, idempotency, breakers, key pools, load
+// counters), the call-log writer, metrics, the data plane and the console.
+// cmd/switchyard and the integration tests build instances with it.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/redis/go-redis/v9"
+
+	"switchyard/handlers"
+	"switchyard/routing"
+	"switchyard/routing/adapter"
+	"switchyard/routing/breaker"
+	"switchyard/routing/config"
+	"switchyard/routing/config/onboarding"
+	"switchyard/routing/live"
+	"switchyard/store"
+	"switchyard/store/calllog"
+	"switchyard/store/redis/breakerboard"
+	"switchyard/store/redis/idempotency"
+	"switchyard/store/redis/keypool"
+	"switchyard/store/redis/limits"
+	"switchyard/store/redis/loadcount"
+	"switchyard/web"
+	"switchyard/web/metrics"
+)
+
+// Options configure an instance.
+type Options struct {
+	Store          *store.Store
+	Redis          redis.UniversalClient
+	Log            *slog.Logger
+	RedisPrefix    string         // default "sy"
+	SpillDir       string         // call-log spill directory (required)
+	Location       *time.Location // daily quotas and monthly budgets; default UTC
+	MaxBody        int64          // data-plane body limit; default 10 MB
+	InstanceCap    int            // in-flight cap of this instance; 0 = unlimited
+	IdemTTL        time.Duration  // how long idempotent results are kept
+	ReloadInterval time.Duration  // safety-net configuration check
+	CookieSecure   bool
+	PublicURL      string
+	Env            config.Env
+	// Console serves the operator console (APP_ROLE api or all).
+	Console bool
+	// RedisTimeout bounds each limit, load-counter and key-state call before
+	// the per-instance fallback takes over (default 50 ms).
+	RedisTimeout time.Duration
+	// CatalogFile (SWITCHYARD_CATALOG_FILE) is merged over the built-in
+	// onboarding catalogue; SandboxURL (SWITCHYARD_SANDBOX_URL) is where the
+	// local sandbox template points.
+	CatalogFile, SandboxURL string
+	// Worker configures health scoring and the singleton jobs; its RunJobs
+	// runs the jobs (APP_ROLE worker or all).
+	Worker WorkerOptions
+}
+
+// Gateway is one assembled instance.
+type Gateway struct {
+	Holder   *live.Holder
+	Loader   *live.Loader
+	Breakers *breaker.Set
+	Reporter *breakerboard.Reporter
+	Keys     *keypool.Pool
+	Load     *loadcount.Counters
+	Limiter  *limits.Limiter
+	Idem     *idempotency.Store
+	CallLog  *calllog.Writer
+	Metrics  *metrics.Metrics
+	Exec     *routing.Executor
+	Data     *handlers.DataPlane
+	Console  *handlers.Handler
+	Server   *web.Server
+	Sessions *scs.SessionManager
+	Worker   *Worker
+	log      *slog.Logger
+	redis    redis.UniversalClient
+	store    *store.Store
+	wg       sync.WaitGroup
+	stop     context.CancelFunc
+}
+
+// Adapters are the implemented protocols (adapter.All).
+func Adapters() map[config.Protocol]adapter.Adapter { return adapter.All() }
+
+// Implemented is what the dry-run knows about this build's adapters.
+func Implemented() config.Env { return adapter.Support() }
+
+// UpstreamClient is the shared HTTP client for vendor calls: pooled
+// connections and no client timeout, because every deadline comes from the
+// attempt's context.
+func UpstreamClient() *http.Client {
+	t := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   512,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{Transport: t}
+}
+
+func instanceID() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return host + "-" + hex.EncodeToString(b)
+}
+
+// New assembles an instance; Start runs its background loops.
+func New(o Options) (*Gateway, error) {
+	if o.RedisPrefix == "" {
+		o.RedisPrefix = "sy"
+	}
+	if o.Location == nil {
+		o.Location = time.UTC
+	}
+	if o.Env.Implemented == nil {
+		o.Env = Implemented()
+	}
+	log := o.Log
+	g := &Gateway{log: log, Holder: &live.Holder{}, redis: o.Redis, store: o.Store}
+	id := instanceID()
+	g.Breakers = breaker.NewSet(breaker.Options{Logger: log})
+	g.Reporter = breakerboard.NewReporter(g.Breakers, o.Redis, breakerboard.ReporterOptions{Prefix: o.RedisPrefix, InstanceID: id, Logger: log})
+	g.Keys = keypool.New(o.Redis, keypool.Options{Prefix: o.RedisPrefix, Logger: log, Timeout: o.RedisTimeout})
+	g.Load = loadcount.New(o.Redis, loadcount.Options{Prefix: o.RedisPrefix, InstanceCap: o.InstanceCap, Logger: log, OpTimeout: o.RedisTimeout})
+	g.Limiter = limits.New(o.Redis, limits.Options{Prefix: o.RedisPrefix, Location: o.Location, Logger: log, Timeout: o.RedisTimeout})
+	g.Idem = idempotency.New(o.Redis, idempotency.Options{Prefix: o.RedisPrefix, TTL: o.IdemTTL})
+	w, err := calllog.NewWriter(o.Store.DB(), calllog.WriterOptions{SpillDir: o.SpillDir, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	g.CallLog = w
+	g.Loader = &live.Loader{Source: o.Store, Holder: g.Holder, Log: log, Interval: o.ReloadInterval}
+	degraded := func() float64 {
+		if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() {
+			return 1
+		}
+		return 0
+	}
+	g.Metrics = metrics.New(map[string]func() float64{
+		"switchyard_calllog_buffer_depth": func() float64 { return float64(w.Depth()) },
+		"switchyard_calllog_spill_bytes":  func() float64 { return float64(w.SpillBytes()) },
+		"switchyard_redis_degraded":       degraded,
+		"switchyard_inflight_requests":    func() float64 { return float64(g.Load.InstanceInFlight()) },
+		"switchyard_config_load_failing": func() float64 {
+			if g.Loader.LastError() != "" {
+				return 1
+			}
+			return 0
+		},
+		"switchyard_goroutines_dataplane": func() float64 { return float64(runtime.NumGoroutine()) },
+	})
+	g.Loader.OnSwap = func(rt *config.Runtime) {
+		g.Metrics.Live.Set(float64(rt.Version))
+		g.Metrics.Reloads.WithLabelValues("ok").Inc()
+	}
+	g.Exec = &routing.Executor{
+		Adapters: Adapters(),
+		Client:   UpstreamClient(),
+		State:    routing.State{Breakers: breakers{g.Breakers}, Keys: g.Keys, Load: load{g.Load}},
+	}
+	g.Data = &handlers.DataPlane{
+		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, CallLog: w, Metrics: g.Metrics,
+		Admit:   func(batch bool) (func(), bool) { return g.Load.AdmitInstance(classOf(batch)) },
+		MaxBody: o.MaxBody, Log: log,
+	}
+	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
+	g.Console = &handlers.Handler{Store: o.Store, Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
+		Keys: keyStates{g.Keys}, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
+	cat, catErr := loadCatalog(o, log)
+	wizard := handlers.NewOnboarding(g.Console, cat, catErr, &onboarding.Verifier{Adapters: Adapters(), Client: UpstreamClient()})
+	g.Server = web.New(g.Console, g.Data, o.Store, g.Sessions, log, g.Holder.Loaded, web.Options{CookieSecure: o.CookieSecure, Metrics: g.Metrics.Handler(), Onboarding: wizard})
+	o.Worker.Prefix = o.RedisPrefix
+	g.Worker = g.AttachWorker(o.Store, o.Worker)
+	return g, nil
+}
+
+// loadCatalog loads the onboarding catalogue with the operator's file merged
+// over the built-in one. A broken operator file must not keep the console
+// down at 2 a.m.: it is logged, named on the wizard's first page (the
+// returned message), and the built-in catalogue is used.
+func loadCatalog(o Options, log *slog.Logger) (*onboarding.Catalog, string) {
+	opts := onboarding.LoadOptions{File: o.CatalogFile, SandboxURL: o.SandboxURL, Env: o.Env}
+	cat, err := onboarding.Load(opts)
+	if err == nil {
+		return cat, ""
+	}
+	log.Error("onboarding catalogue not loaded; using the built-in one", "file", o.CatalogFile, "err", err)
+	opts.File = ""
+	cat, _ = onboarding.Load(opts)
+	return cat, err.Error()
+}
+
+func classOf(batch bool) loadcount.Class {
+	if batch {
+		return loadcount.Batch
+	}
+	return loadcount.Interactive
+}
+
+// notices are the instance-wide warnings on every console page.
+func (g *Gateway) notices() []string {
+	var out []string
+	if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() {
+		out = append(out, "Redis is unreachable: rate limits, key states and load counters are enforced per instance until it returns.")
+	}
+	if e := g.Loader.LastError(); e != "" {
+		out = append(out, "Configuration: "+e)
+	}
+	if g.CallLog.SpillBytes() > 0 {
+		out = append(out, "PostgreSQL is not taking call logs right now: they are kept in the spill file and will be written when it returns.")
+	}
+	return out
+}
+
+// Start loads the configuration and runs the background loops until ctx ends.
+func (g *Gateway) Start(ctx context.Context) {
+	ctx, g.stop = context.WithCancel(ctx)
+	g.wg.Add(2)
+	go func() { defer g.wg.Done(); g.Loader.Run(ctx) }()
+	go func() { defer g.wg.Done(); _ = g.Reporter.Run(ctx) }()
+	g.wg.Add(1)
+	go func() { defer g.wg.Done(); g.Worker.Run(ctx) }()
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				for id, s := range g.Breakers.Snapshot() {
+					g.Metrics.Breakers.WithLabelValues(strconv.FormatInt(id, 10)).Set(float64(s.State))
+				}
+			}
+		}
+	}()
+}
+
+// WaitLoaded blocks until the first configuration load finished.
+func (g *Gateway) WaitLoaded(ctx context.Context) error {
+	for !g.Holder.Loaded() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// Close stops the loops and flushes the call log.
+func (g *Gateway) Close(ctx context.Context) error {
+	if g.stop != nil {
+		g.stop()
+	}
+	g.wg.Wait()
+	g.Keys.Close()
+	g.Load.Close()
+	return g.CallLog.Close(ctx)
+}
+
+// WorkerHandler serves what a worker-only process exposes: /healthz and
+// /metrics.
+func (g *Gateway) WorkerHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", g.Metrics.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+		defer cancel()
+		if err := g.store.Ping(ctx); err != nil {
+			http.Error(w, `{"status":"unavailable","postgres":"unreachable"}`, http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok","role":"worker"}`))
+	})
+	return mux
+}

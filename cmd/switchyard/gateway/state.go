@@ -1,0 +1,75 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"switchyard/routing"
+	"switchyard/routing/breaker"
+	"switchyard/routing/config"
+	"switchyard/store/redis/keypool"
+	"switchyard/store/redis/loadcount"
+	"switchyard/views/pages/providers"
+)
+
+// breakers bridges breaker.Set to routing.Breakers.
+type breakers struct{ set *breaker.Set }
+
+func settings(s config.BreakerSettings) breaker.Settings {
+	return breaker.Settings{Window: s.Window, MinCalls: s.MinCalls, FailurePercent: s.FailurePercent,
+		Open: time.Duration(s.OpenMS) * time.Millisecond, HalfOpenProbes: s.HalfOpenProbes}
+}
+
+func (b breakers) Allow(id int64, s config.BreakerSettings) (func(routing.Outcome), bool) {
+	p, ok := b.set.Allow(id, settings(s))
+	if !ok {
+		return nil, false
+	}
+	return func(o routing.Outcome) {
+		switch o {
+		case routing.OutcomeSuccess:
+			p.Done(breaker.Success)
+		case routing.OutcomeFailure:
+			p.Done(breaker.Failure)
+		default:
+			p.Done(breaker.Ignored)
+		}
+	}, true
+}
+
+func (b breakers) Open(id int64) bool { return b.set.State(id) == breaker.Open }
+
+// load bridges loadcount.Counters to routing.Load.
+type load struct{ c *loadcount.Counters }
+
+func (l load) Acquire(ctx context.Context, id int64, max int, batch bool) (func(), error) {
+	class := loadcount.Interactive
+	if batch {
+		class = loadcount.Batch
+	}
+	slot, err := l.c.Acquire(ctx, id, max, class)
+	if errors.Is(err, loadcount.ErrFull) {
+		return nil, routing.ErrFull
+	}
+	if err != nil {
+		return nil, err
+	}
+	return slot.Release, nil
+}
+
+func (l load) Load(id int64) (int, int) { return l.c.Load(id) }
+
+// keyStates bridges keypool.Pool to the console's key-state view.
+type keyStates struct{ p *keypool.Pool }
+
+func (k keyStates) KeyRuntime(ctx context.Context) (map[int64]providers.KeyRuntime, error) {
+	states, err := k.p.States(ctx)
+	out := make(map[int64]providers.KeyRuntime, len(states))
+	for id, s := range states {
+		out[id] = providers.KeyRuntime{Status: string(s.Status), Reason: s.Reason, Since: s.Since, Until: s.Until, LastUsed: s.LastUsed}
+	}
+	return out, err
+}
+
+func (k keyStates) Reenable(ctx context.Context, keyID int64) error { return k.p.Reenable(ctx, keyID) }

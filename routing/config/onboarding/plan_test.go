@@ -1,0 +1,231 @@
+package onboarding_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"switchyard/routing/adapter"
+	"switchyard/routing/config"
+	"switchyard/routing/config/onboarding"
+)
+
+func catalog(t *testing.T) *onboarding.Catalog {
+	t.Helper()
+	cat, err := onboarding.Load(onboarding.LoadOptions{Env: adapter.Support()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+// recommended ticks a template's recommended models, as the wizard does.
+func recommended(cat *onboarding.Catalog, code string) []onboarding.Choice {
+	tpl, _ := cat.Template(code)
+	var out []onboarding.Choice
+	for _, m := range tpl.Models {
+		if m.Recommended {
+			out = append(out, onboarding.Choice{Upstream: m.Upstream})
+		}
+	}
+	return out
+}
+
+func mustPlan(t *testing.T, cat *onboarding.Catalog, ch onboarding.Choices, draft config.Snapshot) *onboarding.Plan {
+	t.Helper()
+	p, errs := onboarding.Build(cat, ch, draft)
+	if errs != nil {
+		t.Fatalf("plan: %v", errs)
+	}
+	return p
+}
+
+// tiers renders a group's chains as "fast: a(1), b(2)" lines.
+func tiers(s config.Snapshot, group string) map[config.TierName]string {
+	out := map[config.TierName]string{}
+	for _, g := range s.RouteGroups {
+		if g.Name != group {
+			continue
+		}
+		for _, tr := range g.Tiers {
+			var parts []string
+			for _, c := range tr.Candidates {
+				parts = append(parts, c.LogicModel+"("+itoa(c.Priority)+")")
+			}
+			out[tr.Name] = strings.Join(parts, ", ")
+		}
+	}
+	return out
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// withIDs gives every deployment an id, as the store would.
+func withIDs(s config.Snapshot) config.Snapshot {
+	id := int64(100)
+	for i := range s.LogicModels {
+		for j := range s.LogicModels[i].Deployments {
+			id++
+			s.LogicModels[i].Deployments[j].ID = id
+		}
+	}
+	return s
+}
+
+func blocking(t *testing.T, s config.Snapshot) {
+	t.Helper()
+	r := config.DryRun(s, adapter.Support())
+	if r.Blocking() {
+		t.Fatalf("dry-run blocks: %+v", r.Errors())
+	}
+}
+
+func TestPlanSandboxFirstInstall(t *testing.T) {
+	cat := catalog(t)
+	p := mustPlan(t, cat, onboarding.Choices{Template: "sandbox", ProviderName: "sandbox", BaseURL: "http://127.0.0.1:9090/v1",
+		Models: recommended(cat, "sandbox"), NewGroup: onboarding.DefaultGroup, Caller: onboarding.DefaultCaller}, config.Snapshot{})
+	if len(p.Keys) != 1 || !p.Keys[0].Default {
+		t.Errorf("keys = %+v, want the sandbox's default key", p.Keys)
+	}
+	s := p.Apply(config.Snapshot{})
+	blocking(t, s)
+	want := map[config.TierName]string{config.TierFast: "fake-fast(1)", config.TierStandard: "fake-standard(1)", config.TierDeep: "fake-deep(1)"}
+	if d := cmp.Diff(want, tiers(s, "default")); d != "" {
+		t.Errorf("tiers (-want +got):\n%s", d)
+	}
+	if len(s.Callers) != 1 || s.Callers[0].RouteGroup != "default" {
+		t.Errorf("callers = %+v", s.Callers)
+	}
+	if !strings.Contains(s.Providers[0].Notes, "LOCAL SANDBOX") {
+		t.Errorf("provider notes %q do not label the sandbox", s.Providers[0].Notes)
+	}
+}
+
+func TestPlanFillsTierWithoutSuggestion(t *testing.T) {
+	cat := catalog(t)
+	p := mustPlan(t, cat, onboarding.Choices{Template: "deepseek", ProviderName: "deepseek", BaseURL: "https://api.deepseek.com/v1", Keys: []string{"sk-deepseek-key-0001"},
+		Models: recommended(cat, "deepseek"), NewGroup: "default", Caller: "app"}, config.Snapshot{})
+	s := p.Apply(config.Snapshot{})
+	blocking(t, s)
+	want := map[config.TierName]string{config.TierFast: "deepseek-chat(1)", config.TierStandard: "deepseek-chat(1)", config.TierDeep: "deepseek-reasoner(1)"}
+	if d := cmp.Diff(want, tiers(s, "default")); d != "" {
+		t.Errorf("tiers (-want +got):\n%s", d)
+	}
+	if !strings.Contains(strings.Join(p.Notes, " "), "fast tier: it uses deepseek-chat from the standard tier") {
+		t.Errorf("notes do not explain the borrowed tier: %q", p.Notes)
+	}
+	// Only deep chosen: fast and standard both borrow it.
+	p = mustPlan(t, cat, onboarding.Choices{Template: "deepseek", ProviderName: "deepseek", BaseURL: "https://api.deepseek.com/v1", Keys: []string{"sk-deepseek-key-0001"},
+		Models: []onboarding.Choice{{Upstream: "deepseek-reasoner"}}, NewGroup: "default"}, config.Snapshot{})
+	s = p.Apply(config.Snapshot{})
+	blocking(t, s)
+	want = map[config.TierName]string{config.TierFast: "deepseek-reasoner(1)", config.TierStandard: "deepseek-reasoner(1)", config.TierDeep: "deepseek-reasoner(1)"}
+	if d := cmp.Diff(want, tiers(s, "default")); d != "" {
+		t.Errorf("tiers (-want +got):\n%s", d)
+	}
+}
+
+func TestPlanSecondProviderBacksUpExistingModels(t *testing.T) {
+	cat := catalog(t)
+	first := mustPlan(t, cat, onboarding.Choices{Template: "deepseek", ProviderName: "deepseek", BaseURL: "https://api.deepseek.com/v1", Keys: []string{"sk-deepseek-key-0001"},
+		Models: recommended(cat, "deepseek"), NewGroup: "default", Caller: "app"}, config.Snapshot{})
+	draft := withIDs(first.Apply(config.Snapshot{}))
+
+	p := mustPlan(t, cat, onboarding.Choices{Template: "siliconflow", ProviderName: "siliconflow", BaseURL: "https://api.siliconflow.cn/v1", Keys: []string{"sk-siliconflow-0001"},
+		Models: recommended(cat, "siliconflow"), Group: "default"}, draft)
+	s := p.Apply(draft)
+	blocking(t, s)
+	for _, m := range s.LogicModels {
+		switch m.Code {
+		case "deepseek-chat", "deepseek-reasoner":
+			if len(m.Deployments) != 2 {
+				t.Fatalf("%s has %d deployments, want 2", m.Code, len(m.Deployments))
+			}
+			for _, d := range m.Deployments {
+				if d.Weight != 50 {
+					t.Errorf("%s on %s weight %d, want 50", m.Code, d.Provider, d.Weight)
+				}
+			}
+		}
+	}
+	if n := len(s.LogicModels); n != 3 {
+		t.Errorf("%d logic models, want 3 (two shared, qwen3-8b new)", n)
+	}
+	// The new model backs up the fast tier; existing chains are untouched.
+	want := map[config.TierName]string{config.TierFast: "deepseek-chat(1), qwen3-8b(2)", config.TierStandard: "deepseek-chat(1)", config.TierDeep: "deepseek-reasoner(1)"}
+	if d := cmp.Diff(want, tiers(s, "default")); d != "" {
+		t.Errorf("tiers (-want +got):\n%s", d)
+	}
+	if p.SplitText("deepseek-chat") != "50/50" || !strings.Contains(strings.Join(p.Notes, " "), "split 50/50") {
+		t.Errorf("split not explained: %q", p.Notes)
+	}
+	if p.Caller != nil {
+		t.Error("no caller asked for, one planned")
+	}
+
+	// A third provider of the same family: 50/50 becomes 34/33/33.
+	draft = withIDs(s)
+	p = mustPlan(t, cat, onboarding.Choices{Template: "openrouter", ProviderName: "openrouter", BaseURL: "https://openrouter.ai/api/v1", Keys: []string{"sk-or-v1-000000001"},
+		Models: []onboarding.Choice{{Upstream: "deepseek/deepseek-chat"}}, Group: "default"}, draft)
+	if got := p.SplitText("deepseek-chat"); got != "34/33/33" {
+		t.Errorf("split = %s, want 34/33/33", got)
+	}
+	blocking(t, p.Apply(draft))
+
+	// Asking for a separate logic model keeps the family apart.
+	p = mustPlan(t, cat, onboarding.Choices{Template: "openrouter", ProviderName: "openrouter", BaseURL: "https://openrouter.ai/api/v1", Keys: []string{"sk-or-v1-000000001"},
+		Models: []onboarding.Choice{{Upstream: "deepseek/deepseek-chat", Separate: true}}, Group: "default"}, draft)
+	if p.Models[0].Backup || p.Models[0].Code != "deepseek-chat-openrouter" || len(p.Reweights) != 0 {
+		t.Errorf("separate model planned as %+v, reweights %+v", p.Models[0], p.Reweights)
+	}
+	blocking(t, p.Apply(draft))
+}
+
+func TestPlanErrors(t *testing.T) {
+	cat := catalog(t)
+	draft := mustPlan(t, cat, onboarding.Choices{Template: "sandbox", ProviderName: "sandbox", BaseURL: "http://127.0.0.1:9090/v1",
+		Models: recommended(cat, "sandbox"), NewGroup: "default", Caller: "first-app"}, config.Snapshot{}).Apply(config.Snapshot{})
+	for name, tc := range map[string]struct {
+		ch    onboarding.Choices
+		field string
+	}{
+		"no key":         {onboarding.Choices{Template: "openai", ProviderName: "openai", BaseURL: "https://api.openai.com/v1", Models: recommended(cat, "openai"), NewGroup: "g2"}, "keys"},
+		"short key":      {onboarding.Choices{Template: "openai", ProviderName: "openai", BaseURL: "https://api.openai.com/v1", Keys: []string{"sk-1"}, Models: recommended(cat, "openai"), NewGroup: "g2"}, "keys"},
+		"name taken":     {onboarding.Choices{Template: "sandbox", ProviderName: "sandbox", BaseURL: "http://127.0.0.1:9090/v1", Models: recommended(cat, "sandbox"), NewGroup: "g2"}, "provider_name"},
+		"group taken":    {onboarding.Choices{Template: "sandbox", ProviderName: "sandbox2", BaseURL: "http://127.0.0.1:9090/v1", Models: recommended(cat, "sandbox"), NewGroup: "default"}, "new_group"},
+		"caller taken":   {onboarding.Choices{Template: "sandbox", ProviderName: "sandbox2", BaseURL: "http://127.0.0.1:9090/v1", Models: recommended(cat, "sandbox"), Group: "default", Caller: "first-app"}, "caller"},
+		"no models":      {onboarding.Choices{Template: "sandbox", ProviderName: "sandbox2", BaseURL: "http://127.0.0.1:9090/v1", NewGroup: "g2"}, "models"},
+		"bad url":        {onboarding.Choices{Template: "sandbox", ProviderName: "sandbox2", BaseURL: "localhost:9090", Models: recommended(cat, "sandbox"), NewGroup: "g2"}, "base_url"},
+		"no such group":  {onboarding.Choices{Template: "sandbox", ProviderName: "sandbox2", BaseURL: "http://127.0.0.1:9090/v1", Models: recommended(cat, "sandbox"), Group: "nope"}, "group"},
+		"custom spaces":  {onboarding.Choices{Template: "vllm", ProviderName: "vllm", BaseURL: "http://localhost:8000/v1", Custom: []string{"my model"}, NewGroup: "g2"}, "custom_models"},
+		"no template":    {onboarding.Choices{Template: "nope"}, "template"},
+		"only embedding": {onboarding.Choices{Template: "sandbox", ProviderName: "sandbox2", BaseURL: "http://127.0.0.1:9090/v1", Models: []onboarding.Choice{{Upstream: "fake-embed"}}, NewGroup: "g2"}, "models"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, errs := onboarding.Build(cat, tc.ch, draft)
+			if errs[tc.field] == "" {
+				t.Errorf("no error on %s: %v", tc.field, errs)
+			}
+		})
+	}
+}
+
+func TestPlanCustomModels(t *testing.T) {
+	cat := catalog(t)
+	p := mustPlan(t, cat, onboarding.Choices{Template: "vllm", ProviderName: "vllm", BaseURL: "http://gpu-box:8000/v1",
+		Custom: []string{"Qwen/Qwen2.5-7B-Instruct", " "}, NewGroup: "default", Caller: "app"}, config.Snapshot{})
+	s := p.Apply(config.Snapshot{})
+	blocking(t, s)
+	if len(s.LogicModels) != 1 || s.LogicModels[0].Code != "qwen2.5-7b-instruct" || s.LogicModels[0].Deployments[0].UpstreamModel != "Qwen/Qwen2.5-7B-Instruct" {
+		t.Errorf("logic models = %+v", s.LogicModels)
+	}
+	want := map[config.TierName]string{config.TierFast: "qwen2.5-7b-instruct(1)", config.TierStandard: "qwen2.5-7b-instruct(1)", config.TierDeep: "qwen2.5-7b-instruct(1)"}
+	if d := cmp.Diff(want, tiers(s, "default")); d != "" {
+		t.Errorf("tiers (-want +got):\n%s", d)
+	}
+	if !strings.Contains(strings.Join(p.Notes, " "), "Capabilities of Qwen/Qwen2.5-7B-Instruct are unknown") {
+		t.Errorf("notes = %q", p.Notes)
+	}
+}

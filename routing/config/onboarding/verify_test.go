@@ -1,0 +1,62 @@
+package onboarding_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"switchyard/routing/adapter"
+	"switchyard/routing/adapter/fakevendor"
+	"switchyard/routing/config"
+	"switchyard/routing/config/onboarding"
+)
+
+func TestVerify(t *testing.T) {
+	fake := fakevendor.New(fakevendor.Options{})
+	full := httptest.NewServer(fake)
+	t.Cleanup(full.Close)
+	// A compatible server without a model list.
+	nolist := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":{"message":"not found","type":"invalid_request_error"}}`))
+			return
+		}
+		fake.ServeHTTP(w, r)
+	}))
+	t.Cleanup(nolist.Close)
+	v := &onboarding.Verifier{Adapters: onboarding.DefaultAdapters(), Client: &http.Client{}}
+	for _, tc := range []struct {
+		name  string
+		probe onboarding.Probe
+		key   string
+		ok    bool
+		class adapter.Class
+		text  string
+	}{
+		{"listed", onboarding.Probe{Protocol: config.ProtocolOpenAI, BaseURL: full.URL + "/v1"}, "sk-good-000000001", true, "", "reachable, 3 models listed"},
+		{"rejected", onboarding.Probe{Protocol: config.ProtocolOpenAI, BaseURL: full.URL + "/v1"}, "bad-key-000000001", false, adapter.ClassAuth, "key rejected (401)"},
+		{"billing", onboarding.Probe{Protocol: config.ProtocolAnthropic, BaseURL: full.URL}, "broke-key-0000001", false, adapter.ClassBilling, "billing problem (402)"},
+		{"gemini rejected", onboarding.Probe{Protocol: config.ProtocolGemini, BaseURL: full.URL}, "bad-key-000000001", false, adapter.ClassAuth, "key rejected"},
+		{"rate limited", onboarding.Probe{Protocol: config.ProtocolOpenAI, BaseURL: full.URL + "/v1"}, "sk-busy-000000001", true, adapter.ClassRateLimited, "rate limited"},
+		{"no list: chat", onboarding.Probe{Protocol: config.ProtocolOpenAI, BaseURL: nolist.URL + "/v1", Model: "my-model"}, "sk-good-000000001", true, "", "reachable: my-model answered a 1-token test"},
+		{"no list: rejected", onboarding.Probe{Protocol: config.ProtocolOpenAI, BaseURL: nolist.URL + "/v1", Model: "my-model"}, "bad-key-000000001", false, adapter.ClassAuth, "key rejected (401)"},
+		{"unreachable", onboarding.Probe{Protocol: config.ProtocolOpenAI, BaseURL: "http://127.0.0.1:1/v1"}, "sk-good-000000001", false, adapter.ClassNetwork, "cannot connect: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "rate limited" {
+				fake.SetRules(fakevendor.Rule{Key: tc.key, Fault: fakevendor.Fault{Status: http.StatusTooManyRequests}})
+				defer fake.SetRules()
+			}
+			got := v.Verify(t.Context(), tc.probe, tc.key)
+			if got.OK != tc.ok || got.Class != tc.class || !strings.HasPrefix(got.Text, tc.text) {
+				t.Errorf("verdict = %+v, want ok=%v class=%q text %q…", got, tc.ok, tc.class, tc.text)
+			}
+			if strings.Contains(got.Text, tc.key) {
+				t.Errorf("verdict text shows the key: %q", got.Text)
+			}
+		})
+	}
+}
