@@ -18,6 +18,7 @@ import (
 	"switchyard/routing"
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/record"
 	"switchyard/store/calllog"
 	"switchyard/store/redis/idempotency"
 	"switchyard/store/redis/limits"
@@ -80,7 +81,7 @@ type exchange struct {
 
 func (d *DataPlane) begin(c echo.Context) *exchange {
 	x := &exchange{d: d, c: c, start: time.Now()}
-	x.rec = calllog.Record{At: x.start.UTC(), RequestID: calllog.NewRequestID(), Status: calllog.StatusRejected}
+	x.rec = calllog.Record{At: x.start.UTC(), RequestID: record.NewRequestID(), Status: calllog.StatusRejected}
 	h := c.Response().Header()
 	h.Set("X-Request-Id", x.rec.RequestID)
 	return x

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"switchyard/routing/record"
 )
 
 func TestSeriesAndCosts(t *testing.T) {
@@ -18,9 +20,9 @@ func TestSeriesAndCosts(t *testing.T) {
 	}
 	var recs []Record
 	add := func(at time.Time, caller, tier, model, status string, latency int, prompt *int64, cost *float64, cur string) {
-		r := Record{At: at, RequestID: newRequestIDAt(at), Caller: caller, Tier: tier, LogicModel: model,
+		r := Record{At: at, RequestID: record.NewRequestIDAt(at), Caller: caller, Tier: tier, LogicModel: model,
 			Status: status, LatencyMS: latency, PromptTokens: prompt, CompletionTokens: prompt, Cost: cost, Currency: cur}
-		if err := r.normalize(); err != nil {
+		if err := normalize(&r); err != nil {
 			t.Fatal(err)
 		}
 		recs = append(recs, r)
@@ -150,7 +152,7 @@ func TestRequestID(t *testing.T) {
 	var ids []string
 	for i := range 20000 {
 		at := base.Add(time.Duration(i) * 300 * time.Microsecond)
-		id := newRequestIDAt(at)
+		id := record.NewRequestIDAt(at)
 		if !re.MatchString(id) {
 			t.Fatalf("id %q is not a UUIDv7", id)
 		}
@@ -159,20 +161,20 @@ func TestRequestID(t *testing.T) {
 		}
 		seen[id] = true
 		ids = append(ids, id)
-		got, ok := RequestIDTime(id)
+		got, ok := record.RequestIDTime(id)
 		if !ok || !got.Equal(at.Truncate(time.Millisecond)) {
-			t.Fatalf("RequestIDTime(%s) = %v, %t; want %v", id, got, ok, at.Truncate(time.Millisecond))
+			t.Fatalf("record.RequestIDTime(%s) = %v, %t; want %v", id, got, ok, at.Truncate(time.Millisecond))
 		}
 	}
 	if !slices.IsSorted(ids) {
 		t.Error("ids minted at increasing times do not sort in time order")
 	}
-	if id := NewRequestID(); !re.MatchString(id) {
+	if id := record.NewRequestID(); !re.MatchString(id) {
 		t.Errorf("NewRequestID = %q", id)
 	}
 	for _, bad := range []string{"", "caller-supplied-id", "0190f2c4-0000-4000-8000-000000000000", "zzzzzzzz-zzzz-7zzz-8zzz-zzzzzzzzzzzz"} {
-		if _, ok := RequestIDTime(bad); ok {
-			t.Errorf("RequestIDTime(%q) ok", bad)
+		if _, ok := record.RequestIDTime(bad); ok {
+			t.Errorf("record.RequestIDTime(%q) ok", bad)
 		}
 	}
 }

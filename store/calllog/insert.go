@@ -149,7 +149,7 @@ func copyRecords(ctx context.Context, tx *sql.Tx, recs []Record) error {
 	}
 	defer stmt.Close()
 	for i := range recs {
-		if _, err := stmt.ExecContext(ctx, recs[i].values()...); err != nil {
+		if _, err := stmt.ExecContext(ctx, values(&recs[i])...); err != nil {
 			return fmt.Errorf("calllog: copy: %w", err)
 		}
 	}

@@ -43,7 +43,7 @@ func TestPartitions(t *testing.T) {
 	other := sampleRecord(time.Date(2026, 6, 11, 0, 0, 0, 0, time.UTC), "stray", 3)
 	recs := []Record{stray, edge, other}
 	for i := range recs {
-		_ = recs[i].normalize()
+		_ = normalize(&recs[i])
 	}
 	if _, err := insertBatch(ctx, db, recs); err != nil {
 		t.Fatal(err)

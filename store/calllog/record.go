@@ -9,67 +9,26 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"switchyard/routing/record"
 )
 
-// Call statuses.
+// Call statuses (see record).
 const (
-	StatusOK              = "ok"
-	StatusUpstreamError   = "upstream_error"
-	StatusRejected        = "rejected"
-	StatusClientCancelled = "client_cancelled"
+	StatusOK              = record.StatusOK
+	StatusUpstreamError   = record.StatusUpstreamError
+	StatusRejected        = record.StatusRejected
+	StatusClientCancelled = record.StatusClientCancelled
 )
 
 // ErrInvalidRecord is wrapped by the error for a record that cannot be stored.
 var ErrInvalidRecord = errors.New("calllog: invalid record")
 
-// Record is one call-log row.
-//
-// Text columns are plain strings: an empty string is stored as NULL and NULL
-// reads back as "". Numeric columns where 0 is a real value are pointers:
-// nil means unknown (usage not reported, call not priced, no first chunk),
-// which is kept distinct from 0.
-type Record struct {
-	// At is when the request arrived; with RequestID it is the row's key,
-	// and it decides the partition and the roll-up day and hour (UTC).
-	At                time.Time       `json:"at"`
-	RequestID         string          `json:"request_id"`
-	CallerID          *int64          `json:"caller_id,omitempty"`
-	Caller            string          `json:"caller,omitempty"`
-	Tenant            string          `json:"tenant,omitempty"`
-	RouteGroup        string          `json:"route_group,omitempty"`
-	Tier              string          `json:"tier,omitempty"`
-	RequestedModel    string          `json:"requested_model,omitempty"`
-	LogicModel        string          `json:"logic_model,omitempty"`
-	DeploymentID      *int64          `json:"deployment_id,omitempty"`
-	Provider          string          `json:"provider,omitempty"`
-	KeyFingerprint    string          `json:"key_fingerprint,omitempty"`
-	Status            string          `json:"status"` // StatusOK, StatusUpstreamError, StatusRejected or StatusClientCancelled
-	ErrorClass        string          `json:"error_class,omitempty"`
-	ErrorCode         string          `json:"error_code,omitempty"`
-	HTTPStatus        int             `json:"http_status"`
-	LatencyMS         int             `json:"latency_ms"`        // arrival to last byte
-	TTFCMS            *int            `json:"ttfc_ms,omitempty"` // arrival to first content chunk (streams)
-	PromptTokens      *int64          `json:"prompt_tokens,omitempty"`
-	CompletionTokens  *int64          `json:"completion_tokens,omitempty"`
-	CachedTokens      *int64          `json:"cached_tokens,omitempty"`
-	ReasoningTokens   *int64          `json:"reasoning_tokens,omitempty"`
-	Cost              *float64        `json:"cost,omitempty"`
-	Currency          string          `json:"currency,omitempty"`
-	Stream            bool            `json:"stream,omitempty"`
-	IdempotencyReplay bool            `json:"idempotency_replay,omitempty"`
-	Fallback          string          `json:"fallback,omitempty"` // e.g. "policy shared → group general"
-	ConfigVersion     *int64          `json:"config_version,omitempty"`
-	Attempts          json.RawMessage `json:"attempts,omitempty"` // the attempt trail, stored as given (jsonb)
-}
+// Record is one call-log row (defined with the journey that produces it).
+type Record = record.Call
 
-// ValidStatus reports whether s is one of the call statuses.
-func ValidStatus(s string) bool {
-	switch s {
-	case StatusOK, StatusUpstreamError, StatusRejected, StatusClientCancelled:
-		return true
-	}
-	return false
-}
+// ValidStatus reports whether s is a known call status.
+func ValidStatus(s string) bool { return record.ValidStatus(s) }
 
 // normalize makes r storable and deterministic, so that the same record
 // written twice (a retry, a spill replay) is the same row: the time is
@@ -77,13 +36,13 @@ func ValidStatus(s string) bool {
 // id is filled in, and text PostgreSQL would refuse (NUL bytes, invalid
 // UTF-8) or numbers that overflow an integer column are repaired. Only an
 // unknown status is an error.
-func (r *Record) normalize() error {
+func normalize(r *Record) error {
 	if r.At.IsZero() {
 		r.At = time.Now()
 	}
 	r.At = r.At.Truncate(time.Microsecond).UTC()
 	if r.RequestID == "" {
-		r.RequestID = NewRequestID()
+		r.RequestID = record.NewRequestID()
 	}
 	if !ValidStatus(r.Status) {
 		return fmt.Errorf("%w: request %s: unknown status %q", ErrInvalidRecord, r.RequestID, r.Status)
@@ -140,7 +99,7 @@ var columns = []string{
 var columnList = strings.Join(columns, ", ")
 
 // values returns r's column values for COPY, in the order of columns.
-func (r *Record) values() []any {
+func values(r *Record) []any {
 	attempts := "[]"
 	if len(r.Attempts) > 0 {
 		attempts = string(r.Attempts) // a string: COPY would hex-encode []byte as bytea

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"switchyard/routing/record"
 )
 
 // Queryer is what the read functions need: *sql.DB, *sql.Tx, *sql.Conn and
@@ -175,7 +177,7 @@ func Get(ctx context.Context, db Queryer, requestID string, at time.Time) (Recor
 	if !at.IsZero() {
 		probes = append(probes, probe{"at = $2 AND request_id = $1", []any{requestID, at}})
 	}
-	if t, ok := RequestIDTime(requestID); ok {
+	if t, ok := record.RequestIDTime(requestID); ok {
 		probes = append(probes, probe{"request_id = $1 AND at >= $2 AND at < $3",
 			[]any{requestID, t.Add(-getWindow), t.Add(getWindow)}})
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"switchyard/routing/record"
 )
 
 func TestSearchFiltersAndKeysetPagination(t *testing.T) {
@@ -32,7 +34,7 @@ func TestSearchFiltersAndKeysetPagination(t *testing.T) {
 		recs = append(recs, r)
 	}
 	for i := range recs {
-		if err := recs[i].normalize(); err != nil {
+		if err := normalize(&recs[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,11 +132,11 @@ func TestGet(t *testing.T) {
 	skewed := sampleRecord(now.AddDate(0, 0, -3), "getter", 3)
 	recs := []Record{v7, custom, skewed}
 	for i := range recs {
-		if err := recs[i].normalize(); err != nil {
+		if err := normalize(&recs[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	skewed.RequestID = NewRequestID()
+	skewed.RequestID = record.NewRequestID()
 	recs[2].RequestID = skewed.RequestID
 	if _, err := insertBatch(ctx, db, recs); err != nil {
 		t.Fatal(err)
@@ -157,7 +159,7 @@ func TestGet(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Get(ctx, db, NewRequestID(), time.Time{}); !errors.Is(err, ErrNotFound) {
+	if _, err := Get(ctx, db, record.NewRequestID(), time.Time{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown id: err = %v, want ErrNotFound", err)
 	}
 }

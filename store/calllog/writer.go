@@ -150,7 +150,7 @@ func NewWriter(db *sql.DB, opts WriterOptions) (*Writer, error) {
 // unknown status cannot be stored: it goes to the dead-letter file and is
 // logged.
 func (w *Writer) Write(r Record) {
-	if err := r.normalize(); err != nil {
+	if err := normalize(&r); err != nil {
 		w.deadLetter([]Record{r}, err)
 		return
 	}
@@ -439,7 +439,7 @@ func (w *Writer) replay(ctx context.Context, maxBatches int) {
 func (w *Writer) normalizeSpilled(recs []Record) []Record {
 	ok := recs[:0]
 	for _, r := range recs {
-		if err := r.normalize(); err != nil {
+		if err := normalize(&r); err != nil {
 			w.deadLetter([]Record{r}, err)
 			continue
 		}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"switchyard/routing/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/lib/pq"
 )
@@ -25,7 +27,7 @@ func sampleRecord(at time.Time, caller string, i int) Record {
 	cost := 0.0001 * float64(i%7+1)
 	return Record{
 		At:               at,
-		RequestID:        newRequestIDAt(at),
+		RequestID:        record.NewRequestIDAt(at),
 		CallerID:         new(int64(42)),
 		Caller:           caller,
 		RouteGroup:       "general",
@@ -85,7 +87,7 @@ func TestWriterRoundTrip(t *testing.T) {
 
 	at := time.Now().Add(-time.Minute)
 	full := Record{
-		At: at, RequestID: NewRequestID(), CallerID: new(int64(1)), Caller: "billing",
+		At: at, RequestID: record.NewRequestID(), CallerID: new(int64(1)), Caller: "billing",
 		Tenant: "acme", RouteGroup: "acme-pool", Tier: "deep", RequestedModel: "deep",
 		LogicModel: "qwen3-max", DeploymentID: new(int64(9)), Provider: "dashscope",
 		KeyFingerprint: "sk-…wxyz", Status: StatusUpstreamError, ErrorClass: "server",
@@ -95,7 +97,7 @@ func TestWriterRoundTrip(t *testing.T) {
 		IdempotencyReplay: true, Fallback: "policy shared → group general", ConfigVersion: new(int64(12)),
 		Attempts: json.RawMessage(`[{"deployment_id": 9, "class": "server", "status": 502}]`),
 	}
-	rejected := Record{At: at, RequestID: NewRequestID(), Caller: "billing", Tier: "fast",
+	rejected := Record{At: at, RequestID: record.NewRequestID(), Caller: "billing", Tier: "fast",
 		Status: StatusRejected, ErrorClass: "rate_limited", ErrorCode: "rate_limited", HTTPStatus: 429}
 	w.Write(full)
 	w.Write(rejected)
@@ -131,8 +133,8 @@ func TestNullTokensStayDistinctFromZero(t *testing.T) {
 	db, _ := newTestDB(t)
 	ensureToday(t, db)
 	w := testWriter(t, db, WriterOptions{})
-	unknown := Record{At: time.Now(), RequestID: NewRequestID(), Caller: "c", Status: StatusOK}
-	zero := Record{At: time.Now(), RequestID: NewRequestID(), Caller: "c", Status: StatusOK,
+	unknown := Record{At: time.Now(), RequestID: record.NewRequestID(), Caller: "c", Status: StatusOK}
+	zero := Record{At: time.Now(), RequestID: record.NewRequestID(), Caller: "c", Status: StatusOK,
 		PromptTokens: new(int64(0)), CompletionTokens: new(int64(0)), CachedTokens: new(int64(0)),
 		ReasoningTokens: new(int64(0)), Cost: new(0.0), TTFCMS: new(0)}
 	w.Write(unknown)
@@ -447,7 +449,7 @@ func TestRefusedRecordsGoToTheDeadLetterFile(t *testing.T) {
 func TestNormalizeRepairsWhatPostgresWouldRefuse(t *testing.T) {
 	r := Record{Caller: "a\x00b", Tier: "fa\xffst", Status: StatusOK, LatencyMS: 1 << 40,
 		Attempts: json.RawMessage(`{not json`), At: time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)}
-	if err := r.normalize(); err != nil {
+	if err := normalize(&r); err != nil {
 		t.Fatal(err)
 	}
 	if r.Caller != "ab" || r.Tier != "fa\uFFFDst" || r.LatencyMS != 1<<31-1 || r.RequestID == "" ||
@@ -455,7 +457,7 @@ func TestNormalizeRepairsWhatPostgresWouldRefuse(t *testing.T) {
 		t.Errorf("normalized = %+v", r)
 	}
 	r = Record{Status: "nope"}
-	if err := r.normalize(); err == nil {
+	if err := normalize(&r); err == nil {
 		t.Error("unknown status accepted")
 	}
 }

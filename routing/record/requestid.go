@@ -1,4 +1,4 @@
-package calllog
+package record
 
 import (
 	"crypto/rand"
@@ -12,10 +12,10 @@ import (
 // §6.2, method 3); the remaining 62 bits are random. Get uses the embedded
 // time to look in the right partitions only.
 func NewRequestID() string {
-	return newRequestIDAt(time.Now())
+	return NewRequestIDAt(time.Now())
 }
 
-func newRequestIDAt(t time.Time) string {
+func NewRequestIDAt(t time.Time) string {
 	var u [16]byte
 	_, _ = rand.Read(u[:]) // crypto/rand.Read never returns an error
 
