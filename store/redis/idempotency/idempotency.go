@@ -10,7 +10,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -20,13 +19,15 @@ import (
 	"strings"
 	"time"
 
+	"switchyard/routing/idem"
+
 	"github.com/redis/go-redis/v9"
 )
 
 var (
 	// ErrInvalidKey reports an Idempotency-Key that is empty, longer than
 	// 255 characters or not printable ASCII.
-	ErrInvalidKey = errors.New("idempotency: invalid key")
+	ErrInvalidKey = idem.ErrInvalidKey
 	// ErrNotOwner reports a Complete or Abandon by a claim that no longer
 	// owns the key (its lease expired and the key was claimed again, or it
 	// already completed).
@@ -34,69 +35,20 @@ var (
 )
 
 // MaxKeyLen is the longest accepted Idempotency-Key.
-const MaxKeyLen = 255
+const MaxKeyLen = idem.MaxKeyLen
+
+// The journey's vocabulary of idempotency (see routing/idem).
+type (
+	Result  = idem.Result
+	Claim   = idem.Claim
+	Outcome = idem.Outcome
+)
 
 // ValidKey checks an Idempotency-Key: 1 to 255 printable ASCII characters.
-func ValidKey(key string) error {
-	if key == "" || len(key) > MaxKeyLen {
-		return fmt.Errorf("%w: length %d, want 1 to %d", ErrInvalidKey, len(key), MaxKeyLen)
-	}
-	for i := 0; i < len(key); i++ {
-		if c := key[i]; c < 0x20 || c > 0x7e {
-			return fmt.Errorf("%w: byte %#x at %d is not printable ASCII", ErrInvalidKey, c, i)
-		}
-	}
-	return nil
-}
+func ValidKey(key string) error { return idem.ValidKey(key) }
 
-// Fingerprint identifies a request's content: the same key with a different
-// fingerprint is a conflict. Parts (e.g. the path and the body) are hashed
-// with their lengths, so moving bytes between parts changes it.
-func Fingerprint(parts ...[]byte) [32]byte {
-	h := sha256.New()
-	var n [8]byte
-	for _, p := range parts {
-		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
-		h.Write(n[:])
-		h.Write(p)
-	}
-	var sum [32]byte
-	h.Sum(sum[:0])
-	return sum
-}
-
-// Result is a completed response, replayed to repeats of its key.
-type Result struct {
-	Status int
-	// Header holds the response headers worth replaying (content-type and
-	// the like). Credentials and cookies are dropped by Complete.
-	Header map[string]string
-	Body   []byte
-	Stream bool // Body is an SSE transcript
-}
-
-// Claim is the ownership of a key by the request that runs it.
-type Claim struct {
-	CallerID int64
-	Key      string
-	token    string
-}
-
-// Outcome is what Begin found. Exactly one of Owned, Replay and Conflict is
-// set.
-type Outcome struct {
-	// Owned: this request runs; it must end with Complete or Abandon.
-	Owned bool
-	Claim Claim
-	// Replay is the stored result of an earlier request with this key and
-	// the same fingerprint.
-	Replay *Result
-	// Conflict: the key was used with a different fingerprint (completed or
-	// still running) — 422 idempotency_conflict.
-	Conflict bool
-	// Waited is how long Begin waited for an in-flight original.
-	Waited time.Duration
-}
+// Fingerprint identifies a request's content (see idem.Fingerprint).
+func Fingerprint(parts ...[]byte) [32]byte { return idem.Fingerprint(parts...) }
 
 // Options configure a Store.
 type Options struct {
@@ -220,7 +172,7 @@ func (s *Store) Begin(ctx context.Context, callerID int64, key string, fingerpri
 		state, _ := v[0].(string)
 		switch state {
 		case "owned":
-			return Outcome{Owned: true, Claim: Claim{CallerID: callerID, Key: key, token: token}, Waited: time.Since(start)}, nil
+			return Outcome{Owned: true, Claim: Claim{CallerID: callerID, Key: key, Token: token}, Waited: time.Since(start)}, nil
 		case "conflict":
 			return Outcome{Conflict: true, Waited: time.Since(start)}, nil
 		case "done":
@@ -270,7 +222,7 @@ var sensitive = map[string]bool{
 // Complete stores the claim's result for TTL, so repeats replay it, and ends
 // the claim. It fails with ErrNotOwner if the claim lost the key meanwhile.
 func (s *Store) Complete(ctx context.Context, c Claim, r Result) error {
-	if c.token == "" {
+	if c.Token == "" {
 		return fmt.Errorf("%w: not a claim from Begin", ErrNotOwner)
 	}
 	header := make(map[string]string, len(r.Header))
@@ -288,7 +240,7 @@ func (s *Store) Complete(ctx context.Context, c Claim, r Result) error {
 		stream = "1"
 	}
 	n, err := completeScript.Run(ctx, s.rdb, []string{s.redisKey(c.CallerID, c.Key)},
-		c.token, r.Status, hj, r.Body, stream, s.ttl.Milliseconds()).Int()
+		c.Token, r.Status, hj, r.Body, stream, s.ttl.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("idempotency: complete caller %d: %w", c.CallerID, err)
 	}
@@ -303,10 +255,10 @@ func (s *Store) Complete(ctx context.Context, c Claim, r Result) error {
 // waiting repeat takes the key over. It fails with ErrNotOwner if the claim
 // lost the key meanwhile.
 func (s *Store) Abandon(ctx context.Context, c Claim) error {
-	if c.token == "" {
+	if c.Token == "" {
 		return fmt.Errorf("%w: not a claim from Begin", ErrNotOwner)
 	}
-	n, err := abandonScript.Run(ctx, s.rdb, []string{s.redisKey(c.CallerID, c.Key)}, c.token).Int()
+	n, err := abandonScript.Run(ctx, s.rdb, []string{s.redisKey(c.CallerID, c.Key)}, c.Token).Int()
 	if err != nil {
 		return fmt.Errorf("idempotency: abandon caller %d: %w", c.CallerID, err)
 	}

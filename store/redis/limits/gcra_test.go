@@ -12,6 +12,11 @@ import (
 // style of redis_rate's rate_test.go. remaining of a rejected step is what
 // AllowN(0) reports right after it (Decision reports the untouched state);
 // retry is 0 for an admitted step (redis_rate says -1).
+const (
+	kindRequests = "requests"
+	kindTokens   = "tokens"
+)
+
 type step struct {
 	cost      int64
 	allowed   bool
@@ -22,14 +27,14 @@ type step struct {
 
 type vector struct {
 	name  string
-	kind  string // KindRequests: cost is always 1; KindTokens: cost is the estimate
+	kind  string // kindRequests: cost is always 1; kindTokens: cost is the estimate
 	rate  int64
 	burst int64
 	steps []step
 }
 
 var goldenVectors = []vector{
-	{name: "10 rpm", kind: KindRequests, rate: 10, burst: 10, steps: []step{
+	{name: "10 rpm", kind: kindRequests, rate: 10, burst: 10, steps: []step{
 		{1, true, 9, 0, 6 * time.Second},
 		{1, true, 8, 0, 12 * time.Second},
 		{1, true, 7, 0, 18 * time.Second},
@@ -43,13 +48,13 @@ var goldenVectors = []vector{
 		{1, false, 0, 6 * time.Second, 60 * time.Second},
 		{1, false, 0, 6 * time.Second, 60 * time.Second},
 	}},
-	{name: "60 rpm burst 3", kind: KindRequests, rate: 60, burst: 3, steps: []step{
+	{name: "60 rpm burst 3", kind: kindRequests, rate: 60, burst: 3, steps: []step{
 		{1, true, 2, 0, 1 * time.Second},
 		{1, true, 1, 0, 2 * time.Second},
 		{1, true, 0, 0, 3 * time.Second},
 		{1, false, 0, 1 * time.Second, 3 * time.Second},
 	}},
-	{name: "100 tpm", kind: KindTokens, rate: 100, burst: 100, steps: []step{
+	{name: "100 tpm", kind: kindTokens, rate: 100, burst: 100, steps: []step{
 		{10, true, 90, 0, 6 * time.Second},
 		{0, true, 90, 0, 6 * time.Second}, // AllowN(0) peeks
 		{85, true, 5, 0, 57 * time.Second},
@@ -58,7 +63,7 @@ var goldenVectors = []vector{
 		{0, true, 0, 0, 60 * time.Second},
 		{200, false, 0, 120 * time.Second, 60 * time.Second},
 	}},
-	{name: "100 tpm burst 20", kind: KindTokens, rate: 100, burst: 20, steps: []step{
+	{name: "100 tpm burst 20", kind: kindTokens, rate: 100, burst: 20, steps: []step{
 		{0, true, 20, 0, 0},
 		{20, true, 0, 0, 12 * time.Second},
 		{1, false, 0, 600 * time.Millisecond, 12 * time.Second},
@@ -84,14 +89,14 @@ func checkStep(t *testing.T, who string, i int, s step, allowed bool, remaining 
 }
 
 func (v vector) limits() Limits {
-	if v.kind == KindRequests {
+	if v.kind == kindRequests {
 		return Limits{RPM: v.rate, RPMBurst: v.burst}
 	}
 	return Limits{TPM: v.rate, TPMBurst: v.burst}
 }
 
 func (v vector) window(d Decision) Window {
-	if v.kind == KindRequests {
+	if v.kind == kindRequests {
 		return d.Requests
 	}
 	return d.Tokens
@@ -132,7 +137,7 @@ func TestGCRAGoldenVectors(t *testing.T) {
 			req := Request{CallerID: int64(vi), Tier: "standard", Limits: v.limits()}
 			for i, s := range v.steps {
 				req.EstimatedTokens = 0
-				if v.kind == KindTokens {
+				if v.kind == kindTokens {
 					req.EstimatedTokens = s.cost
 				}
 				d, err := l.Check(ctx, req)
@@ -152,10 +157,10 @@ func TestGCRAGoldenVectors(t *testing.T) {
 			clock := newFakeClock(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC))
 			ls := newLocalStore(clock.now)
 			k := keySet{rpm: "rpm", tpm: "tpm", day: "day", month: "month"}
-			lim := v.limits().withDefaults()
+			lim := v.limits().WithDefaults()
 			for i, s := range v.steps {
 				est := int64(0)
-				if v.kind == KindTokens {
+				if v.kind == kindTokens {
 					est = s.cost
 				}
 				d := l.decide(Request{EstimatedTokens: est}, lim, newCalendar(clock.now(), time.UTC),

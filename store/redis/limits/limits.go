@@ -25,6 +25,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"switchyard/routing/limit"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -34,126 +36,26 @@ const period = time.Minute
 // dayTTL is how long a daily counter outlives its last write.
 const dayTTL = 48 * time.Hour
 
-// ErrInvalidRequest reports a negative limit or estimate.
-var ErrInvalidRequest = errors.New("limits: invalid request")
-
-// Reason says which limit rejected a request; it doubles as the error code of
-// the OpenAI-style error object.
-type Reason string
-
-// Reasons for a rejection.
-const (
-	ReasonNone           Reason = ""
-	ReasonRateLimited    Reason = "rate_limited"
-	ReasonQuotaExceeded  Reason = "quota_exceeded"
-	ReasonBudgetExceeded Reason = "budget_exceeded"
+// The journey's vocabulary of limits (see routing/limit).
+type (
+	Reason      = limit.Reason
+	Limits      = limit.Limits
+	Request     = limit.Request
+	Window      = limit.Window
+	Decision    = limit.Decision
+	Reservation = limit.Reservation
 )
 
-// Limits are a caller's limits for one tier. Zero means unlimited and costs
-// nothing (no Redis work for that limit).
-type Limits struct {
-	RPM      int64 // requests per minute
-	RPMBurst int64 // requests admitted at once; 0 means RPM
-	TPM      int64 // tokens per minute
-	TPMBurst int64 // tokens admitted at once; 0 means TPM
-	// DailyTokens is the token quota per local day (Options.Location). A
-	// request is rejected when used + estimate > quota, and once the quota
-	// is used up even without an estimate.
-	DailyTokens int64
-	// MonthlyBudgetMicros is the caller's budget for the local calendar month
-	// across all tiers (pass the same value with every tier), in micro-units
-	// of currency. A request is rejected once spent >= budget.
-	MonthlyBudgetMicros int64
-}
+// Rejection reasons and the invalid-input error (see routing/limit).
+const (
+	ReasonNone           = limit.ReasonNone
+	ReasonRateLimited    = limit.ReasonRateLimited
+	ReasonQuotaExceeded  = limit.ReasonQuotaExceeded
+	ReasonBudgetExceeded = limit.ReasonBudgetExceeded
+)
 
-func (l Limits) unlimited() bool {
-	return l.RPM == 0 && l.TPM == 0 && l.DailyTokens == 0 && l.MonthlyBudgetMicros == 0
-}
-
-func (l Limits) withDefaults() Limits {
-	if l.RPMBurst == 0 {
-		l.RPMBurst = l.RPM
-	}
-	if l.TPMBurst == 0 {
-		l.TPMBurst = l.TPM
-	}
-	return l
-}
-
-// Request is one data-plane request to admit.
-type Request struct {
-	CallerID int64
-	Tier     string
-	Limits   Limits
-	// EstimatedTokens is reserved in TPM and the daily quota until Settle.
-	EstimatedTokens int64
-}
-
-func (r Request) validate() error {
-	l := r.Limits
-	for _, v := range []int64{l.RPM, l.RPMBurst, l.TPM, l.TPMBurst, l.DailyTokens, l.MonthlyBudgetMicros, r.EstimatedTokens} {
-		if v < 0 {
-			return fmt.Errorf("%w: negative limit or estimate for caller %d tier %q", ErrInvalidRequest, r.CallerID, r.Tier)
-		}
-	}
-	return nil
-}
-
-// Window is the state of one rate (requests or tokens) after a decision, as
-// OpenAI reports it. A zero Limit means the rate is unlimited.
-type Window struct {
-	Limit     int64
-	Remaining int64
-	// Reset is the time until the window is back to its full Limit.
-	Reset time.Duration
-}
-
-// Decision is the outcome of Check.
-type Decision struct {
-	Allowed bool
-	Reason  Reason
-	// RetryAfter is, on rejection, the earliest time the request could pass
-	// if nothing else were spent meanwhile: the longest wait of all failing
-	// checks (local midnight for the quota, the month start for the budget).
-	RetryAfter time.Duration
-	Requests   Window
-	Tokens     Window
-	// Reservation is what an admitted request holds; pass it to Settle.
-	Reservation Reservation
-	// Local is set when the per-instance fallback decided (Redis down).
-	Local bool
-
-	// never is set when a failing check can never pass for this request (its
-	// estimate exceeds the TPM burst or the whole daily quota).
-	never bool
-}
-
-// ShouldRetry reports whether retrying the same request later can succeed
-// soon, i.e. what `x-should-retry` should say: false for an exhausted quota or
-// budget and for a request larger than a limit.
-func (d Decision) ShouldRetry() bool {
-	return d.Allowed || (d.Reason == ReasonRateLimited && !d.never)
-}
-
-// Reservation is what an admitted request holds until Settle. The zero value
-// holds nothing.
-type Reservation struct {
-	callerID int64
-	tier     string
-	tokens   int64 // estimate held in TPM and the daily quota
-	tpm      int64 // 0: TPM unlimited, nothing held there
-	day      string
-	daily    bool
-	month    string
-	monthTTL time.Duration
-	budget   bool
-	local    bool
-}
-
-// Tokens is the token estimate the reservation holds.
-func (r Reservation) Tokens() int64 { return r.tokens }
-
-func (r Reservation) empty() bool { return !r.daily && !r.budget && r.tpm == 0 }
+// ErrInvalidRequest reports a negative limit or estimate.
+var ErrInvalidRequest = limit.ErrInvalidRequest
 
 // Usage is a caller's spend as the console shows it. Counters of unlimited
 // quotas and budgets are not kept and read 0.
@@ -277,11 +179,11 @@ func (l *Limiter) Peek(ctx context.Context, req Request) (Decision, error) {
 }
 
 func (l *Limiter) check(ctx context.Context, req Request, dry bool) (Decision, error) {
-	if err := req.validate(); err != nil {
+	if err := req.Validate(); err != nil {
 		return Decision{}, err
 	}
-	lim := req.Limits.withDefaults()
-	if lim.unlimited() {
+	lim := req.Limits.WithDefaults()
+	if lim.Unlimited() {
 		return Decision{Allowed: true}, nil
 	}
 	cal := l.calendar()
@@ -339,29 +241,29 @@ func (l *Limiter) decide(req Request, lim Limits, cal *calendar, out outcome, lo
 			return d // nothing was reserved
 		}
 		d.Reservation = Reservation{
-			callerID: req.CallerID,
-			tier:     req.Tier,
-			tokens:   req.EstimatedTokens,
-			tpm:      lim.TPM,
-			day:      cal.day,
-			daily:    lim.DailyTokens > 0,
-			month:    cal.month,
-			monthTTL: cal.monthTTL(now),
-			budget:   lim.MonthlyBudgetMicros > 0,
-			local:    local,
+			CallerID: req.CallerID,
+			Tier:     req.Tier,
+			Tokens:   req.EstimatedTokens,
+			TPM:      lim.TPM,
+			Day:      cal.day,
+			Daily:    lim.DailyTokens > 0,
+			Month:    cal.month,
+			MonthTTL: cal.monthTTL(now),
+			Budget:   lim.MonthlyBudgetMicros > 0,
+			Local:    local,
 		}
 		return d
 	}
-	consider := func(bit int64, r Reason, wait time.Duration) {
+	consider := func(bit int64, r Reason, k limit.Kind, value int64, wait time.Duration) {
 		if out.failed&bit != 0 && (d.Reason == ReasonNone || wait > d.RetryAfter) {
-			d.Reason, d.RetryAfter = r, wait
+			d.Reason, d.Limit, d.Value, d.RetryAfter = r, k, value, wait
 		}
 	}
-	consider(failRPM, ReasonRateLimited, seconds(out.rpm.retry))
-	consider(failTPM, ReasonRateLimited, seconds(out.tpm.retry))
-	consider(failQuota, ReasonQuotaExceeded, cal.midnight.Sub(now))
-	consider(failBudget, ReasonBudgetExceeded, cal.monthEnd.Sub(now))
-	d.never = (out.failed&failTPM != 0 && req.EstimatedTokens > lim.TPMBurst) ||
+	consider(failRPM, ReasonRateLimited, limit.KindRPM, lim.RPM, seconds(out.rpm.retry))
+	consider(failTPM, ReasonRateLimited, limit.KindTPM, lim.TPM, seconds(out.tpm.retry))
+	consider(failQuota, ReasonQuotaExceeded, limit.KindDaily, lim.DailyTokens, cal.midnight.Sub(now))
+	consider(failBudget, ReasonBudgetExceeded, limit.KindBudget, lim.MonthlyBudgetMicros, cal.monthEnd.Sub(now))
+	d.Never = (out.failed&failTPM != 0 && req.EstimatedTokens > lim.TPMBurst) ||
 		(out.failed&failQuota != 0 && req.EstimatedTokens > lim.DailyTokens)
 	return d
 }
@@ -382,17 +284,17 @@ func seconds(s float64) time.Duration {
 // monthly deltas are kept in memory and replayed when Redis answers again.
 func (l *Limiter) Settle(ctx context.Context, r Reservation, actualTokens, costMicros int64) error {
 	if actualTokens < 0 || costMicros < 0 {
-		return fmt.Errorf("%w: negative usage or cost for caller %d", ErrInvalidRequest, r.callerID)
+		return fmt.Errorf("%w: negative usage or cost for caller %d", ErrInvalidRequest, r.CallerID)
 	}
-	if r.empty() {
+	if r.Empty() {
 		return nil
 	}
-	delta := actualTokens - r.tokens
-	if !r.budget {
+	delta := actualTokens - r.Tokens
+	if !r.Budget {
 		costMicros = 0
 	}
-	k := l.keysFor(r.callerID, r.tier, r.day, r.month)
-	if r.local {
+	k := l.keysFor(r.CallerID, r.Tier, r.Day, r.Month)
+	if r.Local {
 		l.local.settle(k, r, delta, costMicros)
 		return nil
 	}
@@ -409,11 +311,11 @@ func (l *Limiter) Settle(ctx context.Context, r Reservation, actualTokens, costM
 	}
 	// Redis missed this settlement: keep the counter deltas for the replay.
 	// The TPM adjustment is dropped; that window expires on its own.
-	if r.daily {
+	if r.Daily {
 		l.local.addPending(k.day, delta, dayTTL)
 	}
 	if costMicros > 0 {
-		l.local.addPending(k.month, costMicros, r.monthTTL)
+		l.local.addPending(k.month, costMicros, r.MonthTTL)
 	}
 	return nil
 }
@@ -592,13 +494,13 @@ func parseOutcome(v []any) (outcome, error) {
 
 func (l *Limiter) settleRedis(ctx context.Context, k keySet, r Reservation, delta, cost int64) error {
 	daily := "0"
-	if r.daily {
+	if r.Daily {
 		daily = "1"
 	}
 	v, err := l.call(ctx, settleScript,
 		[]string{k.tpm, k.day, k.month},
-		period.Seconds(), r.tpm, delta, daily, int64(dayTTL/time.Second),
-		cost, int64(r.monthTTL/time.Second))
+		period.Seconds(), r.TPM, delta, daily, int64(dayTTL/time.Second),
+		cost, int64(r.MonthTTL/time.Second))
 	if err != nil {
 		return err
 	}
@@ -609,7 +511,7 @@ func (l *Limiter) settleRedis(ctx context.Context, k keySet, r Reservation, delt
 		l.local.observe(k.day, used, dayTTL)
 	}
 	if spent, ok := v[1].(int64); ok && spent >= 0 {
-		l.local.observe(k.month, spent, r.monthTTL)
+		l.local.observe(k.month, spent, r.MonthTTL)
 	}
 	return nil
 }

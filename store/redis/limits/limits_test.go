@@ -85,8 +85,8 @@ func TestTokenSettlement(t *testing.T) {
 				if !d.Allowed {
 					t.Fatalf("%s: rejected: %+v", tt.name, d)
 				}
-				if d.Tokens.Remaining != tt.afterCheck || d.Reservation.Tokens() != tt.estimate {
-					t.Fatalf("%s: after check: remaining %d reserved %d, want %d %d", tt.name, d.Tokens.Remaining, d.Reservation.Tokens(), tt.afterCheck, tt.estimate)
+				if d.Tokens.Remaining != tt.afterCheck || d.Reservation.Tokens != tt.estimate {
+					t.Fatalf("%s: after check: remaining %d reserved %d, want %d %d", tt.name, d.Tokens.Remaining, d.Reservation.Tokens, tt.afterCheck, tt.estimate)
 				}
 				mustSettle(t, l, d.Reservation, tt.actual, 0)
 				if tokens, daily := peek(); tokens != tt.afterSettle || daily != tt.dailyed {

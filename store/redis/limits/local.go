@@ -131,9 +131,9 @@ func (s *localStore) settle(k keySet, r Reservation, delta, cost int64) {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r.tpm > 0 && delta != 0 {
+	if r.TPM > 0 && delta != 0 {
 		t := gcraSeconds(now)
-		interval := period.Seconds() / float64(r.tpm)
+		interval := period.Seconds() / float64(r.TPM)
 		tat, ok := s.tats[k.tpm]
 		if !ok {
 			tat = t
@@ -150,7 +150,7 @@ func (s *localStore) settle(k keySet, r Reservation, delta, cost int64) {
 			delete(s.tats, k.tpm)
 		}
 	}
-	if r.daily && delta != 0 {
+	if r.Daily && delta != 0 {
 		// Never below zero, as in settleScript.
 		if v := s.valueLocked(k.day); v+delta < 0 {
 			delta = -v
@@ -158,7 +158,7 @@ func (s *localStore) settle(k keySet, r Reservation, delta, cost int64) {
 		s.addPendingLocked(k.day, delta, dayTTL, now)
 	}
 	if cost > 0 {
-		s.addPendingLocked(k.month, cost, r.monthTTL, now)
+		s.addPendingLocked(k.month, cost, r.MonthTTL, now)
 	}
 }
 

@@ -1,4 +1,4 @@
-package limits
+package limit
 
 import (
 	"net/http"
@@ -79,7 +79,7 @@ func TestHeaders(t *testing.T) {
 		},
 		{
 			name: "too large for the TPM burst: do not retry",
-			d:    Decision{Reason: ReasonRateLimited, RetryAfter: 0, never: true},
+			d:    Decision{Reason: ReasonRateLimited, RetryAfter: 0, Never: true},
 			want: http.Header{
 				"Retry-After":    {"1"},
 				"Retry-After-Ms": {"1"},
