@@ -83,7 +83,7 @@ func (h *Handler) deploymentStates(ctx context.Context) ([]dashboard.DeploymentS
 	out := make([]dashboard.DeploymentState, 0, len(rt.Deployments))
 	for _, d := range rt.Deployments {
 		ds := dashboard.DeploymentState{ID: d.ID, Model: d.Model.Code, Provider: d.Provider.Name, Upstream: d.UpstreamModel,
-			Weight: d.Weight, StaticSkip: d.StaticSkip, Load: live.loads[d.ID], MaxConc: d.MaxConcurrency}
+			Weight: d.Weight, StaticSkip: d.StaticSkip.String(), Load: live.loads[d.ID], MaxConc: d.MaxConcurrency}
 		for _, inst := range live.instances() {
 			if st, ok := live.breakers[inst][d.ID]; ok {
 				ds.Breakers = append(ds.Breakers, dashboard.InstanceBreaker{Instance: inst, State: st.State, FailureRate: st.FailureRate, Calls: st.Calls})

@@ -16,6 +16,7 @@ import (
 	"switchyard/handlers/httpx"
 	"switchyard/routing"
 	"switchyard/routing/config"
+	"switchyard/routing/reason"
 	"switchyard/store/redis/keypool"
 	"switchyard/store/redis/limits"
 	"switchyard/views/pages/calllogs"
@@ -174,7 +175,7 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 		x.Steps = append(x.Steps, live.step(i+1, s))
 	}
 	for _, s := range p.Skips {
-		x.Skips = append(x.Skips, testroute.SkipView{Model: s.Model, Deployment: s.Deployment, Reason: s.Reason,
+		x.Skips = append(x.Skips, testroute.SkipView{Model: s.Model, Deployment: s.Deployment, Reason: string(s.Reason.Code),
 			Words: calllogs.ExplainSkip(s.Reason), Fallback: s.Fallback})
 	}
 	x.Limits = h.peekLimits(ctx, caller, x.Tier)
@@ -296,7 +297,7 @@ func (v liveView) step(n int, s routing.Step) testroute.PlanStep {
 	}
 	var warn []string
 	if open > 0 {
-		warn = append(warn, fmt.Sprintf("breaker open on %d of %d instance(s): %s", open, len(ps.Breakers), calllogs.ExplainSkip("breaker open")))
+		warn = append(warn, fmt.Sprintf("breaker open on %d of %d instance(s): %s", open, len(ps.Breakers), calllogs.ExplainSkip(reason.Of(reason.BreakerOpen))))
 	}
 	if ps.KeysUsable == 0 {
 		switch {
@@ -309,7 +310,7 @@ func (v liveView) step(n int, s routing.Step) testroute.PlanStep {
 		}
 	}
 	if d.MaxConcurrency > 0 && ps.Load >= int64(d.MaxConcurrency) {
-		warn = append(warn, calllogs.ExplainSkip(fmt.Sprintf("at max concurrency (%d)", d.MaxConcurrency)))
+		warn = append(warn, calllogs.ExplainSkip(reason.Reason{Code: reason.OverCapacity, Max: d.MaxConcurrency}))
 	}
 	ps.Warning = strings.Join(warn, "; ")
 	return ps

@@ -10,6 +10,7 @@ import (
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/reason"
 )
 
 // DefaultRequestTimeout is the request budget when the caller sets none.
@@ -42,9 +43,13 @@ type Attempt struct {
 	Outcome      string `json:"outcome"`       // ok | failed | skipped
 	Class        string `json:"class,omitempty"`
 	Status       int    `json:"status,omitempty"`
-	Reason       string `json:"reason,omitempty"`
-	LatencyMS    int64  `json:"latency_ms"`
-	Fallback     bool   `json:"fallback,omitempty"`
+	// Skip says why a skipped step was not tried.
+	Skip *reason.Reason `json:"skip,omitempty"`
+	// Reason is the vendor's or the network's account of a failed attempt
+	// (in rows written before typed skips, also a skip's text).
+	Reason    string `json:"reason,omitempty"`
+	LatencyMS int64  `json:"latency_ms"`
+	Fallback  bool   `json:"fallback,omitempty"`
 }
 
 // Trail is the attempt trail of a request: the plan's skips, then every
@@ -108,8 +113,8 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 	attempts := 0
 	for _, step := range p.Steps {
 		d := step.Deployment
-		skipNow := func(reason string) {
-			tr.Attempts = append(tr.Attempts, Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Outcome: "skipped", Reason: reason, Fallback: step.Fallback})
+		skipNow := func(r reason.Reason) {
+			tr.Attempts = append(tr.Attempts, Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Outcome: "skipped", Skip: &r, Fallback: step.Fallback})
 		}
 		if ctx.Err() != nil {
 			return Served{}, nil, cancelled(ctx)
@@ -121,12 +126,12 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 		}
 		ad := e.Adapters[d.Provider.Protocol]
 		if ad == nil {
-			skipNow("protocol " + string(d.Provider.Protocol) + " is not implemented")
+			skipNow(reason.Reason{Code: reason.NoProtocol, Protocol: string(d.Provider.Protocol)})
 			continue
 		}
 		done, ok := breakers.Allow(d.ID, d.Breaker)
 		if !ok {
-			skipNow("breaker open")
+			skipNow(reason.Of(reason.BreakerOpen))
 			continue
 		}
 		release, err := load.Acquire(ctx, d.ID, d.MaxConcurrency, call.Batch)
@@ -136,16 +141,16 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 				return Served{}, nil, cancelled(ctx)
 			}
 			if errors.Is(err, ErrFull) {
-				skipNow(fmt.Sprintf("at max concurrency (%d)", d.MaxConcurrency))
+				skipNow(reason.Reason{Code: reason.OverCapacity, Max: d.MaxConcurrency})
 			} else {
-				skipNow("load counter unavailable: " + err.Error())
+				skipNow(reason.Reason{Code: reason.LoadUnavailable, Detail: err.Error()})
 			}
 			continue
 		}
-		var tried [16]int64
-		nTried := 0
+		var triedBuf [16]int64
+		tried := triedBuf[:0] // grows past 16 keys: no key is ever left untried
 		isTried := func(id int64) bool {
-			for _, t := range tried[:nTried] {
+			for _, t := range tried {
 				if t == id {
 					return true
 				}
@@ -154,15 +159,15 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 		}
 		outcome := OutcomeIgnored
 		for {
-			keyID, reason, ok := int64(0), "no key pool", false
+			keyID, skip, ok := int64(0), reason.Of(reason.NoKeys), false
 			if e.State.Keys != nil {
-				keyID, reason, ok = e.State.Keys.Pick(d.Provider.ID, d.Provider.ActiveKey, isTried)
-			} else if nTried < len(d.Provider.ActiveKey) {
-				keyID, ok = d.Provider.ActiveKey[nTried], true
+				keyID, skip, ok = e.State.Keys.Pick(d.Provider.ID, d.Provider.ActiveKey, isTried)
+			} else if len(tried) < len(d.Provider.ActiveKey) {
+				keyID, ok = d.Provider.ActiveKey[len(tried)], true
 			}
 			if !ok {
-				if nTried == 0 {
-					skipNow(reason)
+				if len(tried) == 0 {
+					skipNow(skip)
 				}
 				break
 			}
@@ -224,9 +229,8 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 					e.State.Keys.Quarantine(keyID, quarantineReason(ue))
 				}
 			}
-			if pol.NextKey && nTried < len(tried) {
-				tried[nTried] = keyID
-				nTried++
+			if pol.NextKey {
+				tried = append(tried, keyID)
 				continue
 			}
 			if !pol.NextCandidate {
@@ -359,13 +363,17 @@ func describe(p *Plan, tr *Trail) string {
 		if s.Deployment != "" {
 			what += " on " + s.Deployment
 		}
-		parts = append(parts, what+": skipped, "+s.Reason)
+		parts = append(parts, what+": skipped, "+s.Reason.String())
 	}
 	for _, a := range tr.Attempts {
 		what := a.Model + " on " + a.Provider + "/" + strings.TrimSuffix(strings.TrimPrefix(a.Deployment[strings.LastIndex(a.Deployment, "(")+1:], ""), ")")
 		switch a.Outcome {
 		case "skipped":
-			parts = append(parts, what+": skipped, "+a.Reason)
+			if a.Skip != nil {
+				parts = append(parts, what+": skipped, "+a.Skip.String())
+			} else {
+				parts = append(parts, what+": skipped, "+a.Reason)
+			}
 		case "failed":
 			s := what + ": " + a.Class
 			if a.Status != 0 {

@@ -2,10 +2,10 @@ package routing
 
 import (
 	"math/rand/v2"
-	"strconv"
 	"sync"
 
 	"switchyard/routing/config"
+	"switchyard/routing/reason"
 )
 
 // Needs are what a request requires of a deployment.
@@ -25,11 +25,11 @@ type Step struct {
 
 // Skip records a candidate or deployment the plan left out, and why.
 type Skip struct {
-	Model        string `json:"model"`
-	DeploymentID int64  `json:"deployment_id,omitempty"`
-	Deployment   string `json:"deployment,omitempty"`
-	Reason       string `json:"reason"`
-	Fallback     bool   `json:"fallback,omitempty"`
+	Model        string        `json:"model"`
+	DeploymentID int64         `json:"deployment_id,omitempty"`
+	Deployment   string        `json:"deployment,omitempty"`
+	Reason       reason.Reason `json:"reason"`
+	Fallback     bool          `json:"fallback,omitempty"`
 }
 
 // Plan is a request's ordered chain of deployments. Plans are pooled:
@@ -106,8 +106,8 @@ func tierListing(g *config.RGroup, m *config.RModel) *config.RTier {
 	return nil
 }
 
-func (p *Plan) skip(model string, d *config.RDeployment, reason string, fallback bool) {
-	s := Skip{Model: model, Reason: reason, Fallback: fallback}
+func (p *Plan) skip(model string, d *config.RDeployment, r reason.Reason, fallback bool) {
+	s := Skip{Model: model, Reason: r, Fallback: fallback}
 	if d != nil {
 		s.DeploymentID, s.Deployment = d.ID, d.Provider.Name+"/"+d.UpstreamModel
 	}
@@ -123,14 +123,14 @@ func (p *Plan) addTier(t *config.RTier, needs Needs, st *State, fallback bool) {
 		for i, c := range l.Candidates {
 			switch {
 			case c.Model.Kind != needs.Kind:
-				p.skip(c.Model.Code, nil, "is a "+string(c.Model.Kind)+" model; this is a "+string(needs.Kind)+" request", fallback)
+				p.skip(c.Model.Code, nil, reason.Reason{Code: reason.WrongKind, Kind: string(c.Model.Kind), Want: string(needs.Kind)}, fallback)
 			case c.Weight <= 0:
-				p.skip(c.Model.Code, nil, "candidate parked (weight "+strconv.Itoa(c.Weight)+")", fallback)
+				p.skip(c.Model.Code, nil, reason.Reason{Code: reason.CandidateParked, Weight: c.Weight}, fallback)
+			case n == len(p.weights):
+				p.skip(c.Model.Code, nil, reason.Reason{Code: reason.ChainFull, Max: len(p.weights)}, fallback)
 			default:
-				if n < len(p.weights) {
-					p.weights[n], p.order[n] = c.Weight, i
-					n++
-				}
+				p.weights[n], p.order[n] = c.Weight, i
+				n++
 			}
 		}
 		order := weightedOrder(p.weights[:n], p.order[:n])
@@ -147,26 +147,28 @@ func (p *Plan) addTier(t *config.RTier, needs Needs, st *State, fallback bool) {
 func (p *Plan) addModel(m *config.RModel, needs Needs, st *State, fallback bool) {
 	n := 0
 	for i, d := range m.Deployments {
-		if reason := unusable(d, needs, st); reason != "" {
-			p.skip(m.Code, d, reason, fallback)
+		if r := unusable(d, needs, st); r.Code != "" {
+			p.skip(m.Code, d, r, fallback)
 			continue
 		}
 		if p.has(d) {
-			p.skip(m.Code, d, "already in the chain", fallback)
+			p.skip(m.Code, d, reason.Of(reason.AlreadyInChain), fallback)
 			continue
 		}
-		if n < len(p.weights) {
-			w := d.Weight
-			if st != nil && st.Load != nil && d.MaxConcurrency > 0 {
-				in, _ := st.Load.Load(d.ID)
-				w = effectiveWeight(d.Weight, in, d.MaxConcurrency)
-			}
-			p.weights[n], p.order[n] = w, i
-			n++
+		if n == len(p.weights) {
+			p.skip(m.Code, d, reason.Reason{Code: reason.ChainFull, Max: len(p.weights)}, fallback)
+			continue
 		}
+		w := d.Weight
+		if st != nil && st.Load != nil && d.MaxConcurrency > 0 {
+			in, _ := st.Load.Load(d.ID)
+			w = effectiveWeight(d.Weight, in, d.MaxConcurrency)
+		}
+		p.weights[n], p.order[n] = w, i
+		n++
 	}
 	if n == 0 && len(m.Deployments) == 0 {
-		p.skip(m.Code, nil, "has no deployments", fallback)
+		p.skip(m.Code, nil, reason.Of(reason.NoDeployments), fallback)
 	}
 	for _, i := range weightedOrder(p.weights[:n], p.order[:n]) {
 		p.Steps = append(p.Steps, Step{Deployment: m.Deployments[i], Fallback: fallback})
@@ -182,30 +184,31 @@ func (p *Plan) has(d *config.RDeployment) bool {
 	return false
 }
 
-// unusable is the skip reason of a deployment for this request, or "".
-func unusable(d *config.RDeployment, needs Needs, st *State) string {
+// unusable is the skip reason of a deployment for this request; the zero
+// Reason when it can be tried.
+func unusable(d *config.RDeployment, needs Needs, st *State) reason.Reason {
 	switch {
-	case d.StaticSkip != "":
+	case d.StaticSkip.Code != "":
 		return d.StaticSkip
 	case needs.Thinking && !d.Capabilities.Thinking:
-		return "lacks thinking"
+		return reason.Reason{Code: reason.LacksCapability, Capability: "thinking"}
 	case needs.Vision && !d.Capabilities.Vision:
-		return "lacks vision"
+		return reason.Reason{Code: reason.LacksCapability, Capability: "vision"}
 	case needs.Tools && !d.Capabilities.Tools:
-		return "lacks tools"
+		return reason.Reason{Code: reason.LacksCapability, Capability: "tools"}
 	case st == nil:
-		return ""
+		return reason.Reason{}
 	case st.Health != nil && st.Health.Down(d.ID):
-		return "unhealthy"
+		return reason.Of(reason.Unhealthy)
 	case st.Breakers != nil && st.Breakers.Open(d.ID):
-		return "breaker open"
+		return reason.Of(reason.BreakerOpen)
 	}
 	if st.Keys != nil {
 		if skip, ok := st.Keys.Usable(d.Provider.ActiveKey); !ok {
 			return skip
 		}
 	}
-	return ""
+	return reason.Reason{}
 }
 
 // effectiveWeight is weight × free slots / max slots, floored at 1 so a full

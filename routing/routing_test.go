@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/reason"
 )
 
 // world builds a compiled runtime from a small snapshot, adjustable per test.
@@ -113,14 +115,19 @@ func TestPlanSkipReasons(t *testing.T) {
 		s.LogicModels[2].Deployments = append(s.LogicModels[2].Deployments, config.Deployment{ID: 302, Provider: "off", UpstreamModel: "x", Weight: 0, Enabled: true})
 	})
 	p := plan(t, rt, "standard", chat(), &State{Health: downSet{101: true}})
-	reasons := map[string]string{}
+	reasons := map[string]reason.Reason{}
 	for _, s := range p.Skips {
 		reasons[s.Deployment] = s.Reason
 	}
-	want := map[string]string{"pb/m-b": "parked (weight 0)", "pb/c-b": "disabled", "pa/m-a": "unhealthy", "off/x": "parked (weight 0)"}
+	want := map[string]reason.Reason{
+		"pb/m-b": {Code: reason.Parked, Weight: 0},
+		"pb/c-b": reason.Of(reason.DisabledByOperator),
+		"pa/m-a": reason.Of(reason.Unhealthy),
+		"off/x":  {Code: reason.Parked, Weight: 0},
+	}
 	for d, r := range want {
 		if reasons[d] != r {
-			t.Errorf("skip %s = %q, want %q (all: %+v)", d, reasons[d], r, p.Skips)
+			t.Errorf("skip %s = %+v, want %+v (all: %+v)", d, reasons[d], r, p.Skips)
 		}
 	}
 	if len(p.Steps) != 1 || p.Steps[0].Deployment.ID != 301 {
@@ -134,7 +141,7 @@ func TestPlanSkipReasons(t *testing.T) {
 	p3 := plan(t, rt, "fast", chat(), nil)
 	var kindSkip bool
 	for _, s := range p3.Skips {
-		kindSkip = kindSkip || (s.Model == "emb" && strings.Contains(s.Reason, "embedding model"))
+		kindSkip = kindSkip || (s.Model == "emb" && s.Reason == reason.Reason{Code: reason.WrongKind, Kind: "embedding", Want: "chat"})
 	}
 	if !kindSkip || len(p3.Steps) != 1 {
 		t.Fatalf("chat request in a mixed tier: %+v %+v", p3.Steps, p3.Skips)
@@ -250,21 +257,21 @@ type recKeys struct {
 	cooled, quarantined []int64
 }
 
-func (r *recKeys) Pick(_ int64, ids []int64, tried func(int64) bool) (int64, string, bool) {
+func (r *recKeys) Pick(_ int64, ids []int64, tried func(int64) bool) (int64, reason.Reason, bool) {
 	for _, id := range ids {
 		if !tried(id) && !contains(r.quarantined, id) {
-			return id, "", true
+			return id, reason.Reason{}, true
 		}
 	}
-	return 0, "all keys tried", false
+	return 0, reason.Of(reason.KeysTried), false
 }
-func (r *recKeys) Usable(ids []int64) (string, bool) {
+func (r *recKeys) Usable(ids []int64) (reason.Reason, bool) {
 	for _, id := range ids {
 		if !contains(r.quarantined, id) {
-			return "", true
+			return reason.Reason{}, true
 		}
 	}
-	return "all keys quarantined", false
+	return reason.Of(reason.KeysQuarantined), false
 }
 func (r *recKeys) Cool(id int64, _ time.Duration) { r.cooled = append(r.cooled, id) }
 func (r *recKeys) Quarantine(id int64, _ string)  { r.quarantined = append(r.quarantined, id) }
@@ -519,31 +526,31 @@ func (b openBreakers) Allow(id int64, _ config.BreakerSettings) (func(Outcome), 
 }
 func (b openBreakers) Open(id int64) bool { return b[id] }
 
-type blockedKeys map[int64]string
+type blockedKeys map[int64]reason.Code
 
-func (k blockedKeys) Pick(_ int64, ids []int64, _ func(int64) bool) (int64, string, bool) {
-	return ids[0], "", true
+func (k blockedKeys) Pick(_ int64, ids []int64, _ func(int64) bool) (int64, reason.Reason, bool) {
+	return ids[0], reason.Reason{}, true
 }
-func (k blockedKeys) Usable(ids []int64) (string, bool) {
+func (k blockedKeys) Usable(ids []int64) (reason.Reason, bool) {
 	for _, id := range ids {
 		if k[id] == "" {
-			return "", true
+			return reason.Reason{}, true
 		}
 	}
-	return k[ids[0]], false
+	return reason.Of(k[ids[0]]), false
 }
 func (blockedKeys) Cool(int64, time.Duration) {}
 func (blockedKeys) Quarantine(int64, string)  {}
 
 func TestPlanSkipsOpenBreakersAndUnusableKeys(t *testing.T) {
 	rt := world(t, nil)
-	st := &State{Breakers: openBreakers{101: true}, Keys: blockedKeys{21: "all keys quarantined"}}
+	st := &State{Breakers: openBreakers{101: true}, Keys: blockedKeys{21: reason.KeysQuarantined}}
 	p := plan(t, rt, "standard", chat(), st)
-	reasons := map[int64]string{}
+	reasons := map[int64]reason.Code{}
 	for _, s := range p.Skips {
-		reasons[s.DeploymentID] = s.Reason
+		reasons[s.DeploymentID] = s.Reason.Code
 	}
-	if reasons[101] != "breaker open" || reasons[102] != "all keys quarantined" || reasons[201] != "all keys quarantined" {
+	if reasons[101] != reason.BreakerOpen || reasons[102] != reason.KeysQuarantined || reasons[201] != reason.KeysQuarantined {
 		t.Fatalf("skips: %+v", p.Skips)
 	}
 	if len(p.Steps) != 1 || p.Steps[0].Deployment.ID != 301 {
@@ -553,10 +560,49 @@ func TestPlanSkipsOpenBreakersAndUnusableKeys(t *testing.T) {
 	if f := ex.Unavailable(p, &Trail{}); f != nil {
 		t.Fatalf("a plan with a step is available: %+v", f)
 	}
-	st.Keys = blockedKeys{11: "all keys cooling", 12: "all keys cooling", 21: "all keys quarantined"}
+	st.Keys = blockedKeys{11: reason.KeysCooling, 12: reason.KeysCooling, 21: reason.KeysQuarantined}
 	p2 := plan(t, rt, "standard", chat(), st)
 	f := ex.Unavailable(p2, &Trail{})
 	if f == nil || f.Code != "no_available_model" || !strings.Contains(f.Message, "backup on pa/bk-a: skipped, all keys cooling") {
 		t.Fatalf("nothing to try: %+v", f)
+	}
+}
+
+// TestNoSilentCaps: a level with more candidates, or a logic model with more
+// deployments, than one chain holds keeps every one it cannot take in the
+// skips, with the reason — none is dropped without a word.
+func TestNoSilentCaps(t *testing.T) {
+	const n = 40
+	rt := world(t, func(s *config.Snapshot) {
+		var deps []config.Deployment
+		for i := range n {
+			deps = append(deps, config.Deployment{ID: int64(1000 + i), Provider: "pa", UpstreamModel: "wide-" + strconv.Itoa(i), Weight: 1, Enabled: true})
+		}
+		s.LogicModels = append(s.LogicModels, config.LogicModel{ID: 9, Code: "wide", Kind: "chat", Deployments: deps})
+		var cands []config.Candidate
+		for i := range n {
+			code := "m" + strconv.Itoa(i)
+			s.LogicModels = append(s.LogicModels, config.LogicModel{ID: int64(100 + i), Code: code, Kind: "chat",
+				Deployments: []config.Deployment{{ID: int64(2000 + i), Provider: "pb", UpstreamModel: code, Weight: 1, Enabled: true}}})
+			cands = append(cands, config.Candidate{LogicModel: code, Priority: 1, Weight: 1})
+		}
+		s.RouteGroups[0].Tiers[0].Candidates = cands                                                            // fast: 40 candidates
+		s.RouteGroups[0].Tiers[2].Candidates = []config.Candidate{{LogicModel: "wide", Priority: 1, Weight: 1}} // deep: 40 deployments
+	})
+	for _, tc := range []struct {
+		tier string
+		why  string
+	}{{"fast", "candidates of one level"}, {"deep", "deployments of one logic model"}} {
+		p := plan(t, rt, tc.tier, chat(), nil)
+		full := 0
+		for _, s := range p.Skips {
+			if s.Reason.Code == reason.ChainFull && s.Reason.Max == len(p.weights) {
+				full++
+			}
+		}
+		if len(p.Steps)+full != n || full == 0 {
+			t.Errorf("%s: %d steps + %d chain_full skips, want %d %s accounted for (skips %+v)", tc.tier, len(p.Steps), full, n, tc.why, p.Skips)
+		}
+		p.Release()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"switchyard/routing/config"
+	"switchyard/routing/reason"
 )
 
 // Outcome is how a call ended for a deployment's circuit breaker.
@@ -30,9 +31,9 @@ type Breakers interface {
 type Keys interface {
 	// Pick returns the least-recently-used usable key not yet tried, or a
 	// skip reason when there is none.
-	Pick(providerID int64, keyIDs []int64, tried func(int64) bool) (keyID int64, skip string, ok bool)
+	Pick(providerID int64, keyIDs []int64, tried func(int64) bool) (keyID int64, skip reason.Reason, ok bool)
 	// Usable reports, without using one, whether any key could serve now.
-	Usable(keyIDs []int64) (skip string, ok bool)
+	Usable(keyIDs []int64) (skip reason.Reason, ok bool)
 	Cool(keyID int64, d time.Duration)
 	Quarantine(keyID int64, reason string)
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"switchyard/routing/reason"
 )
 
 // Runtime is one published version compiled for the data plane. It is
@@ -81,7 +83,7 @@ type RDeployment struct {
 	Breaker             BreakerSettings
 	// StaticSkip is the configuration reason this deployment never serves
 	// ("parked", "disabled", ...), or "".
-	StaticSkip string
+	StaticSkip reason.Reason
 }
 
 // Label names the deployment for people: "qwen3-max on dashscope (qwen-max)".
@@ -211,13 +213,13 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 			}
 			switch {
 			case !d.Enabled:
-				rd.StaticSkip = "disabled"
+				rd.StaticSkip = reason.Of(reason.DisabledByOperator)
 			case d.Parked():
-				rd.StaticSkip = fmt.Sprintf("parked (weight %d)", d.Weight)
+				rd.StaticSkip = reason.Reason{Code: reason.Parked, Weight: d.Weight}
 			case !p.Enabled:
-				rd.StaticSkip = "provider " + p.Name + " disabled"
+				rd.StaticSkip = reason.Reason{Code: reason.ProviderDisabled, Provider: p.Name}
 			case len(p.ActiveKey) == 0:
-				rd.StaticSkip = "provider " + p.Name + " has no active key"
+				rd.StaticSkip = reason.Reason{Code: reason.NoActiveKey, Provider: p.Name}
 			}
 			rm.Deployments = append(rm.Deployments, rd)
 			rt.Deployments[d.ID] = rd

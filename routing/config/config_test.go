@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"switchyard/routing/reason"
 )
 
 var testEnv = Env{Implemented: map[Protocol]ProtocolSupport{
@@ -231,8 +233,8 @@ func TestCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rt2.Deployments[201].StaticSkip != "parked (weight 0)" {
-		t.Fatalf("static skip = %q", rt2.Deployments[201].StaticSkip)
+	if got := rt2.Deployments[201].StaticSkip; got != (reason.Reason{Code: reason.Parked, Weight: 0}) {
+		t.Fatalf("static skip = %+v", got)
 	}
 
 	delete(creds.ProviderKeySecrets, 21)

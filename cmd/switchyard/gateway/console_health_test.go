@@ -16,6 +16,7 @@ import (
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/routing/health"
+	"switchyard/routing/reason"
 	"switchyard/store"
 	"switchyard/store/redis/healthboard"
 	"switchyard/web/webtest"
@@ -84,7 +85,7 @@ func TestHealthPage(t *testing.T) {
 	rt := runtimeWith(
 		&config.RDeployment{ID: 11, Model: small, Provider: alpha, UpstreamModel: "fake-alpha", Weight: 50, Enabled: true},
 		&config.RDeployment{ID: 12, Model: small, Provider: beta, UpstreamModel: "fake-beta", Weight: 50, Enabled: true},
-		&config.RDeployment{ID: 13, Model: spare, Provider: beta, UpstreamModel: "fake-spare", Weight: 100, Enabled: false, StaticSkip: "disabled"},
+		&config.RDeployment{ID: 13, Model: spare, Provider: beta, UpstreamModel: "fake-spare", Weight: 100, Enabled: false, StaticSkip: reason.Of(reason.DisabledByOperator)},
 	)
 	env := webtest.New(t, func(h *handlers.Handler) {
 		h.Health = tracker

@@ -89,7 +89,7 @@ func TestTestRouteShowsParkedSkipFallbackStepAndLimits(t *testing.T) {
 		t.Fatalf("problem: %s", testID(doc, "testroute-problem").Text())
 	}
 	// The parked primary deployment is a skip, in words.
-	skip := doc.Find(`[data-testid="testroute-skip"][data-reason="parked (weight 0)"]`)
+	skip := doc.Find(`[data-testid="testroute-skip"][data-reason="parked"]`)
 	if skip.Length() != 1 {
 		t.Fatalf("parked skip not shown: %s", testID(doc, "testroute-skips").Text())
 	}
@@ -144,7 +144,7 @@ func TestTestRouteShowsParkedSkipFallbackStepAndLimits(t *testing.T) {
 	if steps.Length() != 2 || last.AttrOr("data-model", "") != "small" || !strings.Contains(last.Text(), "fallback group") {
 		t.Errorf("dedicated steps: %d, last %s %q", steps.Length(), last.AttrOr("data-model", ""), last.Text())
 	}
-	if doc.Find(`[data-testid="testroute-skip"][data-reason="already in the chain"]`).Length() != 1 {
+	if doc.Find(`[data-testid="testroute-skip"][data-reason="already_in_chain"]`).Length() != 1 {
 		t.Error("the fallback group's copy of big should be skipped as already in the chain")
 	}
 
@@ -153,7 +153,7 @@ func TestTestRouteShowsParkedSkipFallbackStepAndLimits(t *testing.T) {
 	if res.StatusCode != http.StatusOK || strings.Contains(body, "<html") || testID(doc, "testroute-explain").Length() != 1 {
 		t.Fatalf("htmx explain: %d %s", res.StatusCode, body)
 	}
-	if doc.Find(`[data-testid="testroute-skip"][data-reason="lacks thinking"]`).Length() != 1 || testID(doc, "testroute-no-steps").Length() != 1 {
+	if doc.Find(`[data-testid="testroute-skip"][data-reason="lacks_capability"]`).Length() != 1 || testID(doc, "testroute-no-steps").Length() != 1 {
 		t.Errorf("thinking on a model without it should leave nothing: %s", testID(doc, "testroute-explain").Text())
 	}
 	// Reasoning on a tier moves to deep.

@@ -16,6 +16,7 @@ import (
 	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
 	"switchyard/routing/health"
+	"switchyard/routing/reason"
 	"switchyard/store"
 	"switchyard/store/calllog"
 )
@@ -97,7 +98,7 @@ func plan(t *testing.T, e *gatewaytest.Env, callerID int64) (steps []int64, skip
 	routing.Build(p, rt.Callers[callerID], routing.Target{Tier: config.TierStandard}, routing.Needs{Kind: config.KindChat}, &e.GW.Exec.State)
 	skips = map[int64]string{}
 	for _, s := range p.Skips {
-		skips[s.DeploymentID] = s.Reason
+		skips[s.DeploymentID] = string(s.Reason.Code)
 	}
 	for _, s := range p.Steps {
 		steps = append(steps, s.Deployment.ID)
@@ -159,7 +160,7 @@ func TestFailingProbesTakeDeploymentDownAndBack(t *testing.T) {
 	tr := e.GW.Console.Ops.TestRequest(context.Background(), callerID, "/v1/chat/completions", []byte(`{"model":"standard","messages":[{"role":"user","content":"hi"}]}`))
 	found := false
 	for _, s := range tr.Trail.Skips {
-		found = found || s.DeploymentID == alpha && s.Reason == "unhealthy"
+		found = found || s.DeploymentID == alpha && s.Reason.Code == reason.Unhealthy
 	}
 	if tr.Status != http.StatusOK || !found {
 		t.Fatalf("test request: %d, skips %+v", tr.Status, tr.Trail.Skips)
@@ -299,13 +300,13 @@ func TestOperatorDisabledStaysDisabled(t *testing.T) {
 		t.Fatalf("probes changed the draft:\n%s\n---\n%s", a, b)
 	}
 	rt := e.GW.Holder.Current()
-	if d := rt.Deployments[alpha]; d.Enabled || d.StaticSkip != "disabled" {
+	if d := rt.Deployments[alpha]; d.Enabled || d.StaticSkip.Code != reason.DisabledByOperator {
 		t.Fatalf("live alpha: enabled %v, skip %q", d.Enabled, d.StaticSkip)
 	}
 	if v, _ := e.Store.LatestVersionNumber(ctx); v != rt.Version {
 		t.Fatalf("a version was published behind the operator's back: %d vs %d", v, rt.Version)
 	}
-	if _, skips := plan(t, e, callerID); skips[alpha] != "disabled" {
+	if _, skips := plan(t, e, callerID); skips[alpha] != string(reason.DisabledByOperator) {
 		t.Fatalf("alpha's skip reason %q, want disabled", skips[alpha])
 	}
 	// Its health stays down (nothing probed it), which is moot while it is
@@ -467,7 +468,7 @@ func TestDedicatedPoolFallbackPolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(trail.Attempts) != 1 || !trail.Attempts[0].Fallback || trail.Attempts[0].Model != "shared" ||
-			len(trail.Skips) != 1 || trail.Skips[0].DeploymentID != ded || trail.Skips[0].Reason != "unhealthy" {
+			len(trail.Skips) != 1 || trail.Skips[0].DeploymentID != ded || trail.Skips[0].Reason.Code != reason.Unhealthy {
 			t.Fatalf("attempt trail %s", rec.Attempts)
 		}
 	})

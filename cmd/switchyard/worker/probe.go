@@ -15,6 +15,7 @@ import (
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 	"switchyard/routing/health"
+	"switchyard/routing/reason"
 	"switchyard/store"
 	"switchyard/store/redis/healthboard"
 )
@@ -29,7 +30,7 @@ type ProbeLog interface {
 // KeyPicker chooses a usable provider key (keypool.Pool): cooling and
 // quarantined keys are not used for probes.
 type KeyPicker interface {
-	Pick(providerID int64, keyIDs []int64, tried func(int64) bool) (keyID int64, skip string, ok bool)
+	Pick(providerID int64, keyIDs []int64, tried func(int64) bool) (keyID int64, skip reason.Reason, ok bool)
 }
 
 // Prober sends every enabled deployment of the live configuration a minimal
@@ -209,7 +210,7 @@ func (p *Prober) probe(ctx context.Context, d *config.RDeployment) (store.Probe,
 	if p.Keys != nil {
 		id, skip, ok := p.Keys.Pick(d.Provider.ID, d.Provider.ActiveKey, nil)
 		if !ok {
-			return inconclusive("no usable key: " + skip)
+			return inconclusive("no usable key: " + skip.String())
 		}
 		keyID = id
 	} else {

@@ -25,6 +25,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"switchyard/routing/reason"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -39,11 +41,11 @@ const (
 )
 
 // Skip reasons Pick returns when no key is usable.
-const (
-	SkipNoKeys         = "no keys"
-	SkipAllCooling     = "all keys cooling"
-	SkipAllQuarantined = "all keys quarantined"
-	SkipAllTried       = "all keys tried"
+var (
+	SkipNoKeys         = reason.Of(reason.NoKeys)
+	SkipAllCooling     = reason.Of(reason.KeysCooling)
+	SkipAllQuarantined = reason.Of(reason.KeysQuarantined)
+	SkipAllTried       = reason.Of(reason.KeysTried)
 )
 
 // KeyState is one key as the console shows it.
@@ -182,7 +184,7 @@ func (p *Pool) Degraded() bool { return p.degraded.Load() }
 // enabled keys, in configured order) that tried does not report as already
 // tried in this request, and marks it used now. Keys never used come first,
 // in configured order. When no key is usable ok is false and skip says why.
-func (p *Pool) Pick(providerID int64, keyIDs []int64, tried func(keyID int64) bool) (keyID int64, skip string, ok bool) {
+func (p *Pool) Pick(providerID int64, keyIDs []int64, tried func(keyID int64) bool) (keyID int64, skip reason.Reason, ok bool) {
 	if len(keyIDs) == 0 {
 		return 0, SkipNoKeys, false
 	}
@@ -226,13 +228,13 @@ func (p *Pool) Pick(providerID int64, keyIDs []int64, tried func(keyID int64) bo
 	}
 	keyID = keyIDs[best]
 	pr.lastUsed[keyID] = usage{seq: p.seq.Add(1), at: now}
-	return keyID, "", true
+	return keyID, reason.Reason{}, true
 }
 
 // Usable reports whether any of keyIDs could serve now, without marking one
 // used: the router's plan skips a deployment whose keys are all cooling or
 // quarantined, naming why.
-func (p *Pool) Usable(keyIDs []int64) (skip string, ok bool) {
+func (p *Pool) Usable(keyIDs []int64) (skip reason.Reason, ok bool) {
 	if len(keyIDs) == 0 {
 		return SkipNoKeys, false
 	}
@@ -243,7 +245,7 @@ func (p *Pool) Usable(keyIDs []int64) (skip string, ok bool) {
 	for _, id := range keyIDs {
 		l := p.shared[id]
 		if l == nil || !l.blocks(now) {
-			return "", true
+			return reason.Reason{}, true
 		}
 		if l.Status != StatusQuarantined {
 			nCooling++

@@ -6,10 +6,10 @@ package calllogs
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
 import (
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+
 	"switchyard/store/calllog"
 	"switchyard/views/components"
 	"switchyard/views/layout"

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"switchyard/routing"
+	"switchyard/routing/reason"
 )
 
 // Step is one entry of an attempt trail as the timeline draws it: a plan
@@ -56,7 +57,7 @@ func Steps(tr routing.Trail) []Step {
 	out := make([]Step, 0, len(tr.Skips)+len(tr.Attempts))
 	for _, s := range tr.Skips {
 		out = append(out, Step{Kind: "skip", Outcome: "skipped", Phase: "plan", Model: s.Model, Deployment: s.Deployment,
-			Fallback: s.Fallback, Words: ExplainSkip(s.Reason), Detail: s.Reason})
+			Fallback: s.Fallback, Words: ExplainSkip(s.Reason), Detail: string(s.Reason.Code)})
 	}
 	for i, a := range tr.Attempts {
 		var next *routing.Attempt
@@ -81,64 +82,55 @@ func Steps(tr routing.Trail) []Step {
 
 // ExplainSkip turns a skip reason of the plan or the executor into a
 // sentence an operator can act on.
-func ExplainSkip(reason string) string {
-	r := strings.TrimSpace(reason)
-	switch {
-	case r == "":
+func ExplainSkip(r reason.Reason) string {
+	switch r.Code {
+	case "":
 		return "skipped (no reason recorded)"
-	case strings.HasPrefix(r, "parked (weight"):
-		return "skipped: parked — weight " + weightIn(r) + " keeps the deployment in the configuration without traffic"
-	case strings.HasPrefix(r, "candidate parked (weight"):
-		return "skipped: the candidate is parked — weight " + weightIn(r) + " keeps it in the tier's chain without traffic"
-	case r == "disabled":
+	case reason.Legacy:
+		if r.Detail == "" {
+			return "skipped (no reason recorded)"
+		}
+		return "skipped: " + r.Detail
+	case reason.Parked:
+		return "skipped: parked — weight " + strconv.Itoa(r.Weight) + " keeps the deployment in the configuration without traffic"
+	case reason.CandidateParked:
+		return "skipped: the candidate is parked — weight " + strconv.Itoa(r.Weight) + " keeps it in the tier's chain without traffic"
+	case reason.DisabledByOperator:
 		return "skipped: the deployment is disabled by an operator"
-	case strings.HasPrefix(r, "provider ") && strings.HasSuffix(r, " disabled"):
-		return "skipped: " + r + " by an operator, so none of its deployments serve"
-	case strings.HasPrefix(r, "provider ") && strings.HasSuffix(r, " has no active key"):
-		return "skipped: " + r + " — add or enable a key in its pool"
-	case strings.HasPrefix(r, "lacks "):
-		what := strings.TrimPrefix(r, "lacks ")
-		return "skipped: the request needs " + capabilityWords(what) + ", which this deployment does not offer (its capabilities lack " + what + ")"
-	case r == "unhealthy":
+	case reason.ProviderDisabled:
+		return "skipped: provider " + r.Provider + " is disabled by an operator, so none of its deployments serve"
+	case reason.NoActiveKey:
+		return "skipped: provider " + r.Provider + " has no active key — add or enable a key in its pool"
+	case reason.LacksCapability:
+		return "skipped: the request needs " + capabilityWords(r.Capability) + ", which this deployment does not offer (its capabilities lack " + r.Capability + ")"
+	case reason.Unhealthy:
 		return "skipped: unhealthy — the health checker marked the deployment down after failed probes and calls"
-	case r == "already in the chain":
+	case reason.AlreadyInChain:
 		return "skipped: the same deployment is already earlier in the chain, so it is not tried twice"
-	case r == "has no deployments":
+	case reason.NoDeployments:
 		return "skipped: the logic model has no deployments to serve it"
-	case strings.HasPrefix(r, "is a ") && strings.Contains(r, "request"):
-		return "skipped: the candidate " + r + " (chat and embedding models never stand in for each other)"
-	case r == "breaker open":
+	case reason.ChainFull:
+		return "skipped: the chain already holds " + strconv.Itoa(r.Max) + " entries at this level, the most one request considers; lower the number of candidates or deployments"
+	case reason.WrongKind:
+		return "skipped: the candidate is a " + r.Kind + " model and this is a " + r.Want + " request (chat and embedding models never stand in for each other)"
+	case reason.BreakerOpen:
 		return "skipped: its circuit breaker is open after too many server errors, timeouts or network failures; it lets a few probes through once the open period ends"
-	case strings.HasPrefix(r, "at max concurrency"):
-		return "skipped: at max concurrency " + parenthesised(r) + " — every slot is busy with requests in flight, so the next step was tried"
-	case strings.HasPrefix(r, "load counter unavailable"):
-		return "skipped: the shared load counter could not be read (" + strings.TrimPrefix(r, "load counter unavailable: ") + ")"
-	case strings.HasPrefix(r, "protocol ") && strings.HasSuffix(r, "not implemented"):
-		return "skipped: " + r + " in this build of Switchyard"
-	case r == "no keys" || r == "no key pool":
+	case reason.OverCapacity:
+		return "skipped: at max concurrency of " + strconv.Itoa(r.Max) + " — every slot is busy with requests in flight, so the next step was tried"
+	case reason.LoadUnavailable:
+		return "skipped: the shared load counter could not be read (" + r.Detail + ")"
+	case reason.NoProtocol:
+		return "skipped: protocol " + r.Protocol + " is not implemented in this build of Switchyard"
+	case reason.NoKeys:
 		return "skipped: the provider has no usable key in its pool"
-	case r == "all keys cooling":
+	case reason.KeysCooling:
 		return "skipped: all keys are cooling after the vendor rate-limited them; they are used again once their Retry-After passes"
-	case r == "all keys quarantined":
+	case reason.KeysQuarantined:
 		return "skipped: all keys are quarantined after the vendor refused them (auth or billing); an operator must re-enable them on the Providers page"
-	case r == "all keys tried":
+	case reason.KeysTried:
 		return "skipped: every key of the provider was already tried for this request"
 	}
-	return "skipped: " + r
-}
-
-func weightIn(r string) string {
-	if i := strings.Index(r, "weight "); i >= 0 {
-		return strings.TrimSuffix(r[i+len("weight "):], ")")
-	}
-	return "0"
-}
-
-func parenthesised(r string) string {
-	if i := strings.Index(r, "("); i >= 0 {
-		return "of " + strings.TrimSuffix(r[i+1:], ")")
-	}
-	return ""
+	return "skipped: " + r.String()
 }
 
 func capabilityWords(c string) string {
@@ -168,7 +160,7 @@ func ExplainAttempt(a routing.Attempt, next *routing.Attempt) string {
 		}
 		return s
 	case "skipped":
-		return ExplainSkip(a.Reason)
+		return ExplainSkip(attemptSkip(a))
 	}
 	key := "its key"
 	if a.Key != "" {
@@ -274,4 +266,13 @@ func ExplainRejection(code, class, caller, tier string) string {
 		return "Rejected by Switchyard; no error code was recorded."
 	}
 	return fmt.Sprintf("Rejected by Switchyard with error code %s.", code)
+}
+
+// attemptSkip is a run-time skip's reason; rows written before typed reasons
+// carry the old text instead.
+func attemptSkip(a routing.Attempt) reason.Reason {
+	if a.Skip != nil {
+		return *a.Skip
+	}
+	return reason.Reason{Code: reason.Legacy, Detail: a.Reason}
 }

@@ -6,32 +6,64 @@ import (
 	"testing"
 
 	"switchyard/routing"
+	"switchyard/routing/reason"
 )
 
 func TestExplainSkipSaysWhyInWords(t *testing.T) {
-	tests := []struct{ reason, want string }{
-		{"parked (weight 0)", "skipped: parked — weight 0 keeps the deployment in the configuration without traffic"},
-		{"candidate parked (weight 0)", "the candidate is parked — weight 0 keeps it in the tier's chain"},
-		{"disabled", "disabled by an operator"},
-		{"provider openai disabled", "provider openai disabled by an operator"},
-		{"provider openai has no active key", "add or enable a key"},
-		{"lacks thinking", "needs thinking (reasoning)"},
-		{"lacks vision", "needs vision (image input)"},
-		{"unhealthy", "health checker marked the deployment down"},
-		{"breaker open", "circuit breaker is open"},
-		{"at max concurrency (8)", "at max concurrency of 8"},
-		{"all keys quarantined", "all keys are quarantined"},
-		{"all keys cooling", "all keys are cooling"},
-		{"already in the chain", "already earlier in the chain"},
-		{"is a embedding model; this is a chat request", "never stand in for each other"},
-		{"something new", "skipped: something new"},
+	tests := []struct {
+		r    reason.Reason
+		want string
+	}{
+		{reason.Reason{Code: reason.Parked, Weight: 0}, "skipped: parked — weight 0 keeps the deployment in the configuration without traffic"},
+		{reason.Reason{Code: reason.CandidateParked, Weight: -1}, "the candidate is parked — weight -1 keeps it in the tier's chain"},
+		{reason.Of(reason.DisabledByOperator), "disabled by an operator"},
+		{reason.Reason{Code: reason.ProviderDisabled, Provider: "openai"}, "provider openai is disabled by an operator"},
+		{reason.Reason{Code: reason.NoActiveKey, Provider: "openai"}, "add or enable a key"},
+		{reason.Reason{Code: reason.LacksCapability, Capability: "thinking"}, "needs thinking (reasoning)"},
+		{reason.Reason{Code: reason.LacksCapability, Capability: "vision"}, "needs vision (image input)"},
+		{reason.Of(reason.Unhealthy), "health checker marked the deployment down"},
+		{reason.Of(reason.BreakerOpen), "circuit breaker is open"},
+		{reason.Reason{Code: reason.OverCapacity, Max: 8}, "at max concurrency of 8"},
+		{reason.Reason{Code: reason.ChainFull, Max: 32}, "holds 32 entries"},
+		{reason.Of(reason.KeysQuarantined), "all keys are quarantined"},
+		{reason.Of(reason.KeysCooling), "all keys are cooling"},
+		{reason.Of(reason.AlreadyInChain), "already earlier in the chain"},
+		{reason.Reason{Code: reason.WrongKind, Kind: "embedding", Want: "chat"}, "is a embedding model and this is a chat request"},
+		{reason.Reason{Code: reason.Legacy, Detail: "something old"}, "skipped: something old"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.reason, func(t *testing.T) {
-			if got := ExplainSkip(tt.reason); !strings.Contains(got, tt.want) {
-				t.Errorf("ExplainSkip(%q) = %q, want it to contain %q", tt.reason, got, tt.want)
+		t.Run(string(tt.r.Code), func(t *testing.T) {
+			if got := ExplainSkip(tt.r); !strings.Contains(got, tt.want) {
+				t.Errorf("ExplainSkip(%+v) = %q, want it to contain %q", tt.r, got, tt.want)
 			}
 		})
+	}
+}
+
+// Rows written before reasons were typed hold plain strings: they are shown
+// as written, never parsed for meaning.
+func TestParseTrailReadsOldStringReasons(t *testing.T) {
+	tr, ok := ParseTrail(json.RawMessage(`{"skips":[{"model":"m","reason":"parked (weight 0)"}],"attempts":[{"model":"m","outcome":"skipped","reason":"breaker open","latency_ms":0}]}`))
+	if !ok {
+		t.Fatal("trail not readable")
+	}
+	steps := Steps(tr)
+	if len(steps) != 2 || steps[0].Words != "skipped: parked (weight 0)" || steps[1].Words != "skipped: breaker open" {
+		t.Fatalf("steps = %+v", steps)
+	}
+}
+
+// A typed reason survives the call log's JSON round trip with its parameters.
+func TestTrailRoundTripsTypedReasons(t *testing.T) {
+	in := routing.Trail{Skips: []routing.Skip{{Model: "m", Reason: reason.Reason{Code: reason.Parked, Weight: -2}}},
+		Attempts: []routing.Attempt{{Model: "m", Outcome: "skipped", Skip: &reason.Reason{Code: reason.OverCapacity, Max: 4}}}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, ok := ParseTrail(b)
+	if !ok || tr.Skips[0].Reason != in.Skips[0].Reason || *tr.Attempts[0].Skip != *in.Attempts[0].Skip {
+		t.Fatalf("round trip: %s -> %+v", b, tr)
 	}
 }
 
@@ -53,7 +85,7 @@ func TestExplainAttemptSaysWhatHappenedAndWhatCameNext(t *testing.T) {
 		{"timeout", routing.Attempt{Outcome: "failed", Class: "timeout", LatencyMS: 15000}, nil, "no answer within the attempt's timeout (after 15.0 s)"},
 		{"content filter", routing.Attempt{Outcome: "failed", Class: "content_filter", Status: 400}, nil, "content filter blocked the request (HTTP 400); a filtered request is not retried"},
 		{"ok", routing.Attempt{Outcome: "ok", Key: "sk-…9", LatencyMS: 12}, nil, "answered with key sk-…9 in 12 ms"},
-		{"run-time skip", routing.Attempt{Outcome: "skipped", Reason: "breaker open"}, nil, "circuit breaker is open"},
+		{"run-time skip", routing.Attempt{Outcome: "skipped", Skip: &reason.Reason{Code: reason.BreakerOpen}}, nil, "circuit breaker is open"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +115,7 @@ func TestExplainRejectionCoversOurErrorCodes(t *testing.T) {
 
 func TestParseTrailAndSteps(t *testing.T) {
 	tr := routing.Trail{
-		Skips:    []routing.Skip{{Model: "m", Deployment: "p/x", Reason: "parked (weight 0)"}},
+		Skips:    []routing.Skip{{Model: "m", Deployment: "p/x", Reason: reason.Reason{Code: reason.Parked}}},
 		Attempts: []routing.Attempt{{Model: "m", DeploymentID: 2, Outcome: "failed", Class: "server", Status: 500}, {Model: "n", DeploymentID: 3, Outcome: "ok"}},
 	}
 	raw, _ := json.Marshal(tr)

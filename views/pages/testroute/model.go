@@ -153,7 +153,7 @@ func (b BreakerView) Kind() string { return components.BreakerKind(b.State) }
 type SkipView struct {
 	Model      string
 	Deployment string
-	Reason     string
+	Reason     string // the skip code, for tests and styling
 	Words      string
 	Fallback   bool
 }

@@ -1,0 +1,135 @@
+// Package reason names why the router left a candidate or deployment out of a
+// request's chain: a code with parameters, defined once. The call log stores
+// these codes; the caller's error message (Reason.String) and the console
+// (views) turn them into words. Nothing parses the words back.
+package reason
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// Code is what kind of skip a Reason is.
+type Code string
+
+// Skip codes. The parameters each code fills are noted beside it.
+const (
+	// Recorded before typed reasons existed: Detail holds the old text. The
+	// zero Reason (Code "") means no reason: usable.
+	Legacy Code = "legacy"
+
+	DisabledByOperator Code = "disabled_by_operator"     // the deployment is disabled
+	Parked             Code = "parked"                   // Weight: the deployment's weight (<= 0)
+	CandidateParked    Code = "candidate_parked"         // Weight: the candidate's weight (<= 0)
+	ProviderDisabled   Code = "provider_disabled"        // Provider
+	NoActiveKey        Code = "no_active_key"            // Provider: its pool has no active key
+	LacksCapability    Code = "lacks_capability"         // Capability: thinking | vision | tools
+	WrongKind          Code = "wrong_kind"               // Kind: the model's kind; Want: the request's
+	AlreadyInChain     Code = "already_in_chain"         // the same deployment is earlier in the chain
+	NoDeployments      Code = "no_deployments"           // the logic model has none
+	ChainFull          Code = "chain_full"               // Max: the chain's length limit was reached
+	Unhealthy          Code = "unhealthy"                // the health checker marked it down
+	BreakerOpen        Code = "breaker_open"             // its circuit breaker is open
+	OverCapacity       Code = "over_capacity"            // Max: its max concurrency, all slots busy
+	LoadUnavailable    Code = "load_unavailable"         // Detail: why the load counter failed
+	NoProtocol         Code = "protocol_not_implemented" // Protocol
+	NoKeys             Code = "no_keys"                  // the provider has no key (or no key pool)
+	KeysCooling        Code = "keys_cooling"             // every key is cooling after a 429
+	KeysQuarantined    Code = "keys_quarantined"         // every key is quarantined (auth, billing)
+	KeysTried          Code = "keys_tried"               // every key was tried for this request
+)
+
+// Reason is one skip: a code and the parameters it needs.
+type Reason struct {
+	Code       Code      `json:"code"`
+	Weight     int       `json:"weight,omitempty"`
+	Provider   string    `json:"provider,omitempty"`
+	Capability string    `json:"capability,omitempty"`
+	Kind       string    `json:"kind,omitempty"`
+	Want       string    `json:"want,omitempty"`
+	Max        int       `json:"max,omitempty"`
+	Protocol   string    `json:"protocol,omitempty"`
+	Until      time.Time `json:"until,omitzero"`
+	// Detail is text from outside the router (an error of the load
+	// counter) or, for Legacy, the whole old reason.
+	Detail string `json:"detail,omitempty"`
+}
+
+// Of is a Reason with only a code.
+func Of(c Code) Reason { return Reason{Code: c} }
+
+// Temporary reports a skip that passes by itself (breaker, health, load,
+// key cooling), as opposed to one an operator must fix.
+func (r Reason) Temporary() bool {
+	switch r.Code {
+	case Unhealthy, BreakerOpen, OverCapacity, LoadUnavailable, KeysCooling, KeysTried:
+		return true
+	}
+	return false
+}
+
+// String is the reason in the few words of the caller's error message, e.g.
+// "parked (weight 0)" or "lacks vision".
+func (r Reason) String() string {
+	switch r.Code {
+	case Legacy:
+		return r.Detail
+	case DisabledByOperator:
+		return "disabled"
+	case Parked:
+		return "parked (weight " + strconv.Itoa(r.Weight) + ")"
+	case CandidateParked:
+		return "candidate parked (weight " + strconv.Itoa(r.Weight) + ")"
+	case ProviderDisabled:
+		return "provider " + r.Provider + " disabled"
+	case NoActiveKey:
+		return "provider " + r.Provider + " has no active key"
+	case LacksCapability:
+		return "lacks " + r.Capability
+	case WrongKind:
+		return "is a " + r.Kind + " model; this is a " + r.Want + " request"
+	case AlreadyInChain:
+		return "already in the chain"
+	case NoDeployments:
+		return "has no deployments"
+	case ChainFull:
+		return "beyond the chain's limit of " + strconv.Itoa(r.Max) + " steps"
+	case Unhealthy:
+		return "unhealthy"
+	case BreakerOpen:
+		return "breaker open"
+	case OverCapacity:
+		return "at max concurrency (" + strconv.Itoa(r.Max) + ")"
+	case LoadUnavailable:
+		return "load counter unavailable: " + r.Detail
+	case NoProtocol:
+		return "protocol " + r.Protocol + " is not implemented"
+	case NoKeys:
+		return "no keys"
+	case KeysCooling:
+		return "all keys cooling"
+	case KeysQuarantined:
+		return "all keys quarantined"
+	case KeysTried:
+		return "all keys tried"
+	}
+	return string(r.Code)
+}
+
+// UnmarshalJSON reads a Reason, and also the plain strings call logs held
+// before reasons were typed: those become Legacy with the text as Detail,
+// shown as they were written.
+func (r *Reason) UnmarshalJSON(b []byte) error {
+	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*r = Reason{Code: Legacy, Detail: s}
+		return nil
+	}
+	type plain Reason
+	return json.Unmarshal(b, (*plain)(r))
+}
