@@ -4,6 +4,10 @@ package metrics
 
 import (
 	"net/http"
+	"time"
+
+	"switchyard/routing"
+	"switchyard/routing/record"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -75,3 +79,35 @@ var gaugeHelp = map[string]string{
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
 }
+
+// Finished counts one data-plane request: its outcome, latency, first-chunk
+// time, tokens, cost and upstream attempts.
+func (m *Metrics) Finished(c *record.Call, tr *routing.Trail, elapsed time.Duration) {
+	m.Requests.WithLabelValues(c.Caller, c.Tier, c.LogicModel, c.Status, c.ErrorClass).Inc()
+	m.Duration.WithLabelValues(c.Tier, c.Status).Observe(elapsed.Seconds())
+	if c.TTFCMS != nil {
+		m.TTFC.WithLabelValues(c.Tier).Observe(float64(*c.TTFCMS) / 1000)
+	}
+	for _, tk := range [...]struct {
+		kind string
+		n    *int64
+	}{{"prompt", c.PromptTokens}, {"completion", c.CompletionTokens}, {"cached", c.CachedTokens}, {"reasoning", c.ReasoningTokens}} {
+		if tk.n != nil && *tk.n > 0 {
+			m.Tokens.WithLabelValues(c.Caller, c.Tier, c.LogicModel, tk.kind).Add(float64(*tk.n))
+		}
+	}
+	if c.Cost != nil && *c.Cost > 0 {
+		m.Cost.WithLabelValues(c.Caller, c.Currency).Add(*c.Cost)
+	}
+	for _, a := range tr.Attempts {
+		switch a.Outcome {
+		case "ok":
+			m.Attempts.WithLabelValues(a.Provider, "ok").Inc()
+		case "failed":
+			m.Attempts.WithLabelValues(a.Provider, a.Class).Inc()
+		}
+	}
+}
+
+// Refused counts a request a limit or the instance gate refused.
+func (m *Metrics) Refused(code string) { m.Rejections.WithLabelValues(code).Inc() }

@@ -80,6 +80,7 @@ type Gateway struct {
 	CallLog  *calllog.Writer
 	Metrics  *metrics.Metrics
 	Exec     *routing.Executor
+	Journey  *routing.Journey
 	Data     *handlers.DataPlane
 	Console  *handlers.Handler
 	Server   *web.Server
@@ -176,11 +177,12 @@ func New(o Options) (*Gateway, error) {
 		Client:   UpstreamClient(),
 		State:    routing.State{Breakers: breakers{g.Breakers}, Keys: g.Keys, Load: load{g.Load}},
 	}
-	g.Data = &handlers.DataPlane{
-		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, CallLog: w, Metrics: g.Metrics,
+	g.Journey = &routing.Journey{
+		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, Calls: w, Watch: g.Metrics,
 		Admit:   func(batch bool) (func(), bool) { return g.Load.AdmitInstance(classOf(batch)) },
 		MaxBody: o.MaxBody, Log: log,
 	}
+	g.Data = &handlers.DataPlane{Journey: g.Journey}
 	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
 	g.Console = &handlers.Handler{Store: o.Store, Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
 		Keys: keyStates{g.Keys}, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}

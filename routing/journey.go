@@ -1,0 +1,748 @@
+package routing
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"switchyard/routing/adapter"
+	"switchyard/routing/config"
+	"switchyard/routing/idem"
+	"switchyard/routing/limit"
+	"switchyard/routing/record"
+)
+
+// The request journey: the seven steps every data-plane request takes —
+// authenticate, idempotency, route, limits, execute, account, log — as one
+// pipeline without an HTTP framework or a database. It takes a parsed
+// request and returns an Answer (a body, or a stream of SSE events); the
+// HTTP handler only copies the answer onto the wire, and the console's test
+// request reads the same Answer.
+
+// Limiter is the caller × tier limit check.
+type Limiter interface {
+	Check(ctx context.Context, req limit.Request) (limit.Decision, error)
+	Settle(ctx context.Context, r limit.Reservation, actualTokens, costMicros int64) error
+}
+
+// Idempotency stores and replays results by Idempotency-Key.
+type Idempotency interface {
+	Begin(ctx context.Context, callerID int64, key string, fingerprint [32]byte) (idem.Outcome, error)
+	Complete(ctx context.Context, c idem.Claim, r idem.Result) error
+	Abandon(ctx context.Context, c idem.Claim) error
+}
+
+// CallLogSink receives exactly one record per data-plane request.
+type CallLogSink interface{ Write(record.Call) }
+
+// Observer is told how each request ended (metrics).
+type Observer interface {
+	// Finished is called once per request with its call-log row and trail.
+	Finished(c *record.Call, tr *Trail, elapsed time.Duration)
+	// Refused counts a request refused by a limit ("rate_limited",
+	// "quota_exceeded", "budget_exceeded") or by the instance gate ("shed").
+	Refused(code string)
+}
+
+// Journey serves data-plane requests.
+type Journey struct {
+	Live   interface{ Current() *config.Runtime }
+	Exec   *Executor
+	Limits Limiter     // nil: no limits
+	Idem   Idempotency // nil: Idempotency-Key is refused with 503
+	Calls  CallLogSink // nil: records are dropped
+	Watch  Observer    // nil: nothing observes
+	// Admit is the instance-level saturation gate: batch callers are shed
+	// first. nil admits everything.
+	Admit   func(batch bool) (release func(), ok bool)
+	MaxBody int64 // default 10 MB
+	Log     *slog.Logger
+	// DefaultTimeout is the request budget without X-Request-Timeout.
+	DefaultTimeout time.Duration
+	// Clock is the time source of latencies (default time.Now).
+	Clock func() time.Time
+
+	avg outputAverages
+}
+
+// Endpoint is which data-plane operation a request asks for.
+type Endpoint int
+
+// Endpoints.
+const (
+	EndpointChat Endpoint = iota
+	EndpointEmbeddings
+	EndpointModels
+)
+
+// Request is one data-plane request as it arrived.
+type Request struct {
+	Endpoint Endpoint
+	// Path is the request path, part of the idempotency fingerprint.
+	Path string
+	// Authorization is the Authorization header ("Bearer <caller key>").
+	Authorization string
+	// CallerID, when not 0, is a caller chosen by a signed-in operator (the
+	// console's test request): no key is checked.
+	CallerID int64
+	Body     io.Reader
+	// IdempotencyKey, RequestTimeout and InputType are the headers
+	// Idempotency-Key, X-Request-Timeout and X-Input-Type.
+	IdempotencyKey string
+	RequestTimeout string
+	InputType      string
+}
+
+// Answer is what the caller gets. A streamed answer has Stream set: send
+// Status and Header, then every event Stream.Next returns. Done must be
+// called exactly once when the answer is on the wire (or could not be
+// sent): it settles limits, stores the idempotent result and writes the
+// call log.
+type Answer struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	Stream *Stream
+	// Silent is set when the client is gone: nothing is to be sent.
+	Silent    bool
+	RequestID string
+	// Trail is the request's attempt trail (for the console's test request).
+	Trail *Trail
+	// Refusal names the limit that refused the request, if one did.
+	Refusal *Refusal
+
+	x *exchange
+}
+
+// Refusal is a limit's refusal, as codes and numbers.
+type Refusal struct {
+	Limit      limit.Kind
+	Value      int64
+	RetryAfter time.Duration
+}
+
+// Done finishes the request; sendErr is the error writing the answer met
+// (nil when it was sent). Safe to call more than once.
+func (a *Answer) Done(sendErr error) {
+	if a.Stream != nil {
+		a.Stream.end(sendErr)
+	}
+	a.x.finish()
+}
+
+// exchange is one data-plane request in progress.
+type exchange struct {
+	j       *Journey
+	ctx     context.Context
+	req     *Request
+	a       *Answer
+	rec     record.Call
+	start   time.Time
+	rt      *config.Runtime
+	caller  *config.RCaller
+	tier    string
+	trail   Trail
+	claim   *idem.Claim
+	capture *capture // what we sent, for idempotency storage
+	logged  bool
+	release func() // the saturation gate's slot
+	plan    *Plan
+	// settlement waits until the answer is on the wire (see finish).
+	settleDec    *limit.Decision
+	settleActual int64
+	settleCost   int64
+}
+
+func (j *Journey) now() time.Time {
+	if j.Clock != nil {
+		return j.Clock()
+	}
+	return time.Now()
+}
+
+// Serve runs the journey for one request.
+func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
+	x := &exchange{j: j, ctx: ctx, req: &req, start: j.now()}
+	x.a = &Answer{Header: http.Header{}, x: x, Trail: &x.trail}
+	x.rec = record.Call{At: x.start.UTC(), RequestID: record.NewRequestID(), Status: record.StatusRejected}
+	x.a.RequestID = x.rec.RequestID
+	x.a.Header.Set("X-Request-Id", x.rec.RequestID)
+	if !x.authenticate() {
+		return x.a
+	}
+	switch req.Endpoint {
+	case EndpointModels:
+		x.models()
+	case EndpointEmbeddings:
+		x.embeddings()
+	default:
+		x.chat()
+	}
+	return x.a
+}
+
+// reject answers with an OpenAI error and records a rejected call.
+func (x *exchange) reject(status int, code, class, msg string) {
+	x.rec.Status = record.StatusRejected
+	x.rec.ErrorCode, x.rec.ErrorClass, x.rec.HTTPStatus = code, class, status
+	x.writeError(status, code, msg, nil)
+}
+
+func (x *exchange) writeError(status int, code, msg string, param *string) {
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		if x.a.Header.Get("Retry-After") == "" {
+			x.a.Header.Set("Retry-After", "1")
+		}
+	}
+	x.writeBody(status, "application/json", ErrorJSON(status, code, msg, param))
+}
+
+// ErrorJSON is an OpenAI error object: {"error":{"message","type","code","param"}}.
+func ErrorJSON(status int, code, msg string, param *string) []byte {
+	b, _ := json.Marshal(map[string]openAIError{"error": {Message: msg, Type: ErrorType(status), Code: code, Param: param}})
+	return b
+}
+
+type openAIError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Code    string  `json:"code"`
+	Param   *string `json:"param"`
+}
+
+// ErrorType maps an HTTP status onto OpenAI's error types.
+func ErrorType(status int) string {
+	switch {
+	case status == 401:
+		return "authentication_error"
+	case status == 403:
+		return "permission_error"
+	case status == 404:
+		return "not_found_error"
+	case status == 429:
+		return "rate_limit_error"
+	case status >= 500:
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+// writeBody sets a complete answer, keeping a copy for idempotency.
+func (x *exchange) writeBody(status int, ctype string, body []byte) {
+	x.rec.HTTPStatus = status
+	x.a.Header.Set("Content-Type", ctype)
+	x.a.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	if x.capture != nil {
+		x.capture.status, x.capture.ctype = status, ctype
+		x.capture.buf = append(x.capture.buf, body...)
+	}
+	x.a.Status, x.a.Body = status, body
+}
+
+// authenticate finds the caller for the bearer key.
+func (x *exchange) authenticate() bool {
+	x.rt = x.j.Live.Current()
+	if x.rt == nil {
+		x.reject(http.StatusServiceUnavailable, "no_available_model", "", "nothing has been published yet: an operator must publish a configuration in the Switchyard console")
+		return false
+	}
+	v := x.rt.Version
+	x.rec.ConfigVersion = &v
+	if x.req.CallerID != 0 {
+		// A console test request: the caller was chosen by a signed-in
+		// operator, not authenticated by key.
+		x.caller = x.rt.Callers[x.req.CallerID]
+		if x.caller == nil {
+			x.reject(http.StatusNotFound, "caller_not_live", "", "this caller is not in the live version; publish first")
+			return false
+		}
+		cid := x.caller.ID
+		x.rec.CallerID, x.rec.Caller, x.rec.Tenant, x.rec.RouteGroup = &cid, x.caller.Name, x.caller.Tenant, x.caller.Group.Name
+		return x.caller.Enabled || x.refuseDisabled()
+	}
+	key, ok := strings.CutPrefix(x.req.Authorization, "Bearer ")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" {
+		x.a.Header.Set("x-should-retry", "false")
+		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "missing API key: send 'Authorization: Bearer <your Switchyard caller key>'")
+		return false
+	}
+	x.caller = x.rt.Authenticate(key)
+	if x.caller == nil {
+		x.a.Header.Set("x-should-retry", "false")
+		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "invalid or revoked API key")
+		return false
+	}
+	id := x.caller.ID
+	x.rec.CallerID, x.rec.Caller, x.rec.Tenant, x.rec.RouteGroup = &id, x.caller.Name, x.caller.Tenant, x.caller.Group.Name
+	return x.caller.Enabled || x.refuseDisabled()
+}
+
+func (x *exchange) refuseDisabled() bool {
+	x.a.Header.Set("x-should-retry", "false")
+	x.reject(http.StatusForbidden, "caller_disabled", "auth", "caller "+x.caller.Name+" is disabled")
+	return false
+}
+
+// readBody reads the request body within the size limit and checks UTF-8.
+func (x *exchange) readBody() ([]byte, bool) {
+	max := x.j.MaxBody
+	if max <= 0 {
+		max = 10 << 20
+	}
+	if x.req.Body == nil {
+		x.req.Body = strings.NewReader("")
+	}
+	body, err := io.ReadAll(io.LimitReader(x.req.Body, max+1))
+	if err != nil {
+		x.reject(http.StatusBadRequest, "invalid_request", "bad_request", "could not read the request body: "+err.Error())
+		return nil, false
+	}
+	if int64(len(body)) > max {
+		x.reject(http.StatusRequestEntityTooLarge, "invalid_request", "bad_request", "the request body is larger than "+strconv.FormatInt(max>>20, 10)+" MB")
+		return nil, false
+	}
+	if !utf8.Valid(body) {
+		x.reject(http.StatusBadRequest, "invalid_request", "bad_request", "the request body is not valid UTF-8")
+		return nil, false
+	}
+	return body, true
+}
+
+// invalid answers a request the parser refused.
+func (x *exchange) invalid(err error) {
+	var re *adapter.RequestError
+	var param *string
+	msg := err.Error()
+	if errors.As(err, &re) {
+		if re.Param != "" {
+			p := re.Param
+			param = &p
+		}
+		msg = re.Message
+	}
+	x.rec.Status, x.rec.ErrorCode, x.rec.ErrorClass = record.StatusRejected, "invalid_request", "bad_request"
+	x.a.Header.Set("x-should-retry", "false")
+	x.writeError(http.StatusBadRequest, "invalid_request", msg, param)
+}
+
+// idempotent handles Idempotency-Key: it returns false when the answer is
+// already decided (replay, conflict or error).
+func (x *exchange) idempotent(body []byte) bool {
+	key := x.req.IdempotencyKey
+	if key == "" {
+		return true
+	}
+	if err := idem.ValidKey(key); err != nil {
+		x.reject(http.StatusBadRequest, "invalid_request", "bad_request", "Idempotency-Key must be 1–255 printable ASCII characters")
+		return false
+	}
+	if x.j.Idem == nil {
+		x.reject(http.StatusServiceUnavailable, "idempotency_unavailable", "", "idempotency keys are not available on this instance")
+		return false
+	}
+	out, err := x.j.Idem.Begin(x.ctx, x.caller.ID, key, idem.Fingerprint([]byte(x.req.Path), body))
+	switch {
+	case err != nil:
+		if x.ctx.Err() != nil {
+			x.rec.Status, x.rec.ErrorClass = record.StatusClientCancelled, "client_cancelled"
+			x.rec.HTTPStatus = 499
+			x.a.Status, x.a.Silent = 499, true
+			return false
+		}
+		x.j.Log.Error("idempotency store unavailable", "err", err, "request_id", x.rec.RequestID)
+		x.reject(http.StatusServiceUnavailable, "idempotency_unavailable", "", "the idempotency store is unreachable; retry, or send the request without Idempotency-Key")
+		return false
+	case out.Conflict:
+		x.a.Header.Set("x-should-retry", "false")
+		x.reject(http.StatusUnprocessableEntity, "idempotency_conflict", "bad_request", "Idempotency-Key "+strconv.Quote(key)+" was already used with a different request body")
+		return false
+	case out.Replay != nil:
+		x.rec.IdempotencyReplay = true
+		x.rec.Status = record.StatusOK
+		if out.Replay.Status >= 400 {
+			x.rec.Status = record.StatusUpstreamError
+		}
+		for k, v := range out.Replay.Header {
+			x.a.Header.Set(k, v)
+		}
+		x.a.Header.Set("Idempotent-Replayed", "true")
+		x.a.Header.Set("X-Request-Id", x.rec.RequestID)
+		ctype := out.Replay.Header["Content-Type"]
+		if ctype == "" {
+			ctype = "application/json"
+		}
+		x.writeBody(out.Replay.Status, ctype, out.Replay.Body)
+		return false
+	}
+	x.claim = &out.Claim
+	x.capture = &capture{}
+	return true
+}
+
+// finishIdempotency stores a result worth replaying, or releases the claim.
+// Successes and answers a retry cannot change (content filtered, refused by
+// the vendor as invalid) are stored; rejections of ours and upstream
+// failures are not, so a retry can succeed.
+func (x *exchange) finishIdempotency() {
+	if x.claim == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), 2*time.Second)
+	defer cancel()
+	cp := x.capture
+	keep := cp.status == http.StatusOK || (cp.status == http.StatusBadRequest && x.rec.Status == record.StatusUpstreamError)
+	if !keep || x.rec.Status == record.StatusClientCancelled {
+		if err := x.j.Idem.Abandon(ctx, *x.claim); err != nil {
+			x.j.Log.Warn("idempotency abandon failed", "err", err, "request_id", x.rec.RequestID)
+		}
+		return
+	}
+	hdr := map[string]string{"Content-Type": cp.ctype}
+	for _, k := range []string{"X-Switchyard-Tier", "X-Switchyard-Model", "X-Switchyard-Provider", "X-Switchyard-Attempts"} {
+		if v := x.a.Header.Get(k); v != "" {
+			hdr[k] = v
+		}
+	}
+	if err := x.j.Idem.Complete(ctx, *x.claim, idem.Result{Status: cp.status, Header: hdr, Body: cp.buf, Stream: cp.stream}); err != nil {
+		x.j.Log.Warn("idempotency complete failed", "err", err, "request_id", x.rec.RequestID)
+	}
+}
+
+// capture keeps what was sent to the caller.
+type capture struct {
+	status int
+	ctype  string
+	stream bool
+	buf    []byte
+}
+
+// finish settles, stores the idempotent result, writes the call-log row and
+// tells the observer; it runs exactly once per request, after the answer is
+// on the wire.
+func (x *exchange) finish() {
+	if x.logged {
+		return
+	}
+	x.logged = true
+	if x.release != nil {
+		x.release()
+	}
+	if x.plan != nil {
+		x.plan.Release()
+		x.plan = nil
+	}
+	if x.settleDec != nil {
+		x.settleNow(*x.settleDec, x.settleActual, x.settleCost)
+	}
+	x.finishIdempotency()
+	elapsed := x.j.now().Sub(x.start)
+	x.rec.LatencyMS = int(elapsed.Milliseconds())
+	if x.rec.Tier == "" {
+		x.rec.Tier = x.tier
+	}
+	if len(x.trail.Attempts) > 0 || len(x.trail.Skips) > 0 {
+		x.rec.Attempts, _ = json.Marshal(x.trail)
+		x.rec.Fallback = x.trail.Fallback
+	}
+	if x.j.Calls != nil {
+		x.j.Calls.Write(x.rec)
+	}
+	x.logRequest()
+	if x.j.Watch != nil {
+		x.j.Watch.Finished(&x.rec, &x.trail, elapsed)
+	}
+}
+
+// logRequest writes one structured line per request: failures at warn,
+// everything else at debug (the call log is the full record).
+func (x *exchange) logRequest() {
+	level := slog.LevelDebug
+	if x.rec.Status == record.StatusUpstreamError {
+		level = slog.LevelWarn
+	}
+	if !x.j.Log.Enabled(context.Background(), level) {
+		return
+	}
+	x.j.Log.Log(context.Background(), level, "data-plane request",
+		"request_id", x.rec.RequestID, "caller", x.rec.Caller, "tier", x.rec.Tier, "model", x.rec.LogicModel,
+		"provider", x.rec.Provider, "status", x.rec.Status, "http_status", x.rec.HTTPStatus,
+		"error_class", x.rec.ErrorClass, "error_code", x.rec.ErrorCode, "latency_ms", x.rec.LatencyMS,
+		"attempts", len(x.trail.Attempts))
+}
+
+// deadline is the request budget: X-Request-Timeout (seconds, or a Go
+// duration such as 1500ms), else the default, at most 10 minutes.
+func (x *exchange) deadline() (time.Time, error) {
+	d := x.j.DefaultTimeout
+	if d <= 0 {
+		d = DefaultRequestTimeout
+	}
+	if v := strings.TrimSpace(x.req.RequestTimeout); v != "" {
+		parsed, err := time.ParseDuration(v)
+		if err != nil {
+			secs, ferr := strconv.ParseFloat(v, 64)
+			if ferr != nil {
+				return time.Time{}, errors.New("X-Request-Timeout must be seconds (e.g. 30) or a duration (e.g. 1500ms)")
+			}
+			parsed = time.Duration(secs * float64(time.Second))
+		}
+		if parsed <= 0 || parsed > 10*time.Minute {
+			return time.Time{}, errors.New("X-Request-Timeout must be between 0 and 10 minutes")
+		}
+		d = parsed
+	}
+	return x.start.Add(d), nil
+}
+
+// limit runs the caller × tier limit check; false when the request was
+// refused (answer set).
+func (x *exchange) limit(estimate int64) (limit.Decision, bool) {
+	if x.j.Limits == nil {
+		return limit.Decision{Allowed: true}, true
+	}
+	tl := x.caller.Limit(config.TierName(x.tier))
+	req := limit.Request{CallerID: x.caller.ID, Tier: x.tier, EstimatedTokens: estimate,
+		Limits: limit.Limits{RPM: tl.RPM, TPM: tl.TPM, DailyTokens: tl.DailyTokens, MonthlyBudgetMicros: x.caller.BudgetMicros}}
+	dec, err := x.j.Limits.Check(x.ctx, req)
+	if err != nil {
+		if errors.Is(err, limit.ErrInvalidRequest) {
+			x.j.Log.Warn("limit check refused its input", "err", err)
+			return limit.Decision{Allowed: true}, true
+		}
+		x.j.Log.Error("limit check failed; serving without limits", "err", err, "request_id", x.rec.RequestID)
+		return limit.Decision{Allowed: true}, true
+	}
+	dec.SetHeaders(x.a.Header)
+	if dec.Allowed {
+		return dec, true
+	}
+	code := string(dec.Reason)
+	if x.j.Watch != nil {
+		x.j.Watch.Refused(code)
+	}
+	x.a.Refusal = &Refusal{Limit: dec.Limit, Value: dec.Value, RetryAfter: dec.RetryAfter}
+	x.reject(http.StatusTooManyRequests, code, code, refusalMessage(dec, x.caller.Name, x.tier))
+	return dec, false
+}
+
+// refusalMessage says in words which limit refused.
+func refusalMessage(dec limit.Decision, caller, tier string) string {
+	var msg string
+	switch dec.Limit {
+	case limit.KindRPM:
+		msg = "rate limit of " + strconv.FormatInt(dec.Value, 10) + " requests per minute reached for caller " + caller + " on tier " + tier
+	case limit.KindTPM:
+		msg = "rate limit of " + strconv.FormatInt(dec.Value, 10) + " tokens per minute reached for caller " + caller + " on tier " + tier
+	case limit.KindDaily:
+		msg = "daily token quota of caller " + caller + " on tier " + tier + " is used up; it resets at local midnight"
+	case limit.KindBudget:
+		msg = "monthly budget of caller " + caller + " is spent; it resets at the start of next month"
+	default:
+		msg = "rate limit reached for caller " + caller + " on tier " + tier
+	}
+	if dec.RetryAfter > 0 {
+		msg += " (retry after " + dec.RetryAfter.Round(time.Millisecond).String() + ")"
+	}
+	return msg
+}
+
+// outputAverages tracks each tier's recent average completion tokens, used
+// to estimate a request's tokens when it sets no max_tokens.
+type outputAverages struct {
+	mu sync.Mutex
+	m  map[string]float64
+}
+
+func (a *outputAverages) get(tier string) int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if v, ok := a.m[tier]; ok {
+		return int64(v)
+	}
+	return 512
+}
+
+func (a *outputAverages) observe(tier string, completion int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = map[string]float64{}
+	}
+	v, ok := a.m[tier]
+	if !ok {
+		v = float64(completion)
+	}
+	a.m[tier] = 0.9*v + 0.1*float64(completion)
+}
+
+// estimateTokens reserves prompt size (about four bytes a token) plus the
+// caller's max_tokens, or the tier's recent average output.
+func (j *Journey) estimateTokens(tier string, bodyLen int, maxTokens *int) int64 {
+	est := int64(bodyLen / 4)
+	if maxTokens != nil && *maxTokens > 0 {
+		return est + int64(*maxTokens)
+	}
+	return est + j.avg.get(tier)
+}
+
+// account fills the record's usage and cost and settles the limits.
+func (x *exchange) account(dec limit.Decision, served Served, u adapter.Usage, estimate int64) {
+	d := served.Deployment
+	if d != nil {
+		dep := d.ID
+		x.rec.LogicModel, x.rec.DeploymentID, x.rec.Provider, x.rec.KeyFingerprint = d.Model.Code, &dep, d.Provider.Name, served.KeyFingerprint
+	}
+	actual := estimate // unknown usage keeps the reservation
+	var costMicros int64
+	if u.Known {
+		p, c := u.Prompt, u.Completion
+		x.rec.PromptTokens, x.rec.CompletionTokens = &p, &c
+		if u.CachedKnown {
+			cached := u.Cached
+			x.rec.CachedTokens = &cached
+		}
+		if u.ReasoningKnown {
+			r := u.Reasoning
+			x.rec.ReasoningTokens = &r
+		}
+		actual = p + c
+		if d != nil {
+			pr := d.Prices
+			cost := (float64(p-u.Cached)*pr.Input + float64(u.Cached)*pr.Cached + float64(c)*pr.Output) / 1e6
+			x.rec.Cost, x.rec.Currency = &cost, pr.Currency
+			if x.caller.BudgetCurrency == "" || x.caller.BudgetCurrency == pr.Currency {
+				costMicros = int64(cost * 1e6)
+			}
+		}
+		x.j.avg.observe(x.tier, c)
+	}
+	x.settle(dec, actual, costMicros)
+}
+
+// settle schedules the return of unused reservations for after the answer
+// is sent; it runs even if the client left.
+func (x *exchange) settle(dec limit.Decision, actual, costMicros int64) {
+	if x.j.Limits == nil || !dec.Allowed {
+		return
+	}
+	x.settleDec, x.settleActual, x.settleCost = &dec, actual, costMicros
+}
+
+func (x *exchange) settleNow(dec limit.Decision, actual, costMicros int64) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), time.Second)
+	defer cancel()
+	if err := x.j.Limits.Settle(ctx, dec.Reservation, actual, costMicros); err != nil {
+		x.j.Log.Warn("limit settle failed", "err", err, "request_id", x.rec.RequestID)
+	}
+}
+
+// routeHeaders sets the X-Switchyard-* headers of a served request.
+func (x *exchange) routeHeaders(served Served) {
+	h := x.a.Header
+	h.Set("X-Switchyard-Tier", x.tier)
+	if d := served.Deployment; d != nil {
+		h.Set("X-Switchyard-Model", d.Model.Code)
+		h.Set("X-Switchyard-Provider", d.Provider.Name)
+	}
+	h.Set("X-Switchyard-Attempts", strconv.Itoa(served.Attempts))
+}
+
+// failed answers a request nothing could serve.
+func (x *exchange) failed(f *Failure) {
+	h := x.a.Header
+	h.Set("X-Switchyard-Tier", x.tier)
+	h.Set("X-Switchyard-Attempts", strconv.Itoa(len(x.trail.Attempts)))
+	x.rec.ErrorCode, x.rec.ErrorClass = f.Code, string(f.Class)
+	switch {
+	case f.Class == adapter.ClassCancelled:
+		x.rec.Status, x.rec.HTTPStatus = record.StatusClientCancelled, 499
+		x.a.Status, x.a.Silent = 499, true // nobody is listening
+		return
+	case countAttempts(x.trail) == 0:
+		x.rec.Status = record.StatusRejected
+	default:
+		x.rec.Status = record.StatusUpstreamError
+	}
+	if f.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int((f.RetryAfter+time.Second-1)/time.Second)))
+	}
+	if f.NoRetry {
+		h.Set("x-should-retry", "false")
+	}
+	x.writeError(f.Status, f.Code, f.Message, nil)
+}
+
+func countAttempts(tr Trail) int {
+	n := 0
+	for _, a := range tr.Attempts {
+		if a.Outcome != "skipped" {
+			n++
+		}
+	}
+	return n
+}
+
+// route resolves the request's model and builds its plan (the journey's
+// route step). It answers itself (false) for an unknown model, and for a
+// plan with nothing to try — before any limit is spent. finish releases
+// the plan.
+func (x *exchange) route(model string, reasoning bool, needs Needs) (*Plan, bool) {
+	target, err := Resolve(x.caller, model, needs.Kind, reasoning)
+	if err != nil {
+		var nf *ModelNotFoundError
+		if errors.As(err, &nf) {
+			x.a.Header.Set("x-should-retry", "false")
+			x.reject(http.StatusNotFound, "model_not_found", "bad_request", nf.Error())
+			return nil, false
+		}
+		x.reject(http.StatusInternalServerError, "internal_error", "", "could not resolve the model: "+err.Error())
+		return nil, false
+	}
+	p := NewPlan()
+	x.plan = p
+	Build(p, x.caller, target, needs, &x.j.Exec.State)
+	x.tier = string(p.Tier.Name)
+	x.rec.Tier = x.tier
+	if fail := x.j.Exec.Unavailable(p, &x.trail); fail != nil {
+		x.failed(fail)
+		return nil, false
+	}
+	return p, true
+}
+
+// gate applies the saturation gate and the caller's limits (the journey's
+// limits step); false when the request was refused (answer set).
+func (x *exchange) gate(estimate int64) (limit.Decision, bool) {
+	if !x.admit() {
+		return limit.Decision{}, false
+	}
+	return x.limit(estimate)
+}
+
+// admit applies the instance saturation gate (batch shed first).
+func (x *exchange) admit() bool {
+	if x.j.Admit == nil {
+		return true
+	}
+	rel, ok := x.j.Admit(x.caller.PriorityClass == config.ClassBatch)
+	if !ok {
+		if x.j.Watch != nil {
+			x.j.Watch.Refused("shed")
+		}
+		x.a.Header.Set("Retry-After", "1")
+		x.a.Refusal = &Refusal{Limit: limit.KindInstance, RetryAfter: time.Second}
+		x.reject(http.StatusTooManyRequests, "rate_limited", "rate_limited", "this gateway instance is saturated; "+string(x.caller.PriorityClass)+" requests are shed first, retry shortly")
+		return false
+	}
+	x.release = rel
+	return true
+}

@@ -1,0 +1,315 @@
+package routing
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"switchyard/routing/adapter"
+	"switchyard/routing/config"
+	"switchyard/routing/limit"
+	"switchyard/routing/record"
+)
+
+// chat serves a chat completion, streamed or not.
+func (x *exchange) chat() {
+	body, ok := x.readBody()
+	if !ok {
+		return
+	}
+	req, err := adapter.ParseChatRequest(body)
+	if err != nil {
+		x.invalid(err)
+		return
+	}
+	x.rec.RequestedModel, x.rec.Stream = req.Model, req.Stream
+	deadline, err := x.deadline()
+	if err != nil {
+		x.invalid(&adapter.RequestError{Param: "X-Request-Timeout", Message: err.Error()})
+		return
+	}
+	if !x.idempotent(body) {
+		return
+	}
+	p, ok := x.route(req.Model, req.WantsReasoning(), Needs{Kind: config.KindChat, Thinking: req.WantsReasoning(), Vision: req.NeedsVision(), Tools: req.NeedsTools()})
+	if !ok {
+		return
+	}
+	estimate := x.j.estimateTokens(x.tier, len(body), req.MaxTokens)
+	dec, ok := x.gate(estimate)
+	if !ok {
+		return
+	}
+	call := Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline}
+	if req.Stream {
+		x.stream(p, call, req, dec, estimate)
+		return
+	}
+	out, fail := x.j.Exec.Chat(x.ctx, p, call, req, &x.trail)
+	if fail != nil {
+		x.settle(dec, 0, 0) // a failed call returns its token reservation; it still counted as a request
+		x.failed(fail)
+		return
+	}
+	x.rec.Status = record.StatusOK
+	x.account(dec, out.Served, out.Result.Usage, estimate)
+	x.routeHeaders(out.Served)
+	x.writeBody(http.StatusOK, "application/json", out.Result.Body)
+}
+
+// Stream is a streamed answer: SSE events, the first content chunk first.
+// Nothing is answered until a deployment produced its first content chunk;
+// afterwards chunks pass through one event at a time.
+type Stream struct {
+	x         *exchange
+	committed *Committed
+	req       *adapter.ChatRequest
+	dec       limit.Decision
+	estimate  int64
+	first     int // index into committed.First
+	firstDone bool
+	sawFirst  bool
+	endErr    error
+	tail      []byte // the closing event ([DONE] or an error), then nil
+	over      bool
+	ended     bool
+	buf       []byte
+}
+
+// stream starts a streamed chat: the answer's status and headers are final
+// once a deployment committed.
+func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec limit.Decision, estimate int64) {
+	committed, fail := x.j.Exec.ChatStream(x.ctx, p, call, req, &x.trail)
+	if fail != nil {
+		x.settle(dec, 0, 0)
+		x.failed(fail)
+		return
+	}
+	x.routeHeaders(committed.Served)
+	h := x.a.Header
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	x.a.Status = http.StatusOK
+	x.rec.HTTPStatus = http.StatusOK
+	if x.capture != nil {
+		x.capture.status, x.capture.ctype, x.capture.stream = http.StatusOK, "text/event-stream", true
+	}
+	x.a.Stream = &Stream{x: x, committed: committed, req: req, dec: dec, estimate: estimate}
+}
+
+// event formats one SSE data event into the stream's reused buffer.
+func (s *Stream) event(data []byte) []byte {
+	s.buf = append(s.buf[:0], "data: "...)
+	s.buf = append(s.buf, data...)
+	s.buf = append(s.buf, '\n', '\n')
+	if c := s.x.capture; c != nil {
+		c.buf = append(c.buf, s.buf...)
+	}
+	return s.buf
+}
+
+// Next returns the next SSE event to send, valid until the next call;
+// io.EOF after the last. A clean end sends [DONE]; an upstream failure after
+// the first chunk sends an error event instead, never a clean [DONE].
+func (s *Stream) Next() ([]byte, error) {
+	if s.over {
+		return nil, io.EOF
+	}
+	for s.endErr == nil {
+		var ch adapter.Chunk
+		if !s.firstDone && s.first < len(s.committed.First) {
+			ch = s.committed.First[s.first]
+			s.first++
+		} else {
+			s.firstDone = true
+			next, err := s.committed.Next()
+			if err != nil {
+				s.endErr = err
+				break
+			}
+			ch = next
+		}
+		if ch.Content && !s.sawFirst {
+			ttfc := int(s.x.j.now().Sub(s.x.start).Milliseconds())
+			s.x.rec.TTFCMS, s.sawFirst = &ttfc, true
+		}
+		if ch.UsageOnly && !s.req.IncludeUsage {
+			continue
+		}
+		return s.event(ch.Data), nil
+	}
+	s.over = true
+	s.committed.Close(s.endErr)
+	x := s.x
+	switch {
+	case errors.Is(s.endErr, io.EOF):
+		x.rec.Status = record.StatusOK
+		return s.event([]byte("[DONE]")), nil
+	case x.ctx.Err() != nil:
+		return nil, io.EOF // the client went away; end() records it
+	}
+	// An upstream failure after the first chunk.
+	class := adapter.ClassOf(s.endErr)
+	msg := "the upstream stream failed after it started: " + s.endErr.Error()
+	code := class.Policy().Code
+	if class == adapter.ClassContentFilter {
+		msg = "the vendor's content filter stopped the answer"
+	}
+	x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, string(class), code
+	d := s.committed.Served.Deployment
+	x.trail.Attempts = append(x.trail.Attempts, Attempt{Model: d.Model.Code, DeploymentID: d.ID,
+		Deployment: d.Label(), Provider: d.Provider.Name, Key: s.committed.Served.KeyFingerprint,
+		Outcome: "failed", Class: string(class), Reason: "after the first chunk: " + s.endErr.Error(), LatencyMS: x.j.now().Sub(x.start).Milliseconds()})
+	return s.event(ErrorJSON(class.Policy().Status, code, msg, nil)), nil
+}
+
+// end closes the stream when the answer is over or could not be sent, and
+// accounts what was used.
+func (s *Stream) end(sendErr error) {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	x := s.x
+	if !s.over {
+		// The caller stopped reading (or the sender gave up) mid-stream.
+		s.over = true
+		if sendErr == nil {
+			sendErr = errors.New("stream abandoned")
+		}
+		s.committed.Close(sendErr)
+	}
+	if x.ctx.Err() != nil || (sendErr != nil && x.rec.Status != record.StatusOK) {
+		// The client went away: the upstream request was cancelled with
+		// the context; record what was used so far.
+		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, string(adapter.ClassCancelled), "client_cancelled", 499
+	}
+	x.account(s.dec, s.committed.Served, s.committed.Usage(), s.estimate)
+}
+
+// embeddings serves an embedding request. The logic model's query or
+// document prefix is applied when the request says which the inputs are:
+// the body field "input_type" ("query" | "document") or X-Input-Type.
+func (x *exchange) embeddings() {
+	body, ok := x.readBody()
+	if !ok {
+		return
+	}
+	req, err := adapter.ParseEmbeddingRequest(body)
+	if err != nil {
+		x.invalid(err)
+		return
+	}
+	inputType := req.InputType
+	if h := strings.TrimSpace(x.req.InputType); inputType == "" && h != "" {
+		if h != "query" && h != "document" {
+			x.invalid(&adapter.RequestError{Param: "X-Input-Type", Message: "X-Input-Type must be query or document"})
+			return
+		}
+		inputType = h
+	}
+	x.rec.RequestedModel = req.Model
+	deadline, err := x.deadline()
+	if err != nil {
+		x.invalid(&adapter.RequestError{Param: "X-Request-Timeout", Message: err.Error()})
+		return
+	}
+	if !x.idempotent(body) {
+		return
+	}
+	p, ok := x.route(req.Model, false, Needs{Kind: config.KindEmbedding})
+	if !ok {
+		return
+	}
+	var estimate int64
+	for _, in := range req.Inputs {
+		estimate += int64(len(in)/4 + 1)
+	}
+	dec, ok := x.gate(estimate)
+	if !ok {
+		return
+	}
+	out, fail := x.j.Exec.Embed(x.ctx, p, Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline},
+		EmbedRequest{Inputs: req.Inputs, Dimensions: req.Dimensions, InputType: inputType}, &x.trail)
+	if fail != nil {
+		x.settle(dec, 0, 0)
+		x.failed(fail)
+		return
+	}
+	x.rec.Status = record.StatusOK
+	u := out.Usage
+	if !u.Known {
+		u = adapter.Usage{} // unknown stays unknown
+	}
+	x.account(dec, out.Served, u, estimate)
+	x.routeHeaders(out.Served)
+	type item struct {
+		Object    string `json:"object"`
+		Index     int    `json:"index"`
+		Embedding any    `json:"embedding"`
+	}
+	data := make([]item, len(out.Vectors))
+	for i, v := range out.Vectors {
+		data[i] = item{Object: "embedding", Index: i, Embedding: v}
+		if req.EncodingFormat == "base64" {
+			data[i].Embedding = floatsBase64(v)
+		}
+	}
+	resp := map[string]any{"object": "list", "data": data, "model": out.Served.Deployment.Model.Code}
+	if out.Usage.Known {
+		resp["usage"] = map[string]int64{"prompt_tokens": out.Usage.Prompt, "total_tokens": out.Usage.Prompt}
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		x.reject(http.StatusInternalServerError, "internal_error", "", "could not encode the embeddings: "+err.Error())
+		return
+	}
+	x.writeBody(http.StatusOK, "application/json", b)
+}
+
+// floatsBase64 encodes float32s little-endian, as OpenAI's base64 format does.
+func floatsBase64(v []float32) string {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// models lists the tiers and logic models this caller may use. A listing is
+// a data-plane request too: one call-log row, no model fields.
+func (x *exchange) models() {
+	x.rec.Status = record.StatusOK
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+		Kind    string `json:"switchyard_kind"`
+	}
+	var data []model
+	seen := map[string]bool{}
+	for _, kind := range []config.Kind{config.KindChat, config.KindEmbedding} {
+		for _, id := range Available(x.caller, kind) {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			k := string(kind)
+			if config.ValidTier(id) {
+				k = "tier"
+			}
+			data = append(data, model{ID: id, Object: "model", OwnedBy: "switchyard", Kind: k})
+		}
+	}
+	x.a.Header.Set("X-Switchyard-Config-Version", strconv.FormatInt(x.rt.Version, 10))
+	b, _ := json.Marshal(map[string]any{"object": "list", "data": data})
+	x.writeBody(http.StatusOK, "application/json", b)
+}
