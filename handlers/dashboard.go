@@ -13,6 +13,7 @@ import (
 	"switchyard/handlers/httpx"
 	"switchyard/store/calllog"
 	"switchyard/store/redis/keypool"
+	"switchyard/views/components"
 	"switchyard/views/pages/dashboard"
 )
 
@@ -98,7 +99,7 @@ func (h *Handler) deploymentStates(ctx context.Context) ([]dashboard.DeploymentS
 				case keypool.StatusCooling:
 					kv.Note = "until " + ks.Until.UTC().Format("15:04:05") + " UTC"
 				case keypool.StatusQuarantined:
-					kv.Note = ks.Reason
+					kv.Note = components.KeyStateWords(string(ks.Status), ks.Fault, ks.Reason)
 				}
 			}
 			ds.Keys = append(ds.Keys, kv)

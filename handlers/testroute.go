@@ -19,6 +19,7 @@ import (
 	"switchyard/routing/reason"
 	"switchyard/store/redis/keypool"
 	"switchyard/store/redis/limits"
+	"switchyard/views/components"
 	"switchyard/views/pages/calllogs"
 	"switchyard/views/pages/testroute"
 )
@@ -287,7 +288,7 @@ func (v liveView) step(n int, s routing.Step) testroute.PlanStep {
 		switch status {
 		case keypool.StatusQuarantined:
 			ps.KeysQuar++
-			ps.KeyNotes = append(ps.KeyNotes, fp+" quarantined: "+ks.Reason)
+			ps.KeyNotes = append(ps.KeyNotes, fp+" quarantined: "+components.KeyStateWords(string(ks.Status), ks.Fault, ks.Reason))
 		case keypool.StatusCooling:
 			ps.KeysCooling++
 			ps.KeyNotes = append(ps.KeyNotes, fp+" cooling until "+ks.Until.UTC().Format("15:04:05")+" UTC")

@@ -226,7 +226,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 				case adapter.KeyCool:
 					e.State.Keys.Cool(keyID, ue.RetryAfter)
 				case adapter.KeyQuarantine:
-					e.State.Keys.Quarantine(keyID, quarantineReason(ue))
+					e.State.Keys.Quarantine(keyID, keyFault(ue))
 				}
 			}
 			if pol.NextKey {
@@ -304,19 +304,8 @@ func asUpstream(err error, class adapter.Class, timeout time.Duration) *adapter.
 	return &adapter.Error{Class: class, Message: msg, Err: err}
 }
 
-func quarantineReason(ue *adapter.Error) string {
-	s := string(ue.Class)
-	if ue.Status != 0 {
-		s += fmt.Sprintf(" (HTTP %d)", ue.Status)
-	}
-	if ue.Message != "" {
-		m := ue.Message
-		if len(m) > 200 {
-			m = m[:200] + "…"
-		}
-		s += ": " + m
-	}
-	return s
+func keyFault(ue *adapter.Error) KeyFault {
+	return KeyFault{Class: ue.Class, Status: ue.Status, Detail: truncate(ue.Message, 200)}
 }
 
 func cancelled(ctx context.Context) *Failure {

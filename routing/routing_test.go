@@ -273,9 +273,9 @@ func (r *recKeys) Usable(ids []int64) (reason.Reason, bool) {
 	}
 	return reason.Of(reason.KeysQuarantined), false
 }
-func (r *recKeys) Cool(id int64, _ time.Duration) { r.cooled = append(r.cooled, id) }
-func (r *recKeys) Quarantine(id int64, _ string)  { r.quarantined = append(r.quarantined, id) }
-func contains(s []int64, v int64) bool            { return indexOf(s, v) >= 0 }
+func (r *recKeys) Cool(id int64, _ time.Duration)  { r.cooled = append(r.cooled, id) }
+func (r *recKeys) Quarantine(id int64, _ KeyFault) { r.quarantined = append(r.quarantined, id) }
+func contains(s []int64, v int64) bool             { return indexOf(s, v) >= 0 }
 func indexOf(s []int64, v int64) int {
 	for i, x := range s {
 		if x == v {
@@ -539,8 +539,8 @@ func (k blockedKeys) Usable(ids []int64) (reason.Reason, bool) {
 	}
 	return reason.Of(k[ids[0]]), false
 }
-func (blockedKeys) Cool(int64, time.Duration) {}
-func (blockedKeys) Quarantine(int64, string)  {}
+func (blockedKeys) Cool(int64, time.Duration)  {}
+func (blockedKeys) Quarantine(int64, KeyFault) {}
 
 func TestPlanSkipsOpenBreakersAndUnusableKeys(t *testing.T) {
 	rt := world(t, nil)

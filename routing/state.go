@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 	"switchyard/routing/reason"
 )
@@ -35,7 +36,15 @@ type Keys interface {
 	// Usable reports, without using one, whether any key could serve now.
 	Usable(keyIDs []int64) (skip reason.Reason, ok bool)
 	Cool(keyID int64, d time.Duration)
-	Quarantine(keyID int64, reason string)
+	Quarantine(keyID int64, f KeyFault)
+}
+
+// KeyFault is why a vendor refused a key for good: the failure class (auth
+// or billing), the HTTP status and the vendor's own words.
+type KeyFault struct {
+	Class  adapter.Class `json:"class"`
+	Status int           `json:"status,omitempty"`
+	Detail string        `json:"detail,omitempty"`
 }
 
 // ErrFull means a deployment is at its max concurrency for this class.

@@ -6,10 +6,12 @@ package components
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
+import (
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
 
-import "switchyard/routing/config"
+	"switchyard/routing/config"
+)
 
 // CSRF is the hidden token field every form carries.
 func CSRF(token string) templ.Component {

@@ -11,6 +11,8 @@ import (
 	"github.com/lib/pq"
 
 	"switchyard/cmd/switchyard/gateway/gatewaytest"
+	"switchyard/routing"
+	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 )
 
@@ -81,7 +83,7 @@ func TestEveryRejectIsOneRowWithoutModelFields(t *testing.T) {
 		t.Fatal("first request of broke should pass")
 	}
 	// Make deep's only deployment unusable: its provider's only key is quarantined.
-	e.GW.Keys.Quarantine(2, "test: key rejected")
+	e.GW.Keys.Quarantine(2, routing.KeyFault{Class: adapter.ClassAuth, Status: 401, Detail: "test: key rejected"})
 	cases := []struct {
 		name, key, body, idemKey string
 		status                   int
@@ -187,7 +189,7 @@ func TestUnservableRequestsSpendNoLimitAndListingsAreLogged(t *testing.T) {
 	b.Group("g", map[config.TierName][]config.Candidate{config.TierFast: all, config.TierStandard: all, config.TierDeep: all})
 	_, key := b.Caller(config.Caller{Name: "app", RouteGroup: "g", Limits: []config.TierLimit{{Tier: config.TierDeep, RPM: 1}}})
 	e.Publish("unservable")
-	e.GW.Keys.Quarantine(1, "test: rejected key") // the only key: nothing can serve
+	e.GW.Keys.Quarantine(1, routing.KeyFault{Class: adapter.ClassAuth, Status: 401, Detail: "test: rejected key"}) // the only key: nothing can serve
 	for i := range 2 {
 		res, body := post(t, e, key, "/v1/chat/completions", `{"model":"deep","messages":[{"role":"user","content":"x"}]}`)
 		if code, _ := errCode(t, body); res.StatusCode != 503 || code != "no_available_model" {

@@ -10,6 +10,7 @@ import (
 	"switchyard/routing/config"
 	"switchyard/store/redis/keypool"
 	"switchyard/store/redis/loadcount"
+	"switchyard/views/components"
 	"switchyard/views/pages/providers"
 )
 
@@ -67,7 +68,7 @@ func (k keyStates) KeyRuntime(ctx context.Context) (map[int64]providers.KeyRunti
 	states, err := k.p.States(ctx)
 	out := make(map[int64]providers.KeyRuntime, len(states))
 	for id, s := range states {
-		out[id] = providers.KeyRuntime{Status: string(s.Status), Reason: s.Reason, Since: s.Since, Until: s.Until, LastUsed: s.LastUsed}
+		out[id] = providers.KeyRuntime{Status: string(s.Status), Reason: components.KeyStateWords(string(s.Status), s.Fault, s.Reason), Since: s.Since, Until: s.Until, LastUsed: s.LastUsed}
 	}
 	return out, err
 }

@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"switchyard/routing"
 	"switchyard/routing/reason"
 
 	"github.com/redis/go-redis/v9"
@@ -51,6 +52,9 @@ var (
 // KeyState is one key as the console shows it.
 type KeyState struct {
 	Status Status `json:"status"`
+	// Fault is why the vendor refused a quarantined key.
+	Fault *routing.KeyFault `json:"fault,omitempty"`
+	// Reason is the text of states recorded before faults were typed.
 	Reason string `json:"reason,omitempty"`
 	// Since is when the key was cooled or quarantined.
 	Since time.Time `json:"since,omitzero"`
@@ -78,10 +82,11 @@ type Options struct {
 
 // record is a key's shared state, stored as JSON in the Redis hash.
 type record struct {
-	Status Status    `json:"status"`
-	Reason string    `json:"reason,omitempty"`
-	Since  time.Time `json:"since"`
-	Until  time.Time `json:"until,omitzero"`
+	Status Status            `json:"status"`
+	Fault  *routing.KeyFault `json:"fault,omitempty"`
+	Reason string            `json:"reason,omitempty"` // before faults were typed
+	Since  time.Time         `json:"since"`
+	Until  time.Time         `json:"until,omitzero"`
 }
 
 // blocks reports whether the record makes the key unusable at now.
@@ -288,21 +293,21 @@ func (p *Pool) Cool(keyID int64, d time.Duration) {
 		p.mu.Unlock()
 		return
 	}
-	p.set(keyID, record{Status: StatusCooling, Reason: "rate limited", Since: now, Until: until})
+	p.set(keyID, record{Status: StatusCooling, Since: now, Until: until})
 	p.mu.Unlock()
 	p.poke()
 }
 
 // Quarantine takes keyID out of rotation on every instance until an operator
 // re-enables it.
-func (p *Pool) Quarantine(keyID int64, reason string) {
+func (p *Pool) Quarantine(keyID int64, f routing.KeyFault) {
 	now := p.opts.Clock()
 	p.mu.Lock()
 	if cur := p.shared[keyID]; cur != nil && cur.Status == StatusQuarantined {
 		p.mu.Unlock()
 		return
 	}
-	p.set(keyID, record{Status: StatusQuarantined, Reason: reason, Since: now})
+	p.set(keyID, record{Status: StatusQuarantined, Fault: &f, Since: now})
 	p.mu.Unlock()
 	p.poke()
 }
@@ -369,7 +374,7 @@ func (p *Pool) States(ctx context.Context) (map[int64]KeyState, error) {
 	for id, r := range recs {
 		ks := out[id]
 		if r.blocks(now) {
-			ks.Status, ks.Reason, ks.Since, ks.Until = r.Status, r.Reason, r.Since, r.Until
+			ks.Status, ks.Fault, ks.Reason, ks.Since, ks.Until = r.Status, r.Fault, r.Reason, r.Since, r.Until
 		} else {
 			ks.Status = StatusActive
 		}

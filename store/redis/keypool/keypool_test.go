@@ -10,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"switchyard/routing"
+	"switchyard/routing/adapter"
 )
 
 type fakeClock struct {
@@ -113,9 +116,9 @@ func TestSkipReasons(t *testing.T) {
 	if _, skip, ok := p.Pick(1, keys, tried(1, 2, 3)); ok || skip != SkipAllTried {
 		t.Fatalf("all tried: %q %v", skip, ok)
 	}
-	p.Quarantine(1, "401 invalid api key")
-	p.Quarantine(2, "402 insufficient balance")
-	p.Quarantine(3, "403 forbidden")
+	p.Quarantine(1, routing.KeyFault{Class: adapter.ClassAuth, Status: 401, Detail: "invalid api key"})
+	p.Quarantine(2, routing.KeyFault{Class: adapter.ClassAuth, Status: 402, Detail: "insufficient balance"})
+	p.Quarantine(3, routing.KeyFault{Class: adapter.ClassAuth, Status: 403, Detail: "forbidden"})
 	if _, skip, ok := p.Pick(1, keys, nil); ok || skip != SkipAllQuarantined {
 		t.Fatalf("all quarantined: %q %v", skip, ok)
 	}
@@ -185,7 +188,7 @@ func TestQuarantineSharedWithinOneSync(t *testing.T) {
 	defer b.Close()
 	keys := []int64{1, 2}
 
-	a.Quarantine(1, "401 invalid api key")
+	a.Quarantine(1, routing.KeyFault{Class: adapter.ClassAuth, Status: 401, Detail: "invalid api key"})
 	start := time.Now()
 	for {
 		blocked := true
@@ -207,7 +210,7 @@ func TestQuarantineSharedWithinOneSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := st[1]; got.Status != StatusQuarantined || got.Reason != "401 invalid api key" || got.Since.IsZero() {
+	if got := st[1]; got.Status != StatusQuarantined || got.Fault == nil || *got.Fault != (routing.KeyFault{Class: adapter.ClassAuth, Status: 401, Detail: "invalid api key"}) || got.Since.IsZero() {
 		t.Fatalf("b's view of key 1 = %+v", got)
 	}
 	// Cooling is shared the same way.
@@ -231,7 +234,7 @@ func TestCoolingNeverReplacesQuarantine(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 
-	a.Quarantine(1, "403")
+	a.Quarantine(1, routing.KeyFault{Class: adapter.ClassAuth, Status: 403})
 	if err := a.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +265,7 @@ func TestReenableClearsEverywhere(t *testing.T) {
 	defer b.Close()
 	keys := []int64{1}
 
-	a.Quarantine(1, "401")
+	a.Quarantine(1, routing.KeyFault{Class: adapter.ClassAuth, Status: 401})
 	a.Cool(1, time.Minute)
 	if err := a.Sync(ctx); err != nil {
 		t.Fatal(err)
@@ -311,7 +314,7 @@ func TestRedisDownKeepsLocalState(t *testing.T) {
 	defer other.Close()
 
 	px.Cut()
-	a.Quarantine(1, "401")
+	a.Quarantine(1, routing.KeyFault{Class: adapter.ClassAuth, Status: 401})
 	if _, skip, ok := a.Pick(1, []int64{1}, nil); ok || skip != SkipAllQuarantined {
 		t.Fatalf("local quarantine not honoured while redis is down: %q %v", skip, ok)
 	}
@@ -370,7 +373,7 @@ func TestConcurrentUse(t *testing.T) {
 				case 0:
 					p.Cool(keys[r.IntN(len(keys))], 0)
 				case 1:
-					p.Quarantine(keys[r.IntN(len(keys))], "401")
+					p.Quarantine(keys[r.IntN(len(keys))], routing.KeyFault{Class: adapter.ClassAuth, Status: 401})
 				case 2:
 					_ = p.Reenable(context.Background(), keys[r.IntN(len(keys))])
 				case 3:
@@ -389,7 +392,7 @@ func BenchmarkPick(b *testing.B) {
 	p := newPool(b, Options{SyncInterval: time.Hour})
 	keys := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	p.Cool(3, time.Hour)
-	p.Quarantine(7, "401")
+	p.Quarantine(7, routing.KeyFault{Class: adapter.ClassAuth, Status: 401})
 	tried := func(int64) bool { return false }
 	b.ReportAllocs()
 	for b.Loop() {
@@ -445,7 +448,7 @@ func TestUsableHasNoSideEffect(t *testing.T) {
 	if skip, ok := p.Usable(nil); ok || skip != SkipNoKeys {
 		t.Fatalf("no keys: %q %v", skip, ok)
 	}
-	p.Quarantine(1, "401")
+	p.Quarantine(1, routing.KeyFault{Class: adapter.ClassAuth, Status: 401})
 	p.Cool(2, time.Minute)
 	if skip, ok := p.Usable([]int64{1, 2}); ok || skip != SkipAllCooling {
 		t.Fatalf("one quarantined, one cooling: %q %v", skip, ok)
