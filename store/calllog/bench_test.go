@@ -182,7 +182,7 @@ func benchSearchDB(b *testing.B, n int) (*sql.DB, string) {
 	}
 	b.Cleanup(func() { _ = db.Close() })
 
-	mig, err := os.ReadFile("../migrations/0002_call_logs.up.sql")
+	mig, err := os.ReadFile("../../migrations/0002_call_logs.up.sql")
 	if err != nil {
 		b.Fatal(err)
 	}
