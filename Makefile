@@ -44,9 +44,10 @@ build:
 generate:
 	go tool templ generate -path views
 
-## lint: vet, gofmt, and generated templ code in sync with its sources
+## lint: vet, gofmt, go.mod/go.sum tidy, and generated templ code in sync with its sources
 lint:
 	go vet ./...
+	@if ! out=$$(go mod tidy -diff 2>&1); then echo "go.mod/go.sum are not tidy; run go mod tidy and commit:"; echo "$$out"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@go tool templ generate -path views >/dev/null 2>&1
 	@if ! git diff --quiet -- views; then echo "templ output is stale; run make generate and commit:"; git diff --stat -- views; exit 1; fi

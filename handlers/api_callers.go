@@ -14,27 +14,6 @@ import (
 // Admin API: callers and their API keys. A key's plaintext is answered once,
 // by the POST that creates it; only its hash is stored.
 
-func apiFindCaller(snap config.Snapshot, id int64) (config.Caller, bool) {
-	for _, cl := range snap.Callers {
-		if cl.ID == id {
-			return cl, true
-		}
-	}
-	return config.Caller{}, false
-}
-
-func (h *Handler) apiCaller(c echo.Context, status int, id int64) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	cl, ok := apiFindCaller(snap, id)
-	if !ok {
-		return apiFail(c, apiNotFound("caller", id))
-	}
-	return c.JSON(status, cl)
-}
-
 // APICallers lists the draft's callers with their limits and live keys.
 func (h *Handler) APICallers(c echo.Context) error {
 	snap, _, err := h.Store.Draft(c.Request().Context())
@@ -45,13 +24,7 @@ func (h *Handler) APICallers(c echo.Context) error {
 }
 
 // APICaller returns one caller.
-func (h *Handler) APICaller(c echo.Context) error {
-	id, err := apiID(c, "caller")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	return h.apiCaller(c, http.StatusOK, id)
-}
+func (h *Handler) APICaller(c echo.Context) error { return apiCallers.get(h, c) }
 
 const callerKeysHint = "manage keys with /admin/api/callers/{id}/keys and /admin/api/caller-keys/{id}/revoke"
 
@@ -59,57 +32,24 @@ const callerKeysHint = "manage keys with /admin/api/callers/{id}/keys and /admin
 // says otherwise).
 func (h *Handler) APICallerCreate(c echo.Context) error {
 	in := config.Caller{Enabled: true, PriorityClass: config.ClassInteractive, BudgetCurrency: "USD"}
-	if err := readJSON(c, &in); err != nil {
-		return apiFail(c, err)
-	}
-	f := config.FieldErrors{}
-	checkID(f, in.ID, 0)
-	readOnly(f, "keys", in.Keys, nil, "create keys with POST /admin/api/callers/{id}/keys")
-	if len(f) > 0 {
-		return apiFail(c, apiInvalid(f))
-	}
-	id, err := h.Store.CreateCaller(c.Request().Context(), in)
-	if err != nil {
-		return apiFail(c, err)
-	}
-	h.audit(c, "caller created", id)
-	return h.apiCaller(c, http.StatusCreated, id)
+	return apiCallers.create(h, c, in, func(f config.FieldErrors, in config.Caller) {
+		readOnly(f, "keys", in.Keys, nil, "create keys with POST /admin/api/callers/{id}/keys")
+	}, h.Store.CreateCaller)
 }
 
 // APICallerUpdate changes a caller; fields left out keep their values, and
 // "limits", when sent, replaces all of the caller's limits.
 func (h *Handler) APICallerUpdate(c echo.Context) error {
-	id, err := apiID(c, "caller")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	cur, ok := apiFindCaller(snap, id)
-	if !ok {
-		return apiFail(c, apiNotFound("caller", id))
-	}
-	in := cur
-	in.ID, in.Keys, in.Limits = 0, nil, nil
-	if err := readJSON(c, &in); err != nil {
-		return apiFail(c, err)
-	}
-	if in.Limits == nil {
-		in.Limits = cur.Limits
-	}
-	f := config.FieldErrors{}
-	checkID(f, in.ID, id)
-	readOnly(f, "keys", in.Keys, cur.Keys, callerKeysHint)
-	if len(f) > 0 {
-		return apiFail(c, apiInvalid(f))
-	}
-	if err := h.Store.UpdateCaller(c.Request().Context(), id, in); err != nil {
-		return apiFail(c, orNotFound(err, "caller", id))
-	}
-	h.audit(c, "caller updated", id)
-	return h.apiCaller(c, http.StatusOK, id)
+	return apiCallers.update(h, c, apiUpdate[config.Caller]{
+		blank: func(in *config.Caller) { in.Keys, in.Limits = nil, nil },
+		check: func(f config.FieldErrors, in *config.Caller, cur config.Caller) {
+			if in.Limits == nil {
+				in.Limits = cur.Limits
+			}
+			readOnly(f, "keys", in.Keys, cur.Keys, callerKeysHint)
+		},
+		save: h.Store.UpdateCaller,
+	})
 }
 
 // APICallerDelete deletes a caller and its keys.
@@ -141,7 +81,7 @@ func (h *Handler) APICallerKeys(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := apiFindCaller(snap, id); !ok {
+	if _, ok := apiCallers.find(snap, id); !ok {
 		return apiFail(c, apiNotFound("caller", id))
 	}
 	keys, err := h.Store.CallerKeys(c.Request().Context(), id)
@@ -179,7 +119,7 @@ func (h *Handler) APICallerKeyCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := apiFindCaller(snap, id); !ok {
+	if _, ok := apiCallers.find(snap, id); !ok {
 		return apiFail(c, apiNotFound("caller", id))
 	}
 	var in apiCallerKeyIn

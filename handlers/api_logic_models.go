@@ -1,7 +1,7 @@
 package handlers
 
 import (
-	"net/http"
+	"context"
 
 	"github.com/labstack/echo/v4"
 
@@ -9,50 +9,6 @@ import (
 )
 
 // Admin API: logic models and their deployments.
-
-func apiFindLogicModel(snap config.Snapshot, id int64) (config.LogicModel, bool) {
-	for _, m := range snap.LogicModels {
-		if m.ID == id {
-			return m, true
-		}
-	}
-	return config.LogicModel{}, false
-}
-
-func apiFindDeployment(snap config.Snapshot, id int64) (config.LogicModel, config.Deployment, bool) {
-	for _, m := range snap.LogicModels {
-		for _, d := range m.Deployments {
-			if d.ID == id {
-				return m, d, true
-			}
-		}
-	}
-	return config.LogicModel{}, config.Deployment{}, false
-}
-
-func (h *Handler) apiLogicModel(c echo.Context, status int, id int64) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	m, ok := apiFindLogicModel(snap, id)
-	if !ok {
-		return apiFail(c, apiNotFound("logic model", id))
-	}
-	return c.JSON(status, m)
-}
-
-func (h *Handler) apiDeployment(c echo.Context, status int, id int64) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	_, d, ok := apiFindDeployment(snap, id)
-	if !ok {
-		return apiFail(c, apiNotFound("deployment", id))
-	}
-	return c.JSON(status, d)
-}
 
 // APILogicModels lists the draft's logic models with their deployments.
 func (h *Handler) APILogicModels(c echo.Context) error {
@@ -64,13 +20,7 @@ func (h *Handler) APILogicModels(c echo.Context) error {
 }
 
 // APILogicModel returns one logic model with its deployments.
-func (h *Handler) APILogicModel(c echo.Context) error {
-	id, err := apiID(c, "logic model")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	return h.apiLogicModel(c, http.StatusOK, id)
-}
+func (h *Handler) APILogicModel(c echo.Context) error { return apiLogicModels.get(h, c) }
 
 const deploymentsHint = "change deployments with /admin/api/logic-models/{id}/deployments and /admin/api/deployments/{id}"
 
@@ -78,54 +28,21 @@ const deploymentsHint = "change deployments with /admin/api/logic-models/{id}/de
 // otherwise). Deployments are added with POST /logic-models/:id/deployments.
 func (h *Handler) APILogicModelCreate(c echo.Context) error {
 	in := config.LogicModel{Kind: config.KindChat}
-	if err := readJSON(c, &in); err != nil {
-		return apiFail(c, err)
-	}
-	f := config.FieldErrors{}
-	checkID(f, in.ID, 0)
-	readOnly(f, "deployments", in.Deployments, nil, deploymentsHint)
-	if len(f) > 0 {
-		return apiFail(c, apiInvalid(f))
-	}
-	id, err := h.Store.CreateLogicModel(c.Request().Context(), in)
-	if err != nil {
-		return apiFail(c, err)
-	}
-	h.audit(c, "logic model created", id)
-	return h.apiLogicModel(c, http.StatusCreated, id)
+	return apiLogicModels.create(h, c, in, func(f config.FieldErrors, in config.LogicModel) {
+		readOnly(f, "deployments", in.Deployments, nil, deploymentsHint)
+	}, h.Store.CreateLogicModel)
 }
 
 // APILogicModelUpdate changes a logic model's own fields; fields left out
 // keep their values.
 func (h *Handler) APILogicModelUpdate(c echo.Context) error {
-	id, err := apiID(c, "logic model")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	cur, ok := apiFindLogicModel(snap, id)
-	if !ok {
-		return apiFail(c, apiNotFound("logic model", id))
-	}
-	in := cur
-	in.ID, in.Deployments = 0, nil
-	if err := readJSON(c, &in); err != nil {
-		return apiFail(c, err)
-	}
-	f := config.FieldErrors{}
-	checkID(f, in.ID, id)
-	readOnly(f, "deployments", in.Deployments, cur.Deployments, deploymentsHint)
-	if len(f) > 0 {
-		return apiFail(c, apiInvalid(f))
-	}
-	if err := h.Store.UpdateLogicModel(c.Request().Context(), id, in); err != nil {
-		return apiFail(c, orNotFound(err, "logic model", id))
-	}
-	h.audit(c, "logic model updated", id)
-	return h.apiLogicModel(c, http.StatusOK, id)
+	return apiLogicModels.update(h, c, apiUpdate[config.LogicModel]{
+		blank: func(in *config.LogicModel) { in.Deployments = nil },
+		check: func(f config.FieldErrors, in *config.LogicModel, cur config.LogicModel) {
+			readOnly(f, "deployments", in.Deployments, cur.Deployments, deploymentsHint)
+		},
+		save: h.Store.UpdateLogicModel,
+	})
 }
 
 // APILogicModelDelete deletes a logic model and its deployments; 409 while
@@ -146,7 +63,7 @@ func (h *Handler) APIDeploymentCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m, ok := apiFindLogicModel(snap, mid)
+	m, ok := apiLogicModels.find(snap, mid)
 	if !ok {
 		return apiFail(c, apiNotFound("logic model", mid))
 	}
@@ -157,50 +74,15 @@ func (h *Handler) APIDeploymentCreate(c echo.Context) error {
 		}
 	}
 	in := config.Deployment{Enabled: true, Weight: max(100-used, 0), Prices: config.Prices{Currency: "USD"}}
-	if err := readJSON(c, &in); err != nil {
-		return apiFail(c, err)
-	}
-	f := config.FieldErrors{}
-	checkID(f, in.ID, 0)
-	if len(f) > 0 {
-		return apiFail(c, apiInvalid(f))
-	}
-	id, err := h.Store.CreateDeployment(c.Request().Context(), mid, in)
-	if err != nil {
-		return apiFail(c, orNotFound(err, "logic model", mid))
-	}
-	h.audit(c, "deployment created", id)
-	return h.apiDeployment(c, http.StatusCreated, id)
+	return apiDeployments.create(h, c, in, nil, func(ctx context.Context, in config.Deployment) (int64, error) {
+		id, err := h.Store.CreateDeployment(ctx, mid, in)
+		return id, orNotFound(err, "logic model", mid)
+	})
 }
 
 // APIDeploymentUpdate changes a deployment; fields left out keep their values.
 func (h *Handler) APIDeploymentUpdate(c echo.Context) error {
-	id, err := apiID(c, "deployment")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	_, in, ok := apiFindDeployment(snap, id)
-	if !ok {
-		return apiFail(c, apiNotFound("deployment", id))
-	}
-	in.ID = 0
-	if err := readJSON(c, &in); err != nil {
-		return apiFail(c, err)
-	}
-	f := config.FieldErrors{}
-	checkID(f, in.ID, id)
-	if len(f) > 0 {
-		return apiFail(c, apiInvalid(f))
-	}
-	if err := h.Store.UpdateDeployment(c.Request().Context(), id, in); err != nil {
-		return apiFail(c, orNotFound(err, "deployment", id))
-	}
-	h.audit(c, "deployment updated", id)
-	return h.apiDeployment(c, http.StatusOK, id)
+	return apiDeployments.update(h, c, apiUpdate[config.Deployment]{save: h.Store.UpdateDeployment})
 }
 
 // APIDeploymentDelete removes a deployment.

@@ -11,28 +11,6 @@ import (
 // Admin API: providers and their key pools. Secrets are write-only: a key
 // is answered with its id, label, fingerprint and status, never its secret.
 
-func apiFindProvider(snap config.Snapshot, id int64) (config.Provider, bool) {
-	for _, p := range snap.Providers {
-		if p.ID == id {
-			return p, true
-		}
-	}
-	return config.Provider{}, false
-}
-
-// apiProvider answers the provider as the draft now holds it.
-func (h *Handler) apiProvider(c echo.Context, status int, id int64) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	p, ok := apiFindProvider(snap, id)
-	if !ok {
-		return apiFail(c, apiNotFound("provider", id))
-	}
-	return c.JSON(status, p)
-}
-
 // APIProviders lists the draft's providers with their keys.
 func (h *Handler) APIProviders(c echo.Context) error {
 	snap, _, err := h.Store.Draft(c.Request().Context())
@@ -43,66 +21,27 @@ func (h *Handler) APIProviders(c echo.Context) error {
 }
 
 // APIProvider returns one provider.
-func (h *Handler) APIProvider(c echo.Context) error {
-	id, err := apiID(c, "provider")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	return h.apiProvider(c, http.StatusOK, id)
-}
+func (h *Handler) APIProvider(c echo.Context) error { return apiProviders.get(h, c) }
 
 // APIProviderCreate adds a provider (enabled, 60 s timeout unless the body
 // says otherwise). Keys are added with POST /providers/:id/keys.
 func (h *Handler) APIProviderCreate(c echo.Context) error {
 	in := config.Provider{Enabled: true, TimeoutMS: 60000}
-	if err := readJSON(c, &in); err != nil {
-		return apiFail(c, err)
-	}
-	f := config.FieldErrors{}
-	checkID(f, in.ID, 0)
-	readOnly(f, "keys", in.Keys, nil, "add keys with POST /admin/api/providers/{id}/keys")
-	if len(f) > 0 {
-		return apiFail(c, apiInvalid(f))
-	}
-	id, err := h.Store.CreateProvider(c.Request().Context(), in)
-	if err != nil {
-		return apiFail(c, err)
-	}
-	h.audit(c, "provider created", id)
-	return h.apiProvider(c, http.StatusCreated, id)
+	return apiProviders.create(h, c, in, func(f config.FieldErrors, in config.Provider) {
+		readOnly(f, "keys", in.Keys, nil, "add keys with POST /admin/api/providers/{id}/keys")
+	}, h.Store.CreateProvider)
 }
 
 // APIProviderUpdate changes a provider's own fields; fields left out keep
 // their values.
 func (h *Handler) APIProviderUpdate(c echo.Context) error {
-	id, err := apiID(c, "provider")
-	if err != nil {
-		return apiFail(c, err)
-	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	cur, ok := apiFindProvider(snap, id)
-	if !ok {
-		return apiFail(c, apiNotFound("provider", id))
-	}
-	in := cur
-	in.ID, in.Keys = 0, nil
-	if err := readJSON(c, &in); err != nil {
-		return apiFail(c, err)
-	}
-	f := config.FieldErrors{}
-	checkID(f, in.ID, id)
-	readOnly(f, "keys", in.Keys, cur.Keys, "change keys with /admin/api/providers/{id}/keys and /admin/api/provider-keys/{id}")
-	if len(f) > 0 {
-		return apiFail(c, apiInvalid(f))
-	}
-	if err := h.Store.UpdateProvider(c.Request().Context(), id, in); err != nil {
-		return apiFail(c, orNotFound(err, "provider", id))
-	}
-	h.audit(c, "provider updated", id)
-	return h.apiProvider(c, http.StatusOK, id)
+	return apiProviders.update(h, c, apiUpdate[config.Provider]{
+		blank: func(in *config.Provider) { in.Keys = nil },
+		check: func(f config.FieldErrors, in *config.Provider, cur config.Provider) {
+			readOnly(f, "keys", in.Keys, cur.Keys, "change keys with /admin/api/providers/{id}/keys and /admin/api/provider-keys/{id}")
+		},
+		save: h.Store.UpdateProvider,
+	})
 }
 
 // APIProviderDelete deletes a provider and its keys; 409 while deployments use it.
@@ -113,30 +52,6 @@ func (h *Handler) APIProviderDelete(c echo.Context) error {
 type apiKeyIn struct {
 	Label  string `json:"label"`
 	Secret string `json:"secret"`
-}
-
-func apiFindProviderKey(snap config.Snapshot, id int64) (config.ProviderKey, bool) {
-	for _, p := range snap.Providers {
-		for _, k := range p.Keys {
-			if k.ID == id {
-				return k, true
-			}
-		}
-	}
-	return config.ProviderKey{}, false
-}
-
-// apiProviderKey answers a key as the draft now holds it.
-func (h *Handler) apiProviderKey(c echo.Context, status int, id int64) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	k, ok := apiFindProviderKey(snap, id)
-	if !ok {
-		return apiFail(c, apiNotFound("provider key", id))
-	}
-	return c.JSON(status, k)
 }
 
 // APIProviderKeyAdd adds a key to a provider's pool. The secret is sealed
@@ -150,7 +65,7 @@ func (h *Handler) APIProviderKeyAdd(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := apiFindProvider(snap, pid); !ok {
+	if _, ok := apiProviders.find(snap, pid); !ok {
 		return apiFail(c, apiNotFound("provider", pid))
 	}
 	var in apiKeyIn
@@ -162,7 +77,7 @@ func (h *Handler) APIProviderKeyAdd(c echo.Context) error {
 		return apiFail(c, orNotFound(err, "provider", pid))
 	}
 	h.audit(c, "provider key added", k.ID)
-	return h.apiProviderKey(c, http.StatusCreated, k.ID)
+	return apiProviderKeys.answer(h, c, http.StatusCreated, k.ID)
 }
 
 // APIProviderKeyStatus enables or disables a key in the draft:
@@ -176,7 +91,7 @@ func (h *Handler) APIProviderKeyStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cur, ok := apiFindProviderKey(snap, id)
+	cur, ok := apiProviderKeys.find(snap, id)
 	if !ok {
 		return apiFail(c, apiNotFound("provider key", id))
 	}
@@ -195,7 +110,7 @@ func (h *Handler) APIProviderKeyStatus(c echo.Context) error {
 		return apiFail(c, orNotFound(err, "provider key", id))
 	}
 	h.audit(c, "provider key status changed", id)
-	return h.apiProviderKey(c, http.StatusOK, id)
+	return apiProviderKeys.answer(h, c, http.StatusOK, id)
 }
 
 // APIProviderKeyRemove removes a key from the draft.

@@ -18,7 +18,7 @@ import (
 	onbview "switchyard/views/pages/onboarding"
 )
 
-// Onboarding serves the onboarding wizard (SPEC §2 item 1): template →
+// Onboarding serves the onboarding wizard (the one-click onboarding): template →
 // keys and models → review → done. It is the console Handler plus the
 // wizard's own dependencies.
 //

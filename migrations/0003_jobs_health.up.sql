@@ -1,4 +1,4 @@
--- The worker role's records (SPEC §7): one row per run of a singleton job,
+-- The worker role's records (health and the worker role): one row per run of a singleton job,
 -- every health probe of a deployment, and every change of a deployment's
 -- health state. The current state itself lives in Redis, where every
 -- instance's router reads it; these tables are the history the Health and

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Class is the failure class of SPEC §5; it decides what the executor does next.
+// Class is a failure class of the request journey's classification; it decides what the executor does next.
 type Class string
 
 const (
@@ -40,7 +40,7 @@ const (
 	KeyQuarantine           // take the key out until an operator re-enables it
 )
 
-// Policy is one row of the SPEC §5 failure-classification table.
+// Policy is one row of the failure-classification table.
 type Policy struct {
 	NextKey       bool
 	NextCandidate bool

@@ -1,7 +1,7 @@
 package adapter
 
 // The Anthropic and Gemini adapters against the project's fake vendor
-// (fakeupstream), which speaks both wire protocols with fault injection: the
+// (routing/adapter/fakevendor, served by cmd/fakeupstream), which speaks both wire protocols with fault injection: the
 // two must agree, since the sandbox, the benchmarks and the e2e tests put
 // them together.
 

@@ -22,7 +22,7 @@ import (
 const classifyMaxMessage = 512
 
 // ClassifyHTTP turns a non-2xx answer of an OpenAI-compatible upstream into a
-// classified *Error (SPEC §5). Message and Code come from the
+// classified *Error (the failure classification). Message and Code come from the
 // {"error":{message,type,param,code}} envelope when there is one (also the
 // {"error":"..."} and flat {"message","type","code"} shapes some compatible
 // servers use), else from the raw body trimmed to 512 bytes.
@@ -225,7 +225,7 @@ func (i classifyInfo) auth() bool {
 	return false
 }
 
-// classifyStatus is the SPEC §5 table for an HTTP status and what its body
+// classifyStatus is the failure-classification table for an HTTP status and what its body
 // said.
 func classifyStatus(status int, info classifyInfo) Class {
 	switch {

@@ -25,14 +25,14 @@ func classifyFixture(t testing.TB, name string) []byte {
 	return b
 }
 
-// TestClassifyHTTP is the SPEC §5 failure-classification table, row by row,
+// TestClassifyHTTP is the failure-classification table, row by row,
 // driven by real upstream error bodies where we have them.
 func TestClassifyHTTP(t *testing.T) {
 	type row struct {
 		nextKey, nextCandidate, breaker bool
 		key                             KeyAction
 	}
-	// The SPEC §5 table, written out independently of adapter.go's copy.
+	// The classification table, written out independently of adapter.go's copy.
 	spec := map[Class]row{
 		ClassRateLimited:   {true, true, false, KeyCool},
 		ClassAuth:          {true, true, false, KeyQuarantine},
@@ -128,7 +128,7 @@ func TestClassifyHTTP(t *testing.T) {
 			p, want := e.Class.Policy(), spec[tc.class]
 			got := row{p.NextKey, p.NextCandidate, p.Breaker, p.Key}
 			if got != want {
-				t.Errorf("policy %+v, SPEC §5 says %+v", got, want)
+				t.Errorf("policy %+v, the classification table says %+v", got, want)
 			}
 		})
 	}

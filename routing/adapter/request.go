@@ -76,7 +76,7 @@ type Tool struct {
 }
 
 // WantsReasoning reports whether the caller asked for reasoning; such a
-// request always goes to the deep tier (SPEC §4).
+// request always goes to the deep tier (the data-plane contract).
 func (r *ChatRequest) WantsReasoning() bool {
 	if r.ReasoningEffort != "" && r.ReasoningEffort != "none" {
 		return true

@@ -1,4 +1,4 @@
-// Package breaker is the per-deployment circuit breaker of SPEC §6, with
+// Package breaker is the per-deployment circuit breaker of the protection design, with
 // resilience4j COUNT_BASED semantics (PROTOCOLS.md, "Resilience semantics"):
 //
 //   - closed: a ring buffer holds the last Window outcomes; the failure rate
@@ -80,7 +80,7 @@ type Settings struct {
 	HalfOpenProbes int           // probe calls admitted when half-open
 }
 
-// Defaults are SPEC §6's: window 50, minimum 20, open at >= 40 % failures,
+// Defaults are the protection design's: window 50, minimum 20, open at >= 40 % failures,
 // open 15 s, 3 half-open probes.
 var Defaults = Settings{Window: 50, MinCalls: 20, FailurePercent: 40, Open: 15 * time.Second, HalfOpenProbes: 3}
 

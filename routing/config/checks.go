@@ -55,7 +55,7 @@ type ProtocolSupport struct {
 }
 
 // Checks are the dry-run checks in the order they run. The first eight are
-// SPEC §3's; their ids are stable and appear in API answers and version
+// the config lifecycle's dry-run checks; their ids are stable and appear in API answers and version
 // records.
 var Checks = []Check{
 	{ID: "tier_timeout", Title: "Every tier has a positive timeout", Severity: SeverityError, Run: checkTierTimeout},

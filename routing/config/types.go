@@ -1,5 +1,5 @@
 // Package config holds the domain types of one Switchyard configuration
-// (SPEC §1), its canonical text form, the dry-run checks and the compilation
+// (the five layers), its canonical text form, the dry-run checks and the compilation
 // into the immutable runtime form the data plane reads.
 //
 // It imports neither HTTP frameworks nor database drivers: the store fills a
@@ -42,7 +42,7 @@ const (
 // TierNames lists the tiers in their fixed display order.
 var TierNames = []TierName{TierFast, TierStandard, TierDeep}
 
-// DefaultTierTimeoutMS gives each tier's default attempt timeout (SPEC §1).
+// DefaultTierTimeoutMS gives each tier's default attempt timeout.
 var DefaultTierTimeoutMS = map[TierName]int{TierFast: 15000, TierStandard: 60000, TierDeep: 180000}
 
 // DefaultFirstChunkTimeoutMS gives each tier's default first-chunk timeout for streams.
@@ -83,7 +83,7 @@ type Snapshot struct {
 	Callers     []Caller     `yaml:"callers" json:"callers"`
 }
 
-// Tenant owns callers and dedicated route groups (SPEC §9).
+// Tenant owns callers and dedicated route groups (tenancy and pools).
 type Tenant struct {
 	ID          int64  `yaml:"id" json:"id"`
 	Name        string `yaml:"name" json:"name"`
@@ -157,7 +157,7 @@ type Capabilities struct {
 	Tools    bool `yaml:"tools" json:"tools"`
 }
 
-// BreakerSettings override the SPEC §6 circuit-breaker defaults for one deployment.
+// BreakerSettings override the default circuit-breaker settings for one deployment.
 // A zero field keeps the default.
 type BreakerSettings struct {
 	Window         int `yaml:"window,omitempty" json:"window,omitempty"`

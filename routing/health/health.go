@@ -1,4 +1,4 @@
-// Package health scores deployments (SPEC §7) and tells the router which
+// Package health scores deployments (health and the worker role) and tells the router which
 // ones are down.
 //
 // Samples land in Redis minute buckets (Settings.Bucket): live outcomes of

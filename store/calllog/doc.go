@@ -2,8 +2,9 @@
 // console's questions about them.
 //
 // The request path hands a Record to a Writer, which never blocks: records are
-// queued in a bounded channel, batched, and copied into PostgreSQL by one
-// background goroutine. Each batch is inserted with ON CONFLICT DO NOTHING on
+// queued in a bounded channel, batched by one background goroutine, and
+// copied into PostgreSQL by WriterOptions.Workers others (default 2), so one
+// batch's rows are copied while another's commit is flushed. Each batch is inserted with ON CONFLICT DO NOTHING on
 // (at, request_id) and, in the same transaction, the daily cost_rollups and
 // hourly call_stats rows are incremented from the rows the insert actually
 // returned. Replaying a batch is therefore always safe: duplicates are neither

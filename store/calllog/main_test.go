@@ -107,7 +107,7 @@ func openSchema(t testing.TB, dsn, schema string) *sql.DB {
 
 func applyMigration(t testing.TB, db *sql.DB) {
 	t.Helper()
-	sqlText, err := os.ReadFile("../migrations/0002_call_logs.up.sql")
+	sqlText, err := os.ReadFile("../../migrations/0002_call_logs.up.sql")
 	if err != nil {
 		t.Fatalf("read migration: %v", err)
 	}

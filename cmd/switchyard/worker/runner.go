@@ -1,4 +1,4 @@
-// Package worker runs the worker role's singleton jobs (SPEC §7): health
+// Package worker runs the worker role's singleton jobs (health scoring and the worker role): health
 // probes, call-log partition maintenance and load-counter repair.
 //
 // Every job has an interval, and time is cut into ticks of that interval

@@ -1,4 +1,4 @@
-// Package onboarding is the one-click onboarding of SPEC §2 item 1: the
+// Package onboarding is the one-click onboarding of the console's first page: the
 // provider catalogue (templates as data), the plan of objects a wizard run
 // creates from a template, the chosen models and the existing draft, and key
 // verification through the protocol adapters.

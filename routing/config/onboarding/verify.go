@@ -23,7 +23,15 @@ type Verifier struct {
 	Client *http.Client
 	// Timeout bounds one key's verification (default 10 s).
 	Timeout time.Duration
+	// Concurrency is how many keys VerifyAll checks at once (default
+	// DefaultConcurrency): a pasted list of a hundred keys must not open a
+	// hundred connections to the vendor at the same moment.
+	Concurrency int
 }
+
+// DefaultConcurrency is how many keys VerifyAll checks at once unless the
+// Verifier says otherwise.
+const DefaultConcurrency = 4
 
 // DefaultAdapters are the adapters of every protocol this build speaks.
 func DefaultAdapters() map[config.Protocol]adapter.Adapter { return adapter.All() }
@@ -46,14 +54,21 @@ type Probe struct {
 	Model string
 }
 
-// VerifyAll verifies keys concurrently, in input order.
+// VerifyAll verifies keys, at most Concurrency at a time, and answers the
+// verdicts in input order.
 func (v *Verifier) VerifyAll(ctx context.Context, p Probe, keys []string) []Verdict {
+	n := v.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
 	out := make([]Verdict, len(keys))
+	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	for i, k := range keys {
+		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer func() { <-sem; wg.Done() }()
 			out[i] = v.Verify(ctx, p, k)
 		}()
 	}

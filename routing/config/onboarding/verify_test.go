@@ -1,10 +1,13 @@
 package onboarding_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/adapter/fakevendor"
@@ -56,6 +59,70 @@ func TestVerify(t *testing.T) {
 			}
 			if strings.Contains(got.Text, tc.key) {
 				t.Errorf("verdict text shows the key: %q", got.Text)
+			}
+		})
+	}
+}
+
+// VerifyAll checks a long pasted list a few keys at a time: the vendor never
+// sees more than the bound at once, and it does see that many (the keys are
+// checked in parallel, not one by one).
+func TestVerifyAllBoundsConcurrentCalls(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		concurrency int
+		want        int
+	}{
+		{"default", 0, onboarding.DefaultConcurrency},
+		{"two", 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			inFlight, most, calls := 0, 0, 0
+			reached := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				inFlight++
+				calls++
+				if inFlight > most {
+					most = inFlight
+					if most == tc.want {
+						close(reached)
+					}
+				}
+				mu.Unlock()
+				// Hold the call until the bound is reached, so an unbounded
+				// VerifyAll would pile every key up here.
+				select {
+				case <-reached:
+				case <-time.After(2 * time.Second):
+				}
+				time.Sleep(20 * time.Millisecond)
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"m1","object":"model"}]}`))
+			}))
+			t.Cleanup(srv.Close)
+			v := &onboarding.Verifier{Adapters: onboarding.DefaultAdapters(), Client: &http.Client{}, Concurrency: tc.concurrency}
+			keys := make([]string, 12)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("sk-good-%09d", i)
+			}
+			got := v.VerifyAll(t.Context(), onboarding.Probe{Protocol: config.ProtocolOpenAI, BaseURL: srv.URL + "/v1"}, keys)
+			for i, vd := range got {
+				if !vd.OK || vd.Fingerprint != config.KeyFingerprint(keys[i]) {
+					t.Errorf("verdict %d = %+v, want OK for key %d", i, vd, i)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if calls != len(keys) {
+				t.Errorf("vendor saw %d calls, want %d", calls, len(keys))
+			}
+			if most != tc.want {
+				t.Errorf("at most %d calls in flight at once, want exactly %d", most, tc.want)
 			}
 		})
 	}

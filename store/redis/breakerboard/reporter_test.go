@@ -11,7 +11,7 @@ import (
 	"switchyard/store/storetest"
 )
 
-// testRedis is the real Redis under a fresh prefix (see internal/testsvc).
+// testRedis is the real Redis under a fresh prefix (see store/storetest).
 func testRedis(t testing.TB) (*redis.Client, string) { return storetest.Redis(t, "breaker") }
 
 func TestReporterRoundTrip(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 )
 
 // testStore returns a Store on the real Redis under a fresh prefix (see
-// internal/testsvc), and its client.
+// store/storetest), and its client.
 func testStore(t *testing.T, opts Options) (*Store, *redis.Client) {
 	t.Helper()
 	rdb, prefix := storetest.Redis(t, "idem")

@@ -1,5 +1,5 @@
 // Package keypool picks the provider key for each attempt and keeps key state
-// (SPEC §6 "Key pool"):
+// (protection: "Key pool"):
 //
 //   - least-recently-used rotation per provider, where a key never used comes
 //     first — a key added to a pool with history is the very next one chosen

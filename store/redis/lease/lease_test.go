@@ -13,7 +13,7 @@ import (
 	"switchyard/store/storetest"
 )
 
-// testRedis is the real Redis under a fresh prefix (see internal/testsvc).
+// testRedis is the real Redis under a fresh prefix (see store/storetest).
 func testRedis(t testing.TB) (*redis.Client, string) { return storetest.Redis(t, "lease") }
 
 func TestTwoContendersOnlyOneHolds(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 
 func redisAddr() string { return storetest.RedisAddr() }
 
-// testRedis is the real Redis under a fresh prefix (see internal/testsvc);
+// testRedis is the real Redis under a fresh prefix (see store/storetest);
 // redis_rate's "rate:" copies of the prefix are deleted too.
 func testRedis(t testing.TB) (*redis.Client, string) {
 	t.Helper()

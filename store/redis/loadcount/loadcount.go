@@ -1,6 +1,6 @@
 // Package loadcount keeps per-deployment in-flight counters in Redis, so N
 // gateway instances enforce one max_concurrency and weigh deployments by
-// their real load (SPEC §6 "Concurrency caps and weighted least-load",
+// their real load (protection: "Concurrency caps and weighted least-load",
 // "Priority classes").
 //
 // Acquire is INCR, check against the cap, DECR on overflow — in one Lua

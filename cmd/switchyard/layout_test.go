@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The layout rules of the repository, checked on the real import graph so a
+// wrong arrow fails the build's tests rather than waiting for review.
+
+// pkg is one package of the module with everything it imports, test files
+// included.
+type pkg struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+const module = "switchyard"
+
+// under reports whether path is root or lies beneath it.
+func under(path, root string) bool {
+	return path == root || strings.HasPrefix(path, root+"/")
+}
+
+// importRule forbids packages under from from importing anything under one of
+// the forbidden roots.
+type importRule struct {
+	name      string
+	from      func(importPath string) bool
+	forbidden []string
+}
+
+func within(root string) func(string) bool {
+	return func(p string) bool { return under(p, root) }
+}
+
+// Forbidden imports are patterns: "x/..." is x and everything under it, a
+// plain path is that package only.
+var importRules = []importRule{
+	{
+		name: "routing imports no framework, database or outer layer",
+		from: within(module + "/routing"),
+		forbidden: []string{
+			"github.com/labstack/echo/...", "github.com/jmoiron/sqlx/...", "github.com/lib/pq/...",
+			"github.com/redis/go-redis/...",
+			module + "/store/...", module + "/handlers/...", module + "/views/...", module + "/web/...", module + "/cmd/...",
+		},
+	},
+	{
+		name:      "views render view models and import no store, handlers, web or cmd",
+		from:      within(module + "/views"),
+		forbidden: []string{module + "/store/...", module + "/handlers/...", module + "/web/...", module + "/cmd/..."},
+	},
+	{
+		name:      "store imports no handlers, views, web or cmd",
+		from:      within(module + "/store"),
+		forbidden: []string{module + "/handlers/...", module + "/views/...", module + "/web/...", module + "/cmd/..."},
+	},
+	{
+		// web assembles the handlers, so they may not import it; its leaf
+		// helpers (web/metrics, web/webtest) import nothing of handlers'.
+		name:      "handlers import no web server or cmd",
+		from:      within(module + "/handlers"),
+		forbidden: []string{module + "/web", module + "/cmd/..."},
+	},
+	{
+		name:      "nothing outside cmd imports cmd",
+		from:      func(p string) bool { return !under(p, module+"/cmd") },
+		forbidden: []string{module + "/cmd/..."},
+	},
+}
+
+// matches reports whether importPath is matched by pattern.
+func matches(importPath, pattern string) bool {
+	if root, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return under(importPath, root)
+	}
+	return importPath == pattern
+}
+
+// violations names every import that breaks a layout rule, as
+// "pkg -> import (rule)", sorted and without repeats.
+func violations(pkgs []pkg) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range pkgs {
+		imports := slices.Concat(p.Imports, p.TestImports, p.XTestImports)
+		for _, r := range importRules {
+			if !r.from(p.ImportPath) {
+				continue
+			}
+			for _, imp := range imports {
+				for _, f := range r.forbidden {
+					if !matches(imp, f) {
+						continue
+					}
+					v := p.ImportPath + " -> " + imp + " (" + r.name + ")"
+					if !seen[v] {
+						seen[v] = true
+						out = append(out, v)
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestViolationsNamesEachForbiddenArrow(t *testing.T) {
+	forbidden := []struct{ from, imp string }{
+		{"switchyard/routing", "github.com/labstack/echo/v4"},
+		{"switchyard/routing/config", "github.com/jmoiron/sqlx"},
+		{"switchyard/routing/adapter", "github.com/lib/pq"},
+		{"switchyard/routing/live", "github.com/redis/go-redis/v9"},
+		{"switchyard/routing/breaker", "switchyard/store"},
+		{"switchyard/routing/health", "switchyard/store/redis/healthboard"},
+		{"switchyard/routing/record", "switchyard/handlers"},
+		{"switchyard/routing/config/onboarding", "switchyard/views/components"},
+		{"switchyard/routing/config/textdiff", "switchyard/web"},
+		{"switchyard/routing/adapter/fakevendor", "switchyard/cmd/switchyard/gateway"},
+		{"switchyard/views/pages/models", "switchyard/store"},
+		{"switchyard/views/components", "switchyard/store/calllog"},
+		{"switchyard/views/layout", "switchyard/handlers/httpx"},
+		{"switchyard/views/pages/auth", "switchyard/web"},
+		{"switchyard/views/pages/jobs", "switchyard/cmd/switchyard/worker"},
+		{"switchyard/store", "switchyard/handlers"},
+		{"switchyard/store/calllog", "switchyard/views/pages/calllogs"},
+		{"switchyard/store/redis/limits", "switchyard/web/metrics"},
+		{"switchyard/store/storetest", "switchyard/cmd/fakeupstream"},
+		{"switchyard/handlers", "switchyard/web"},
+		{"switchyard/handlers/httpx", "switchyard/web"},
+		{"switchyard/handlers", "switchyard/cmd/switchyard/gateway/gatewaytest"},
+		{"switchyard/web", "switchyard/cmd/switchyard"},
+		{"switchyard/e2e", "switchyard/cmd/switchyard/gateway/gatewaytest"},
+		{"switchyard/migrations", "switchyard/cmd/switchyard-keygen"},
+	}
+	for _, f := range forbidden {
+		// Each arrow is found whichever list of the package carries it.
+		for i, mk := range []func(string) pkg{
+			func(imp string) pkg { return pkg{ImportPath: f.from, Imports: []string{imp}} },
+			func(imp string) pkg { return pkg{ImportPath: f.from, TestImports: []string{imp}} },
+			func(imp string) pkg { return pkg{ImportPath: f.from, XTestImports: []string{imp}} },
+		} {
+			got := violations([]pkg{mk(f.imp)})
+			want := f.from + " -> " + f.imp + " ("
+			if len(got) == 0 || !strings.HasPrefix(got[0], want) {
+				t.Errorf("list %d: %s -> %s: got %q, want a violation starting %q", i, f.from, f.imp, got, want)
+			}
+		}
+	}
+}
+
+func TestViolationsAllowsTheLayeredArrows(t *testing.T) {
+	allowed := []pkg{
+		{ImportPath: "switchyard/routing", Imports: []string{"context", "switchyard/routing/config", "switchyard/routing/record", "github.com/tidwall/gjson"}},
+		{ImportPath: "switchyard/routing/adapter", TestImports: []string{"github.com/google/go-cmp/cmp"}, XTestImports: []string{"switchyard/routing/adapter/fakevendor"}},
+		// Names that only share a prefix with a forbidden root are not under it.
+		{ImportPath: "switchyard/routing/config", Imports: []string{"switchyard/storefront", "switchyard/webhooks", "github.com/labstack/echoes"}},
+		{ImportPath: "switchyard/views/pages/models", Imports: []string{"switchyard/views/components", "switchyard/routing/config", "github.com/a-h/templ"}},
+		{ImportPath: "switchyard/store", Imports: []string{"github.com/jmoiron/sqlx", "github.com/lib/pq", "switchyard/routing/config"}, XTestImports: []string{"switchyard/store/storetest"}},
+		{ImportPath: "switchyard/store/redis/limits", Imports: []string{"github.com/redis/go-redis/v9"}},
+		{ImportPath: "switchyard/handlers", Imports: []string{"github.com/labstack/echo/v4", "switchyard/store", "switchyard/views/pages/models", "switchyard/routing", "switchyard/web/metrics"}, XTestImports: []string{"switchyard/web/webtest"}},
+		{ImportPath: "switchyard/web", Imports: []string{"switchyard/handlers", "switchyard/views/layout", "switchyard/store"}},
+		{ImportPath: "switchyard/cmd/switchyard", Imports: []string{"switchyard/cmd/switchyard/gateway", "switchyard/web"}},
+		{ImportPath: "switchyard/cmd/switchyard/gateway", XTestImports: []string{"switchyard/cmd/switchyard/gateway/gatewaytest"}},
+	}
+	if got := violations(allowed); len(got) != 0 {
+		t.Errorf("allowed arrows reported as violations:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// repoRoot is the directory holding go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == "/dev/null" {
+		t.Fatal("not inside the module")
+	}
+	return filepath.Dir(gomod)
+}
+
+func TestLayoutImportRules(t *testing.T) {
+	cmd := exec.Command("go", "list", "-e", "-json", "./...")
+	cmd.Dir = repoRoot(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages; expected the whole module", len(pkgs))
+	}
+	for _, v := range violations(pkgs) {
+		t.Error(v)
+	}
+}
+
+func TestLayoutTopLevel(t *testing.T) {
+	root := repoRoot(t)
+	git := func(args ...string) []string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Skipf("git %s: %v (not a git checkout?)", strings.Join(args, " "), err)
+		}
+		return strings.Split(strings.TrimSpace(string(out)), "\n")
+	}
+	entries := map[string]bool{}
+	for _, list := range [][]string{
+		git("ls-files"),
+		git("ls-files", "--others", "--exclude-standard"),
+	} {
+		for _, f := range list {
+			if f == "" {
+				continue
+			}
+			top, _, _ := strings.Cut(f, "/")
+			if !strings.HasPrefix(top, ".") {
+				entries[top] = true
+			}
+		}
+	}
+	want := []string{"Makefile", "README.md", "cmd", "e2e", "go.mod", "go.sum", "handlers",
+		"migrations", "routing", "static", "store", "views", "web"}
+	var got []string
+	for e := range entries {
+		got = append(got, e)
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("top level of the repository:\n got  %q\n want %q", got, want)
+	}
+}
