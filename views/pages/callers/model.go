@@ -58,7 +58,7 @@ func (f Form) Action() string {
 	if f.ID == 0 {
 		return "/callers"
 	}
-	return "/callers/" + id(f.ID)
+	return "/callers/" + components.I64(f.ID)
 }
 
 // Value is the text shown in a numeric field: what was typed, or the stored
@@ -257,10 +257,6 @@ func classBadge(c config.PriorityClass) string {
 	}
 	return "info"
 }
-
-func id(v int64) string { return strconv.FormatInt(v, 10) }
-
-func itoa(v int) string { return strconv.Itoa(v) }
 
 func currencyOrUSD(c string) string {
 	if c == "" {

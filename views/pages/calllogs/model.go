@@ -241,10 +241,6 @@ func Dash(s string) string {
 	return s
 }
 
-func itoa(v int) string { return strconv.Itoa(v) }
-
-func i64(v int64) string { return strconv.FormatInt(v, 10) }
-
 func i64p(p *int64) string {
 	if p == nil {
 		return "—"

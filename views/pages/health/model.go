@@ -69,10 +69,6 @@ type Page struct {
 	Board Board
 }
 
-func id(v int64) string { return strconv.FormatInt(v, 10) }
-
-func num(v int64) string { return strconv.FormatInt(v, 10) }
-
 // Pct formats a fraction as a whole percentage.
 func Pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" }
 
@@ -81,22 +77,6 @@ func when(t time.Time) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
-}
-
-func ago(t time.Time) string {
-	if t.IsZero() {
-		return "never"
-	}
-	d := time.Since(t)
-	switch {
-	case d < time.Minute:
-		return strconv.Itoa(int(d.Seconds())) + " s ago"
-	case d < time.Hour:
-		return strconv.Itoa(int(d.Minutes())) + " min ago"
-	case d < 48*time.Hour:
-		return strconv.Itoa(int(d.Hours())) + " h ago"
-	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
 func stateKind(s string) string {

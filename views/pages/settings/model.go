@@ -11,7 +11,6 @@
 package settings
 
 import (
-	"strconv"
 	"time"
 
 	"switchyard/routing/config"
@@ -89,8 +88,6 @@ func roleBadge(role string) string {
 	}
 	return ""
 }
-
-func id(v int64) string { return strconv.FormatInt(v, 10) }
 
 func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 

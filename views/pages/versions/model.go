@@ -4,12 +4,12 @@ package versions
 
 import (
 	"net/url"
-	"strconv"
 	"time"
 
 	"switchyard/routing/config"
 	"switchyard/routing/config/textdiff"
 	"switchyard/store"
+	"switchyard/views/components"
 	"switchyard/views/layout"
 )
 
@@ -58,8 +58,6 @@ type ImportPage struct {
 	Result   config.Result
 }
 
-func num(n int64) string { return strconv.FormatInt(n, 10) }
-
 func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 
 // Link is where a finding's object is edited.
@@ -70,13 +68,13 @@ func Link(o config.ObjectRef) string {
 	case "route_group":
 		return "/route-groups#group-" + o.Name
 	case "logic_model":
-		return "/logic-models/" + num(o.ID) + "/edit"
+		return "/logic-models/" + components.I64(o.ID) + "/edit"
 	case "deployment":
-		return "/deployments/" + num(o.ID) + "/edit"
+		return "/deployments/" + components.I64(o.ID) + "/edit"
 	case "provider":
-		return "/providers/" + num(o.ID) + "/edit"
+		return "/providers/" + components.I64(o.ID) + "/edit"
 	case "caller":
-		return "/callers/" + num(o.ID) + "/edit"
+		return "/callers/" + components.I64(o.ID) + "/edit"
 	}
 	return "/"
 }
