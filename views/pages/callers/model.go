@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"switchyard/routing/config"
-	"switchyard/store"
 	"switchyard/views/components"
 	"switchyard/views/layout"
 )
@@ -129,7 +128,7 @@ type LiveStatus struct {
 type KeysPanel struct {
 	CallerID   int64
 	CallerName string
-	Keys       []store.CallerKeyInfo
+	Keys       []Key
 	// NewKey is set only in the response to the create-key post.
 	NewKey  *NewKey
 	Name    string
@@ -137,6 +136,16 @@ type KeysPanel struct {
 	Notice  string
 	CSRF    string
 	CanEdit bool
+}
+
+// Key is one API key of a caller as the panel lists it.
+type Key struct {
+	ID        int64
+	Name      string
+	Prefix    string
+	CreatedAt time.Time
+	// RevokedAt is nil while the key is live.
+	RevokedAt *time.Time
 }
 
 // NewKey is a freshly created key, shown exactly once.

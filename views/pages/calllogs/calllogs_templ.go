@@ -10,7 +10,7 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
-	"switchyard/store/calllog"
+	"switchyard/routing/record"
 	"switchyard/views/components"
 	"switchyard/views/layout"
 )
@@ -621,7 +621,7 @@ func ResultsTable(r Results) templ.Component {
 	})
 }
 
-func Row(r calllog.Record) templ.Component {
+func Row(r record.Call) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

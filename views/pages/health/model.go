@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"switchyard/store"
 	"switchyard/views/layout"
 )
 
@@ -38,8 +37,31 @@ type Row struct {
 	ProbeFail int64
 	Since     time.Time
 	Reason    string
-	Probes    []store.Probe
-	Events    []store.HealthEvent
+	Probes    []Probe
+	Events    []Event
+}
+
+// Probe is one health probe of a deployment, newest first in Row.Probes.
+type Probe struct {
+	At time.Time
+	// Outcome is the probe's outcome code: "ok", "failed" (counts against
+	// the score) or "inconclusive".
+	Outcome    string
+	LatencyMS  int64
+	Class      string
+	HTTPStatus int
+	Message    string
+}
+
+// Event is one change of a deployment's health state.
+type Event struct {
+	At       time.Time
+	From, To string
+	// HasScore is false when the change carried no score.
+	HasScore bool
+	Score    float64
+	Samples  int64
+	Reason   string
 }
 
 // Rules are the scoring window and thresholds, for the page's explanation.
@@ -93,9 +115,9 @@ func stateKind(s string) string {
 
 func outcomeKind(s string) string {
 	switch s {
-	case store.ProbeOK:
+	case "ok":
 		return "ok"
-	case store.ProbeFailed:
+	case "failed":
 		return "bad"
 	}
 	return "warn"
@@ -108,9 +130,9 @@ func score(r Row) string {
 	return Pct(r.Score)
 }
 
-func eventScore(e store.HealthEvent) string {
-	if !e.Score.Valid {
+func eventScore(e Event) string {
+	if !e.HasScore {
 		return "—"
 	}
-	return Pct(e.Score.Float64)
+	return Pct(e.Score)
 }

@@ -296,11 +296,11 @@ func BoardView(b Board) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if len(r.Runs) > 0 && r.Runs[0].FinishedAt.Valid {
+				if len(r.Runs) > 0 && r.Runs[0].Finished {
 					var templ_7745c5c3_Var15 string
-					templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(dur(r.Runs[0].Duration()))
+					templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(dur(r.Runs[0].Duration))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/jobs/jobs.templ`, Line: 60, Col: 37}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/jobs/jobs.templ`, Line: 60, Col: 35}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 					if templ_7745c5c3_Err != nil {
@@ -514,11 +514,11 @@ func Runs(b Board) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					if run.FinishedAt.Valid {
+					if run.Finished {
 						var templ_7745c5c3_Var25 string
-						templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(dur(run.Duration()))
+						templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(dur(run.Duration))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/jobs/jobs.templ`, Line: 111, Col: 32}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/jobs/jobs.templ`, Line: 111, Col: 30}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
 						if templ_7745c5c3_Err != nil {

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"switchyard/store"
 	"switchyard/views/layout"
 )
 
@@ -26,7 +25,21 @@ type Row struct {
 	Requested bool
 	// NextRun is when the next tick starts; zero when due now.
 	NextRun time.Time
-	Runs    []store.JobRun
+	Runs    []Run
+}
+
+// Run is one run of a job, newest first in Row.Runs.
+type Run struct {
+	StartedAt time.Time
+	Instance  string
+	// Finished is false while the run is going.
+	Finished bool
+	// Duration is how long the run took (so far, for a running one).
+	Duration time.Duration
+	// Outcome is the run's outcome code: "running", "ok", "error" or
+	// "lost" (its worker stopped before it finished).
+	Outcome string
+	Message string
 }
 
 // Board is the part of the page htmx refreshes.
@@ -72,11 +85,11 @@ func dur(d time.Duration) string {
 
 func outcomeKind(s string) string {
 	switch s {
-	case store.JobOK:
+	case "ok":
 		return "ok"
-	case store.JobError, store.JobLost:
+	case "error", "lost":
 		return "bad"
-	case store.JobRunning:
+	case "running":
 		return "info"
 	}
 	return ""

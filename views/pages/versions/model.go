@@ -8,7 +8,6 @@ import (
 
 	"switchyard/routing/config"
 	"switchyard/routing/config/textdiff"
-	"switchyard/store"
 	"switchyard/views/components"
 	"switchyard/views/layout"
 )
@@ -16,14 +15,27 @@ import (
 // ListPage is the version history.
 type ListPage struct {
 	Page     layout.Page
-	Versions []store.Version
+	Versions []Version
+}
+
+// Version is one published configuration.
+type Version struct {
+	Number    int64
+	Author    string
+	CreatedAt time.Time
+	Message   string
+	// Snapshot is the configuration text; empty on the history list.
+	Snapshot string
+	// Checks is the dry-run result the version was published with.
+	Checks config.Result
+	// RollbackOf is the version this one restored, nil for a publish.
+	RollbackOf *int64
 }
 
 // ShowPage is one version.
 type ShowPage struct {
 	Page    layout.Page
-	Version store.Version
-	Checks  config.Result
+	Version Version
 	IsLive  bool
 }
 

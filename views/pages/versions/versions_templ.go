@@ -241,7 +241,7 @@ func List(p ListPage) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					r := v.CheckResults()
+					r := v.Checks
 					if warningCount(r) > 0 {
 						templ_7745c5c3_Err = components.Badge("warn", strconv.Itoa(warningCount(r))+" warnings").Render(ctx, templ_7745c5c3_Buffer)
 						if templ_7745c5c3_Err != nil {
@@ -521,12 +521,12 @@ func Show(p ShowPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if len(p.Checks.Findings) > 0 {
+			if len(p.Version.Checks.Findings) > 0 {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<h2>Warnings at publish</h2>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = Findings(p.Checks).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = Findings(p.Version.Checks).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
