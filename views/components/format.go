@@ -28,3 +28,22 @@ func Ago(t time.Time) string {
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
+
+// When is a time in UTC to the minute.
+func When(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
+// WhenExact is a time in UTC to the second; the zero time is "—".
+func WhenExact(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// Dash shows "—" for an empty field.
+func Dash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

@@ -331,12 +331,3 @@ func budget(c config.Caller) string {
 	}
 	return group(whole) + "." + frac + " " + cur + " / month"
 }
-
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
-func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }

@@ -233,14 +233,6 @@ func MS(p *int) string {
 	return strconv.Itoa(*p) + " ms"
 }
 
-// Dash shows "—" for an empty field.
-func Dash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
 func i64p(p *int64) string {
 	if p == nil {
 		return "—"

@@ -94,13 +94,6 @@ type Page struct {
 // Pct formats a fraction as a whole percentage.
 func Pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" }
 
-func when(t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05 UTC")
-}
-
 func stateKind(s string) string {
 	switch s {
 	case "healthy":

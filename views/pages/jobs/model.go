@@ -58,13 +58,6 @@ type Page struct {
 	Board Board
 }
 
-func when(t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05 UTC")
-}
-
 func until(t time.Time) string {
 	d := time.Until(t).Round(time.Second)
 	if d <= 0 {

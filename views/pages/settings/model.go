@@ -116,11 +116,9 @@ func roleBadge(role string) string {
 	return ""
 }
 
-func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
-
 func whenPtr(t *time.Time, none string) string {
 	if t == nil {
 		return none
 	}
-	return when(*t)
+	return components.When(*t)
 }

@@ -70,8 +70,6 @@ type ImportPage struct {
 	Result   config.Result
 }
 
-func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
-
 // Link is where a finding's object is edited.
 func Link(o config.ObjectRef) string {
 	switch o.Kind {
