@@ -20,9 +20,18 @@ func (h *Handler) callerKeysPanel(c echo.Context, cl config.Caller, p callers.Ke
 	if err != nil {
 		return p, err
 	}
-	p.CallerID, p.CallerName, p.Keys = cl.ID, cl.Name, keys
+	p.CallerID, p.CallerName, p.Keys = cl.ID, cl.Name, callerKeyViews(keys)
 	p.CSRF, p.CanEdit = httpx.CSRFToken(c), canEdit
 	return p, nil
+}
+
+// callerKeyViews turns stored keys into the panel's rows.
+func callerKeyViews(keys []store.CallerKeyInfo) []callers.Key {
+	out := make([]callers.Key, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, callers.Key{ID: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt})
+	}
+	return out
 }
 
 // renderCallerKeys answers a key post: the key panel for htmx, the whole

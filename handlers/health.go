@@ -11,6 +11,7 @@ import (
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/routing/health"
+	"switchyard/store"
 	healthpage "switchyard/views/pages/health"
 )
 
@@ -49,7 +50,7 @@ func (h *Handler) HealthPage(c echo.Context) error {
 		}
 		for id, d := range rt.Deployments {
 			r := healthpage.Row{ID: id, Model: d.Model.Code, Provider: d.Provider.Name, Upstream: d.UpstreamModel, Kind: string(d.Model.Kind),
-				Parked: d.Enabled && d.Weight <= 0, NotProbed: health.NotProbed(d), Probes: probes[id], Events: events[id]}
+				Parked: d.Enabled && d.Weight <= 0, NotProbed: health.NotProbed(d), Probes: probeViews(probes[id]), Events: healthEventViews(events[id])}
 			if s, ok := statuses[id]; ok {
 				r.Evaluated, r.State, r.Score, r.Samples, r.Since, r.Reason = true, string(s.State), s.Score, s.Samples, s.Since, s.Reason
 				r.LiveOK, r.LiveFail, r.ProbeOK, r.ProbeFail = s.Counts.OK, s.Counts.Failed, s.Counts.ProbeOK, s.Counts.ProbeFailed
@@ -61,4 +62,22 @@ func (h *Handler) HealthPage(c echo.Context) error {
 		})
 	}
 	return httpx.Render(c, http.StatusOK, healthpage.Show(healthpage.Page{Page: h.page(c, "Health", "health"), Board: b}), healthpage.BoardView(b))
+}
+
+// probeViews turns stored probes into the page's rows.
+func probeViews(ps []store.Probe) []healthpage.Probe {
+	var out []healthpage.Probe
+	for _, p := range ps {
+		out = append(out, healthpage.Probe{At: p.At, Outcome: p.Outcome, LatencyMS: p.LatencyMS, Class: p.Class, HTTPStatus: p.HTTPStatus, Message: p.Message})
+	}
+	return out
+}
+
+// healthEventViews turns stored state changes into the page's rows.
+func healthEventViews(es []store.HealthEvent) []healthpage.Event {
+	var out []healthpage.Event
+	for _, e := range es {
+		out = append(out, healthpage.Event{At: e.At, From: e.From, To: e.To, HasScore: e.Score.Valid, Score: e.Score.Float64, Samples: e.Samples, Reason: e.Reason})
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"switchyard/handlers/httpx"
+	"switchyard/store"
 	"switchyard/views/pages/jobs"
 )
 
@@ -29,7 +30,7 @@ func (h *Handler) jobsBoard(c echo.Context) (jobs.Board, error) {
 			return b, err
 		}
 		b.Rows = append(b.Rows, jobs.Row{Name: j.Name, Description: j.Description, Every: j.Every, Holder: j.Holder,
-			LeaseLeft: j.LeaseLeft, Requested: j.Requested, NextRun: j.NextRun, Runs: runs})
+			LeaseLeft: j.LeaseLeft, Requested: j.Requested, NextRun: j.NextRun, Runs: jobRunViews(runs)})
 	}
 	return b, nil
 }
@@ -42,4 +43,14 @@ func (h *Handler) JobsPage(c echo.Context) error {
 		return err
 	}
 	return httpx.Render(c, http.StatusOK, jobs.Show(jobs.Page{Page: h.page(c, "Jobs", "jobs"), Board: b}), jobs.BoardView(b))
+}
+
+// jobRunViews turns stored runs into the page's rows.
+func jobRunViews(runs []store.JobRun) []jobs.Run {
+	var out []jobs.Run
+	for _, r := range runs {
+		out = append(out, jobs.Run{StartedAt: r.StartedAt, Instance: r.Instance, Finished: r.FinishedAt.Valid,
+			Duration: r.Duration(), Outcome: r.Outcome, Message: r.Message})
+	}
+	return out
 }

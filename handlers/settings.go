@@ -28,9 +28,28 @@ func (h *Handler) settingsPage(c echo.Context) (settings.Page, error) {
 	csrf, canEdit := httpx.CSRFToken(c), pg.CanEdit()
 	return settings.Page{
 		Page:   pg,
-		Users:  settings.UsersPanel{Users: users, Me: httpx.CurrentPrincipal(c).UserID, Form: settings.UserForm{Role: store.RoleViewer}, CSRF: csrf, CanEdit: canEdit},
-		Tokens: settings.TokensPanel{Tokens: tokens, Form: settings.TokenForm{Role: store.RoleAdmin}, CSRF: csrf, CanEdit: canEdit},
+		Users:  settings.UsersPanel{Users: userViews(users), Me: httpx.CurrentPrincipal(c).UserID, Form: settings.UserForm{Role: store.RoleViewer}, CSRF: csrf, CanEdit: canEdit},
+		Tokens: settings.TokensPanel{Tokens: adminTokenViews(tokens), Form: settings.TokenForm{Role: store.RoleAdmin}, CSRF: csrf, CanEdit: canEdit},
 	}, nil
+}
+
+// userViews turns stored users into the users panel's rows.
+func userViews(us []store.User) []settings.User {
+	var out []settings.User
+	for _, u := range us {
+		out = append(out, settings.User{ID: u.ID, Username: u.Username, Role: u.Role, CreatedAt: u.CreatedAt})
+	}
+	return out
+}
+
+// adminTokenViews turns stored admin tokens into the tokens panel's rows.
+func adminTokenViews(ts []store.AdminToken) []settings.Token {
+	var out []settings.Token
+	for _, t := range ts {
+		out = append(out, settings.Token{ID: t.ID, Name: t.Name, Prefix: t.Prefix, Role: t.Role, CreatedBy: t.CreatedBy,
+			CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt, RevokedAt: t.RevokedAt})
+	}
+	return out
 }
 
 // Settings shows console users and admin API tokens.

@@ -26,7 +26,7 @@ func (h *Handler) VersionsList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return httpx.Render(c, http.StatusOK, versions.List(versions.ListPage{Page: h.page(c, "Versions", "versions"), Versions: vs}), nil)
+	return httpx.Render(c, http.StatusOK, versions.List(versions.ListPage{Page: h.page(c, "Versions", "versions"), Versions: versionViews(vs)}), nil)
 }
 
 // VersionShow shows one version.
@@ -41,8 +41,22 @@ func (h *Handler) VersionShow(c echo.Context) error {
 		return notFoundOr(err)
 	}
 	live, _ := h.Store.LatestVersionNumber(ctx)
-	p := versions.ShowPage{Page: h.page(c, fmt.Sprintf("Version %d", n), "versions"), Version: v, Checks: v.CheckResults(), IsLive: live == n}
+	p := versions.ShowPage{Page: h.page(c, fmt.Sprintf("Version %d", n), "versions"), Version: versionView(v), IsLive: live == n}
 	return httpx.Render(c, http.StatusOK, versions.Show(p), nil)
+}
+
+// versionView turns a stored version into the pages' model.
+func versionView(v store.Version) versions.Version {
+	return versions.Version{Number: v.Number, Author: v.Author, CreatedAt: v.CreatedAt, Message: v.Message,
+		Snapshot: v.Snapshot, Checks: v.CheckResults(), RollbackOf: v.RollbackOf}
+}
+
+func versionViews(vs []store.Version) []versions.Version {
+	var out []versions.Version
+	for _, v := range vs {
+		out = append(out, versionView(v))
+	}
+	return out
 }
 
 // textOf returns the snapshot text of "draft" or a version number.

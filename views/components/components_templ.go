@@ -6,12 +6,10 @@ package components
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import (
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
 
-	"switchyard/routing/config"
-)
+import "switchyard/routing/config"
 
 // CSRF is the hidden token field every form carries.
 func CSRF(token string) templ.Component {

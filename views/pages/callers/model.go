@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"switchyard/routing/config"
-	"switchyard/store"
 	"switchyard/views/components"
 	"switchyard/views/layout"
 )
@@ -58,7 +57,7 @@ func (f Form) Action() string {
 	if f.ID == 0 {
 		return "/callers"
 	}
-	return "/callers/" + id(f.ID)
+	return "/callers/" + components.I64(f.ID)
 }
 
 // Value is the text shown in a numeric field: what was typed, or the stored
@@ -129,7 +128,7 @@ type LiveStatus struct {
 type KeysPanel struct {
 	CallerID   int64
 	CallerName string
-	Keys       []store.CallerKeyInfo
+	Keys       []Key
 	// NewKey is set only in the response to the create-key post.
 	NewKey  *NewKey
 	Name    string
@@ -137,6 +136,16 @@ type KeysPanel struct {
 	Notice  string
 	CSRF    string
 	CanEdit bool
+}
+
+// Key is one API key of a caller as the panel lists it.
+type Key struct {
+	ID        int64
+	Name      string
+	Prefix    string
+	CreatedAt time.Time
+	// RevokedAt is nil while the key is live.
+	RevokedAt *time.Time
 }
 
 // NewKey is a freshly created key, shown exactly once.
@@ -258,10 +267,6 @@ func classBadge(c config.PriorityClass) string {
 	return "info"
 }
 
-func id(v int64) string { return strconv.FormatInt(v, 10) }
-
-func itoa(v int) string { return strconv.Itoa(v) }
-
 func currencyOrUSD(c string) string {
 	if c == "" {
 		return "USD"
@@ -326,12 +331,3 @@ func budget(c config.Caller) string {
 	}
 	return group(whole) + "." + frac + " " + cur + " / month"
 }
-
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
-func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"switchyard/store/calllog"
+	"switchyard/routing/record"
 	"switchyard/views/components"
 	"switchyard/views/layout"
 )
@@ -113,10 +113,10 @@ type Choices struct {
 // Statuses are the call statuses with their labels.
 var Statuses = []components.Option{
 	{Value: "", Label: "Any status"},
-	{Value: calllog.StatusOK, Label: "ok"},
-	{Value: calllog.StatusUpstreamError, Label: "upstream error"},
-	{Value: calllog.StatusRejected, Label: "rejected by us"},
-	{Value: calllog.StatusClientCancelled, Label: "client cancelled"},
+	{Value: record.StatusOK, Label: "ok"},
+	{Value: record.StatusUpstreamError, Label: "upstream error"},
+	{Value: record.StatusRejected, Label: "rejected by us"},
+	{Value: record.StatusClientCancelled, Label: "client cancelled"},
 }
 
 // Tiers are the tier choices of the filter.
@@ -152,7 +152,7 @@ type SearchPage struct {
 // Results is the results fragment (the htmx target).
 type Results struct {
 	Filter Filter
-	Rows   []calllog.Record
+	Rows   []record.Call
 	// Next is the cursor of the following page, "" on the last page.
 	Next string
 	// Window describes the searched time range.
@@ -164,7 +164,7 @@ type Results struct {
 // DetailPage is one call's detail.
 type DetailPage struct {
 	Page  layout.Page
-	Rec   calllog.Record
+	Rec   record.Call
 	Steps []Step
 	// Rejection explains a call we answered ourselves, "" otherwise.
 	Rejection string
@@ -175,20 +175,20 @@ type DetailPage struct {
 // StatusBadge returns the badge kind and label of a call status.
 func StatusBadge(s string) (kind, text string) {
 	switch s {
-	case calllog.StatusOK:
+	case record.StatusOK:
 		return "ok", "ok"
-	case calllog.StatusUpstreamError:
+	case record.StatusUpstreamError:
 		return "bad", "upstream error"
-	case calllog.StatusRejected:
+	case record.StatusRejected:
 		return "warn", "rejected"
-	case calllog.StatusClientCancelled:
+	case record.StatusClientCancelled:
 		return "", "client cancelled"
 	}
 	return "", s
 }
 
 // DetailURL links a call's detail; at (the row's time) makes the lookup exact.
-func DetailURL(r calllog.Record) string {
+func DetailURL(r record.Call) string {
 	return "/call-logs/" + url.PathEscape(r.RequestID) + "?at=" + strconv.FormatInt(r.At.UnixMicro(), 10)
 }
 
@@ -232,18 +232,6 @@ func MS(p *int) string {
 	}
 	return strconv.Itoa(*p) + " ms"
 }
-
-// Dash shows "—" for an empty field.
-func Dash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
-func itoa(v int) string { return strconv.Itoa(v) }
-
-func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
 func i64p(p *int64) string {
 	if p == nil {

@@ -273,14 +273,14 @@ func (v TierView) AllParked() bool {
 }
 
 // DOMID is the tier fragment's element id (the hx-target of its actions).
-func (v TierView) DOMID() string { return "tier-" + id(v.Tier.ID) }
+func (v TierView) DOMID() string { return "tier-" + components.I64(v.Tier.ID) }
 
 // TestID is the tier's data-testid: tier-<group>-<tier>.
 func (v TierView) TestID() string { return "tier-" + v.Group + "-" + string(v.Tier.Name) }
 
 // fieldID makes a form field's element id unique on the page.
 func (v TierView) fieldID(form, name string) string {
-	return "t" + id(v.Tier.ID) + "-" + form + "-" + name
+	return "t" + components.I64(v.Tier.ID) + "-" + form + "-" + name
 }
 
 // addWeight is the add form's weight: what was submitted, or the default
@@ -335,7 +335,7 @@ func (f Form) Action() string {
 	if f.ID == 0 {
 		return "/route-groups"
 	}
-	return "/route-groups/" + id(f.ID)
+	return "/route-groups/" + components.I64(f.ID)
 }
 
 func (f Form) tenantOptions() []components.Option {
@@ -360,10 +360,6 @@ func (f Form) fallbackValue() string {
 	}
 	return f.V.Fallback
 }
-
-func id(v int64) string { return strconv.FormatInt(v, 10) }
-
-func itoa(v int) string { return strconv.Itoa(v) }
 
 // duration shows milliseconds as seconds when whole ("15 s"), else as ms.
 func duration(ms int) string {

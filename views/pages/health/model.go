@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"switchyard/store"
 	"switchyard/views/layout"
 )
 
@@ -38,8 +37,31 @@ type Row struct {
 	ProbeFail int64
 	Since     time.Time
 	Reason    string
-	Probes    []store.Probe
-	Events    []store.HealthEvent
+	Probes    []Probe
+	Events    []Event
+}
+
+// Probe is one health probe of a deployment, newest first in Row.Probes.
+type Probe struct {
+	At time.Time
+	// Outcome is the probe's outcome code: "ok", "failed" (counts against
+	// the score) or "inconclusive".
+	Outcome    string
+	LatencyMS  int64
+	Class      string
+	HTTPStatus int
+	Message    string
+}
+
+// Event is one change of a deployment's health state.
+type Event struct {
+	At       time.Time
+	From, To string
+	// HasScore is false when the change carried no score.
+	HasScore bool
+	Score    float64
+	Samples  int64
+	Reason   string
 }
 
 // Rules are the scoring window and thresholds, for the page's explanation.
@@ -69,35 +91,8 @@ type Page struct {
 	Board Board
 }
 
-func id(v int64) string { return strconv.FormatInt(v, 10) }
-
-func num(v int64) string { return strconv.FormatInt(v, 10) }
-
 // Pct formats a fraction as a whole percentage.
 func Pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" }
-
-func when(t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05 UTC")
-}
-
-func ago(t time.Time) string {
-	if t.IsZero() {
-		return "never"
-	}
-	d := time.Since(t)
-	switch {
-	case d < time.Minute:
-		return strconv.Itoa(int(d.Seconds())) + " s ago"
-	case d < time.Hour:
-		return strconv.Itoa(int(d.Minutes())) + " min ago"
-	case d < 48*time.Hour:
-		return strconv.Itoa(int(d.Hours())) + " h ago"
-	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
-}
 
 func stateKind(s string) string {
 	switch s {
@@ -113,9 +108,9 @@ func stateKind(s string) string {
 
 func outcomeKind(s string) string {
 	switch s {
-	case store.ProbeOK:
+	case "ok":
 		return "ok"
-	case store.ProbeFailed:
+	case "failed":
 		return "bad"
 	}
 	return "warn"
@@ -128,9 +123,9 @@ func score(r Row) string {
 	return Pct(r.Score)
 }
 
-func eventScore(e store.HealthEvent) string {
-	if !e.Score.Valid {
+func eventScore(e Event) string {
+	if !e.HasScore {
 		return "—"
 	}
-	return Pct(e.Score.Float64)
+	return Pct(e.Score)
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"switchyard/store"
 	"switchyard/views/layout"
 )
 
@@ -26,7 +25,21 @@ type Row struct {
 	Requested bool
 	// NextRun is when the next tick starts; zero when due now.
 	NextRun time.Time
-	Runs    []store.JobRun
+	Runs    []Run
+}
+
+// Run is one run of a job, newest first in Row.Runs.
+type Run struct {
+	StartedAt time.Time
+	Instance  string
+	// Finished is false while the run is going.
+	Finished bool
+	// Duration is how long the run took (so far, for a running one).
+	Duration time.Duration
+	// Outcome is the run's outcome code: "running", "ok", "error" or
+	// "lost" (its worker stopped before it finished).
+	Outcome string
+	Message string
 }
 
 // Board is the part of the page htmx refreshes.
@@ -43,26 +56,6 @@ type Board struct {
 type Page struct {
 	Page  layout.Page
 	Board Board
-}
-
-func when(t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05 UTC")
-}
-
-func ago(t time.Time) string {
-	d := time.Since(t)
-	switch {
-	case d < time.Minute:
-		return strconv.Itoa(int(d.Seconds())) + " s ago"
-	case d < time.Hour:
-		return strconv.Itoa(int(d.Minutes())) + " min ago"
-	case d < 48*time.Hour:
-		return strconv.Itoa(int(d.Hours())) + " h ago"
-	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
 func until(t time.Time) string {
@@ -85,11 +78,11 @@ func dur(d time.Duration) string {
 
 func outcomeKind(s string) string {
 	switch s {
-	case store.JobOK:
+	case "ok":
 		return "ok"
-	case store.JobError, store.JobLost:
+	case "error", "lost":
 		return "bad"
-	case store.JobRunning:
+	case "running":
 		return "info"
 	}
 	return ""

@@ -9,7 +9,6 @@ package onboarding
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"switchyard/routing/adapter"
@@ -132,8 +131,6 @@ type DonePage struct {
 	Embedding    string // an embedding logic model, for the embeddings snippet
 }
 
-func itoa(i int) string    { return strconv.Itoa(i) }
-func num64(i int64) string { return strconv.FormatInt(i, 10) }
 func tierLabel(t config.TierName) string {
 	switch t {
 	case config.TierFast:

@@ -71,26 +71,6 @@ func protocolOptions() []components.Option {
 	}
 }
 
-func id(v int64) string { return strconv.FormatInt(v, 10) }
-
-func itoa(v int) string { return strconv.Itoa(v) }
-
-func ago(t time.Time) string {
-	if t.IsZero() {
-		return "never"
-	}
-	d := time.Since(t).Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return strconv.Itoa(int(d.Seconds())) + " s ago"
-	case d < time.Hour:
-		return strconv.Itoa(int(d.Minutes())) + " min ago"
-	case d < 48*time.Hour:
-		return strconv.Itoa(int(d.Hours())) + " h ago"
-	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
-}
-
 func keyBadge(status, cfg string) (kind, text string) {
 	if cfg == config.KeyDisabled {
 		return "", "disabled"

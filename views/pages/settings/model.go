@@ -11,11 +11,9 @@
 package settings
 
 import (
-	"strconv"
 	"time"
 
 	"switchyard/routing/config"
-	"switchyard/store"
 	"switchyard/views/components"
 	"switchyard/views/layout"
 )
@@ -29,7 +27,7 @@ type Page struct {
 
 // UsersPanel lists console users; it is swapped in place by its forms.
 type UsersPanel struct {
-	Users []store.User
+	Users []User
 	// Me is the signed-in user, who cannot disable themselves.
 	Me     int64
 	Form   UserForm
@@ -41,6 +39,34 @@ type UsersPanel struct {
 	CanEdit bool
 }
 
+// Roles of console users and admin tokens, as their codes.
+const (
+	RoleAdmin  = "admin"
+	RoleViewer = "viewer"
+)
+
+// User is one console user.
+type User struct {
+	ID       int64
+	Username string
+	// Role is RoleAdmin or RoleViewer.
+	Role      string
+	CreatedAt time.Time
+}
+
+// Token is one admin API token as listed (never its secret).
+type Token struct {
+	ID     int64
+	Name   string
+	Prefix string
+	// Role is RoleAdmin or RoleViewer.
+	Role       string
+	CreatedBy  string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+}
+
 // UserForm is the create-user form.
 type UserForm struct {
 	Username string
@@ -50,7 +76,7 @@ type UserForm struct {
 
 // TokensPanel lists admin API tokens; it is swapped in place by its forms.
 type TokensPanel struct {
-	Tokens []store.AdminToken
+	Tokens []Token
 	// Created is set only in the response to the create-token post.
 	Created *CreatedToken
 	Form    TokenForm
@@ -78,25 +104,21 @@ type CreatedToken struct {
 
 func roleOptions() []components.Option {
 	return []components.Option{
-		{Value: store.RoleViewer, Label: "viewer (read only)"},
-		{Value: store.RoleAdmin, Label: "admin (may change and publish)"},
+		{Value: RoleViewer, Label: "viewer (read only)"},
+		{Value: RoleAdmin, Label: "admin (may change and publish)"},
 	}
 }
 
 func roleBadge(role string) string {
-	if role == store.RoleAdmin {
+	if role == RoleAdmin {
 		return "info"
 	}
 	return ""
 }
 
-func id(v int64) string { return strconv.FormatInt(v, 10) }
-
-func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
-
 func whenPtr(t *time.Time, none string) string {
 	if t == nil {
 		return none
 	}
-	return when(*t)
+	return components.When(*t)
 }

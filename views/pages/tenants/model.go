@@ -8,9 +8,8 @@
 package tenants
 
 import (
-	"strconv"
-
 	"switchyard/routing/config"
+	"switchyard/views/components"
 	"switchyard/views/layout"
 )
 
@@ -48,7 +47,5 @@ func (f Form) Action() string {
 	if f.ID == 0 {
 		return "/tenants"
 	}
-	return "/tenants/" + id(f.ID)
+	return "/tenants/" + components.I64(f.ID)
 }
-
-func id(v int64) string { return strconv.FormatInt(v, 10) }

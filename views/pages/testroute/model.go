@@ -7,8 +7,9 @@ package testroute
 import (
 	"net/url"
 	"strconv"
-	"switchyard/views/components"
 	"time"
+
+	"switchyard/views/components"
 
 	"switchyard/views/layout"
 	"switchyard/views/pages/calllogs"
@@ -191,10 +192,6 @@ type SendResult struct {
 
 // OK reports a 2xx answer.
 func (s SendResult) OK() bool { return s.Status >= 200 && s.Status < 300 }
-
-func itoa(v int) string { return strconv.Itoa(v) }
-
-func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
 func dur(d time.Duration) string {
 	if d <= 0 {

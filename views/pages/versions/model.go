@@ -4,26 +4,38 @@ package versions
 
 import (
 	"net/url"
-	"strconv"
 	"time"
 
 	"switchyard/routing/config"
 	"switchyard/routing/config/textdiff"
-	"switchyard/store"
+	"switchyard/views/components"
 	"switchyard/views/layout"
 )
 
 // ListPage is the version history.
 type ListPage struct {
 	Page     layout.Page
-	Versions []store.Version
+	Versions []Version
+}
+
+// Version is one published configuration.
+type Version struct {
+	Number    int64
+	Author    string
+	CreatedAt time.Time
+	Message   string
+	// Snapshot is the configuration text; empty on the history list.
+	Snapshot string
+	// Checks is the dry-run result the version was published with.
+	Checks config.Result
+	// RollbackOf is the version this one restored, nil for a publish.
+	RollbackOf *int64
 }
 
 // ShowPage is one version.
 type ShowPage struct {
 	Page    layout.Page
-	Version store.Version
-	Checks  config.Result
+	Version Version
 	IsLive  bool
 }
 
@@ -58,10 +70,6 @@ type ImportPage struct {
 	Result   config.Result
 }
 
-func num(n int64) string { return strconv.FormatInt(n, 10) }
-
-func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
-
 // Link is where a finding's object is edited.
 func Link(o config.ObjectRef) string {
 	switch o.Kind {
@@ -70,13 +78,13 @@ func Link(o config.ObjectRef) string {
 	case "route_group":
 		return "/route-groups#group-" + o.Name
 	case "logic_model":
-		return "/logic-models/" + num(o.ID) + "/edit"
+		return "/logic-models/" + components.I64(o.ID) + "/edit"
 	case "deployment":
-		return "/deployments/" + num(o.ID) + "/edit"
+		return "/deployments/" + components.I64(o.ID) + "/edit"
 	case "provider":
-		return "/providers/" + num(o.ID) + "/edit"
+		return "/providers/" + components.I64(o.ID) + "/edit"
 	case "caller":
-		return "/callers/" + num(o.ID) + "/edit"
+		return "/callers/" + components.I64(o.ID) + "/edit"
 	}
 	return "/"
 }
