@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -182,7 +181,8 @@ func benchSearchDB(b *testing.B, n int) (*sql.DB, string) {
 	}
 	b.Cleanup(func() { _ = db.Close() })
 
-	mig, err := os.ReadFile("../migrations/0002_call_logs.up.sql")
+	migText, err := migrationText()
+	mig := []byte(migText)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,14 +7,18 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"switchyard/migrations"
 
 	"github.com/lib/pq"
 )
@@ -105,15 +109,36 @@ func openSchema(t testing.TB, dsn, schema string) *sql.DB {
 	return db
 }
 
+// applyMigration applies every migration, in order, in db's schema: the
+// call-log tables are changed by later migrations (0004 money in micros).
 func applyMigration(t testing.TB, db *sql.DB) {
 	t.Helper()
-	sqlText, err := os.ReadFile("../migrations/0002_call_logs.up.sql")
+	sqlText, err := migrationText()
 	if err != nil {
-		t.Fatalf("read migration: %v", err)
+		t.Fatalf("read migrations: %v", err)
 	}
-	if _, err := db.Exec(string(sqlText)); err != nil {
-		t.Fatalf("apply migration: %v", err)
+	if _, err := db.Exec(sqlText); err != nil {
+		t.Fatalf("apply migrations: %v", err)
 	}
+}
+
+// migrationText is every up migration, in order, as one text.
+func migrationText() (string, error) {
+	names, err := fs.Glob(migrations.FS, "*.up.sql")
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for _, n := range names {
+		text, err := fs.ReadFile(migrations.FS, n)
+		if err != nil {
+			return "", err
+		}
+		b.Write(text)
+		b.WriteString("\n")
+	}
+	return b.String(), nil
 }
 
 // withSearchPath returns dsn with search_path set (lib/pq passes unknown
