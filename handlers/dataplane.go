@@ -327,8 +327,8 @@ func (x *exchange) finish() {
 				m.Tokens.WithLabelValues(x.rec.Caller, x.rec.Tier, x.rec.LogicModel, tk.kind).Add(float64(*tk.n))
 			}
 		}
-		if x.rec.Cost != nil && *x.rec.Cost > 0 {
-			m.Cost.WithLabelValues(x.rec.Caller, x.rec.Currency).Add(*x.rec.Cost)
+		if x.rec.CostMicros != nil && *x.rec.CostMicros > 0 {
+			m.Cost.WithLabelValues(x.rec.Caller, x.rec.Currency).Add(float64(*x.rec.CostMicros) / 1e6)
 		}
 		for _, a := range x.trail.Attempts {
 			if a.Outcome == "ok" {
@@ -482,10 +482,10 @@ func (x *exchange) account(dec limits.Decision, served routing.Served, u adapter
 		actual = p + c
 		if d != nil {
 			pr := d.Prices
-			cost := (float64(p-u.Cached)*pr.Input + float64(u.Cached)*pr.Cached + float64(c)*pr.Output) / 1e6
-			x.rec.Cost, x.rec.Currency = &cost, pr.Currency
+			cost := pr.CostMicros(p, c, u.Cached)
+			x.rec.CostMicros, x.rec.Currency = &cost, pr.Currency
 			if x.caller.BudgetCurrency == "" || x.caller.BudgetCurrency == pr.Currency {
-				costMicros = int64(cost * 1e6)
+				costMicros = cost
 			}
 		}
 		x.d.avg.observe(x.tier, c)
