@@ -181,7 +181,7 @@ func benchSearchDB(b *testing.B, n int) (*sql.DB, string) {
 	}
 	b.Cleanup(func() { _ = db.Close() })
 
-	migText, err := migrationText()
+	migText, err := migrationText(func(string) bool { return true })
 	mig := []byte(migText)
 	if err != nil {
 		b.Fatal(err)

@@ -99,6 +99,21 @@ func newTestDB(t testing.TB) (*sql.DB, string) {
 	return db, schema
 }
 
+// newEmptySchema is newTestDB without any migration applied.
+func newEmptySchema(t testing.TB) *sql.DB {
+	t.Helper()
+	schema := fmt.Sprintf("calllog_test_%s_%d", runID, schemaSeq.Add(1))
+	if _, err := adminDB.Exec(`CREATE SCHEMA ` + pq.QuoteIdentifier(schema)); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := adminDB.Exec(`DROP SCHEMA ` + pq.QuoteIdentifier(schema) + ` CASCADE`); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+	})
+	return openSchema(t, baseDSN, schema)
+}
+
 func openSchema(t testing.TB, dsn, schema string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("postgres", withSearchPath(t, dsn, schema))
@@ -113,7 +128,7 @@ func openSchema(t testing.TB, dsn, schema string) *sql.DB {
 // call-log tables are changed by later migrations (0004 money in micros).
 func applyMigration(t testing.TB, db *sql.DB) {
 	t.Helper()
-	sqlText, err := migrationText()
+	sqlText, err := migrationText(func(string) bool { return true })
 	if err != nil {
 		t.Fatalf("read migrations: %v", err)
 	}
@@ -122,8 +137,9 @@ func applyMigration(t testing.TB, db *sql.DB) {
 	}
 }
 
-// migrationText is every up migration, in order, as one text.
-func migrationText() (string, error) {
+// migrationText is the up migrations whose file names pass keep, in order,
+// as one text.
+func migrationText(keep func(name string) bool) (string, error) {
 	names, err := fs.Glob(migrations.FS, "*.up.sql")
 	if err != nil {
 		return "", err
@@ -131,6 +147,9 @@ func migrationText() (string, error) {
 	slices.Sort(names)
 	var b strings.Builder
 	for _, n := range names {
+		if !keep(n) {
+			continue
+		}
 		text, err := fs.ReadFile(migrations.FS, n)
 		if err != nil {
 			return "", err
