@@ -126,10 +126,14 @@ func (m Micros) MarshalYAML() (any, error) {
 	return &yaml.Node{Kind: yaml.ScalarNode, Value: m.String()}, nil
 }
 
-// UnmarshalYAML reads a decimal scalar, quoted or not.
+// UnmarshalYAML reads a decimal scalar, quoted or not; null is 0.
 func (m *Micros) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: %w: want a decimal number", n.Line, ErrMoney)
+	}
+	if n.ShortTag() == "!!null" {
+		*m = 0
+		return nil
 	}
 	v, err := ParseMicros(n.Value)
 	if err != nil {
@@ -142,9 +146,13 @@ func (m *Micros) UnmarshalYAML(n *yaml.Node) error {
 // MarshalJSON writes m as a JSON number in exact decimal form (2.5).
 func (m Micros) MarshalJSON() ([]byte, error) { return []byte(m.String()), nil }
 
-// UnmarshalJSON reads a JSON number or a string holding a decimal.
+// UnmarshalJSON reads a JSON number or a string holding a decimal; null
+// leaves m unchanged, as for any JSON field.
 func (m *Micros) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		return nil
+	}
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {

@@ -127,6 +127,17 @@ callers:
 	}
 }
 
+func TestNullAmountsAreZero(t *testing.T) {
+	s, err := Decode([]byte("format: switchyard/v1\ncallers:\n  - name: c\n    route_group: g\n    monthly_budget:\n"))
+	if err != nil || s.Callers[0].MonthlyBudgetMicros != 0 {
+		t.Fatalf("null budget: %v, %+v", err, s.Callers)
+	}
+	p := Prices{InputMicros: 5}
+	if err := json.Unmarshal([]byte(`{"input":null}`), &p); err != nil || p.InputMicros != 5 {
+		t.Fatalf("JSON null: %v, %+v", err, p)
+	}
+}
+
 func TestSnapshotRefusesSubMicroAmounts(t *testing.T) {
 	text := "format: switchyard/v1\ncallers:\n  - name: c\n    route_group: g\n    monthly_budget: 0.0000001\n"
 	_, err := Decode([]byte(text))
