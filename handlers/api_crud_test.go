@@ -253,17 +253,25 @@ func TestAPICRUDLogicModelsAndDeployments(t *testing.T) {
 	// The first deployment takes weight 100, the next what is left (0: parked).
 	var d1, d2 config.Deployment
 	a.call("POST", "/logic-models/"+mid+"/deployments", `{"provider":"openai","upstream_model":"gpt-4o","prices":{"input":2.5,"output":10}}`, http.StatusCreated, &d1)
-	if d1.ID == 0 || d1.Weight != 100 || !d1.Enabled || d1.Prices.Input != 2.5 || d1.Prices.Currency != "USD" {
+	if d1.ID == 0 || d1.Weight != 100 || !d1.Enabled || d1.Prices.InputMicros != 2_500_000 || d1.Prices.Currency != "USD" {
 		t.Fatalf("deployment 1 %+v", d1)
 	}
-	a.call("POST", "/logic-models/"+mid+"/deployments", `{"provider":"azure","upstream_model":"gpt-4o","weight":0}`, http.StatusCreated, &d2)
+	// Amounts are exact decimals: a string works, a sub-micro amount is refused.
+	if e := a.fails("POST", "/logic-models/"+mid+"/deployments", `{"provider":"azure","upstream_model":"gpt-4o","prices":{"input":0.1234567}}`,
+		http.StatusBadRequest, "invalid_json"); !strings.Contains(e.Error.Message, "more than 6 decimal places") {
+		t.Fatalf("sub-micro price: %+v", e.Error)
+	}
+	a.call("POST", "/logic-models/"+mid+"/deployments", `{"provider":"azure","upstream_model":"gpt-4o","weight":0,"prices":{"input":"0.000001","output":0.3}}`, http.StatusCreated, &d2)
+	if d2.Prices.InputMicros != 1 || d2.Prices.OutputMicros != 300_000 {
+		t.Fatalf("exact prices stored as %+v", d2.Prices)
+	}
 	if d2.Weight != 0 || d2.Provider != "azure" {
 		t.Fatalf("deployment 2 %+v", d2)
 	}
 	// Canary 90/10: only the fields sent change.
 	a.call("PUT", "/deployments/"+itoa(d1.ID), `{"weight":90}`, http.StatusOK, &d1)
 	a.call("PUT", "/deployments/"+itoa(d2.ID), `{"weight":10,"capabilities":{"tools":true}}`, http.StatusOK, &d2)
-	if d1.Weight != 90 || d1.Prices.Output != 10 || d2.Weight != 10 || !d2.Capabilities.Tools {
+	if d1.Weight != 90 || d1.Prices.OutputMicros != 10*config.Unit || d2.Weight != 10 || !d2.Capabilities.Tools {
 		t.Fatalf("weights %+v %+v", d1, d2)
 	}
 	e := a.fails("PUT", "/deployments/"+itoa(d2.ID), `{"provider":"nope"}`, http.StatusUnprocessableEntity, "validation_failed")
@@ -443,7 +451,7 @@ func TestAPICRUDCallersAndKeys(t *testing.T) {
 	id := itoa(cl.ID)
 
 	a.call("PUT", "/callers/"+id, `{"business_line":"search","limits":[{"tier":"fast","rpm":60,"tpm":0,"daily_tokens":0}],"monthly_budget":500}`, http.StatusOK, &cl)
-	if cl.BusinessLine != "search" || cl.MonthlyBudget != 500 || len(cl.Limits) != 1 || cl.Limits[0].RPM != 60 {
+	if cl.BusinessLine != "search" || cl.MonthlyBudgetMicros != 500*config.Unit || len(cl.Limits) != 1 || cl.Limits[0].RPM != 60 {
 		t.Fatalf("updated %+v", cl)
 	}
 	// Limits left out are kept.

@@ -126,7 +126,7 @@ func sameCallerSettings(a, b config.Caller) bool {
 	}
 	return a.Name == b.Name && a.BusinessLine == b.BusinessLine && a.Tenant == b.Tenant &&
 		a.RouteGroup == b.RouteGroup && a.PriorityClass == b.PriorityClass && a.Enabled == b.Enabled &&
-		a.MonthlyBudget == b.MonthlyBudget && cur(a.BudgetCurrency) == cur(b.BudgetCurrency) &&
+		a.MonthlyBudgetMicros == b.MonthlyBudgetMicros && cur(a.BudgetCurrency) == cur(b.BudgetCurrency) &&
 		slices.Equal(nonZero(a.Limits), nonZero(b.Limits))
 }
 
@@ -215,7 +215,7 @@ func callerFromForm(c echo.Context) (config.Caller, map[string]string, config.Fi
 		}
 	}
 	raw["monthly_budget"] = c.FormValue("monthly_budget")
-	cl.MonthlyBudget = formFloat(c, "monthly_budget", errs)
+	cl.MonthlyBudgetMicros = formMoney(c, "monthly_budget", errs)
 	return cl, raw, merge(errs, config.ValidateCaller(cl))
 }
 

@@ -121,14 +121,14 @@ func TestCallerQuotasAndBudgetSavedAndShown(t *testing.T) {
 		t.Fatalf("redirect to %q", loc)
 	}
 	want := config.Caller{ID: c.ID, Name: "checkout", BusinessLine: "retail", Tenant: "payments", RouteGroup: "main",
-		PriorityClass: config.ClassBatch, Enabled: true, MonthlyBudget: 250.5, BudgetCurrency: "EUR",
+		PriorityClass: config.ClassBatch, Enabled: true, MonthlyBudgetMicros: 250_500_000, BudgetCurrency: "EUR",
 		Limits: []config.TierLimit{{Tier: config.TierFast, RPM: 60, TPM: 100000}, {Tier: config.TierDeep, DailyTokens: 5000000}}}
 	if c.Limit(config.TierFast) != want.Limits[0] || c.Limit(config.TierDeep) != want.Limits[1] || c.Limit(config.TierStandard) != (config.TierLimit{Tier: config.TierStandard}) {
 		t.Fatalf("limits stored as %+v", c.Limits)
 	}
 	c.Limits, want.Limits = nil, nil
 	if c.Name != want.Name || c.BusinessLine != want.BusinessLine || c.Tenant != want.Tenant || c.RouteGroup != want.RouteGroup ||
-		c.PriorityClass != want.PriorityClass || !c.Enabled || c.MonthlyBudget != want.MonthlyBudget || c.BudgetCurrency != want.BudgetCurrency {
+		c.PriorityClass != want.PriorityClass || !c.Enabled || c.MonthlyBudgetMicros != want.MonthlyBudgetMicros || c.BudgetCurrency != want.BudgetCurrency {
 		t.Fatalf("caller stored as %+v", c)
 	}
 
@@ -176,7 +176,7 @@ func TestCallerQuotasAndBudgetSavedAndShown(t *testing.T) {
 		t.Error("no flash after saving")
 	}
 	c, _ = callerDraft(t, env, "checkout")
-	if c.Limit(config.TierFast).RPM != 0 || c.Limit(config.TierFast).TPM != 100000 || c.Limit(config.TierStandard).RPM != 30 || c.Tenant != "" || c.MonthlyBudget != 0 {
+	if c.Limit(config.TierFast).RPM != 0 || c.Limit(config.TierFast).TPM != 100000 || c.Limit(config.TierStandard).RPM != 30 || c.Tenant != "" || c.MonthlyBudgetMicros != 0 {
 		t.Fatalf("update stored %+v", c)
 	}
 	if got := webtest.TestID(doc, "caller-settings").Find(`[data-testid="caller-budget"]`).Text(); got != "no budget" {

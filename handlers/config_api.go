@@ -106,6 +106,8 @@ func decodeJSON(c echo.Context, dst any) error {
 			return invalidJSON("the request body is empty; send a JSON object")
 		case errors.As(err, &te) && te.Field != "":
 			return invalidJSON(fmt.Sprintf("field %q must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value))
+		case errors.Is(err, config.ErrMoney):
+			return invalidJSON(err.Error() + " (amounts are decimals with at most 6 decimal places, such as 2.5)")
 		case errors.As(err, &se):
 			return invalidJSON(fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, err))
 		}

@@ -38,12 +38,12 @@ func (h *Handler) Dashboard(c echo.Context) error {
 	p.From = now.Add(-d).Truncate(step) // whole steps: the oldest one is shown in full
 
 	db := h.Store.DB()
-	points, err := calllog.Series(ctx, db, calllog.SeriesQuery{From: p.From, To: p.To, Step: step, GroupBy: p.GroupBy})
+	points, err := dashboardSeries(ctx, db, calllog.SeriesQuery{From: p.From, To: p.To, Step: step, GroupBy: p.GroupBy})
 	if err != nil {
 		return err
 	}
-	p.Totals = dashboard.Total(points)
-	p.Charts = dashboard.Charts(points, dashboard.Steps(p.From, p.To, step), p.GroupBy)
+	p.Totals = dashboard.Total(points, calllog.HistogramQuantile)
+	p.Charts = dashboard.Charts(points, dashboard.Steps(p.From, p.To, step), p.GroupBy, calllog.HistogramQuantile)
 	for _, b := range []struct {
 		group string
 		dst   *[]dashboard.Breakdown
@@ -51,14 +51,21 @@ func (h *Handler) Dashboard(c echo.Context) error {
 		pts := points
 		if b.group != p.GroupBy {
 			// Daily points are enough for a breakdown of the whole range.
-			if pts, err = calllog.Series(ctx, db, calllog.SeriesQuery{From: p.From, To: p.To, Step: 24 * time.Hour, GroupBy: b.group}); err != nil {
+			if pts, err = dashboardSeries(ctx, db, calllog.SeriesQuery{From: p.From, To: p.To, Step: 24 * time.Hour, GroupBy: b.group}); err != nil {
 				return err
 			}
 		}
-		*b.dst = dashboard.Aggregate(pts)
+		*b.dst = dashboard.Aggregate(pts, calllog.HistogramQuantile)
 	}
-	if p.Costs, err = calllog.Costs(ctx, db, p.From, p.To); err != nil {
+	costs, err := calllog.Costs(ctx, db, p.From, p.To)
+	if err != nil {
 		return err
+	}
+	p.Costs = make([]dashboard.CostRow, len(costs))
+	for i, c := range costs {
+		p.Costs[i] = dashboard.CostRow{Day: c.Day, Caller: c.Caller, Tier: c.Tier, LogicModel: c.LogicModel, Currency: c.Currency,
+			Requests: c.Requests, Errors: c.Errors, PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens,
+			CachedTokens: c.CachedTokens, CostMicros: c.CostMicros}
 	}
 	p.States, p.StatesNote = h.deploymentStates(ctx)
 
@@ -67,6 +74,22 @@ func (h *Handler) Dashboard(c echo.Context) error {
 	}
 	p.Page = h.page(c, "Dashboard", "dashboard")
 	return httpx.Render(c, http.StatusOK, dashboard.View(p), nil)
+}
+
+// dashboardSeries reads the roll-up series as the Dashboard's view model
+// (views do not import the store).
+func dashboardSeries(ctx context.Context, db calllog.Queryer, q calllog.SeriesQuery) ([]dashboard.Point, error) {
+	pts, err := calllog.Series(ctx, db, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dashboard.Point, len(pts))
+	for i, p := range pts {
+		out[i] = dashboard.Point{Time: p.Time, Group: p.Group, Requests: p.Requests, Errors: p.Errors, Rejected: p.Rejected,
+			Cancelled: p.Cancelled, PromptTokens: p.PromptTokens, CompletionTokens: p.CompletionTokens, CachedTokens: p.CachedTokens,
+			ReasoningTokens: p.ReasoningTokens, CostMicros: p.CostMicros, Hist: slices.Clone(p.Hist[:])}
+	}
+	return out, nil
 }
 
 // deploymentStates reads every live deployment's breakers (on every

@@ -109,10 +109,10 @@ func deploymentFromForm(c echo.Context, base config.Deployment, kind config.Kind
 	d.Enabled = formBool(c, "enabled")
 	d.MaxConcurrency = formInt(c, "max_concurrency", errs)
 	d.Prices = config.Prices{
-		Input:    formFloat(c, "price_input", errs),
-		Output:   formFloat(c, "price_output", errs),
-		Cached:   formFloat(c, "price_cached", errs),
-		Currency: strings.ToUpper(strings.TrimSpace(c.FormValue("currency"))),
+		InputMicros:  formMoney(c, "price_input", errs),
+		OutputMicros: formMoney(c, "price_output", errs),
+		CachedMicros: formMoney(c, "price_cached", errs),
+		Currency:     strings.ToUpper(strings.TrimSpace(c.FormValue("currency"))),
 	}
 	d.Capabilities = config.Capabilities{
 		Thinking: formBool(c, "cap_thinking"),

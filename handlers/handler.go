@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
@@ -131,16 +132,25 @@ func formInt64(c echo.Context, name string, errs config.FieldErrors) int64 {
 	return n
 }
 
-func formFloat(c echo.Context, name string, errs config.FieldErrors) float64 {
-	v := c.FormValue(name)
+// formMoney reads an amount field exactly (decimal text to micro-units, no
+// float on the way); empty is 0. Signs are left to the validators.
+func formMoney(c echo.Context, name string, errs config.FieldErrors) config.Micros {
+	v := strings.TrimSpace(c.FormValue(name))
 	if v == "" {
 		return 0
 	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		errs.Add(name, "must be a number")
+	m, err := config.ParseMicros(v)
+	switch {
+	case err == nil:
+		return m
+	case strings.Contains(err.Error(), "decimal places"):
+		errs.Add(name, "has more than 6 decimal places (the smallest amount is 0.000001)")
+	case strings.Contains(err.Error(), "too large"):
+		errs.Add(name, "is too large")
+	default:
+		errs.Add(name, "must be a number such as 2.5")
 	}
-	return f
+	return 0
 }
 
 func formBool(c echo.Context, name string) bool {

@@ -131,7 +131,7 @@ func TestLogicModelCreateWithTwoDeployments(t *testing.T) {
 	}
 	d := m.Deployments[0]
 	if d.Provider != "dashscope" || d.Weight != 70 || !d.Capabilities.Thinking || d.Capabilities.Vision || d.MaxConcurrency != 8 ||
-		d.Prices.Currency != "USD" || d.Prices.Input != 0.8 || d.Breaker == nil || d.Breaker.Window != 100 || d.Breaker.MinCalls != 0 {
+		d.Prices.Currency != "USD" || d.Prices.InputMicros != 800_000 || d.Prices.CachedMicros != 200_000 || d.Breaker == nil || d.Breaker.Window != 100 || d.Breaker.MinCalls != 0 {
 		t.Fatalf("first deployment stored as %+v breaker %+v", d, d.Breaker)
 	}
 	if m.Deployments[1].Breaker != nil {
@@ -300,6 +300,9 @@ func TestDeploymentFormRejectsInvalidInput(t *testing.T) {
 		{"max concurrency negative", with("max_concurrency", "-1"), "max_concurrency", "unlimited"},
 		{"price not a number", with("price_input", "cheap"), "price_input", "must be a number"},
 		{"price negative", with("price_output", "-2"), "price_output", "non-negative"},
+		{"price finer than a micro", with("price_cached", "0.1234567"), "price_cached", "more than 6 decimal places"},
+		{"price float syntax", with("price_input", "NaN"), "price_input", "must be a number"},
+		{"price too large", with("price_input", "2000000"), "price_input", "non-negative price per 1M tokens, at most 1000000"},
 		{"currency", with("currency", "dollars"), "currency", "three-letter"},
 		{"batch limit", with("embedding_batch_limit", "-5"), "embedding_batch_limit", "positive"},
 		{"timeout negative", with("timeout_ms", "-1"), "timeout_ms", "positive number of milliseconds"},

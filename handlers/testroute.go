@@ -338,12 +338,12 @@ func (h *Handler) peekLimits(ctx context.Context, caller *config.RCaller, tier s
 	l.TPM, l.TPMRemaining = tl.TPM, dec.Tokens.Remaining
 	l.DailyQuota = tl.DailyTokens
 	if caller.BudgetMicros > 0 {
-		l.Budget = calllogs.Money(float64(caller.BudgetMicros)/1e6, caller.BudgetCurrency)
+		l.Budget = components.Money(caller.BudgetMicros, caller.BudgetCurrency)
 	}
 	if u, err := h.Ops.LimitUsage(ctx, caller.ID, tier); err == nil {
 		l.DailyUsed = u.DailyTokens
 		if l.Budget != "" {
-			l.BudgetSpent = calllogs.Money(float64(u.MonthSpentMicros)/1e6, caller.BudgetCurrency)
+			l.BudgetSpent = components.Money(u.MonthSpentMicros, caller.BudgetCurrency)
 		}
 	} else {
 		h.Log.Warn("limit usage unavailable", "err", err)

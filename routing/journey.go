@@ -617,10 +617,13 @@ func (x *exchange) account(dec limit.Decision, served Served, u adapter.Usage, e
 		actual = p + c
 		if d != nil {
 			pr := d.Prices
-			cost := (float64(p-u.Cached)*pr.Input + float64(u.Cached)*pr.Cached + float64(c)*pr.Output) / 1e6
-			x.rec.Cost, x.rec.Currency = &cost, pr.Currency
+			cost := pr.CostMicros(p, c, u.Cached)
+			x.rec.CostMicros, x.rec.Currency = &cost, pr.Currency
+			// A budget in another currency is refused at publish (dry-run
+			// check budget_currency_mismatch); this guard only keeps a
+			// stale runtime from charging the wrong money.
 			if x.caller.BudgetCurrency == "" || x.caller.BudgetCurrency == pr.Currency {
-				costMicros = int64(cost * 1e6)
+				costMicros = cost
 			}
 		}
 		x.j.avg.observe(x.tier, c)

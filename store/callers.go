@@ -50,9 +50,9 @@ func (s *Store) CreateCaller(ctx context.Context, c config.Caller) (int64, error
 			return err
 		}
 		if err := tx.GetContext(ctx, &id, `
-			INSERT INTO callers (name, business_line, tenant_id, route_group_id, priority_class, enabled, monthly_budget, budget_currency)
+			INSERT INTO callers (name, business_line, tenant_id, route_group_id, priority_class, enabled, monthly_budget_micros, budget_currency)
 			VALUES ($1,$2,$3,$4,$5,$6,$7,$8) RETURNING id`,
-			c.Name, c.BusinessLine, tenant, gid, c.PriorityClass, c.Enabled, c.MonthlyBudget, currencyOr(c.BudgetCurrency)); err != nil {
+			c.Name, c.BusinessLine, tenant, gid, c.PriorityClass, c.Enabled, c.MonthlyBudgetMicros, currencyOr(c.BudgetCurrency)); err != nil {
 			return uniqueField(err, "name", "caller name "+strconv.Quote(c.Name))
 		}
 		return writeLimits(ctx, tx, id, c.Limits)
@@ -75,8 +75,8 @@ func (s *Store) UpdateCaller(ctx context.Context, id int64, c config.Caller) err
 		}
 		res, err := tx.ExecContext(ctx, `
 			UPDATE callers SET name=$2, business_line=$3, tenant_id=$4, route_group_id=$5, priority_class=$6, enabled=$7,
-				monthly_budget=$8, budget_currency=$9 WHERE id=$1`,
-			id, c.Name, c.BusinessLine, tenant, gid, c.PriorityClass, c.Enabled, c.MonthlyBudget, currencyOr(c.BudgetCurrency))
+				monthly_budget_micros=$8, budget_currency=$9 WHERE id=$1`,
+			id, c.Name, c.BusinessLine, tenant, gid, c.PriorityClass, c.Enabled, c.MonthlyBudgetMicros, currencyOr(c.BudgetCurrency))
 		if err := rowsAffected(res, err); err != nil {
 			return fmt.Errorf("store: update caller %d: %w", id, uniqueField(err, "name", "caller name "+strconv.Quote(c.Name)))
 		}

@@ -86,27 +86,27 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		s.LogicModels = append(s.LogicModels, m.LogicModel)
 	}
 	var deps []struct {
-		ID             int64   `db:"id"`
-		ModelID        int64   `db:"logic_model_id"`
-		Provider       string  `db:"provider"`
-		Upstream       string  `db:"upstream_model"`
-		Weight         int     `db:"weight"`
-		Enabled        bool    `db:"enabled"`
-		MaxConcurrency int     `db:"max_concurrency"`
-		PIn            float64 `db:"price_input"`
-		POut           float64 `db:"price_output"`
-		PCached        float64 `db:"price_cached"`
-		Currency       string  `db:"currency"`
-		Thinking       bool    `db:"cap_thinking"`
-		Vision         bool    `db:"cap_vision"`
-		Tools          bool    `db:"cap_tools"`
-		Batch          int     `db:"embedding_batch_limit"`
-		TimeoutMS      int     `db:"timeout_ms"`
-		Breaker        []byte  `db:"breaker"`
+		ID             int64         `db:"id"`
+		ModelID        int64         `db:"logic_model_id"`
+		Provider       string        `db:"provider"`
+		Upstream       string        `db:"upstream_model"`
+		Weight         int           `db:"weight"`
+		Enabled        bool          `db:"enabled"`
+		MaxConcurrency int           `db:"max_concurrency"`
+		PIn            config.Micros `db:"price_input_micros"`
+		POut           config.Micros `db:"price_output_micros"`
+		PCached        config.Micros `db:"price_cached_micros"`
+		Currency       string        `db:"currency"`
+		Thinking       bool          `db:"cap_thinking"`
+		Vision         bool          `db:"cap_vision"`
+		Tools          bool          `db:"cap_tools"`
+		Batch          int           `db:"embedding_batch_limit"`
+		TimeoutMS      int           `db:"timeout_ms"`
+		Breaker        []byte        `db:"breaker"`
 	}
 	if err := sqlx.SelectContext(ctx, q, &deps, `
 		SELECT d.id, d.logic_model_id, p.name AS provider, d.upstream_model, d.weight, d.enabled, d.max_concurrency,
-			d.price_input, d.price_output, d.price_cached, d.currency, d.cap_thinking, d.cap_vision, d.cap_tools,
+			d.price_input_micros, d.price_output_micros, d.price_cached_micros, d.currency, d.cap_thinking, d.cap_vision, d.cap_tools,
 			d.embedding_batch_limit, d.timeout_ms, d.breaker
 		FROM deployments d JOIN providers p ON p.id = d.provider_id`); err != nil {
 		return fail("deployments", err)
@@ -114,7 +114,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 	for _, d := range deps {
 		cd := config.Deployment{
 			ID: d.ID, Provider: d.Provider, UpstreamModel: d.Upstream, Weight: d.Weight, Enabled: d.Enabled,
-			MaxConcurrency: d.MaxConcurrency, Prices: config.Prices{Input: d.PIn, Output: d.POut, Cached: d.PCached, Currency: d.Currency},
+			MaxConcurrency: d.MaxConcurrency, Prices: config.Prices{InputMicros: d.PIn, OutputMicros: d.POut, CachedMicros: d.PCached, Currency: d.Currency},
 			Capabilities:        config.Capabilities{Thinking: d.Thinking, Vision: d.Vision, Tools: d.Tools},
 			EmbeddingBatchLimit: d.Batch, TimeoutMS: d.TimeoutMS,
 		}
@@ -188,26 +188,26 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 	}
 
 	var callers []struct {
-		ID       int64   `db:"id"`
-		Name     string  `db:"name"`
-		Business string  `db:"business_line"`
-		Tenant   *string `db:"tenant"`
-		Group    string  `db:"route_group"`
-		Class    string  `db:"priority_class"`
-		Enabled  bool    `db:"enabled"`
-		Budget   float64 `db:"monthly_budget"`
-		Currency string  `db:"budget_currency"`
+		ID       int64         `db:"id"`
+		Name     string        `db:"name"`
+		Business string        `db:"business_line"`
+		Tenant   *string       `db:"tenant"`
+		Group    string        `db:"route_group"`
+		Class    string        `db:"priority_class"`
+		Enabled  bool          `db:"enabled"`
+		Budget   config.Micros `db:"monthly_budget_micros"`
+		Currency string        `db:"budget_currency"`
 	}
 	if err := sqlx.SelectContext(ctx, q, &callers, `
 		SELECT c.id, c.name, c.business_line, t.name AS tenant, g.name AS route_group, c.priority_class, c.enabled,
-			c.monthly_budget, c.budget_currency
+			c.monthly_budget_micros, c.budget_currency
 		FROM callers c JOIN route_groups g ON g.id = c.route_group_id LEFT JOIN tenants t ON t.id = c.tenant_id`); err != nil {
 		return fail("callers", err)
 	}
 	callerIdx := map[int64]int{}
 	for i, c := range callers {
 		cc := config.Caller{ID: c.ID, Name: c.Name, BusinessLine: c.Business, RouteGroup: c.Group,
-			PriorityClass: config.PriorityClass(c.Class), Enabled: c.Enabled, MonthlyBudget: c.Budget, BudgetCurrency: c.Currency}
+			PriorityClass: config.PriorityClass(c.Class), Enabled: c.Enabled, MonthlyBudgetMicros: c.Budget, BudgetCurrency: c.Currency}
 		if c.Tenant != nil {
 			cc.Tenant = *c.Tenant
 		}

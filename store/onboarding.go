@@ -168,9 +168,9 @@ func (s *Store) Onboard(ctx context.Context, b OnboardingBatch) (OnboardingResul
 				return err
 			}
 			if err := tx.GetContext(ctx, &out.CallerID, `
-				INSERT INTO callers (name, business_line, tenant_id, route_group_id, priority_class, enabled, monthly_budget, budget_currency)
+				INSERT INTO callers (name, business_line, tenant_id, route_group_id, priority_class, enabled, monthly_budget_micros, budget_currency)
 				VALUES ($1,$2,$3,$4,$5,$6,$7,$8) RETURNING id`,
-				c.Name, c.BusinessLine, tenant, gid, c.PriorityClass, c.Enabled, c.MonthlyBudget, currencyOr(c.BudgetCurrency)); err != nil {
+				c.Name, c.BusinessLine, tenant, gid, c.PriorityClass, c.Enabled, c.MonthlyBudgetMicros, currencyOr(c.BudgetCurrency)); err != nil {
 				return uniqueField(err, "caller", "caller name "+strconv.Quote(c.Name))
 			}
 			if err := writeLimits(ctx, tx, out.CallerID, c.Limits); err != nil {
@@ -202,11 +202,11 @@ func insertDeployment(ctx context.Context, tx *sqlx.Tx, modelID int64, d config.
 	}
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO deployments (logic_model_id, provider_id, upstream_model, weight, enabled, max_concurrency,
-			price_input, price_output, price_cached, currency, cap_thinking, cap_vision, cap_tools,
+			price_input_micros, price_output_micros, price_cached_micros, currency, cap_thinking, cap_vision, cap_tools,
 			embedding_batch_limit, timeout_ms, breaker)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)`,
 		modelID, pid, d.UpstreamModel, d.Weight, d.Enabled, d.MaxConcurrency,
-		d.Prices.Input, d.Prices.Output, d.Prices.Cached, currencyOr(d.Prices.Currency),
+		d.Prices.InputMicros, d.Prices.OutputMicros, d.Prices.CachedMicros, currencyOr(d.Prices.Currency),
 		d.Capabilities.Thinking, d.Capabilities.Vision, d.Capabilities.Tools,
 		d.EmbeddingBatchLimit, d.TimeoutMS, breakerJSON(d.Breaker))
 	return uniqueField(err, "models", deploymentDup)

@@ -17,7 +17,7 @@ func onboardingBatch(provider, model, group, caller string) store.OnboardingBatc
 		Provider: config.Provider{Name: provider, Protocol: config.ProtocolOpenAI, BaseURL: "https://api.example.com/v1", Enabled: true, TimeoutMS: 60000},
 		Keys:     []store.NewProviderKey{{Label: "one", Secret: "sk-onboard-secret-0001"}, {Label: "two", Secret: "sk-onboard-secret-0002"}},
 		LogicModels: []config.LogicModel{{Code: model, Kind: config.KindChat, Deployments: []config.Deployment{
-			{Provider: provider, UpstreamModel: model + "-upstream", Weight: 100, Enabled: true, Prices: config.Prices{Input: 1, Output: 2, Currency: "USD"}},
+			{Provider: provider, UpstreamModel: model + "-upstream", Weight: 100, Enabled: true, Prices: config.Prices{InputMicros: config.Unit, OutputMicros: 2 * config.Unit, Currency: "USD"}},
 		}}},
 		CallerKeyName: "onboarding",
 	}

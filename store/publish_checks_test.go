@@ -49,6 +49,14 @@ func TestPublishRefusesEachCheck(t *testing.T) {
 			tier := &s.RouteGroups[0].Tiers[0]
 			tier.Candidates = append(tier.Candidates, config.Candidate{LogicModel: "embed", Priority: 5, Weight: 100}, config.Candidate{LogicModel: "embed-big", Priority: 6, Weight: 100})
 		}},
+		// The seeded caller has a 250 USD budget; "big" (its standard and
+		// deep tiers) becomes priced in CNY, which that budget cannot be charged.
+		{config.CheckBudgetCurrencyMismatch, func(s *config.Snapshot) {
+			if s.Callers[0].MonthlyBudgetMicros != 250*config.Unit || s.Callers[0].BudgetCurrency != "USD" {
+				t.Fatalf("seed caller budget changed: %+v", s.Callers[0])
+			}
+			s.LogicModels[0].Deployments[0].Prices.Currency = "CNY"
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.check, func(t *testing.T) {

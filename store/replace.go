@@ -135,10 +135,10 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 				return nil, fmt.Errorf("store: deployment of %s: %w", m.Code, (config.FieldErrors{"provider": "provider " + strconv.Quote(d.Provider) + " does not exist"}).Err())
 			}
 			_, err := upsert("deployments", `logic_model_id, provider_id, upstream_model, weight, enabled, max_concurrency,
-				price_input, price_output, price_cached, currency, cap_thinking, cap_vision, cap_tools, embedding_batch_limit, timeout_ms, breaker`,
+				price_input_micros, price_output_micros, price_cached_micros, currency, cap_thinking, cap_vision, cap_tools, embedding_batch_limit, timeout_ms, breaker`,
 				"$1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16", "logic_model_id=EXCLUDED.logic_model_id",
 				d.ID, modelIDs[m.Code], pid, d.UpstreamModel, d.Weight, d.Enabled, d.MaxConcurrency,
-				d.Prices.Input, d.Prices.Output, d.Prices.Cached, currencyOr(d.Prices.Currency),
+				d.Prices.InputMicros, d.Prices.OutputMicros, d.Prices.CachedMicros, currencyOr(d.Prices.Currency),
 				d.Capabilities.Thinking, d.Capabilities.Vision, d.Capabilities.Tools, d.EmbeddingBatchLimit, d.TimeoutMS, breakerJSON(d.Breaker))
 			if err != nil {
 				return nil, fmt.Errorf("store: deployment %s/%s of %s: %w", d.Provider, d.UpstreamModel, m.Code, err)
@@ -196,9 +196,9 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 			id := tenantIDs[c.Tenant]
 			tenant = &id
 		}
-		id, err := upsert("callers", "name, business_line, tenant_id, route_group_id, priority_class, enabled, monthly_budget, budget_currency", "$1,$2,$3,$4,$5,$6,$7,$8",
-			"name=EXCLUDED.name, business_line=EXCLUDED.business_line, tenant_id=EXCLUDED.tenant_id, route_group_id=EXCLUDED.route_group_id, priority_class=EXCLUDED.priority_class, enabled=EXCLUDED.enabled, monthly_budget=EXCLUDED.monthly_budget, budget_currency=EXCLUDED.budget_currency",
-			c.ID, c.Name, c.BusinessLine, tenant, groupIDs[c.RouteGroup], c.PriorityClass, c.Enabled, c.MonthlyBudget, currencyOr(c.BudgetCurrency))
+		id, err := upsert("callers", "name, business_line, tenant_id, route_group_id, priority_class, enabled, monthly_budget_micros, budget_currency", "$1,$2,$3,$4,$5,$6,$7,$8",
+			"name=EXCLUDED.name, business_line=EXCLUDED.business_line, tenant_id=EXCLUDED.tenant_id, route_group_id=EXCLUDED.route_group_id, priority_class=EXCLUDED.priority_class, enabled=EXCLUDED.enabled, monthly_budget_micros=EXCLUDED.monthly_budget_micros, budget_currency=EXCLUDED.budget_currency",
+			c.ID, c.Name, c.BusinessLine, tenant, groupIDs[c.RouteGroup], c.PriorityClass, c.Enabled, c.MonthlyBudgetMicros, currencyOr(c.BudgetCurrency))
 		if err != nil {
 			return nil, fmt.Errorf("store: caller %s: %w", c.Name, err)
 		}

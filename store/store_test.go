@@ -46,7 +46,7 @@ func seed(t *testing.T, st *store.Store) seeded {
 	}
 	s.small = must(st.CreateLogicModel(ctx, config.LogicModel{Code: "small", Kind: config.KindChat}))
 	s.big = must(st.CreateLogicModel(ctx, config.LogicModel{Code: "big", Kind: config.KindChat}))
-	s.dep70 = must(st.CreateDeployment(ctx, s.small, config.Deployment{Provider: "openai", UpstreamModel: "gpt-4o-mini", Weight: 70, Enabled: true, Prices: config.Prices{Input: 0.15, Output: 0.6, Cached: 0.075, Currency: "USD"}}))
+	s.dep70 = must(st.CreateDeployment(ctx, s.small, config.Deployment{Provider: "openai", UpstreamModel: "gpt-4o-mini", Weight: 70, Enabled: true, Prices: config.Prices{InputMicros: 150_000, OutputMicros: 600_000, CachedMicros: 75_000, Currency: "USD"}}))
 	s.dep30 = must(st.CreateDeployment(ctx, s.small, config.Deployment{Provider: "claude", UpstreamModel: "claude-haiku", Weight: 30, Enabled: true}))
 	must(st.CreateDeployment(ctx, s.big, config.Deployment{Provider: "openai", UpstreamModel: "gpt-4o", Weight: 100, Enabled: true, Capabilities: config.Capabilities{Thinking: true, Tools: true}}))
 	s.group = must(st.CreateRouteGroup(ctx, config.RouteGroup{Name: "default"}))
@@ -63,7 +63,7 @@ func seed(t *testing.T, st *store.Store) seeded {
 	must(st.AddCandidate(ctx, s.tiers[config.TierStandard], config.Candidate{LogicModel: "big", Priority: 1, Weight: 10}))
 	must(st.AddCandidate(ctx, s.tiers[config.TierDeep], config.Candidate{LogicModel: "big", Weight: 100}))
 	s.caller = must(st.CreateCaller(ctx, config.Caller{Name: "contracts", BusinessLine: "legal", RouteGroup: "default", PriorityClass: config.ClassInteractive, Enabled: true,
-		Limits: []config.TierLimit{{Tier: config.TierFast, RPM: 60, TPM: 10000, DailyTokens: 1000000}}, MonthlyBudget: 250, BudgetCurrency: "USD"}))
+		Limits: []config.TierLimit{{Tier: config.TierFast, RPM: 60, TPM: 10000, DailyTokens: 1000000}}, MonthlyBudgetMicros: 250 * config.Unit, BudgetCurrency: "USD"}))
 	return s
 }
 
@@ -82,7 +82,7 @@ func TestDraftRoundTrip(t *testing.T) {
 		t.Fatalf("providers: %+v", snap.Providers)
 	}
 	small := snap.LogicModels[1]
-	if small.Code != "small" || len(small.Deployments) != 2 || small.Deployments[1].Weight != 70 || small.Deployments[1].Prices.Cached != 0.075 {
+	if small.Code != "small" || len(small.Deployments) != 2 || small.Deployments[1].Weight != 70 || small.Deployments[1].Prices.CachedMicros != 75_000 {
 		t.Fatalf("logic model small: %+v", small)
 	}
 	std := snap.RouteGroups[0].Tier(config.TierStandard)
@@ -90,7 +90,7 @@ func TestDraftRoundTrip(t *testing.T) {
 		t.Fatalf("standard tier: %+v", std)
 	}
 	c := snap.Callers[0]
-	if c.Limit(config.TierFast).TPM != 10000 || c.MonthlyBudget != 250 || c.BusinessLine != "legal" {
+	if c.Limit(config.TierFast).TPM != 10000 || c.MonthlyBudgetMicros != 250*config.Unit || c.BusinessLine != "legal" {
 		t.Fatalf("caller: %+v", c)
 	}
 	if r := check(snap); r.Blocking() {

@@ -245,7 +245,7 @@ func TestGatewayVersusDirect(t *testing.T) {
 		}
 	}
 	mid, _ := st.CreateLogicModel(ctx, config.LogicModel{Code: "small", Kind: config.KindChat})
-	if _, err := st.CreateDeployment(ctx, mid, config.Deployment{Provider: "fake", UpstreamModel: "bench-model", Weight: 100, Enabled: true, Prices: config.Prices{Input: 1, Output: 2, Currency: "USD"}}); err != nil {
+	if _, err := st.CreateDeployment(ctx, mid, config.Deployment{Provider: "fake", UpstreamModel: "bench-model", Weight: 100, Enabled: true, Prices: config.Prices{InputMicros: config.Unit, OutputMicros: 2 * config.Unit, Currency: "USD"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.CreateRouteGroup(ctx, config.RouteGroup{Name: "default"}); err != nil {
@@ -261,7 +261,7 @@ func TestGatewayVersusDirect(t *testing.T) {
 	for _, tn := range config.TierNames {
 		limits = append(limits, config.TierLimit{Tier: tn, RPM: 100_000_000, TPM: 1_000_000_000_000, DailyTokens: 1_000_000_000_000})
 	}
-	cid, _ := st.CreateCaller(ctx, config.Caller{Name: "bench", RouteGroup: "default", PriorityClass: config.ClassInteractive, Enabled: true, Limits: limits, MonthlyBudget: 1e8, BudgetCurrency: "USD"})
+	cid, _ := st.CreateCaller(ctx, config.Caller{Name: "bench", RouteGroup: "default", PriorityClass: config.ClassInteractive, Enabled: true, Limits: limits, MonthlyBudgetMicros: 1e8 * config.Unit, BudgetCurrency: "USD"})
 	bid, _ := st.CreateCaller(ctx, config.Caller{Name: "batch", RouteGroup: "default", PriorityClass: config.ClassBatch, Enabled: true, Limits: limits})
 	callerKey, _, _ := st.CreateCallerKey(ctx, cid, "bench")
 	batchKey, _, _ := st.CreateCallerKey(ctx, bid, "batch")

@@ -31,6 +31,9 @@ type Finding struct {
 	Severity Severity  `json:"severity"`
 	Object   ObjectRef `json:"object"`
 	Message  string    `json:"message"`
+	// Params are the finding's facts by name (codes, names, currencies), for
+	// a view that words the finding itself.
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // Check is one named static check over a snapshot.
@@ -67,6 +70,7 @@ var Checks = []Check{
 	{ID: "embedding_dimension_missing", Title: "Every embedding logic model has a dimension", Severity: SeverityError, Run: checkEmbeddingDimensionMissing},
 	{ID: "embedding_dimension_mismatch", Title: "Embedding candidates of a tier share one dimension", Severity: SeverityError, Run: checkEmbeddingDimensionMismatch},
 	{ID: "unknown_reference", Title: "Every reference names an existing object", Severity: SeverityError, Run: checkUnknownReference},
+	{ID: CheckBudgetCurrencyMismatch, Title: "A caller's budget currency matches the prices of every deployment it can reach", Severity: SeverityError, Run: checkBudgetCurrencyMismatch},
 	{ID: "same_model_all_tiers", Title: "Tiers of a group differ", Severity: SeverityWarning, Run: checkSameModelAllTiers},
 	{ID: "unused_logic_model", Title: "Every logic model is used by a candidate", Severity: SeverityWarning, Run: checkUnusedLogicModel},
 	{ID: "parked_only_tier", Title: "No caller's tier has only parked candidates", Severity: SeverityWarning, Run: checkParkedOnlyTier},
@@ -475,5 +479,79 @@ func checkMixedKinds(s *Snapshot, _ Env) []Finding {
 			out = append(out, Finding{Object: tierRef(g, t), Message: fmt.Sprintf("%s / %s mixes chat and embedding logic models; each request uses only the candidates of its kind", g.Name, t.Name)})
 		}
 	})
+	return out
+}
+
+// CheckBudgetCurrencyMismatch is the id of the check that a caller with a
+// monthly budget reaches only deployments priced in the budget's currency: a
+// call priced in another currency could not be charged to the budget.
+const CheckBudgetCurrencyMismatch = "budget_currency_mismatch"
+
+// DefaultCurrency is the currency of a price or budget that names none (the
+// store's default).
+const DefaultCurrency = "USD"
+
+func currencyOrDefault(c string) string {
+	if c == "" {
+		return DefaultCurrency
+	}
+	return c
+}
+
+// checkBudgetCurrencyMismatch reports, once per caller and deployment, each
+// deployment a budgeted caller can be served by (its group's tiers and the
+// group's fallback) whose prices are in another currency. Parked and
+// disabled deployments are included: enabling one needs no publish of the
+// caller, so the mismatch would otherwise surface only at run time.
+func checkBudgetCurrencyMismatch(s *Snapshot, _ Env) []Finding {
+	models := s.modelIndex()
+	groups := map[string]*RouteGroup{}
+	for i := range s.RouteGroups {
+		groups[s.RouteGroups[i].Name] = &s.RouteGroups[i]
+	}
+	var out []Finding
+	for i := range s.Callers {
+		c := &s.Callers[i]
+		if c.MonthlyBudgetMicros <= 0 {
+			continue
+		}
+		budgetCur := currencyOrDefault(c.BudgetCurrency)
+		reach := []*RouteGroup{groups[c.RouteGroup]}
+		if g := reach[0]; g != nil && g.Fallback != "" && g.Fallback != FallbackNone {
+			reach = append(reach, groups[g.Fallback])
+		}
+		seen := map[string]bool{}
+		for _, g := range reach {
+			if g == nil {
+				continue // unknown_reference reports it
+			}
+			for _, t := range g.Tiers {
+				for _, cand := range t.Candidates {
+					m := models[cand.LogicModel]
+					if m == nil {
+						continue
+					}
+					for j := range m.Deployments {
+						d := &m.Deployments[j]
+						priceCur := currencyOrDefault(d.Prices.Currency)
+						key := m.Code + "\x00" + d.Provider + "\x00" + d.UpstreamModel + fmt.Sprint(d.ID)
+						if priceCur == budgetCur || seen[key] {
+							continue
+						}
+						seen[key] = true
+						out = append(out, Finding{
+							Object: ObjectRef{Kind: "caller", ID: c.ID, Name: c.Name},
+							Message: fmt.Sprintf("caller %s has a monthly budget in %s but can be served by %s, priced in %s; its calls could not be charged to the budget",
+								c.Name, budgetCur, deploymentRef(m, d).Name, priceCur),
+							Params: map[string]string{
+								"caller": c.Name, "budget_currency": budgetCur, "route_group": g.Name, "tier": string(t.Name),
+								"logic_model": m.Code, "provider": d.Provider, "upstream_model": d.UpstreamModel, "price_currency": priceCur,
+							},
+						})
+					}
+				}
+			}
+		}
+	}
 	return out
 }

@@ -3,7 +3,6 @@ package config
 import (
 	"crypto/sha256"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -262,7 +261,7 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 			return nil, fmt.Errorf("config: caller %s: unknown route group %q", c.Name, c.RouteGroup)
 		}
 		rc := &RCaller{ID: c.ID, Name: c.Name, BusinessLine: c.BusinessLine, Tenant: c.Tenant, Group: g, PriorityClass: c.PriorityClass, Enabled: c.Enabled,
-			BudgetMicros: int64(math.Round(c.MonthlyBudget * 1e6)), BudgetCurrency: c.BudgetCurrency}
+			BudgetMicros: int64(c.MonthlyBudgetMicros), BudgetCurrency: c.BudgetCurrency}
 		for i, t := range TierNames {
 			rc.Limits[i] = c.Limit(t)
 		}

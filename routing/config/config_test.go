@@ -259,7 +259,7 @@ func TestValidators(t *testing.T) {
 			t.Errorf("provider field %s not refused", field)
 		}
 	}
-	d := ValidateDeployment(Deployment{Provider: "p", UpstreamModel: "m", Weight: 0, Prices: Prices{Input: -1, Currency: "usd"}})
+	d := ValidateDeployment(Deployment{Provider: "p", UpstreamModel: "m", Weight: 0, Prices: Prices{InputMicros: -1, Currency: "usd"}})
 	if d["price_input"] == "" || d["currency"] == "" || d["weight"] != "" {
 		t.Errorf("deployment validation: %v (weight 0 must be allowed: parked)", d)
 	}
@@ -270,10 +270,10 @@ func TestValidators(t *testing.T) {
 	if tf["first_chunk_timeout_ms"] == "" {
 		t.Error("first-chunk timeout above tier timeout accepted")
 	}
-	if c := ValidateCaller(Caller{Name: "c", RouteGroup: "g", PriorityClass: ClassBatch, MonthlyBudget: 0.00001}); c["monthly_budget"] == "" {
-		t.Error("a budget finer than the stored 4 decimals must be refused, not rounded to 0")
+	if c := ValidateCaller(Caller{Name: "c", RouteGroup: "g", PriorityClass: ClassBatch, MonthlyBudgetMicros: -1}); c["monthly_budget"] == "" {
+		t.Error("a negative budget must be refused")
 	}
-	if c := ValidateCaller(Caller{Name: "c", RouteGroup: "g", PriorityClass: ClassBatch, MonthlyBudget: 12.3456}); len(c) != 0 {
+	if c := ValidateCaller(Caller{Name: "c", RouteGroup: "g", PriorityClass: ClassBatch, MonthlyBudgetMicros: 12_345_601}); len(c) != 0 {
 		t.Errorf("valid budget refused: %v", c)
 	}
 	if c := ValidateCaller(Caller{Name: "c", RouteGroup: "g", PriorityClass: "vip", Limits: []TierLimit{{Tier: TierFast, RPM: -1}}}); c["priority_class"] == "" || c["limits.fast.rpm"] == "" {

@@ -142,12 +142,13 @@ type Deployment struct {
 // Parked reports whether the deployment is kept in config but receives no traffic.
 func (d Deployment) Parked() bool { return d.Weight <= 0 }
 
-// Prices are per one million tokens.
+// Prices are per one million tokens, in micro-units of Currency. The text
+// forms keep the old field names and decimal values ("input: 2.5").
 type Prices struct {
-	Input    float64 `yaml:"input" json:"input"`
-	Output   float64 `yaml:"output" json:"output"`
-	Cached   float64 `yaml:"cached" json:"cached"`
-	Currency string  `yaml:"currency" json:"currency"`
+	InputMicros  Micros `yaml:"input" json:"input"`
+	OutputMicros Micros `yaml:"output" json:"output"`
+	CachedMicros Micros `yaml:"cached" json:"cached"`
+	Currency     string `yaml:"currency" json:"currency"`
 }
 
 // Capabilities a request may require of a deployment.
@@ -214,17 +215,19 @@ func (c Candidate) Parked() bool { return c.Weight <= 0 }
 
 // Caller is a business unit calling the data plane.
 type Caller struct {
-	ID             int64         `yaml:"id" json:"id"`
-	Name           string        `yaml:"name" json:"name"`
-	BusinessLine   string        `yaml:"business_line,omitempty" json:"business_line,omitempty"`
-	Tenant         string        `yaml:"tenant,omitempty" json:"tenant,omitempty"`
-	RouteGroup     string        `yaml:"route_group" json:"route_group"`
-	PriorityClass  PriorityClass `yaml:"priority_class" json:"priority_class"`
-	Enabled        bool          `yaml:"enabled" json:"enabled"`
-	Limits         []TierLimit   `yaml:"limits" json:"limits"`
-	MonthlyBudget  float64       `yaml:"monthly_budget,omitempty" json:"monthly_budget,omitempty"`
-	BudgetCurrency string        `yaml:"budget_currency,omitempty" json:"budget_currency,omitempty"`
-	Keys           []CallerKey   `yaml:"keys" json:"keys"`
+	ID            int64         `yaml:"id" json:"id"`
+	Name          string        `yaml:"name" json:"name"`
+	BusinessLine  string        `yaml:"business_line,omitempty" json:"business_line,omitempty"`
+	Tenant        string        `yaml:"tenant,omitempty" json:"tenant,omitempty"`
+	RouteGroup    string        `yaml:"route_group" json:"route_group"`
+	PriorityClass PriorityClass `yaml:"priority_class" json:"priority_class"`
+	Enabled       bool          `yaml:"enabled" json:"enabled"`
+	Limits        []TierLimit   `yaml:"limits" json:"limits"`
+	// MonthlyBudgetMicros is the monthly budget in micro-units of
+	// BudgetCurrency; 0 is unlimited. Its text form is a decimal amount.
+	MonthlyBudgetMicros Micros      `yaml:"monthly_budget,omitempty" json:"monthly_budget,omitempty"`
+	BudgetCurrency      string      `yaml:"budget_currency,omitempty" json:"budget_currency,omitempty"`
+	Keys                []CallerKey `yaml:"keys" json:"keys"`
 }
 
 // Limit returns the caller's limits for a tier (zero values mean unlimited).

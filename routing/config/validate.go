@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"math"
 	"net/url"
 	"regexp"
 	"slices"
@@ -187,9 +186,9 @@ func ValidateDeployment(d Deployment) FieldErrors {
 	if d.MaxConcurrency < 0 || d.MaxConcurrency > 100000 {
 		f.Add("max_concurrency", "must be 0 (unlimited) or a positive number")
 	}
-	for field, v := range map[string]float64{"price_input": d.Prices.Input, "price_output": d.Prices.Output, "price_cached": d.Prices.Cached} {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > 1e6 {
-			f.Add(field, "must be a non-negative price per 1M tokens")
+	for field, v := range map[string]Micros{"price_input": d.Prices.InputMicros, "price_output": d.Prices.OutputMicros, "price_cached": d.Prices.CachedMicros} {
+		if v < 0 || v > MaxPriceMicros {
+			f.Add(field, "must be a non-negative price per 1M tokens, at most 1000000")
 		}
 	}
 	if c := d.Prices.Currency; c != "" && !currencyRE.MatchString(c) {
@@ -284,11 +283,8 @@ func ValidateCaller(c Caller) FieldErrors {
 			f.Add(prefix+"daily_tokens", "must be 0 (unlimited) or positive")
 		}
 	}
-	switch {
-	case c.MonthlyBudget < 0 || math.IsNaN(c.MonthlyBudget) || math.IsInf(c.MonthlyBudget, 0) || c.MonthlyBudget > 1e9:
-		f.Add("monthly_budget", "must be 0 (unlimited) or a positive amount")
-	case math.Abs(c.MonthlyBudget*1e4-math.Round(c.MonthlyBudget*1e4)) > 1e-6:
-		f.Add("monthly_budget", "must have at most 4 decimal places")
+	if c.MonthlyBudgetMicros < 0 || c.MonthlyBudgetMicros > MaxBudgetMicros {
+		f.Add("monthly_budget", "must be 0 (unlimited) or a positive amount up to 1000000000")
 	}
 	if cur := c.BudgetCurrency; cur != "" && !currencyRE.MatchString(cur) {
 		f.Add("budget_currency", "must be a three-letter code such as USD or CNY")

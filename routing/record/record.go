@@ -44,7 +44,7 @@ type Call struct {
 	CompletionTokens  *int64          `json:"completion_tokens,omitempty"`
 	CachedTokens      *int64          `json:"cached_tokens,omitempty"`
 	ReasoningTokens   *int64          `json:"reasoning_tokens,omitempty"`
-	Cost              *float64        `json:"cost,omitempty"`
+	CostMicros        *int64          `json:"cost_micros,omitempty"` // micro-units of Currency; nil = not priced
 	Currency          string          `json:"currency,omitempty"`
 	Stream            bool            `json:"stream,omitempty"`
 	IdempotencyReplay bool            `json:"idempotency_replay,omitempty"`

@@ -49,8 +49,9 @@ type Point struct {
 	CompletionTokens int64
 	CachedTokens     int64
 	ReasoningTokens  int64
-	// Cost per currency (costs in different currencies are not added up).
-	Cost map[string]float64
+	// CostMicros per currency, in micro-units (costs in different currencies
+	// are not added up).
+	CostMicros map[string]int64
 	// Hist is the merged latency histogram.
 	Hist [latencyBuckets]int64
 }
@@ -97,7 +98,7 @@ func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
 	query := `SELECT date_trunc('` + step + `', hour, 'UTC') AS t, ` + group + ` AS g, currency,
 		sum(requests)::bigint, sum(errors)::bigint, sum(rejected)::bigint, sum(cancelled)::bigint,
 		sum(prompt_tokens)::bigint, sum(completion_tokens)::bigint, sum(cached_tokens)::bigint,
-		sum(reasoning_tokens)::bigint, sum(cost)::float8, sum(latency_sum_ms)::bigint,
+		sum(reasoning_tokens)::bigint, least(sum(cost_micros), 9223372036854775807)::bigint, sum(latency_sum_ms)::bigint,
 		ARRAY[` + strings.Join(hist, ", ") + `]
 		FROM call_stats WHERE ` + strings.Join(where, " AND ") + `
 		GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`
@@ -116,7 +117,7 @@ func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
 			t        time.Time
 			g, cur   string
 			x        Point
-			cost     float64
+			cost     int64
 			latSum   int64
 			histVals pq.Int64Array
 		)
@@ -128,7 +129,7 @@ func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
 		t = t.UTC()
 		n := len(points)
 		if n == 0 || !points[n-1].Time.Equal(t) || points[n-1].Group != g {
-			points = append(points, Point{Time: t, Group: g, Cost: map[string]float64{}})
+			points = append(points, Point{Time: t, Group: g, CostMicros: map[string]int64{}})
 			sums = append(sums, 0)
 			n++
 		}
@@ -142,7 +143,7 @@ func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
 		p.CachedTokens += x.CachedTokens
 		p.ReasoningTokens += x.ReasoningTokens
 		if cur != "" || cost != 0 {
-			p.Cost[cur] += cost
+			p.CostMicros[cur] = addMicros(p.CostMicros[cur], cost)
 		}
 		sums[n-1] += latSum
 		for i := range min(len(histVals), latencyBuckets) {
@@ -215,7 +216,7 @@ type CostRow struct {
 	PromptTokens     int64
 	CompletionTokens int64
 	CachedTokens     int64
-	Cost             float64
+	CostMicros       int64 // micro-units of Currency
 }
 
 // Costs returns the cost roll-ups of the UTC days overlapping [from, to),
@@ -231,7 +232,7 @@ func Costs(ctx context.Context, db Queryer, from, to time.Time) ([]CostRow, erro
 	}
 	rows, err := db.QueryContext(ctx, `
 		SELECT day, caller, tier, logic_model, currency, requests, errors,
-			prompt_tokens, completion_tokens, cached_tokens, cost::float8
+			prompt_tokens, completion_tokens, cached_tokens, cost_micros
 		FROM cost_rollups WHERE day >= $1::date AND day < $2::date
 		ORDER BY day, caller, tier, logic_model, currency`,
 		first.Format(time.DateOnly), end.Format(time.DateOnly))
@@ -243,7 +244,7 @@ func Costs(ctx context.Context, db Queryer, from, to time.Time) ([]CostRow, erro
 	for rows.Next() {
 		var c CostRow
 		if err := rows.Scan(&c.Day, &c.Caller, &c.Tier, &c.LogicModel, &c.Currency, &c.Requests,
-			&c.Errors, &c.PromptTokens, &c.CompletionTokens, &c.CachedTokens, &c.Cost); err != nil {
+			&c.Errors, &c.PromptTokens, &c.CompletionTokens, &c.CachedTokens, &c.CostMicros); err != nil {
 			return nil, fmt.Errorf("calllog: costs: %w", err)
 		}
 		c.Day = utcDay(c.Day)

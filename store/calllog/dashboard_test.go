@@ -19,9 +19,9 @@ func TestSeriesAndCosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recs []Record
-	add := func(at time.Time, caller, tier, model, status string, latency int, prompt *int64, cost *float64, cur string) {
+	add := func(at time.Time, caller, tier, model, status string, latency int, prompt *int64, cost *int64, cur string) {
 		r := Record{At: at, RequestID: record.NewRequestIDAt(at), Caller: caller, Tier: tier, LogicModel: model,
-			Status: status, LatencyMS: latency, PromptTokens: prompt, CompletionTokens: prompt, Cost: cost, Currency: cur}
+			Status: status, LatencyMS: latency, PromptTokens: prompt, CompletionTokens: prompt, CostMicros: cost, Currency: cur}
 		if err := normalize(&r); err != nil {
 			t.Fatal(err)
 		}
@@ -30,13 +30,13 @@ func TestSeriesAndCosts(t *testing.T) {
 	// Hour 10: 100 ok calls of "web" at 120..219 ms (bucket 100-200 and
 	// 200-300), one upstream error, one rejection at 1 ms.
 	for i := range 100 {
-		add(h0.Add(time.Duration(i)*time.Second), "web", "fast", "qwen3-max", StatusOK, 120+i, new(int64(10)), new(0.01), "CNY")
+		add(h0.Add(time.Duration(i)*time.Second), "web", "fast", "qwen3-max", StatusOK, 120+i, new(int64(10)), new(int64(10_000)), "CNY")
 	}
 	add(h0.Add(30*time.Minute), "web", "fast", "qwen3-max", StatusUpstreamError, 5000, nil, nil, "")
 	add(h0.Add(31*time.Minute), "web", "fast", "", StatusRejected, 1, nil, nil, "")
 	// Hour 11: "batch" on two currencies.
-	add(h0.Add(70*time.Minute), "batch", "deep", "gpt-4.1", StatusOK, 20000, new(int64(1000)), new(0.5), "USD")
-	add(h0.Add(71*time.Minute), "batch", "deep", "qwen3-max", StatusClientCancelled, 800, nil, new(0.25), "CNY")
+	add(h0.Add(70*time.Minute), "batch", "deep", "gpt-4.1", StatusOK, 20000, new(int64(1000)), new(int64(500_000)), "USD")
+	add(h0.Add(71*time.Minute), "batch", "deep", "qwen3-max", StatusClientCancelled, 800, nil, new(int64(250_000)), "CNY")
 	if _, err := insertBatch(ctx, db, recs); err != nil {
 		t.Fatal(err)
 	}
@@ -52,15 +52,15 @@ func TestSeriesAndCosts(t *testing.T) {
 	if !p.Time.Equal(h0) || p.Requests != 102 || p.Errors != 1 || p.Rejected != 1 || p.PromptTokens != 1000 {
 		t.Errorf("hour 10 = %+v", p)
 	}
-	if math.Abs(p.Cost["CNY"]-1.0) > 1e-9 || len(p.Cost) != 1 {
-		t.Errorf("hour 10 cost = %v, want CNY 1.00", p.Cost)
+	if p.CostMicros["CNY"] != 1_000_000 || len(p.CostMicros) != 1 {
+		t.Errorf("hour 10 cost = %v, want CNY 1000000 micros", p.CostMicros)
 	}
 	// 101 non-rejected latencies: 80 in [100,200), 20 in [200,300), 1 at 5000.
 	if p.P50MS < 100 || p.P50MS > 200 || p.P95MS < 200 || p.P95MS > 300 {
 		t.Errorf("hour 10 p50 %.1f p95 %.1f, want within [100,200) and [200,300)", p.P50MS, p.P95MS)
 	}
 	q := points[1]
-	if q.Requests != 2 || q.Cancelled != 1 || q.Cost["USD"] != 0.5 || q.Cost["CNY"] != 0.25 {
+	if q.Requests != 2 || q.Cancelled != 1 || q.CostMicros["USD"] != 500_000 || q.CostMicros["CNY"] != 250_000 {
 		t.Errorf("hour 11 = %+v", q)
 	}
 
@@ -98,7 +98,7 @@ func TestSeriesAndCosts(t *testing.T) {
 			t.Errorf("cost row day %s", c.Day)
 		}
 	}
-	if c := got[key{"web", "qwen3-max", "CNY"}]; c.Requests != 100 || c.PromptTokens != 1000 || math.Abs(c.Cost-1.0) > 1e-9 {
+	if c := got[key{"web", "qwen3-max", "CNY"}]; c.Requests != 100 || c.PromptTokens != 1000 || c.CostMicros != 1_000_000 {
 		t.Errorf("web CNY = %+v", c)
 	}
 	if c := got[key{"web", "qwen3-max", ""}]; c.Requests != 1 || c.Errors != 1 {
@@ -107,7 +107,7 @@ func TestSeriesAndCosts(t *testing.T) {
 	if c := got[key{"web", "", ""}]; c.Requests != 1 || c.Tier != "fast" {
 		t.Errorf("web rejected row = %+v", c)
 	}
-	if c := got[key{"batch", "gpt-4.1", "USD"}]; c.Requests != 1 || c.Cost != 0.5 {
+	if c := got[key{"batch", "gpt-4.1", "USD"}]; c.Requests != 1 || c.CostMicros != 500_000 {
 		t.Errorf("batch USD = %+v", c)
 	}
 	if none, err := Costs(ctx, db, h0.AddDate(0, 0, 1), h0.AddDate(0, 0, 2)); err != nil || len(none) != 0 {
@@ -190,30 +190,47 @@ func TestLatencyBucket(t *testing.T) {
 	}
 }
 
-func TestDecimalSumIsExact(t *testing.T) {
-	var d decimalSum
-	if d.String() != "0" {
-		t.Errorf("empty sum = %s", d.String())
+// Roll-up costs are bigint micro-units that saturate instead of failing the
+// batch: a roll-up already near the bigint maximum absorbs another call.
+func TestCostRollupsSaturate(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	at := time.Date(2026, 4, 2, 10, 0, 0, 0, time.UTC)
+	if err := EnsurePartitions(ctx, db, at, 1); err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range []float64{0.1, 0.2, 0.0000125, 3} {
-		d.add(&c)
+	rec := func(i int, cost int64) Record {
+		t0 := at.Add(time.Duration(i) * time.Second)
+		r := Record{At: t0, RequestID: record.NewRequestIDAt(t0), Caller: "big", Tier: "fast",
+			LogicModel: "m", Status: StatusOK, CostMicros: &cost, Currency: "USD"}
+		if err := normalize(&r); err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
-	d.add(nil)
-	if got := d.String(); got != "3.3000125" {
-		t.Errorf("sum = %s, want 3.3000125", got)
+	r0 := rec(0, math.MaxInt64) // clamped to MaxCallCostMicros
+	if *r0.CostMicros != MaxCallCostMicros {
+		t.Fatalf("cost not clamped: %d", *r0.CostMicros)
 	}
-	var small decimalSum
-	for _, c := range []float64{0.000001, 0.000002, -0.000004} {
-		small.add(&c)
+	if _, err := insertBatch(ctx, db, []Record{r0}); err != nil {
+		t.Fatal(err)
 	}
-	if got := small.String(); got != "-0.000001" {
-		t.Errorf("sum = %s, want -0.000001", got)
+	if _, err := db.ExecContext(ctx, `UPDATE cost_rollups SET cost_micros = 9223372036854775000 WHERE caller = 'big';
+		UPDATE call_stats SET cost_micros = 9223372036854775000 WHERE caller = 'big'`); err != nil {
+		t.Fatal(err)
 	}
-	var whole decimalSum
-	for _, c := range []float64{2, 1e20} {
-		whole.add(&c)
+	if _, err := insertBatch(ctx, db, []Record{rec(1, 5000)}); err != nil {
+		t.Fatalf("a roll-up near the maximum must saturate, not fail: %v", err)
 	}
-	if got := whole.String(); got != "100000000000000000002" {
-		t.Errorf("sum = %s, want 100000000000000000002", got)
+	costs, err := Costs(ctx, db, at, at.Add(time.Hour))
+	if err != nil || len(costs) != 1 || costs[0].CostMicros != math.MaxInt64 {
+		t.Fatalf("costs = %+v, %v", costs, err)
+	}
+	pts, err := Series(ctx, db, SeriesQuery{From: at, To: at.Add(time.Hour)})
+	if err != nil || len(pts) != 1 || pts[0].CostMicros["USD"] != math.MaxInt64 {
+		t.Fatalf("series = %+v, %v", pts, err)
+	}
+	if addMicros(math.MaxInt64-1, 2) != math.MaxInt64 || addMicros(1, 2) != 3 {
+		t.Error("addMicros does not saturate")
 	}
 }

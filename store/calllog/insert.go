@@ -5,7 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math/big"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,17 +47,17 @@ var moveStmt = `INSERT INTO call_logs (` + columnList + `)
     ON CONFLICT DO NOTHING
     RETURNING (extract(epoch FROM at) * 1000000)::bigint, request_id`
 
-const costRollupStmt = `INSERT INTO cost_rollups AS r (day, caller, tier, logic_model, currency,
-        requests, errors, prompt_tokens, completion_tokens, cached_tokens, cost)
+var costRollupStmt = `INSERT INTO cost_rollups AS r (day, caller, tier, logic_model, currency,
+        requests, errors, prompt_tokens, completion_tokens, cached_tokens, cost_micros)
     SELECT * FROM unnest($1::date[], $2::text[], $3::text[], $4::text[], $5::text[],
-        $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::numeric[])
+        $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
     ON CONFLICT (day, caller, tier, logic_model, currency) DO UPDATE SET
         requests = r.requests + EXCLUDED.requests,
         errors = r.errors + EXCLUDED.errors,
         prompt_tokens = r.prompt_tokens + EXCLUDED.prompt_tokens,
         completion_tokens = r.completion_tokens + EXCLUDED.completion_tokens,
         cached_tokens = r.cached_tokens + EXCLUDED.cached_tokens,
-        cost = r.cost + EXCLUDED.cost`
+        cost_micros = ` + saturatingSum("r.cost_micros", "EXCLUDED.cost_micros")
 
 var callStatsStmt = buildCallStatsStmt()
 
@@ -69,15 +69,15 @@ func buildCallStatsStmt() string {
 	}
 	return `INSERT INTO call_stats AS s (hour, caller, tier, logic_model, currency, requests, errors,
         rejected, cancelled, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens,
-        cost, latency_sum_ms, latency_hist)
+        cost_micros, latency_sum_ms, latency_hist)
     SELECT hour, caller, tier, logic_model, currency, requests, errors, rejected, cancelled,
-        prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, latency_sum_ms,
+        prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost_micros, latency_sum_ms,
         latency_hist::bigint[]
     FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[],
         $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[],
-        $12::bigint[], $13::bigint[], $14::numeric[], $15::bigint[], $16::text[])
+        $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::text[])
         AS u(hour, caller, tier, logic_model, currency, requests, errors, rejected, cancelled,
-            prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost,
+            prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost_micros,
             latency_sum_ms, latency_hist)
     ON CONFLICT (hour, caller, tier, logic_model, currency) DO UPDATE SET
         requests = s.requests + EXCLUDED.requests,
@@ -88,7 +88,7 @@ func buildCallStatsStmt() string {
         completion_tokens = s.completion_tokens + EXCLUDED.completion_tokens,
         cached_tokens = s.cached_tokens + EXCLUDED.cached_tokens,
         reasoning_tokens = s.reasoning_tokens + EXCLUDED.reasoning_tokens,
-        cost = s.cost + EXCLUDED.cost,
+        cost_micros = ` + saturatingSum("s.cost_micros", "EXCLUDED.cost_micros") + `,
         latency_sum_ms = s.latency_sum_ms + EXCLUDED.latency_sum_ms,
         latency_hist = ARRAY[` + strings.Join(add, ", ") + `]`
 }
@@ -197,13 +197,13 @@ func compareRollupKeys(a, b rollupKey) int {
 
 type costRollup struct {
 	requests, errors, prompt, completion, cached int64
-	cost                                         decimalSum
+	cost                                         int64 // micro-units
 }
 
 type callStat struct {
 	requests, errors, rejected, cancelled         int64
 	prompt, completion, cached, reasoning, latSum int64
-	cost                                          decimalSum
+	cost                                          int64 // micro-units
 	hist                                          [latencyBuckets]int64
 }
 
@@ -234,7 +234,7 @@ func (ru *rollups) add(r *Record) {
 	c.prompt += deref(r.PromptTokens)
 	c.completion += deref(r.CompletionTokens)
 	c.cached += deref(r.CachedTokens)
-	c.cost.add(r.Cost)
+	c.cost = addMicros(c.cost, deref(r.CostMicros))
 
 	key.at = at.Truncate(time.Hour)
 	s := ru.stats[key]
@@ -255,7 +255,7 @@ func (ru *rollups) add(r *Record) {
 	s.completion += deref(r.CompletionTokens)
 	s.cached += deref(r.CachedTokens)
 	s.reasoning += deref(r.ReasoningTokens)
-	s.cost.add(r.Cost)
+	s.cost = addMicros(s.cost, deref(r.CostMicros))
 	if r.Status != StatusRejected { // a rejection's latency is ours, not a model's
 		s.latSum += int64(r.LatencyMS)
 		s.hist[latencyBucket(r.LatencyMS)]++
@@ -269,7 +269,7 @@ func (ru *rollups) store(ctx context.Context, tx *sql.Tx) error {
 	var (
 		days, callers, tiers, models, currencies  []string
 		requests, errs, prompt, completion, cache []int64
-		costs                                     []string
+		costs                                     []int64
 	)
 	for _, k := range keys {
 		c := ru.costs[k]
@@ -278,7 +278,7 @@ func (ru *rollups) store(ctx context.Context, tx *sql.Tx) error {
 		models, currencies = append(models, k.logicModel), append(currencies, k.currency)
 		requests, errs = append(requests, c.requests), append(errs, c.errors)
 		prompt, completion, cache = append(prompt, c.prompt), append(completion, c.completion), append(cache, c.cached)
-		costs = append(costs, c.cost.String())
+		costs = append(costs, c.cost)
 	}
 	if _, err := tx.ExecContext(ctx, costRollupStmt, pq.Array(days), pq.Array(callers), pq.Array(tiers),
 		pq.Array(models), pq.Array(currencies), pq.Array(requests), pq.Array(errs), pq.Array(prompt),
@@ -291,8 +291,9 @@ func (ru *rollups) store(ctx context.Context, tx *sql.Tx) error {
 		hours                                          []string
 		rejected, cancelled, reasoning, latSum         []int64
 		hists                                          []string
-		sCallers, sTiers, sModels, sCurrencies, sCosts []string
+		sCallers, sTiers, sModels, sCurrencies         []string
 		sRequests, sErrs, sPrompt, sCompletion, sCache []int64
+		sCosts                                         []int64
 	)
 	for _, k := range keys {
 		s := ru.stats[k]
@@ -303,7 +304,7 @@ func (ru *rollups) store(ctx context.Context, tx *sql.Tx) error {
 		rejected, cancelled = append(rejected, s.rejected), append(cancelled, s.cancelled)
 		sPrompt, sCompletion = append(sPrompt, s.prompt), append(sCompletion, s.completion)
 		sCache, reasoning = append(sCache, s.cached), append(reasoning, s.reasoning)
-		sCosts, latSum = append(sCosts, s.cost.String()), append(latSum, s.latSum)
+		sCosts, latSum = append(sCosts, s.cost), append(latSum, s.latSum)
 		hists = append(hists, histLiteral(s.hist[:]))
 	}
 	if _, err := tx.ExecContext(ctx, callStatsStmt, pq.Array(hours), pq.Array(sCallers), pq.Array(sTiers),
@@ -343,71 +344,25 @@ func deref(p *int64) int64 {
 	return *p
 }
 
-// decimalSum adds costs exactly as PostgreSQL's numeric would: each float64
-// is taken at the decimal value the driver sends for it (its shortest
-// representation), so a roll-up equals the sum of its call logs' costs.
-// The sum is an integer count of 10^-scale units.
-type decimalSum struct {
-	units big.Int
-	scale int
-	tmp   big.Int
+// Cost sums are plain int64 micro-units, not big.Int or numeric: a single
+// call costs at most MaxCallCostMicros (normalize clamps it), 10^9 currency
+// units, and realistic daily or hourly sums stay many orders of magnitude
+// below int64's 9.2×10^12 units. Sums saturate at the int64 maximum instead
+// of overflowing (in Go and in SQL), so absurd input can never make a
+// batch fail and wedge the writer; a saturated roll-up is visibly absurd.
+
+// MaxCallCostMicros bounds the cost of one call log row (10^9 units).
+const MaxCallCostMicros = 1_000_000_000_000_000
+
+func addMicros(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
-func (d *decimalSum) add(cost *float64) {
-	if cost == nil {
-		return
-	}
-	s := strconv.FormatFloat(*cost, 'f', -1, 64)
-	scale := 0
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		scale = len(s) - i - 1
-		s = s[:i] + s[i+1:]
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		d.tmp.SetInt64(n)
-	} else if _, ok := d.tmp.SetString(s, 10); !ok {
-		return
-	}
-	switch {
-	case scale > d.scale:
-		d.units.Mul(&d.units, pow10(scale-d.scale))
-		d.scale = scale
-	case scale < d.scale:
-		d.tmp.Mul(&d.tmp, pow10(d.scale-scale))
-	}
-	d.units.Add(&d.units, &d.tmp)
-}
-
-func (d *decimalSum) String() string {
-	s := d.units.String()
-	if d.scale == 0 {
-		return s
-	}
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	if len(s) <= d.scale {
-		s = strings.Repeat("0", d.scale-len(s)+1) + s
-	}
-	s = s[:len(s)-d.scale] + "." + s[len(s)-d.scale:]
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
-
-// powers10 caches 10^0..10^63; float64 costs in 'f' format need at most a
-// few dozen decimals in practice. Read-only after initialization.
-var powers10 = func() []*big.Int {
-	p := make([]*big.Int, 64)
-	for i := range p {
-		p[i] = new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(i)), nil)
-	}
-	return p
-}()
-
-func pow10(n int) *big.Int {
-	if n < len(powers10) {
-		return powers10[n]
-	}
-	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+// saturatingSum is the SQL of a + b for non-negative bigints, capped at the
+// bigint maximum.
+func saturatingSum(a, b string) string {
+	return "CASE WHEN " + a + " > 9223372036854775807 - " + b + " THEN 9223372036854775807 ELSE " + a + " + " + b + " END"
 }

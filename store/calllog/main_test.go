@@ -7,14 +7,18 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"switchyard/migrations"
 
 	"github.com/lib/pq"
 )
@@ -95,6 +99,21 @@ func newTestDB(t testing.TB) (*sql.DB, string) {
 	return db, schema
 }
 
+// newEmptySchema is newTestDB without any migration applied.
+func newEmptySchema(t testing.TB) *sql.DB {
+	t.Helper()
+	schema := fmt.Sprintf("calllog_test_%s_%d", runID, schemaSeq.Add(1))
+	if _, err := adminDB.Exec(`CREATE SCHEMA ` + pq.QuoteIdentifier(schema)); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := adminDB.Exec(`DROP SCHEMA ` + pq.QuoteIdentifier(schema) + ` CASCADE`); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+	})
+	return openSchema(t, baseDSN, schema)
+}
+
 func openSchema(t testing.TB, dsn, schema string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("postgres", withSearchPath(t, dsn, schema))
@@ -105,15 +124,40 @@ func openSchema(t testing.TB, dsn, schema string) *sql.DB {
 	return db
 }
 
+// applyMigration applies every migration, in order, in db's schema: the
+// call-log tables are changed by later migrations (0004 money in micros).
 func applyMigration(t testing.TB, db *sql.DB) {
 	t.Helper()
-	sqlText, err := os.ReadFile("../../migrations/0002_call_logs.up.sql")
+	sqlText, err := migrationText(func(string) bool { return true })
 	if err != nil {
-		t.Fatalf("read migration: %v", err)
+		t.Fatalf("read migrations: %v", err)
 	}
-	if _, err := db.Exec(string(sqlText)); err != nil {
-		t.Fatalf("apply migration: %v", err)
+	if _, err := db.Exec(sqlText); err != nil {
+		t.Fatalf("apply migrations: %v", err)
 	}
+}
+
+// migrationText is the up migrations whose file names pass keep, in order,
+// as one text.
+func migrationText(keep func(name string) bool) (string, error) {
+	names, err := fs.Glob(migrations.FS, "*.up.sql")
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for _, n := range names {
+		if !keep(n) {
+			continue
+		}
+		text, err := fs.ReadFile(migrations.FS, n)
+		if err != nil {
+			return "", err
+		}
+		b.Write(text)
+		b.WriteString("\n")
+	}
+	return b.String(), nil
 }
 
 // withSearchPath returns dsn with search_path set (lib/pq passes unknown

@@ -60,8 +60,9 @@ func normalize(r *Record) error {
 		v := clampInt32(*r.TTFCMS)
 		r.TTFCMS = &v
 	}
-	if r.Cost != nil && (math.IsNaN(*r.Cost) || math.IsInf(*r.Cost, 0)) {
-		r.Cost = nil
+	if r.CostMicros != nil && (*r.CostMicros < 0 || *r.CostMicros > MaxCallCostMicros) {
+		v := min(max(*r.CostMicros, 0), MaxCallCostMicros)
+		r.CostMicros = &v
 	}
 	if len(r.Attempts) > 0 && !json.Valid(r.Attempts) {
 		// Keep what was said, as a JSON string, rather than lose the row.
@@ -92,7 +93,7 @@ var columns = []string{
 	"requested_model", "logic_model", "deployment_id", "provider", "key_fingerprint",
 	"status", "error_class", "error_code", "http_status", "latency_ms", "ttfc_ms",
 	"prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens",
-	"cost", "currency", "stream", "idempotency_replay", "fallback", "config_version",
+	"cost_micros", "currency", "stream", "idempotency_replay", "fallback", "config_version",
 	"attempts",
 }
 
@@ -111,7 +112,7 @@ func values(r *Record) []any {
 		nullText(r.KeyFingerprint), r.Status, nullText(r.ErrorClass), nullText(r.ErrorCode),
 		int64(r.HTTPStatus), int64(r.LatencyMS), nullInt(r.TTFCMS),
 		nullInt64(r.PromptTokens), nullInt64(r.CompletionTokens), nullInt64(r.CachedTokens),
-		nullInt64(r.ReasoningTokens), nullFloat(r.Cost), nullText(r.Currency),
+		nullInt64(r.ReasoningTokens), nullInt64(r.CostMicros), nullText(r.Currency),
 		r.Stream, r.IdempotencyReplay, nullText(r.Fallback), nullInt64(r.ConfigVersion),
 		attempts,
 	}
@@ -138,13 +139,6 @@ func nullInt(p *int) any {
 	return int64(*p)
 }
 
-func nullFloat(p *float64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface {
 	Scan(dest ...any) error
@@ -159,7 +153,7 @@ func scanRecord(s scanner) (Record, error) {
 		provider, keyFingerprint, errorClass, errorCode, currency, fbk sql.NullString
 		ttfc                                                           sql.NullInt64
 		prompt, completion, cached, reasoning                          sql.NullInt64
-		cost                                                           sql.NullFloat64
+		cost                                                           sql.NullInt64
 		attempts                                                       []byte
 	)
 	err := s.Scan(&r.At, &r.RequestID, &callerID, &caller, &tenant, &routeGroup, &tier,
@@ -192,9 +186,7 @@ func scanRecord(s scanner) (Record, error) {
 	r.CompletionTokens = int64Ptr(completion)
 	r.CachedTokens = int64Ptr(cached)
 	r.ReasoningTokens = int64Ptr(reasoning)
-	if cost.Valid {
-		r.Cost = &cost.Float64
-	}
+	r.CostMicros = int64Ptr(cost)
 	r.Currency = currency.String
 	r.Fallback = fbk.String
 	r.ConfigVersion = int64Ptr(configVersion)

@@ -24,7 +24,7 @@ var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // sampleRecord is a completed call of caller at time at.
 func sampleRecord(at time.Time, caller string, i int) Record {
-	cost := 0.0001 * float64(i%7+1)
+	cost := int64(100 * (i%7 + 1))
 	return Record{
 		At:               at,
 		RequestID:        record.NewRequestIDAt(at),
@@ -43,7 +43,7 @@ func sampleRecord(at time.Time, caller string, i int) Record {
 		PromptTokens:     new(int64(100)),
 		CompletionTokens: new(int64(20)),
 		CachedTokens:     new(int64(0)),
-		Cost:             &cost,
+		CostMicros:       &cost,
 		Currency:         "USD",
 		ConfigVersion:    new(int64(3)),
 		Attempts:         json.RawMessage(`[{"deployment":7,"outcome":"ok"}]`),
@@ -93,7 +93,7 @@ func TestWriterRoundTrip(t *testing.T) {
 		KeyFingerprint: "sk-…wxyz", Status: StatusUpstreamError, ErrorClass: "server",
 		ErrorCode: "upstream_error", HTTPStatus: 502, LatencyMS: 1234, TTFCMS: new(0),
 		PromptTokens: new(int64(10)), CompletionTokens: new(int64(0)), CachedTokens: new(int64(3)),
-		ReasoningTokens: new(int64(5)), Cost: new(0.0125), Currency: "CNY", Stream: true,
+		ReasoningTokens: new(int64(5)), CostMicros: new(int64(12_500)), Currency: "CNY", Stream: true,
 		IdempotencyReplay: true, Fallback: "policy shared → group general", ConfigVersion: new(int64(12)),
 		Attempts: json.RawMessage(`[{"deployment_id": 9, "class": "server", "status": 502}]`),
 	}
@@ -136,7 +136,7 @@ func TestNullTokensStayDistinctFromZero(t *testing.T) {
 	unknown := Record{At: time.Now(), RequestID: record.NewRequestID(), Caller: "c", Status: StatusOK}
 	zero := Record{At: time.Now(), RequestID: record.NewRequestID(), Caller: "c", Status: StatusOK,
 		PromptTokens: new(int64(0)), CompletionTokens: new(int64(0)), CachedTokens: new(int64(0)),
-		ReasoningTokens: new(int64(0)), Cost: new(0.0), TTFCMS: new(0)}
+		ReasoningTokens: new(int64(0)), CostMicros: new(int64(0)), TTFCMS: new(0)}
 	w.Write(unknown)
 	w.Write(zero)
 	mustClose(t, w)
@@ -146,7 +146,7 @@ func TestNullTokensStayDistinctFromZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.PromptTokens != nil || got.CompletionTokens != nil || got.CachedTokens != nil ||
-		got.ReasoningTokens != nil || got.Cost != nil || got.TTFCMS != nil {
+		got.ReasoningTokens != nil || got.CostMicros != nil || got.TTFCMS != nil {
 		t.Errorf("unknown usage read back as %+v, want nil pointers", got)
 	}
 	got, err = Get(context.Background(), db, zero.RequestID, time.Time{})
@@ -159,8 +159,8 @@ func TestNullTokensStayDistinctFromZero(t *testing.T) {
 			t.Errorf("%s tokens = %v, want 0", name, p)
 		}
 	}
-	if got.Cost == nil || *got.Cost != 0 || got.TTFCMS == nil || *got.TTFCMS != 0 {
-		t.Errorf("zero cost/ttfc read back as %v/%v", got.Cost, got.TTFCMS)
+	if got.CostMicros == nil || *got.CostMicros != 0 || got.TTFCMS == nil || *got.TTFCMS != 0 {
+		t.Errorf("zero cost/ttfc read back as %v/%v", got.CostMicros, got.TTFCMS)
 	}
 	var nulls int64
 	if err := db.QueryRow(`SELECT count(*) FROM call_logs WHERE prompt_tokens IS NULL`).Scan(&nulls); err != nil || nulls != 1 {
@@ -249,8 +249,8 @@ func TestReplayedRecordsAreStoredAndCountedOnce(t *testing.T) {
 		t.Errorf("distinct request ids = %d, want %d", n, want)
 	}
 	var exact bool
-	if err := db.QueryRow(`SELECT (SELECT sum(cost) FROM call_logs) = (SELECT sum(cost) FROM cost_rollups)
-		AND (SELECT sum(cost) FROM call_logs) = (SELECT sum(cost) FROM call_stats)`).Scan(&exact); err != nil || !exact {
+	if err := db.QueryRow(`SELECT (SELECT sum(cost_micros) FROM call_logs) = (SELECT sum(cost_micros) FROM cost_rollups)
+		AND (SELECT sum(cost_micros) FROM call_logs) = (SELECT sum(cost_micros) FROM call_stats)`).Scan(&exact); err != nil || !exact {
 		t.Errorf("roll-up cost differs from the sum of call-log costs (%v)", err)
 	}
 	costReq, costPrompt, statReq, statHist := rollupTotals(t, db, "replayer")

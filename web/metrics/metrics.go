@@ -96,8 +96,8 @@ func (m *Metrics) Finished(c *record.Call, tr *routing.Trail, elapsed time.Durat
 			m.Tokens.WithLabelValues(c.Caller, c.Tier, c.LogicModel, tk.kind).Add(float64(*tk.n))
 		}
 	}
-	if c.Cost != nil && *c.Cost > 0 {
-		m.Cost.WithLabelValues(c.Caller, c.Currency).Add(*c.Cost)
+	if c.CostMicros != nil && *c.CostMicros > 0 {
+		m.Cost.WithLabelValues(c.Caller, c.Currency).Add(float64(*c.CostMicros) / 1e6)
 	}
 	for _, a := range tr.Attempts {
 		switch a.Outcome {

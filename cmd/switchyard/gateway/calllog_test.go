@@ -71,12 +71,12 @@ func TestEveryRejectIsOneRowWithoutModelFields(t *testing.T) {
 	b := e.Build()
 	b.Provider("fake", config.ProtocolOpenAI, "", "sk-fake-key-0000-0001")
 	b.Provider("fake2", config.ProtocolOpenAI, "", "sk-fake2-key-0000-0002")
-	b.Model(config.LogicModel{Code: "small", Kind: config.KindChat}, config.Deployment{Provider: "fake", UpstreamModel: "fake-small", Weight: 100, Enabled: true, Prices: config.Prices{Input: 100, Output: 100, Currency: "USD"}})
+	b.Model(config.LogicModel{Code: "small", Kind: config.KindChat}, config.Deployment{Provider: "fake", UpstreamModel: "fake-small", Weight: 100, Enabled: true, Prices: config.Prices{InputMicros: 100 * config.Unit, OutputMicros: 100 * config.Unit, Currency: "USD"}})
 	b.Model(config.LogicModel{Code: "spare", Kind: config.KindChat}, config.Deployment{Provider: "fake2", UpstreamModel: "fake-spare", Weight: 100, Enabled: true})
 	all := []config.Candidate{{LogicModel: "small", Weight: 100}}
 	b.Group("default", map[config.TierName][]config.Candidate{config.TierFast: all, config.TierStandard: all, config.TierDeep: {{LogicModel: "spare", Weight: 100}}})
 	_, key := b.Caller(config.Caller{Name: "app", RouteGroup: "default", Limits: []config.TierLimit{{Tier: config.TierFast, RPM: 1}, {Tier: config.TierStandard, DailyTokens: 10}}})
-	_, broke := b.Caller(config.Caller{Name: "broke", RouteGroup: "default", MonthlyBudget: 0.0001, BudgetCurrency: "USD"})
+	_, broke := b.Caller(config.Caller{Name: "broke", RouteGroup: "default", MonthlyBudgetMicros: 100, BudgetCurrency: "USD"})
 	e.Publish("rejects")
 	// Spend the budget of "broke", then let it be refused.
 	if res, _ := post(t, e, broke, "/v1/chat/completions", hello); res.StatusCode != 200 {

@@ -22,7 +22,7 @@ func rpmWorld(e *gatewaytest.Env, rpm int64) string {
 	b := e.Build()
 	b.Provider("fake", config.ProtocolOpenAI, "", "sk-fake-key-one-0001")
 	b.Model(config.LogicModel{Code: "small", Kind: config.KindChat}, config.Deployment{Provider: "fake", UpstreamModel: "fake-small", Weight: 100, Enabled: true,
-		Prices: config.Prices{Input: 1, Output: 2, Cached: 0.5, Currency: "USD"}})
+		Prices: config.Prices{InputMicros: config.Unit, OutputMicros: 2 * config.Unit, CachedMicros: config.Unit / 2, Currency: "USD"}})
 	all := []config.Candidate{{LogicModel: "small", Weight: 100}}
 	b.Group("default", map[config.TierName][]config.Candidate{config.TierFast: all, config.TierStandard: all, config.TierDeep: all})
 	var lim []config.TierLimit

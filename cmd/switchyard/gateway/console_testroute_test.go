@@ -30,7 +30,7 @@ func newParkedWorld(t *testing.T, e *gatewaytest.Env) parkedWorld {
 	b := e.Build()
 	b.Provider("fake-a", config.ProtocolOpenAI, "", "sk-fake-key-aaaa-0001")
 	b.Provider("fake-b", config.ProtocolOpenAI, "", "sk-fake-key-bbbb-0002")
-	price := config.Prices{Input: 1, Output: 2, Cached: 0.5, Currency: "USD"}
+	price := config.Prices{InputMicros: config.Unit, OutputMicros: 2 * config.Unit, CachedMicros: config.Unit / 2, Currency: "USD"}
 	b.Model(config.LogicModel{Code: "big", Kind: config.KindChat},
 		config.Deployment{Provider: "fake-a", UpstreamModel: "fake-big-a", Weight: 0, Enabled: true, Prices: price},
 		config.Deployment{Provider: "fake-b", UpstreamModel: "fake-big-b", Weight: 100, Enabled: true, Prices: price})

@@ -80,21 +80,21 @@ type Capabilities struct {
 // Price is a list price per 1M tokens, or unknown ("price: unknown").
 type Price struct {
 	Known    bool
-	Input    float64
-	Output   float64
-	Cached   *float64 // nil: not published, billed as input
+	Input    config.Micros
+	Output   config.Micros
+	Cached   *config.Micros // nil: not published, billed as input
 	Currency string
 	AsOf     string
 	Source   string
 }
 
 type priceFields struct {
-	Input    *float64 `yaml:"input"`
-	Output   *float64 `yaml:"output"`
-	Cached   *float64 `yaml:"cached"`
-	Currency string   `yaml:"currency"`
-	AsOf     string   `yaml:"as_of"`
-	Source   string   `yaml:"source"`
+	Input    *config.Micros `yaml:"input"`
+	Output   *config.Micros `yaml:"output"`
+	Cached   *config.Micros `yaml:"cached"`
+	Currency string         `yaml:"currency"`
+	AsOf     string         `yaml:"as_of"`
+	Source   string         `yaml:"source"`
 }
 
 // UnmarshalYAML reads either the scalar "unknown" or a price mapping.
@@ -113,6 +113,11 @@ func (p *Price) UnmarshalYAML(n *yaml.Node) error {
 	if f.Input == nil || f.Output == nil {
 		return fmt.Errorf("line %d: a known price needs input and output (or write price: unknown)", n.Line)
 	}
+	for _, v := range []*config.Micros{f.Input, f.Output, f.Cached} {
+		if v != nil && *v < 0 {
+			return fmt.Errorf("line %d: a price cannot be negative", n.Line)
+		}
+	}
 	*p = Price{Known: true, Input: *f.Input, Output: *f.Output, Cached: f.Cached, Currency: f.Currency, AsOf: f.AsOf, Source: f.Source}
 	return nil
 }
@@ -123,9 +128,9 @@ func (p *Price) Prices() config.Prices {
 	if p == nil || !p.Known {
 		return config.Prices{Currency: "USD"}
 	}
-	out := config.Prices{Input: p.Input, Output: p.Output, Cached: p.Input, Currency: p.Currency}
+	out := config.Prices{InputMicros: p.Input, OutputMicros: p.Output, CachedMicros: p.Input, Currency: p.Currency}
 	if p.Cached != nil {
-		out.Cached = *p.Cached
+		out.CachedMicros = *p.Cached
 	}
 	return out
 }
@@ -135,15 +140,11 @@ func (p *Price) String() string {
 	if p == nil || !p.Known {
 		return "price unknown"
 	}
-	s := fmt.Sprintf("%s %s in / %s out", p.Currency, num(p.Input), num(p.Output))
+	s := fmt.Sprintf("%s %s in / %s out", p.Currency, p.Input, p.Output)
 	if p.Cached != nil {
-		s += " / " + num(*p.Cached) + " cached"
+		s += " / " + p.Cached.String() + " cached"
 	}
 	return s + " per 1M tokens (as of " + p.AsOf + ")"
-}
-
-func num(f float64) string {
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", f), "0"), ".")
 }
 
 // Code is the logic model code of m: its family code, or one derived from

@@ -67,10 +67,7 @@ func (f Form) Value(name string) string {
 		return f.Raw[name]
 	}
 	if name == "monthly_budget" {
-		if f.V.MonthlyBudget == 0 {
-			return ""
-		}
-		return strconv.FormatFloat(f.V.MonthlyBudget, 'f', -1, 64)
+		return components.MoneyInput(int64(f.V.MonthlyBudgetMicros), true)
 	}
 	// limits.<tier>.<field>
 	parts := strings.Split(name, ".")
@@ -321,10 +318,10 @@ func unlimited(c config.Caller) bool {
 }
 
 func budget(c config.Caller) string {
-	if c.MonthlyBudget == 0 {
+	if c.MonthlyBudgetMicros == 0 {
 		return "no budget"
 	}
-	whole, frac, _ := strings.Cut(strconv.FormatFloat(c.MonthlyBudget, 'f', 2, 64), ".")
+	whole, frac, _ := strings.Cut(c.MonthlyBudgetMicros.Fixed(2), ".")
 	cur := c.BudgetCurrency
 	if cur == "" {
 		cur = "USD"

@@ -948,16 +948,16 @@ func Row(r record.Call) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if r.Cost == nil {
+		if r.CostMicros == nil {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 92, "<span class=\"muted\" style=\"font-style:italic\" title=\"not priced\" data-testid=\"unknown\">unknown</span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		} else {
 			var templ_7745c5c3_Var49 string
-			templ_7745c5c3_Var49, templ_7745c5c3_Err = templ.JoinStringErrs(Cost(r.Cost, r.Currency))
+			templ_7745c5c3_Var49, templ_7745c5c3_Err = templ.JoinStringErrs(components.MoneyOrUnknown(r.CostMicros, r.Currency))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 205, Col: 30}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 205, Col: 57}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var49))
 			if templ_7745c5c3_Err != nil {
@@ -1418,9 +1418,9 @@ func Detail(p DetailPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var76 string
-			templ_7745c5c3_Var76, templ_7745c5c3_Err = templ.JoinStringErrs(Cost(p.Rec.Cost, p.Rec.Currency))
+			templ_7745c5c3_Var76, templ_7745c5c3_Err = templ.JoinStringErrs(components.MoneyOrUnknown(p.Rec.CostMicros, p.Rec.Currency))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 270, Col: 88}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 270, Col: 115}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var76))
 			if templ_7745c5c3_Err != nil {

@@ -6,7 +6,6 @@ package calllogs
 import (
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"switchyard/routing/record"
@@ -202,27 +201,6 @@ func Tokens(p *int64) string {
 		return "unknown"
 	}
 	return strconv.FormatInt(*p, 10)
-}
-
-// Cost formats a cost with its currency; nil is unknown (not priced).
-func Cost(p *float64, currency string) string {
-	if p == nil {
-		return "unknown"
-	}
-	return Money(*p, currency)
-}
-
-// Money formats an amount with enough decimals for per-call costs.
-func Money(v float64, currency string) string {
-	s := strconv.FormatFloat(v, 'f', 6, 64)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	if s == "" || s == "-0" {
-		s = "0"
-	}
-	if currency != "" {
-		s += " " + currency
-	}
-	return s
 }
 
 // MS formats milliseconds; nil is unknown.

@@ -4,9 +4,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"switchyard/store/calllog"
 )
+
+// noQuantile stands in for the store's histogram quantile.
+func noQuantile([]int64, float64) float64 { return 0 }
 
 func TestNiceScale(t *testing.T) {
 	for _, tt := range []struct{ max, top, step float64 }{
@@ -46,11 +47,11 @@ func TestChartLayoutBreaksLinesAtGaps(t *testing.T) {
 func TestChartsGroupTheBusiestAndSumTheRest(t *testing.T) {
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	times := Steps(base, base.Add(2*time.Hour), time.Hour)
-	var pts []calllog.Point
+	var pts []Point
 	for i, g := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"} {
-		pts = append(pts, calllog.Point{Time: base, Group: g, Requests: int64(100 - i), Cost: map[string]float64{"USD": 1}})
+		pts = append(pts, Point{Time: base, Group: g, Requests: int64(100 - i), CostMicros: map[string]int64{"USD": 1_000_000}})
 	}
-	charts := Charts(pts, times, calllog.GroupCaller)
+	charts := Charts(pts, times, GroupCaller, noQuantile)
 	req := charts[0]
 	if req.TestID != "chart-requests" || len(req.Series) != maxGroups+1 || req.Series[maxGroups].Name != "other" {
 		t.Fatalf("series: %d, last %q", len(req.Series), req.Series[len(req.Series)-1].Name)
@@ -58,11 +59,14 @@ func TestChartsGroupTheBusiestAndSumTheRest(t *testing.T) {
 	if got := req.Series[maxGroups].Values[0]; got != 92+93 {
 		t.Errorf("other = %v, want 185", got)
 	}
-	total := Total(pts)
-	if total.Requests != 100+99+98+97+96+95+94+93+92 || total.Cost["USD"] != 9 {
+	if cost := charts[4]; cost.Series[0].Values[0] != 1 || cost.Unit != "USD per hour" {
+		t.Errorf("cost chart: %+v, unit %q (1 USD a group drawn in currency units)", cost.Series[0].Values, cost.Unit)
+	}
+	total := Total(pts, noQuantile)
+	if total.Requests != 100+99+98+97+96+95+94+93+92 || total.CostMicros["USD"] != 9_000_000 {
 		t.Errorf("total %+v", total)
 	}
-	if rows := Aggregate(pts); rows[0].Name != "a" || len(rows) != 9 {
+	if rows := Aggregate(pts, noQuantile); rows[0].Name != "a" || len(rows) != 9 {
 		t.Errorf("aggregate order: %v", rows[0].Name)
 	}
 }

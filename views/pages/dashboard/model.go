@@ -7,10 +7,8 @@ package dashboard
 import (
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
-	"switchyard/store/calllog"
 	"switchyard/views/components"
 	"switchyard/views/layout"
 )
@@ -42,13 +40,48 @@ func RangeSpec(r string) (d, step time.Duration, ok bool) {
 	return 0, 0, false
 }
 
+// Group-by choices of the series; the values are the roll-up query's.
+const (
+	GroupNone       = ""
+	GroupCaller     = "caller"
+	GroupTier       = "tier"
+	GroupLogicModel = "logic_model"
+)
+
 // Groupings are the series' group-by choices.
 var Groupings = []components.Option{
-	{Value: "", Label: "No grouping"},
-	{Value: calllog.GroupCaller, Label: "Caller"},
-	{Value: calllog.GroupTier, Label: "Tier"},
-	{Value: calllog.GroupLogicModel, Label: "Logic model"},
+	{Value: GroupNone, Label: "No grouping"},
+	{Value: GroupCaller, Label: "Caller"},
+	{Value: GroupTier, Label: "Tier"},
+	{Value: GroupLogicModel, Label: "Logic model"},
 }
+
+// Point is one step (hour or day) of one group of the hourly roll-ups, as
+// the handler read it.
+type Point struct {
+	Time                                                          time.Time
+	Group                                                         string // "" when not grouped
+	Requests, Errors, Rejected, Cancelled                         int64
+	PromptTokens, CompletionTokens, CachedTokens, ReasoningTokens int64
+	// CostMicros per currency, in micro-units (never added across currencies).
+	CostMicros map[string]int64
+	// Hist is the latency histogram (the store's fixed buckets).
+	Hist []int64
+}
+
+// CostRow is one day × caller × tier × logic model × currency of the daily
+// cost roll-up.
+type CostRow struct {
+	Day                                          time.Time
+	Caller, Tier, LogicModel, Currency           string
+	Requests, Errors                             int64
+	PromptTokens, CompletionTokens, CachedTokens int64
+	CostMicros                                   int64
+}
+
+// Quantile estimates the q-quantile in milliseconds of a latency histogram
+// laid out by the store's buckets (the handler passes the store's).
+type Quantile func(hist []int64, q float64) float64
 
 // Page is the Dashboard.
 type Page struct {
@@ -66,7 +99,7 @@ type Page struct {
 	ByTier   []Breakdown
 	ByModel  []Breakdown
 
-	Costs []calllog.CostRow
+	Costs []CostRow
 
 	// States is the live state per deployment; StatesNote says why it is
 	// missing or partial.
@@ -79,7 +112,7 @@ type Totals struct {
 	Requests, Errors, Rejected, Cancelled int64
 	Tokens                                int64
 	P95MS                                 float64
-	Cost                                  map[string]float64
+	CostMicros                            map[string]int64
 }
 
 // ErrorRate is upstream errors per request, in percent.
@@ -91,7 +124,7 @@ type Breakdown struct {
 	Requests, Errors, Rejected, Cancelled        int64
 	PromptTokens, CompletionTokens, CachedTokens int64
 	P50MS, P95MS                                 float64
-	Cost                                         map[string]float64
+	CostMicros                                   map[string]int64
 	hist                                         []int64
 }
 
@@ -106,7 +139,7 @@ func rate(n, of int64) float64 {
 }
 
 // Aggregate sums points by group into breakdown rows, busiest first.
-func Aggregate(points []calllog.Point) []Breakdown {
+func Aggregate(points []Point, quantile Quantile) []Breakdown {
 	idx := map[string]int{}
 	var out []Breakdown
 	for _, p := range points {
@@ -114,7 +147,7 @@ func Aggregate(points []calllog.Point) []Breakdown {
 		if !ok {
 			i = len(out)
 			idx[p.Group] = i
-			out = append(out, Breakdown{Name: p.Group, Cost: map[string]float64{}, hist: make([]int64, len(p.Hist))})
+			out = append(out, Breakdown{Name: p.Group, CostMicros: map[string]int64{}, hist: make([]int64, len(p.Hist))})
 		}
 		b := &out[i]
 		b.Requests += p.Requests
@@ -124,16 +157,16 @@ func Aggregate(points []calllog.Point) []Breakdown {
 		b.PromptTokens += p.PromptTokens
 		b.CompletionTokens += p.CompletionTokens
 		b.CachedTokens += p.CachedTokens
-		for cur, v := range p.Cost {
-			b.Cost[cur] += v
+		for cur, v := range p.CostMicros {
+			b.CostMicros[cur] += v
 		}
 		for j, c := range p.Hist {
 			b.hist[j] += c
 		}
 	}
 	for i := range out {
-		out[i].P50MS = calllog.HistogramQuantile(out[i].hist, 0.50)
-		out[i].P95MS = calllog.HistogramQuantile(out[i].hist, 0.95)
+		out[i].P50MS = quantile(out[i].hist, 0.50)
+		out[i].P95MS = quantile(out[i].hist, 0.95)
 	}
 	sort.SliceStable(out, func(a, b int) bool {
 		if out[a].Requests != out[b].Requests {
@@ -206,32 +239,6 @@ func (k KeyView) Kind() string {
 
 // BreakerKind is the badge kind of a breaker state name.
 func BreakerKind(s string) string { return InstanceBreaker{State: s}.Kind() }
-
-// CostText formats costs per currency ("—" when none).
-func CostText(m map[string]float64) string {
-	if len(m) == 0 {
-		return "—"
-	}
-	curs := make([]string, 0, len(m))
-	for c := range m {
-		curs = append(curs, c)
-	}
-	sort.Strings(curs)
-	parts := make([]string, 0, len(curs))
-	for _, c := range curs {
-		parts = append(parts, money(m[c], c))
-	}
-	return strings.Join(parts, " + ")
-}
-
-func money(v float64, cur string) string {
-	s := strconv.FormatFloat(v, 'f', 6, 64)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	if cur == "" {
-		return s
-	}
-	return s + " " + cur
-}
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
 

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-
-	"switchyard/store/calllog"
 )
 
 // maxGroups is how many groups get their own line; the rest are "other".
@@ -21,8 +19,8 @@ func Steps(from, to time.Time, step time.Duration) []time.Time {
 }
 
 // Total sums every point of a series query (grouped or not).
-func Total(points []calllog.Point) Totals {
-	t := Totals{Cost: map[string]float64{}}
+func Total(points []Point, quantile Quantile) Totals {
+	t := Totals{CostMicros: map[string]int64{}}
 	var hist []int64
 	for _, p := range points {
 		t.Requests += p.Requests
@@ -30,8 +28,8 @@ func Total(points []calllog.Point) Totals {
 		t.Rejected += p.Rejected
 		t.Cancelled += p.Cancelled
 		t.Tokens += p.PromptTokens + p.CompletionTokens
-		for c, v := range p.Cost {
-			t.Cost[c] += v
+		for c, v := range p.CostMicros {
+			t.CostMicros[c] += v
 		}
 		if hist == nil {
 			hist = make([]int64, len(p.Hist))
@@ -40,7 +38,7 @@ func Total(points []calllog.Point) Totals {
 			hist[i] += c
 		}
 	}
-	t.P95MS = calllog.HistogramQuantile(hist, 0.95)
+	t.P95MS = quantile(hist, 0.95)
 	return t
 }
 
@@ -48,22 +46,22 @@ func Total(points []calllog.Point) Totals {
 type bucket struct {
 	requests, errors, rejected int64
 	prompt, completion, cached int64
-	cost                       map[string]float64
+	costMicros                 map[string]int64
 	hist                       []int64
 }
 
-func (b *bucket) add(p calllog.Point) {
+func (b *bucket) add(p Point) {
 	b.requests += p.Requests
 	b.errors += p.Errors
 	b.rejected += p.Rejected
 	b.prompt += p.PromptTokens
 	b.completion += p.CompletionTokens
 	b.cached += p.CachedTokens
-	if b.cost == nil {
-		b.cost = map[string]float64{}
+	if b.costMicros == nil {
+		b.costMicros = map[string]int64{}
 	}
-	for c, v := range p.Cost {
-		b.cost[c] += v
+	for c, v := range p.CostMicros {
+		b.costMicros[c] += v
 	}
 	if b.hist == nil {
 		b.hist = make([]int64, len(p.Hist))
@@ -86,7 +84,7 @@ func (b *bucket) latencyCount() int64 {
 // p50 / p95, prompt / completion / cached tokens, cost per currency);
 // grouped, each chart has one line per group (the busiest seven, the rest
 // summed as "other").
-func Charts(points []calllog.Point, times []time.Time, groupBy string) []Chart {
+func Charts(points []Point, times []time.Time, groupBy string, quantile Quantile) []Chart {
 	idx := make(map[int64]int, len(times))
 	for i, t := range times {
 		idx[t.Unix()] = i
@@ -162,12 +160,14 @@ func Charts(points []calllog.Point, times []time.Time, groupBy string) []Chart {
 			if b.latencyCount() == 0 {
 				return 0, false
 			}
-			return calllog.HistogramQuantile(b.hist, q), true
+			return quantile(b.hist, q), true
 		}
 	}
 	currencies := currenciesOf(points)
 	costIn := func(cur string) func(b *bucket) (float64, bool) {
-		return func(b *bucket) (float64, bool) { return b.cost[cur], true }
+		// A chart plots coordinates: whole currency units as a float are
+		// exact enough to draw; amounts as text use components.Money.
+		return func(b *bucket) (float64, bool) { return float64(b.costMicros[cur]) / 1e6, true }
 	}
 
 	if groupBy == "" {
@@ -220,10 +220,10 @@ func Charts(points []calllog.Point, times []time.Time, groupBy string) []Chart {
 	return []Chart{reqC, errC, latC, tokC, costC}
 }
 
-func currenciesOf(points []calllog.Point) []string {
-	sum := map[string]float64{}
+func currenciesOf(points []Point) []string {
+	sum := map[string]int64{}
 	for _, p := range points {
-		for c, v := range p.Cost {
+		for c, v := range p.CostMicros {
 			sum[c] += v
 		}
 	}

@@ -531,15 +531,15 @@ func DeploymentFormBody(f DeploymentForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = components.Field(components.FieldProps{Name: "price_input", Label: "Input", Type: "number", Value: f.val("price_input", price(f.V.Prices.Input)), Errors: f.Errors, Attrs: templ.Attributes{"step": "any", "min": "0", "data-testid": "deployment-price-input"}}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = components.Field(components.FieldProps{Name: "price_input", Label: "Input", Type: "number", Value: f.val("price_input", price(f.V.Prices.InputMicros)), Errors: f.Errors, Attrs: templ.Attributes{"step": "0.000001", "min": "0", "data-testid": "deployment-price-input"}}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = components.Field(components.FieldProps{Name: "price_output", Label: "Output", Type: "number", Value: f.val("price_output", price(f.V.Prices.Output)), Errors: f.Errors, Attrs: templ.Attributes{"step": "any", "min": "0", "data-testid": "deployment-price-output"}}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = components.Field(components.FieldProps{Name: "price_output", Label: "Output", Type: "number", Value: f.val("price_output", price(f.V.Prices.OutputMicros)), Errors: f.Errors, Attrs: templ.Attributes{"step": "0.000001", "min": "0", "data-testid": "deployment-price-output"}}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = components.Field(components.FieldProps{Name: "price_cached", Label: "Cached input", Type: "number", Value: f.val("price_cached", price(f.V.Prices.Cached)), Errors: f.Errors, Attrs: templ.Attributes{"step": "any", "min": "0", "data-testid": "deployment-price-cached"}}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = components.Field(components.FieldProps{Name: "price_cached", Label: "Cached input", Type: "number", Value: f.val("price_cached", price(f.V.Prices.CachedMicros)), Errors: f.Errors, Attrs: templ.Attributes{"step": "0.000001", "min": "0", "data-testid": "deployment-price-cached"}}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

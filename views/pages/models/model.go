@@ -168,7 +168,8 @@ func blank(v int) string {
 	return strconv.Itoa(v)
 }
 
-func price(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// price is a price per 1M tokens as exact decimal text, also as a form value.
+func price(v config.Micros) string { return components.MoneyInput(int64(v), false) }
 
 func testid(v string) templ.Attributes { return templ.Attributes{"data-testid": v} }
 
