@@ -34,7 +34,7 @@ func (e *Executor) Chat(ctx context.Context, p *Plan, call Call, req *adapter.Ch
 }
 
 // Committed is a stream that produced its first content chunk: from here on
-// it is passed through and never fails over (SPEC §5).
+// it is passed through and never fails over (failover happens only before the first content).
 type Committed struct {
 	Served Served
 	// First holds the chunks read before and including the first content

@@ -312,7 +312,7 @@ func cancelled(ctx context.Context) *Failure {
 	return &Failure{Status: 499, Code: "client_cancelled", Class: adapter.ClassCancelled, Message: "the client went away: " + context.Cause(ctx).Error()}
 }
 
-// final turns the last failure into what the caller sees (SPEC §5 table).
+// final turns the last failure into what the caller sees (the failure-classification table).
 func final(ue *adapter.Error, p *Plan, tr *Trail) *Failure {
 	pol := ue.Class.Policy()
 	f := &Failure{Status: pol.Status, Code: pol.Code, Class: ue.Class, RetryAfter: ue.RetryAfter}

@@ -46,7 +46,7 @@ func quote(s string) string { return `"` + s + `"` }
 // tierAliases are the names accepted for tiers besides the tiers themselves.
 var tierAliases = map[string]config.TierName{"auto": config.TierStandard}
 
-// Resolve turns the request's model field into a Target (SPEC §4):
+// Resolve turns the request's model field into a Target (the data-plane contract):
 // fast | standard | deep (and "auto" = standard) name a tier; a request
 // asking for reasoning always goes to deep; a logic model code is an explicit
 // request for that model only, and must be reachable from the caller's route

@@ -19,7 +19,7 @@ const (
 	OutcomeFailure // server, timeout or network
 )
 
-// Breakers guard deployments (per instance, SPEC §6).
+// Breakers guard deployments (per instance).
 type Breakers interface {
 	// Allow returns done (to call exactly once with the outcome) when the
 	// deployment may be called now.
@@ -58,7 +58,7 @@ type Load interface {
 	Load(deploymentID int64) (inFlight, max int)
 }
 
-// Health reports deployments the worker found down (SPEC §7).
+// Health reports deployments the worker found down (the health checker).
 type Health interface {
 	Down(deploymentID int64) bool
 }

@@ -28,7 +28,7 @@ type NavItem struct {
 	Section          string // starts a new section when set
 }
 
-// Nav lists the pages in the operator's order (SPEC §2).
+// Nav lists the pages in the operator's order (the operator's workflow).
 var Nav = []NavItem{
 	{Key: "onboarding", Label: "Onboarding", Href: "/onboarding", Section: "Set up"},
 	{Key: "providers", Label: "Providers", Href: "/providers"},

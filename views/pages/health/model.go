@@ -1,5 +1,5 @@
 // Package health renders the Health page: every deployment's health score
-// and state, its recent probes and its state history (SPEC §7).
+// and state, its recent probes and its state history (the worker role).
 //
 // data-testid: health-board (the fragment refreshed by htmx), health-rules,
 // health-not-tracking, health-error, health-table, health-<deployment id>

@@ -1,5 +1,5 @@
 // Package jobs renders the Jobs page: the worker role's singleton jobs with
-// their lease holder, schedule and recent runs (SPEC §7).
+// their lease holder, schedule and recent runs (the worker role).
 //
 // data-testid: jobs-board, jobs-not-running, jobs-error, rollups-note,
 // jobs-table, job-<name> (row) with job-every, job-holder, job-last,

@@ -146,7 +146,7 @@ func posted(p url.Values, name, v string) string {
 	return v
 }
 
-// breakerDefaults are the SPEC §6 defaults a blank breaker field keeps.
+// breakerDefaults are the circuit-breaker defaults a blank breaker field keeps.
 var breakerDefaults = breaker.Defaults
 
 func kindOptions() []components.Option {

@@ -1,5 +1,5 @@
 // Package tenants renders the Tenants pages: tenants with their dedicated
-// route groups and callers (SPEC §9).
+// route groups and callers (multi-tenancy).
 //
 // data-testid: tenants-table, tenant-new, tenant-<name> (row) with
 // tenant-groups, tenant-callers, tenant-edit, tenant-delete; form
