@@ -17,7 +17,7 @@ import (
 //
 //	go test -run XXX -bench Ingest ./calllog/
 //	go test -run XXX -bench Search10M ./calllog/                       # 100k rows
-//	go test -run XXX -bench Search10M ./calllog/ -args -rows=10000000  # the SPEC §11 figure
+//	go test -run XXX -bench Search10M ./calllog/ -args -rows=10000000  # the call-log search target at 10M rows
 //
 // The search data set is generated once per size (and migration version)
 // into the schema calllog_bench_<rows> and kept for the next run;
@@ -73,7 +73,7 @@ var benchBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 const benchDays = 30
 
 // BenchmarkSearch10M measures Search on a generated data set of -rows rows
-// (default 100k; 10M for the SPEC figure) spread over 30 daily partitions:
+// (default 100k; 10M for the search target) spread over 30 daily partitions:
 // 50 callers, 3 tiers, 10 logic models, 6 providers; 90% ok, 6% upstream
 // errors, 3% rejected, 1% cancelled.
 func BenchmarkSearch10M(b *testing.B) {
