@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"time"
 )
 
 // Code is what kind of skip a Reason is.
@@ -51,7 +50,6 @@ type Reason struct {
 	Want       string    `json:"want,omitempty"`
 	Max        int       `json:"max,omitempty"`
 	Protocol   string    `json:"protocol,omitempty"`
-	Until      time.Time `json:"until,omitzero"`
 	// Detail is text from outside the router (an error of the load
 	// counter) or, for Legacy, the whole old reason.
 	Detail string `json:"detail,omitempty"`
