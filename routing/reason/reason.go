@@ -42,14 +42,14 @@ const (
 
 // Reason is one skip: a code and the parameters it needs.
 type Reason struct {
-	Code       Code      `json:"code"`
-	Weight     int       `json:"weight,omitempty"`
-	Provider   string    `json:"provider,omitempty"`
-	Capability string    `json:"capability,omitempty"`
-	Kind       string    `json:"kind,omitempty"`
-	Want       string    `json:"want,omitempty"`
-	Max        int       `json:"max,omitempty"`
-	Protocol   string    `json:"protocol,omitempty"`
+	Code       Code   `json:"code"`
+	Weight     int    `json:"weight,omitempty"`
+	Provider   string `json:"provider,omitempty"`
+	Capability string `json:"capability,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Want       string `json:"want,omitempty"`
+	Max        int    `json:"max,omitempty"`
+	Protocol   string `json:"protocol,omitempty"`
 	// Detail is text from outside the router (an error of the load
 	// counter) or, for Legacy, the whole old reason.
 	Detail string `json:"detail,omitempty"`
