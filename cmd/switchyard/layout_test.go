@@ -229,7 +229,7 @@ func TestLayoutTopLevel(t *testing.T) {
 		cmd.Dir = root
 		out, err := cmd.Output()
 		if err != nil {
-			t.Skipf("git %s: %v (not a git checkout?)", strings.Join(args, " "), err)
+			t.Fatalf("git %s: %v (the layout check reads the checkout with git)", strings.Join(args, " "), err)
 		}
 		return strings.Split(strings.TrimSpace(string(out)), "\n")
 	}
