@@ -23,6 +23,12 @@ type WriterOptions struct {
 	BatchSize int
 	// FlushInterval is how long a partial batch may wait (default 200ms).
 	FlushInterval time.Duration
+	// QuickFlush (default 20ms) sends a partial batch early when an insert
+	// worker is idle: under light load a row reaches PostgreSQL within
+	// about QuickFlush plus one insert instead of FlushInterval, which is
+	// what a kill -9 can lose; under heavy load the workers are busy and
+	// batches grow as before. Negative disables it.
+	QuickFlush time.Duration
 	// SpillDir holds the spill and dead-letter files. Required; it must not
 	// be shared by two running Writers. Spill left by a previous process is
 	// replayed.
@@ -113,6 +119,9 @@ func NewWriter(db *sql.DB, opts WriterOptions) (*Writer, error) {
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 2
+	}
+	if opts.QuickFlush == 0 {
+		opts.QuickFlush = 20 * time.Millisecond
 	}
 	if opts.InsertTimeout <= 0 {
 		opts.InsertTimeout = 10 * time.Second
@@ -226,9 +235,23 @@ func (w *Writer) run() {
 	}
 	ticker := time.NewTicker(w.opts.FlushInterval)
 	defer ticker.Stop()
+	var quick <-chan time.Time
+	if w.opts.QuickFlush > 0 && w.opts.QuickFlush < w.opts.FlushInterval {
+		qt := time.NewTicker(w.opts.QuickFlush)
+		defer qt.Stop()
+		quick = qt.C
+	}
 	batch := w.newBatch()
 	for {
 		select {
+		case <-quick:
+			if len(batch) > 0 {
+				select {
+				case batches <- job{batch: batch}: // a worker is idle
+					batch = w.newBatch()
+				default: // all busy: the batch keeps growing
+				}
+			}
 		case r, ok := <-w.ch:
 			if !ok {
 				if len(batch) > 0 {

@@ -468,3 +468,31 @@ func TestNewWriterNeedsSpillDir(t *testing.T) {
 		t.Fatal("NewWriter without SpillDir succeeded")
 	}
 }
+
+// The crash window: under light load a row is in PostgreSQL within about
+// QuickFlush plus one insert, not FlushInterval (an hour here, so only the
+// quick path can have stored it). With QuickFlush disabled it stays queued.
+func TestQuickFlushBoundsTheCrashWindowUnderLightLoad(t *testing.T) {
+	db, _ := newTestDB(t)
+	ensureToday(t, db)
+	w := testWriter(t, db, WriterOptions{FlushInterval: time.Hour, QuickFlush: 10 * time.Millisecond})
+	for i, r := range sampleRecords(time.Now().Add(-time.Minute), "quick", 3) {
+		w.Write(r)
+		deadline := time.Now().Add(5 * time.Second)
+		for countRows(t, db, `SELECT count(*) FROM call_logs WHERE caller = 'quick'`) != int64(i+1) {
+			if time.Now().After(deadline) {
+				t.Fatalf("row %d not stored without Close: the quick flush did not run", i+1)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	mustClose(t, w)
+
+	slow := testWriter(t, db, WriterOptions{FlushInterval: time.Hour, QuickFlush: -1})
+	slow.Write(sampleRecord(time.Now().Add(-time.Minute), "slow", 1))
+	time.Sleep(300 * time.Millisecond)
+	if n := countRows(t, db, `SELECT count(*) FROM call_logs WHERE caller = 'slow'`); n != 0 {
+		t.Fatalf("with QuickFlush disabled the row should wait for FlushInterval, found %d", n)
+	}
+	mustClose(t, slow)
+}
