@@ -34,8 +34,25 @@ type Store struct {
 	sealer *secrets.Sealer
 }
 
-// Open connects to PostgreSQL. The sealer encrypts provider secrets.
+// Open connects to PostgreSQL and checks that it answers.
 func Open(ctx context.Context, dsn string, sealer *secrets.Sealer) (*Store, error) {
+	s, err := Connect(dsn, sealer)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.db.PingContext(pctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("store: connect to PostgreSQL: %w", err)
+	}
+	return s, nil
+}
+
+// Connect prepares the pool without reaching PostgreSQL: connections are
+// made on first use. An instance that starts while PostgreSQL is down uses
+// it (see Ping).
+func Connect(dsn string, sealer *secrets.Sealer) (*Store, error) {
 	db, err := sqlx.Open("postgres", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open: %w", err)
@@ -43,12 +60,6 @@ func Open(ctx context.Context, dsn string, sealer *secrets.Sealer) (*Store, erro
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(10)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := db.PingContext(pctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store: connect to PostgreSQL: %w", err)
-	}
 	return &Store{db: db, dsn: dsn, sealer: sealer}, nil
 }
 

@@ -6,6 +6,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -27,6 +28,30 @@ type Source interface {
 	CallerKeysState(ctx context.Context) (string, error)
 	Listen(ctx context.Context, log *slog.Logger) <-chan string
 }
+
+// Cached is everything a Runtime is compiled from: the version, its
+// snapshot and the credentials it needs. The last one loaded is kept
+// outside PostgreSQL (see Cache) so an instance can start and serve while
+// PostgreSQL is unreachable.
+type Cached struct {
+	Version            int64
+	Snapshot           []byte
+	ProviderKeySecrets map[int64]string
+	CallerKeys         map[[32]byte]int64
+	SavedAt            time.Time
+}
+
+// Cache keeps the last-known-good version. Implementations must protect
+// it at rest (it holds provider secrets) and detect corruption: Load
+// returns an error rather than a damaged copy.
+type Cache interface {
+	Save(ctx context.Context, c Cached) error
+	// Load returns the newest intact copy, or ErrNoCache.
+	Load(ctx context.Context) (Cached, error)
+}
+
+// ErrNoCache is returned by Cache.Load when no copy exists.
+var ErrNoCache = errors.New("no last-known-good configuration is cached")
 
 // Holder is the current Runtime. Current is nil before the first publish.
 type Holder struct {
@@ -51,11 +76,69 @@ type Loader struct {
 	Interval time.Duration // the safety-net check; default 1s
 	// OnSwap is called after a new version goes live.
 	OnSwap func(rt *config.Runtime)
+	// Cache, when set, receives every version (and caller-key change) that
+	// goes live, and LoadCached starts from it.
+	Cache Cache
 
 	mu        sync.Mutex
 	keysState string
 	failed    int64 // a version number that failed to load, not retried until a newer one
 	lastErr   atomic.Value
+	last      Cached      // what the current Runtime was compiled from
+	fromCache atomic.Bool // serving a cached copy; PostgreSQL not reached since
+	cachedAt  atomic.Value
+}
+
+// FromCache reports whether the served version came from the cache and
+// PostgreSQL has not answered since, with when that copy was saved.
+func (l *Loader) FromCache() (bool, time.Time) {
+	t, _ := l.cachedAt.Load().(time.Time)
+	return l.fromCache.Load(), t
+}
+
+// LoadCached serves the cached last-known-good version. It is for a start
+// while PostgreSQL is unreachable; Reload replaces it as soon as
+// PostgreSQL answers.
+func (l *Loader) LoadCached(ctx context.Context) (int64, error) {
+	if l.Cache == nil {
+		return 0, ErrNoCache
+	}
+	c, err := l.Cache.Load(ctx)
+	if err != nil {
+		return 0, err
+	}
+	rt, err := compile(c)
+	if err != nil {
+		return 0, fmt.Errorf("the cached version %d does not load: %w", c.Version, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.Holder.Loaded() {
+		return l.Holder.Current().Version, nil // PostgreSQL answered meanwhile
+	}
+	l.last = c
+	l.fromCache.Store(true)
+	l.cachedAt.Store(c.SavedAt)
+	l.Holder.Set(rt)
+	l.lastErr.Store("")
+	l.Log.Warn("serving the last-known-good configuration from the cache: PostgreSQL is unreachable", "version", c.Version, "saved_at", c.SavedAt)
+	if l.OnSwap != nil {
+		l.OnSwap(rt)
+	}
+	return c.Version, nil
+}
+
+func (l *Loader) save(ctx context.Context) {
+	if l.Cache == nil {
+		return
+	}
+	c := l.last
+	c.SavedAt = time.Now().UTC()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := l.Cache.Save(ctx, c); err != nil {
+		l.Log.Warn("the last-known-good configuration was not cached", "version", c.Version, "err", err)
+	}
 }
 
 // LastError returns the last load failure message, "" when healthy.
@@ -110,7 +193,11 @@ func (l *Loader) Reload(ctx context.Context, forceKeys bool) {
 		l.fail("cannot check caller keys", err)
 		return
 	}
-	keysChanged := forceKeys || keysState != l.keysState
+	// Back from a cached start: caller keys may have changed meanwhile.
+	keysChanged := forceKeys || keysState != l.keysState || l.fromCache.Load()
+	if l.fromCache.Swap(false) {
+		l.Log.Info("PostgreSQL answers again: configuration follows it", "serving", curVersion, "live", n)
+	}
 	switch {
 	case n > curVersion && n != l.failed:
 		rt, err := l.load(ctx)
@@ -126,6 +213,7 @@ func (l *Loader) Reload(ctx context.Context, forceKeys bool) {
 		if l.OnSwap != nil {
 			l.OnSwap(rt)
 		}
+		l.save(ctx)
 	case keysChanged && cur != nil:
 		keys, err := l.Source.LiveCallerKeys(ctx)
 		if err != nil {
@@ -135,6 +223,8 @@ func (l *Loader) Reload(ctx context.Context, forceKeys bool) {
 		l.keysState = keysState
 		l.Holder.Set(cur.WithCallerKeys(keys))
 		l.Log.Info("caller keys reloaded", "version", cur.Version, "keys", len(keys))
+		l.last.CallerKeys = keys
+		l.save(ctx)
 	default:
 		if !l.Holder.Loaded() {
 			l.keysState = keysState
@@ -172,5 +262,18 @@ func (l *Loader) load(ctx context.Context) (*config.Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	return config.Compile(number, snap, config.Credentials{ProviderKeySecrets: secrets, CallerKeys: keys})
+	c := Cached{Version: number, Snapshot: snapshot, ProviderKeySecrets: secrets, CallerKeys: keys}
+	rt, err := config.Compile(number, snap, config.Credentials{ProviderKeySecrets: secrets, CallerKeys: keys})
+	if err == nil {
+		l.last = c
+	}
+	return rt, err
+}
+
+func compile(c Cached) (*config.Runtime, error) {
+	snap, err := config.Decode(c.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	return config.Compile(c.Version, snap, config.Credentials{ProviderKeySecrets: c.ProviderKeySecrets, CallerKeys: c.CallerKeys})
 }

@@ -1,0 +1,136 @@
+package lastgood
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"switchyard/routing/live"
+	"switchyard/store/secrets"
+	"switchyard/store/storetest"
+)
+
+func sealer(t *testing.T, hexKey string) *secrets.Sealer {
+	t.Helper()
+	k, err := secrets.ParseKey(hexKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := secrets.NewSealer(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func sample(version int64) live.Cached {
+	var h [32]byte
+	h[0], h[31] = 7, byte(version)
+	return live.Cached{
+		Version:            version,
+		Snapshot:           []byte(`{"providers":[]}`),
+		ProviderKeySecrets: map[int64]string{3: "sk-live-secret-value"},
+		CallerKeys:         map[[32]byte]int64{h: 42},
+		SavedAt:            time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC),
+	}
+}
+
+func TestSaveLoadRoundTripSealedOnDiskAndInRedis(t *testing.T) {
+	ctx := context.Background()
+	rdb, prefix := storetest.Redis(t, "lastgood")
+	c, err := New(t.TempDir(), rdb, prefix, sealer(t, storetest.TestKey), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Load(ctx); !errors.Is(err, live.ErrNoCache) {
+		t.Fatalf("empty cache: got %v, want ErrNoCache", err)
+	}
+	want := sample(5)
+	if err := c.Save(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	disk, _ := os.ReadFile(c.Path())
+	inRedis, _ := rdb.Get(ctx, prefix+":lastgood").Bytes()
+	for where, b := range map[string][]byte{"disk": disk, "redis": inRedis} {
+		if len(b) == 0 {
+			t.Fatalf("nothing cached in %s", where)
+		}
+		if strings.Contains(string(b), "sk-live-secret-value") || strings.Contains(string(b), "providers") {
+			t.Errorf("the %s copy is not sealed", where)
+		}
+	}
+	got, err := c.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != 5 || string(got.Snapshot) != string(want.Snapshot) || got.ProviderKeySecrets[3] != "sk-live-secret-value" || len(got.CallerKeys) != 1 || !got.SavedAt.Equal(want.SavedAt) {
+		t.Fatalf("round trip: got %+v", got)
+	}
+	for h, id := range want.CallerKeys {
+		if got.CallerKeys[h] != id {
+			t.Fatalf("caller key hash lost: %v", got.CallerKeys)
+		}
+	}
+}
+
+func TestDamagedDiskCopyFallsBackToRedisAndNewestWins(t *testing.T) {
+	ctx := context.Background()
+	rdb, prefix := storetest.Redis(t, "lastgood")
+	c, err := New(t.TempDir(), rdb, prefix, sealer(t, storetest.TestKey), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Save(ctx, sample(7)); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(c.Path())
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(c.Path(), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Load(ctx)
+	if err != nil || got.Version != 7 {
+		t.Fatalf("damaged disk copy should fall back to Redis: %v %v", got.Version, err)
+	}
+
+	// An older copy in Redis (another instance lagging) loses to a newer file.
+	if err := c.Save(ctx, sample(9)); err != nil {
+		t.Fatal(err)
+	}
+	old := c.sealer.Seal(`{"version":3,"snapshot":"e30=","caller_keys":{}}`, additional)
+	rdb.Set(ctx, prefix+":lastgood", old, 0)
+	if got, err := c.Load(ctx); err != nil || got.Version != 9 {
+		t.Fatalf("newest copy should win: %v %v", got.Version, err)
+	}
+
+	// Sealed with another secret key: unusable everywhere.
+	other, err := New(t.TempDir(), rdb, prefix, sealer(t, strings.Repeat("cd", 32)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Load(ctx); !errors.Is(err, live.ErrNoCache) {
+		t.Fatalf("copies sealed with another key must not load: %v", err)
+	}
+}
+
+func TestDiskOnlyWhenRedisIsAbsent(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c, err := New(dir, nil, "x", sealer(t, storetest.TestKey), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Save(ctx, sample(2)); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != FileName {
+		t.Fatalf("the atomic write left %v", entries)
+	}
+	if got, err := c.Load(ctx); err != nil || got.Version != 2 {
+		t.Fatalf("got %v %v", got.Version, err)
+	}
+}
