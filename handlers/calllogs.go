@@ -62,7 +62,7 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 	cf := calllog.Filter{Caller: f.Caller, Tier: f.Tier, LogicModel: f.LogicModel, Provider: f.Provider,
 		Status: f.Status, ErrorClass: f.ErrorClass, RequestID: f.RequestID, Cursor: f.Cursor}
 	if f.Status != "" && !calllog.ValidStatus(f.Status) {
-		return f, cf, errors.New("status must be ok, upstream_error, rejected or client_cancelled")
+		return f, cf, errors.New("status must be ok, upstream_error, rejected, client_cancelled or interrupted")
 	}
 	if f.RequestID != "" {
 		return f, cf, nil // a request id is exact: search all time

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,7 +16,21 @@ import (
 // headers, a body or SSE events. Everything else happens in the journey.
 type DataPlane struct {
 	Journey *routing.Journey
+	// Cut, when it ends, cuts every request still in flight: the end of
+	// the shutdown grace. The journey then ends streams with an error event
+	// and other requests with a 503, and logs each as interrupted. Nil
+	// never cuts.
+	Cut context.Context
+
+	inFlight atomic.Int64
+	cut      atomic.Int64
 }
+
+// InFlight is how many data-plane requests are being served right now.
+func (d *DataPlane) InFlight() int64 { return d.inFlight.Load() }
+
+// CutCount is how many requests Cut has ended.
+func (d *DataPlane) CutCount() int64 { return d.cut.Load() }
 
 // ChatCompletions serves POST /v1/chat/completions, streamed or not.
 func (d *DataPlane) ChatCompletions(c echo.Context) error {
@@ -34,7 +49,20 @@ func (d *DataPlane) Models(c echo.Context) error {
 
 func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 	r := c.Request()
-	a := d.Journey.Serve(r.Context(), routing.Request{
+	d.inFlight.Add(1)
+	defer d.inFlight.Add(-1)
+	ctx := r.Context()
+	if d.Cut != nil {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(d.Cut, func() {
+			d.cut.Add(1)
+			cancel(routing.ErrShuttingDown)
+		})
+		defer stop()
+	}
+	a := d.Journey.Serve(ctx, routing.Request{
 		Endpoint:       ep,
 		Path:           r.URL.Path,
 		Authorization:  r.Header.Get("Authorization"),

@@ -168,6 +168,29 @@ func (j *Journey) now() time.Time {
 	return time.Now()
 }
 
+// ErrShuttingDown is the cause a server gives a request's context when it
+// cuts the request at the end of its shutdown grace. The journey then
+// answers the caller (an error event on a stream, a 503 otherwise) instead
+// of treating the cancellation as the caller's, and records the call as
+// interrupted.
+var ErrShuttingDown = errors.New("the gateway is shutting down")
+
+// shuttingDown reports whether ctx was cancelled by a shutdown cut.
+func shuttingDown(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), ErrShuttingDown)
+}
+
+// interrupted records the call as cut by this instance's shutdown.
+func (x *exchange) interrupted() {
+	x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusInterrupted, "", codeShuttingDown, http.StatusServiceUnavailable
+}
+
+const codeShuttingDown = "shutting_down"
+
+// msgShuttingDown tells a cut caller what happened and that a retry is safe
+// to send (to another instance).
+const msgShuttingDown = "this gateway instance is shutting down and cut the request when its shutdown grace ran out; send it again"
+
 // Serve runs the journey for one request.
 func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
 	x := &exchange{j: j, ctx: ctx, req: &req, start: j.now()}
@@ -400,7 +423,7 @@ func (x *exchange) finishIdempotency() {
 	defer cancel()
 	cp := x.capture
 	keep := cp.status == http.StatusOK || (cp.status == http.StatusBadRequest && x.rec.Status == record.StatusUpstreamError)
-	if !keep || x.rec.Status == record.StatusClientCancelled {
+	if !keep || x.rec.Status == record.StatusClientCancelled || x.rec.Status == record.StatusInterrupted {
 		if err := x.j.Idem.Abandon(ctx, *x.claim); err != nil {
 			x.j.Log.Warn("idempotency abandon failed", "err", err, "request_id", x.rec.RequestID)
 		}
@@ -666,6 +689,12 @@ func (x *exchange) failed(f *Failure) {
 	h.Set("X-Switchyard-Attempts", strconv.Itoa(len(x.trail.Attempts)))
 	x.rec.ErrorCode, x.rec.ErrorClass = f.Code, string(f.Class)
 	switch {
+	case f.Class == adapter.ClassCancelled && shuttingDown(x.ctx):
+		// The caller is still there: tell it, and that a retry is safe.
+		x.interrupted()
+		h.Set("Retry-After", "1")
+		x.writeBody(http.StatusServiceUnavailable, "application/json", ErrorJSON(http.StatusServiceUnavailable, codeShuttingDown, msgShuttingDown, nil))
+		return
 	case f.Class == adapter.ClassCancelled:
 		x.rec.Status, x.rec.HTTPStatus = record.StatusClientCancelled, 499
 		x.a.Status, x.a.Silent = 499, true // nobody is listening

@@ -152,6 +152,11 @@ func (s *Stream) Next() ([]byte, error) {
 	case errors.Is(s.endErr, io.EOF):
 		x.rec.Status = record.StatusOK
 		return s.event([]byte("[DONE]")), nil
+	case shuttingDown(x.ctx):
+		// Cut at the end of the shutdown grace: the caller gets an error
+		// event, never a silent EOF.
+		x.interrupted()
+		return s.event(ErrorJSON(http.StatusServiceUnavailable, codeShuttingDown, msgShuttingDown, nil)), nil
 	case x.ctx.Err() != nil:
 		return nil, io.EOF // the client went away; end() records it
 	}
@@ -186,7 +191,7 @@ func (s *Stream) end(sendErr error) {
 		}
 		s.committed.Close(sendErr)
 	}
-	if x.ctx.Err() != nil || (sendErr != nil && x.rec.Status != record.StatusOK) {
+	if x.rec.Status != record.StatusInterrupted && (x.ctx.Err() != nil || (sendErr != nil && x.rec.Status != record.StatusOK)) {
 		// The client went away: the upstream request was cancelled with
 		// the context; record what was used so far.
 		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, string(adapter.ClassCancelled), "client_cancelled", 499

@@ -11,6 +11,9 @@ const (
 	StatusUpstreamError   = "upstream_error"
 	StatusRejected        = "rejected"
 	StatusClientCancelled = "client_cancelled"
+	// StatusInterrupted is a call this gateway cut itself: a stream still
+	// open when the shutdown grace ran out.
+	StatusInterrupted = "interrupted"
 )
 
 // Call is one call-log row: what the journey records about one request.
@@ -34,7 +37,7 @@ type Call struct {
 	DeploymentID      *int64          `json:"deployment_id,omitempty"`
 	Provider          string          `json:"provider,omitempty"`
 	KeyFingerprint    string          `json:"key_fingerprint,omitempty"`
-	Status            string          `json:"status"` // StatusOK, StatusUpstreamError, StatusRejected or StatusClientCancelled
+	Status            string          `json:"status"` // one of the Status constants
 	ErrorClass        string          `json:"error_class,omitempty"`
 	ErrorCode         string          `json:"error_code,omitempty"`
 	HTTPStatus        int             `json:"http_status"`
@@ -56,7 +59,7 @@ type Call struct {
 // ValidStatus reports whether s is one of the call statuses.
 func ValidStatus(s string) bool {
 	switch s {
-	case StatusOK, StatusUpstreamError, StatusRejected, StatusClientCancelled:
+	case StatusOK, StatusUpstreamError, StatusRejected, StatusClientCancelled, StatusInterrupted:
 		return true
 	}
 	return false

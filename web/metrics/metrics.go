@@ -38,7 +38,7 @@ func New(gauges map[string]func() float64) *Metrics {
 	m := &Metrics{
 		Registry: r,
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_requests_total",
-			Help: "Data-plane requests by caller, tier, logic model, status (ok|upstream_error|rejected|client_cancelled) and error class."},
+			Help: "Data-plane requests by caller, tier, logic model, status (ok|upstream_error|rejected|client_cancelled|interrupted) and error class."},
 			[]string{"caller", "tier", "model", "status", "class"}),
 		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_request_duration_seconds",
 			Help: "Data-plane request latency, arrival to last byte.", Buckets: latency}, []string{"tier", "status"}),

@@ -262,6 +262,8 @@ func ExplainRejection(code, class, caller, tier string) string {
 		return "The request's time budget ran out (HTTP 504)."
 	case "client_cancelled":
 		return "The client went away before an answer was sent."
+	case "shutting_down":
+		return "This gateway instance was shutting down and cut the request when its shutdown grace ran out; the caller got an error telling it to retry."
 	case "":
 		return "Rejected by Switchyard; no error code was recorded."
 	}

@@ -116,6 +116,7 @@ var Statuses = []components.Option{
 	{Value: record.StatusUpstreamError, Label: "upstream error"},
 	{Value: record.StatusRejected, Label: "rejected by us"},
 	{Value: record.StatusClientCancelled, Label: "client cancelled"},
+	{Value: record.StatusInterrupted, Label: "interrupted by shutdown"},
 }
 
 // Tiers are the tier choices of the filter.
@@ -182,6 +183,8 @@ func StatusBadge(s string) (kind, text string) {
 		return "warn", "rejected"
 	case record.StatusClientCancelled:
 		return "", "client cancelled"
+	case record.StatusInterrupted:
+		return "warn", "interrupted"
 	}
 	return "", s
 }
