@@ -16,6 +16,7 @@ func (s *Server) routes(opts Options) {
 	e, h := s.Echo, s.h
 
 	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
 	e.GET("/static/*", staticHandler())
 	if opts.Metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(opts.Metrics))

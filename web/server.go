@@ -33,6 +33,13 @@ type Options struct {
 	// Onboarding is the wizard with its catalogue; nil uses the built-in
 	// catalogue.
 	Onboarding *handlers.Onboarding
+	// Health, when set, adds the instance's state to /healthz (PostgreSQL,
+	// where the configuration came from, draining).
+	Health func(ctx context.Context) HealthDetail
+	// Offline, when it returns a sentence, closes the console and the
+	// admin API with that sentence (PostgreSQL is unreachable; the data
+	// plane goes on from the last-known-good version).
+	Offline func() string
 }
 
 // Server is the HTTP server of one Switchyard instance.
@@ -44,6 +51,7 @@ type Server struct {
 	sessions *scs.SessionManager
 	log      *slog.Logger
 	ready    func() bool
+	health   func(ctx context.Context) HealthDetail
 }
 
 // NewSessions returns the console session manager, stored in PostgreSQL so
@@ -71,6 +79,10 @@ func New(h *handlers.Handler, dp *handlers.DataPlane, st *store.Store, sm *scs.S
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{Echo: e, h: h, dp: dp, store: st, sessions: sm, log: log, ready: ready}
 	e.HTTPErrorHandler = s.errorHandler
+	if opts.Offline != nil {
+		e.Pre(offlineGate(opts.Offline))
+	}
+	s.health = opts.Health
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 		log.Error("panic recovered", "err", err, "path", c.Path(), "stack", string(stack))
 		return err
@@ -166,19 +178,6 @@ func mutating(method string) bool {
 		return false
 	}
 	return true
-}
-
-// healthz answers 200 once the instance is ready and PostgreSQL answers.
-func (s *Server) healthz(c echo.Context) error {
-	if s.ready != nil && !s.ready() {
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "starting"})
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
-	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "postgres": "unreachable"})
-	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // errorHandler renders errors as JSON for APIs and as a page for the console.

@@ -14,20 +14,23 @@ import (
 // Config is everything the binary reads from its environment. The README
 // documents every variable.
 type Config struct {
-	Addr          string // SWITCHYARD_ADDR
-	DatabaseURL   string // SWITCHYARD_DATABASE_URL
-	RedisURL      string // SWITCHYARD_REDIS_URL
-	RedisPrefix   string // SWITCHYARD_REDIS_PREFIX
-	SecretKey     string // SWITCHYARD_SECRET_KEY (or SWITCHYARD_SECRET_KEY_FILE)
-	AdminUser     string // SWITCHYARD_ADMIN_USER
-	AdminPassword string // SWITCHYARD_ADMIN_PASSWORD
-	PublicURL     string // SWITCHYARD_PUBLIC_URL
-	Role          string // APP_ROLE: api | worker | all
-	CookieSecure  bool   // SWITCHYARD_COOKIE_SECURE
-	LogLevel      string // SWITCHYARD_LOG_LEVEL
-	LogFormat     string // SWITCHYARD_LOG_FORMAT: json | text
-	SpillDir      string // SWITCHYARD_SPILL_DIR
-	TimeZone      string // SWITCHYARD_TIMEZONE
+	Addr          string        // SWITCHYARD_ADDR
+	DatabaseURL   string        // SWITCHYARD_DATABASE_URL
+	RedisURL      string        // SWITCHYARD_REDIS_URL
+	RedisPrefix   string        // SWITCHYARD_REDIS_PREFIX
+	SecretKey     string        // SWITCHYARD_SECRET_KEY (or SWITCHYARD_SECRET_KEY_FILE)
+	AdminUser     string        // SWITCHYARD_ADMIN_USER
+	AdminPassword string        // SWITCHYARD_ADMIN_PASSWORD
+	PublicURL     string        // SWITCHYARD_PUBLIC_URL
+	Role          string        // APP_ROLE: api | worker | all
+	CookieSecure  bool          // SWITCHYARD_COOKIE_SECURE
+	LogLevel      string        // SWITCHYARD_LOG_LEVEL
+	LogFormat     string        // SWITCHYARD_LOG_FORMAT: json | text
+	SpillDir      string        // SWITCHYARD_SPILL_DIR
+	CacheDir      string        // SWITCHYARD_CONFIG_CACHE_DIR (default: lastgood beside the spill dir)
+	ShutdownGrace time.Duration // SWITCHYARD_SHUTDOWN_GRACE (0: the longest tier timeout, capped)
+	DrainDelay    time.Duration // SWITCHYARD_DRAIN_DELAY
+	TimeZone      string        // SWITCHYARD_TIMEZONE
 	Retention     time.Duration
 	MaxBody       int64         // SWITCHYARD_MAX_BODY_BYTES
 	ReloadEvery   time.Duration // SWITCHYARD_RELOAD_INTERVAL
@@ -60,6 +63,7 @@ func loadConfig() (Config, error) {
 		LogLevel:      env("SWITCHYARD_LOG_LEVEL", "info"),
 		LogFormat:     env("SWITCHYARD_LOG_FORMAT", "json"),
 		SpillDir:      env("SWITCHYARD_SPILL_DIR", "./.dev/spill"),
+		CacheDir:      env("SWITCHYARD_CONFIG_CACHE_DIR", ""),
 		TimeZone:      env("SWITCHYARD_TIMEZONE", "UTC"),
 		CatalogFile:   env("SWITCHYARD_CATALOG_FILE", ""),
 		SandboxURL:    env("SWITCHYARD_SANDBOX_URL", ""),
@@ -103,6 +107,14 @@ func loadConfig() (Config, error) {
 	parseInt("SWITCHYARD_MAX_INFLIGHT", 0, &inflight)
 	c.InstanceCap = int(inflight)
 	parseDur("SWITCHYARD_RELOAD_INTERVAL", time.Second, &c.ReloadEvery)
+	parseDur("SWITCHYARD_SHUTDOWN_GRACE", 0, &c.ShutdownGrace)
+	if v := env("SWITCHYARD_DRAIN_DELAY", ""); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errs = append(errs, "SWITCHYARD_DRAIN_DELAY must be a duration such as 0s or 5s")
+		}
+		c.DrainDelay = d
+	}
 	parseDur("SWITCHYARD_IDEMPOTENCY_TTL", 24*time.Hour, &c.IdemTTL)
 	parseDur("SWITCHYARD_PROBE_INTERVAL", 60*time.Second, &c.ProbeEvery)
 	parseDur("SWITCHYARD_HEALTH_WINDOW", 5*time.Minute, &c.Health.Window)

@@ -58,20 +58,32 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL, sealer)
+	st, err := store.Connect(cfg.DatabaseURL, sealer)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	schema, err := st.Migrate()
-	if err != nil {
-		return err
+	// PostgreSQL may be down at start: an instance that loaded a version
+	// before serves its last-known-good copy and finishes starting (schema,
+	// first admin) when PostgreSQL answers.
+	finishStart := func(ctx context.Context) (string, error) {
+		schema, err := st.Migrate()
+		if err != nil {
+			return "", err
+		}
+		log.Info("schema ready", "version", schema)
+		return bootstrapAdmin(ctx, st, cfg)
 	}
-	log.Info("schema ready", "version", schema)
-
-	login, err := bootstrapAdmin(ctx, st, cfg)
-	if err != nil {
-		return err
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	pgErr := st.Ping(pctx)
+	cancel()
+	login := "PostgreSQL is unreachable: the console opens when it answers."
+	if pgErr == nil {
+		if login, err = finishStart(ctx); err != nil {
+			return err
+		}
+	} else {
+		log.Error("PostgreSQL is unreachable at start; trying the last-known-good configuration", "err", pgErr)
 	}
 
 	rdb, err := newRedis(cfg.RedisURL)
@@ -84,11 +96,29 @@ func run(ctx context.Context) error {
 		Store: st, Redis: rdb, RedisPrefix: cfg.RedisPrefix, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody,
 		InstanceCap: cfg.InstanceCap, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery,
 		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: cfg.Role != "worker",
-		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL,
+		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL, Sealer: sealer, CacheDir: cfg.CacheDir,
 		Worker: gateway.WorkerOptions{RunJobs: cfg.Role != "api", ProbeEvery: cfg.ProbeEvery, Retention: cfg.Retention, Health: cfg.Health},
 	})
 	if err != nil {
 		return err
+	}
+	// Not ready until loaded: the listener opens only once a version (or
+	// the cached one) is in place, so a restart has no window of "nothing
+	// has been published yet".
+	if err := gw.LoadInitial(ctx); err != nil {
+		if pgErr != nil {
+			return fmt.Errorf("%w (PostgreSQL: %v)", err, pgErr)
+		}
+		return err
+	}
+	if pgErr != nil {
+		gw.OnPostgresBack = func(ctx context.Context) error {
+			msg, err := finishStart(ctx)
+			if err == nil {
+				log.Info("PostgreSQL answers: start finished", "login", msg)
+			}
+			return err
+		}
 	}
 	gw.Start(ctx)
 	var handler http.Handler = gw.Server.Echo
@@ -120,13 +150,42 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	return shutdown(gw, httpSrv, cfg, log)
+}
+
+// shutdown drains the instance: readiness turns 503 at once, the listener
+// closes after the drain delay, in-flight requests get the grace to finish,
+// what is still open is cut (streams end with an error event) and every
+// call-log row is written or spilled before the process exits.
+func shutdown(gw *gateway.Gateway, srv *http.Server, cfg Config, log *slog.Logger) error {
+	gw.BeginDrain()
+	grace := cfg.ShutdownGrace
+	if grace == 0 {
+		grace = gateway.DefaultGrace(gw.Holder.Current())
+	}
+	log.Info("shutting down: readiness is 503, draining", "in_flight", gw.InFlight(), "grace", grace.String(), "drain_delay", cfg.DrainDelay.String())
+	time.Sleep(cfg.DrainDelay) // let load balancers see /readyz fail
+	start := time.Now()
+	// Shutdown closes the listeners and idle connections and waits for
+	// active ones; the data plane is drained (and cut) beside it.
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), grace+10*time.Second)
+		defer cancel()
+		done <- srv.Shutdown(ctx)
+	}()
+	gctx, cancel := context.WithTimeout(context.Background(), grace)
+	waited, cut := gw.Drain(gctx, 5*time.Second)
+	cancel()
+	err := <-done
+	log.Info("in-flight requests done", "waited_for", waited, "cut_at_grace", cut, "took", time.Since(start).Round(time.Millisecond).String())
+	cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	err = httpSrv.Shutdown(sctx)
-	if cerr := gw.Close(sctx); cerr != nil && err == nil {
+	if cerr := gw.Close(cctx); cerr != nil && err == nil {
 		err = cerr
 	}
+	st := gw.CallLog.Stats()
+	log.Info("call log flushed", "written", st.Written, "spilled", st.Spilled, "lost", st.Lost)
 	return err
 }
 

@@ -8,13 +8,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -29,11 +32,13 @@ import (
 	"switchyard/routing/live"
 	"switchyard/store"
 	"switchyard/store/calllog"
+	"switchyard/store/lastgood"
 	"switchyard/store/redis/breakerboard"
 	"switchyard/store/redis/idempotency"
 	"switchyard/store/redis/keypool"
 	"switchyard/store/redis/limits"
 	"switchyard/store/redis/loadcount"
+	"switchyard/store/secrets"
 	"switchyard/web"
 	"switchyard/web/metrics"
 )
@@ -65,6 +70,11 @@ type Options struct {
 	// Worker configures health scoring and the singleton jobs; its RunJobs
 	// runs the jobs (APP_ROLE worker or all).
 	Worker WorkerOptions
+	// Sealer seals the last-known-good configuration copy; with CacheDir
+	// (default: "lastgood" beside SpillDir) it enables starting while
+	// PostgreSQL is unreachable.
+	Sealer   *secrets.Sealer
+	CacheDir string
 }
 
 // Gateway is one assembled instance.
@@ -91,6 +101,12 @@ type Gateway struct {
 	store    *store.Store
 	wg       sync.WaitGroup
 	stop     context.CancelFunc
+	draining atomic.Bool
+	cutNow   context.CancelFunc
+	pgDown   atomic.Bool // the last PostgreSQL check failed
+	// OnPostgresBack runs once when PostgreSQL answers after the instance
+	// started without it (migrations, the first admin); set before Start.
+	OnPostgresBack func(context.Context) error
 }
 
 // Adapters are the implemented protocols (adapter.All).
@@ -149,6 +165,17 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.CallLog = w
 	g.Loader = &live.Loader{Source: o.Store, Holder: g.Holder, Log: log, Interval: o.ReloadInterval}
+	if o.Sealer != nil {
+		dir := o.CacheDir
+		if dir == "" {
+			dir = filepath.Join(filepath.Dir(filepath.Clean(o.SpillDir)), "lastgood")
+		}
+		cache, err := lastgood.New(dir, o.Redis, o.RedisPrefix, o.Sealer, log)
+		if err != nil {
+			return nil, err
+		}
+		g.Loader.Cache = cache
+	}
 	degraded := func() float64 {
 		if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() {
 			return 1
@@ -167,6 +194,24 @@ func New(o Options) (*Gateway, error) {
 			return 0
 		},
 		"switchyard_goroutines_dataplane": func() float64 { return float64(runtime.NumGoroutine()) },
+		"switchyard_config_from_cache": func() float64 {
+			if cached, _ := g.Loader.FromCache(); cached {
+				return 1
+			}
+			return 0
+		},
+		"switchyard_postgres_unreachable": func() float64 {
+			if g.pgDown.Load() {
+				return 1
+			}
+			return 0
+		},
+		"switchyard_draining": func() float64 {
+			if g.draining.Load() {
+				return 1
+			}
+			return 0
+		},
 	})
 	g.Loader.OnSwap = func(rt *config.Runtime) {
 		g.Metrics.Live.Set(float64(rt.Version))
@@ -182,13 +227,16 @@ func New(o Options) (*Gateway, error) {
 		Admit:   func(batch bool) (func(), bool) { return g.Load.AdmitInstance(classOf(batch)) },
 		MaxBody: o.MaxBody, Log: log,
 	}
-	g.Data = &handlers.DataPlane{Journey: g.Journey}
+	var cut context.Context
+	cut, g.cutNow = context.WithCancel(context.Background())
+	g.Data = &handlers.DataPlane{Journey: g.Journey, Cut: cut}
 	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
 	g.Console = &handlers.Handler{Store: o.Store, Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
 		Keys: keyStates{g.Keys}, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
 	cat, catErr := loadCatalog(o, log)
 	wizard := handlers.NewOnboarding(g.Console, cat, catErr, &onboarding.Verifier{Adapters: Adapters(), Client: UpstreamClient()})
-	g.Server = web.New(g.Console, g.Data, o.Store, g.Sessions, log, g.Holder.Loaded, web.Options{CookieSecure: o.CookieSecure, Metrics: g.Metrics.Handler(), Onboarding: wizard})
+	g.Server = web.New(g.Console, g.Data, o.Store, g.Sessions, log, g.Ready, web.Options{CookieSecure: o.CookieSecure, Metrics: g.Metrics.Handler(), Onboarding: wizard,
+		Health: g.health, Offline: g.offline})
 	o.Worker.Prefix = o.RedisPrefix
 	g.Worker = g.AttachWorker(o.Store, o.Worker)
 	return g, nil
@@ -220,6 +268,9 @@ func classOf(batch bool) loadcount.Class {
 // notices are the instance-wide warnings on every console page.
 func (g *Gateway) notices() []string {
 	var out []string
+	if cached, at := g.Loader.FromCache(); cached {
+		out = append(out, fmt.Sprintf("PostgreSQL has not answered since this instance started: it serves the last-known-good configuration version %d, cached %s.", g.Holder.Current().Version, at.Format(time.RFC3339)))
+	}
 	if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() {
 		out = append(out, "Redis is unreachable: rate limits, key states and load counters are enforced per instance until it returns.")
 	}
@@ -240,6 +291,8 @@ func (g *Gateway) Start(ctx context.Context) {
 	go func() { defer g.wg.Done(); _ = g.Reporter.Run(ctx) }()
 	g.wg.Add(1)
 	go func() { defer g.wg.Done(); g.Worker.Run(ctx) }()
+	g.wg.Add(1)
+	go func() { defer g.wg.Done(); g.watchPostgres(ctx, 2*time.Second, g.OnPostgresBack) }()
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
