@@ -334,11 +334,20 @@ func (g *Gateway) Close(ctx context.Context) error {
 	return g.CallLog.Close(ctx)
 }
 
-// WorkerHandler serves what a worker-only process exposes: /healthz and
-// /metrics.
+// WorkerHandler serves what a worker-only process exposes: /healthz,
+// /readyz and /metrics.
 func (g *Gateway) WorkerHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", g.Metrics.Handler())
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if g.draining.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"status":"not ready"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"status":"ready"}`))
+	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
 		defer cancel()
