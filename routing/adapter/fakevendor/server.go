@@ -278,7 +278,7 @@ func (c *call) begin() bool {
 	case c.proto == protoAnthropic && c.r.Header.Get("Anthropic-Version") == "":
 		c.fail(apiErr{kind: errInvalid, status: http.StatusBadRequest, msg: "anthropic-version: header is required"})
 	case f.Status >= 400:
-		c.fail(apiErr{kind: errStatus, status: f.Status})
+		c.fail(apiErr{kind: errStatus, status: f.Status, msg: f.ErrorMessage})
 	case c.model != "" && s.allowed != nil && !s.allowed[c.model]:
 		c.fail(apiErr{kind: errNotFound, status: http.StatusNotFound})
 	default:
