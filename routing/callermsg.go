@@ -2,6 +2,7 @@ package routing
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -58,6 +59,23 @@ type Told struct {
 	MidStream bool
 	// Steps is what the chain did, in our words.
 	Steps []ToldStep
+	// Dimension is our own finding that ended the request: an embedding of
+	// the wrong size (the caller may have asked for dimensions the model
+	// does not support).
+	Dimension *DimensionMismatch
+}
+
+// DimensionMismatch is an embedding deployment that returned a vector of
+// the wrong size.
+type DimensionMismatch struct {
+	Deployment string // the deployment's label
+	Model      string // the logic model
+	Got, Want  int    // dimensions
+	Input      int    // index of the input
+}
+
+func (d *DimensionMismatch) Error() string {
+	return fmt.Sprintf("deployment %s returned a %d-dimensional vector for input %d; logic model %s expects %d", d.Deployment, d.Got, d.Input, d.Model, d.Want)
 }
 
 // ToldStep is one step of the chain as the caller is told it: a skip with
@@ -116,6 +134,10 @@ func (t Told) Text(requestID string) string {
 		b.WriteString(" (request id ")
 		b.WriteString(requestID)
 		b.WriteString(")")
+	}
+	if t.Dimension != nil && t.Code == ToldUpstreamFailed {
+		b.WriteString("; ")
+		b.WriteString(t.Dimension.Error())
 	}
 	switch t.Code {
 	case ToldNoModel, ToldBudgetSpent, ToldUpstreamFailed:
@@ -224,6 +246,7 @@ func toldFailure(ue *adapter.Error, p *Plan, tr *Trail) Told {
 	}
 	t := Told{Code: ToldUpstreamFailed, Class: ue.Class, Steps: toldSteps(tr)}
 	t.Model, t.Tier = toldTarget(p)
+	errors.As(ue, &t.Dimension)
 	if t.Model == "" {
 		// A tier: name the logic model the last failure was on.
 		for i := len(tr.Attempts) - 1; i >= 0; i-- {

@@ -151,3 +151,14 @@ func TestCallerToldNamesTheChainInOurWords(t *testing.T) {
 		t.Errorf("empty tier: %q", got)
 	}
 }
+
+func TestCallerToldDimensionMismatchInOurWords(t *testing.T) {
+	dm := &DimensionMismatch{Deployment: "emb on pa (e-a)", Model: "emb", Got: 1536, Want: 8}
+	ue := &adapter.Error{Class: adapter.ClassServer, Message: dm.Error(), Err: dm}
+	tr := &Trail{Attempts: []Attempt{{Model: "emb", Deployment: "emb on pa (e-a)", Provider: "pa", Key: "sk-…AAAA", Outcome: "failed", Class: "server", Reason: dm.Error()}}}
+	got := final(ue, explicitPlan("emb"), tr).Text("r4")
+	want := "the upstream for logic model emb failed: upstream_server (request id r4); deployment emb on pa (e-a) returned a 1536-dimensional vector for input 0; logic model emb expects 8; the chain: emb on pa/e-a: server"
+	if got != want {
+		t.Fatalf("\n got %q\nwant %q", got, want)
+	}
+}
