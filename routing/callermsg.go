@@ -229,12 +229,6 @@ func callerSkip(r reason.Reason) string {
 	return r.String()
 }
 
-// callerCaused reports the classes the caller caused, whose vendor message
-// the caller needs to fix the request.
-func callerCaused(c adapter.Class) bool {
-	return c == adapter.ClassBadRequest || c == adapter.ClassContentFilter
-}
-
 // toldFailure is what the caller is told when ue ended the request: the
 // vendor's message for a failure the caller caused, our words otherwise.
 func toldFailure(ue *adapter.Error, p *Plan, tr *Trail) Told {
