@@ -180,7 +180,8 @@ func (e *Executor) Embed(ctx context.Context, p *Plan, call Call, req EmbedReque
 		if want := wantDim(d.Model, req.Dimensions); want > 0 {
 			for i, v := range vecs {
 				if len(v) != want {
-					return &adapter.Error{Class: adapter.ClassServer, Message: fmt.Sprintf("deployment %s returned a %d-dimensional vector for input %d; logic model %s expects %d", d.Label(), len(v), i, d.Model.Code, want)}
+					dm := &DimensionMismatch{Deployment: d.Label(), Model: d.Model.Code, Got: len(v), Want: want, Input: i}
+					return &adapter.Error{Class: adapter.ClassServer, Message: dm.Error(), Err: dm}
 				}
 			}
 		}

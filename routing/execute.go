@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"switchyard/routing/adapter"
@@ -68,18 +67,23 @@ type Served struct {
 	Attempts       int
 }
 
-// Failure is what the caller is told when nothing succeeded.
+// Failure is what the caller is told when nothing succeeded: an HTTP
+// status and OpenAI error code, and the message as data (Told), rendered
+// by Text once the request id is known.
 type Failure struct {
 	Status     int
 	Code       string
-	Message    string
+	Told       Told
 	Class      adapter.Class
 	RetryAfter time.Duration
 	// NoRetry asks clients not to retry (x-should-retry: false).
 	NoRetry bool
 }
 
-func (f *Failure) Error() string { return f.Code + ": " + f.Message }
+// Text is the caller's error message, naming requestID.
+func (f *Failure) Text(requestID string) string { return f.Told.Text(requestID) }
+
+func (f *Failure) Error() string { return f.Code + ": " + f.Told.Text("") }
 
 // attemptFn makes one call. It runs under the attempt's context; a nil
 // error means the deployment served and its finish func (if any) will be
@@ -122,7 +126,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 		remaining := call.Deadline.Sub(e.now())
 		if remaining <= 0 {
 			return Served{}, nil, &Failure{Status: http.StatusGatewayTimeout, Code: "timeout", Class: adapter.ClassTimeout,
-				Message: "the request's time budget ran out after " + fmt.Sprint(attempts) + " attempt(s); " + describe(p, tr)}
+				Told: toldChain(ToldBudgetSpent, p, tr, attempts)}
 		}
 		ad := e.Adapters[d.Provider.Protocol]
 		if ad == nil {
@@ -245,7 +249,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 	}
 	if last == nil {
 		return Served{}, nil, &Failure{Status: http.StatusServiceUnavailable, Code: "no_available_model", Class: "",
-			Message: "no model is available for " + p.Target.Name() + ": " + describe(p, tr), RetryAfter: 5 * time.Second}
+			Told: toldChain(ToldNoModel, p, tr, attempts), RetryAfter: 5 * time.Second}
 	}
 	return Served{}, nil, final(last, p, tr)
 }
@@ -309,26 +313,16 @@ func keyFault(ue *adapter.Error) KeyFault {
 }
 
 func cancelled(ctx context.Context) *Failure {
-	return &Failure{Status: 499, Code: "client_cancelled", Class: adapter.ClassCancelled, Message: "the client went away: " + context.Cause(ctx).Error()}
+	return &Failure{Status: 499, Code: "client_cancelled", Class: adapter.ClassCancelled, Told: Told{Code: ToldCancelled, Class: adapter.ClassCancelled}}
 }
 
-// final turns the last failure into what the caller sees (the failure-classification table).
+// final turns the last failure into what the caller sees (the
+// failure-classification table); toldFailure decides the words.
 func final(ue *adapter.Error, p *Plan, tr *Trail) *Failure {
 	pol := ue.Class.Policy()
-	f := &Failure{Status: pol.Status, Code: pol.Code, Class: ue.Class, RetryAfter: ue.RetryAfter}
+	f := &Failure{Status: pol.Status, Code: pol.Code, Class: ue.Class, RetryAfter: ue.RetryAfter, Told: toldFailure(ue, p, tr)}
 	switch ue.Class {
-	case adapter.ClassContentFilter:
-		f.Message = "the vendor's content filter blocked this request"
-		if ue.Message != "" {
-			f.Message += ": " + ue.Message
-		}
-		f.NoRetry = true
-		return f
-	case adapter.ClassBadRequest:
-		f.Message = "the vendor refused the request"
-		if ue.Message != "" {
-			f.Message += ": " + ue.Message
-		}
+	case adapter.ClassContentFilter, adapter.ClassBadRequest:
 		f.NoRetry = true
 		return f
 	case adapter.ClassAuth, adapter.ClassBilling:
@@ -339,51 +333,21 @@ func final(ue *adapter.Error, p *Plan, tr *Trail) *Failure {
 			f.RetryAfter = 5 * time.Second
 		}
 	}
-	f.Message = "every candidate failed for " + p.Target.Name() + ": " + describe(p, tr)
 	return f
 }
 
-// describe lists every candidate and deployment with its skip reason or its
-// failure, in chain order, for the caller's error message.
-func describe(p *Plan, tr *Trail) string {
-	var parts []string
-	for _, s := range tr.Skips {
-		what := s.Model
-		if s.Deployment != "" {
-			what += " on " + s.Deployment
-		}
-		parts = append(parts, what+": skipped, "+s.Reason.String())
+// toldChain is a failure told as the chain's steps: nothing could be tried
+// (ToldNoModel) or the time budget ran out (ToldBudgetSpent).
+func toldChain(code ToldCode, p *Plan, tr *Trail, attempts int) Told {
+	t := Told{Code: code, Attempts: attempts, Steps: toldSteps(tr)}
+	t.Model, t.Tier = toldTarget(p)
+	if code == ToldBudgetSpent {
+		t.Class = adapter.ClassTimeout
 	}
-	for _, a := range tr.Attempts {
-		what := a.Model + " on " + a.Provider + "/" + strings.TrimSuffix(strings.TrimPrefix(a.Deployment[strings.LastIndex(a.Deployment, "(")+1:], ""), ")")
-		switch a.Outcome {
-		case "skipped":
-			if a.Skip != nil {
-				parts = append(parts, what+": skipped, "+a.Skip.String())
-			} else {
-				parts = append(parts, what+": skipped, "+a.Reason)
-			}
-		case "failed":
-			s := what + ": " + a.Class
-			if a.Status != 0 {
-				s += fmt.Sprintf(" (HTTP %d)", a.Status)
-			}
-			if a.Key != "" {
-				s += " with key " + a.Key
-			}
-			if a.Reason != "" {
-				s += ", " + truncate(a.Reason, 160)
-			}
-			parts = append(parts, s)
-		}
+	if p.Tier != nil && len(p.Tier.Levels) == 0 && p.Target.Explicit == nil {
+		t.Group = p.Group.Name
 	}
-	if len(parts) == 0 {
-		if p.Tier != nil && len(p.Tier.Levels) == 0 && p.Target.Explicit == nil {
-			return "tier " + string(p.Target.Tier) + " of route group " + p.Group.Name + " has no candidates"
-		}
-		return "nothing in the chain"
-	}
-	return strings.Join(parts, "; ")
+	return t
 }
 
 func truncate(s string, n int) string {

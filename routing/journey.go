@@ -710,7 +710,7 @@ func (x *exchange) failed(f *Failure) {
 	if f.NoRetry {
 		h.Set("x-should-retry", "false")
 	}
-	x.writeError(f.Status, f.Code, f.Message, nil)
+	x.writeError(f.Status, f.Code, f.Text(x.rec.RequestID), nil)
 }
 
 func countAttempts(tr Trail) int {

@@ -162,11 +162,8 @@ func (s *Stream) Next() ([]byte, error) {
 	}
 	// An upstream failure after the first chunk.
 	class := adapter.ClassOf(s.endErr)
-	msg := "the upstream stream failed after it started: " + s.endErr.Error()
+	msg := toldMidStream(s.endErr, s.committed.Served.Deployment.Model.Code).Text(x.rec.RequestID)
 	code := class.Policy().Code
-	if class == adapter.ClassContentFilter {
-		msg = "the vendor's content filter stopped the answer"
-	}
 	x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, string(class), code
 	d := s.committed.Served.Deployment
 	x.trail.Attempts = append(x.trail.Attempts, Attempt{Model: d.Model.Code, DeploymentID: d.ID,

@@ -368,15 +368,15 @@ func TestEverythingFailsListsEveryStep(t *testing.T) {
 		t.Fatalf("want 502 upstream_error, got %+v", f)
 	}
 	for _, m := range []string{"main on pa/m-a", "main on pb/m-b", "canary on pb/c-b", "backup on pa/bk-a"} {
-		if !strings.Contains(f.Message, m) {
-			t.Errorf("message misses %q: %s", m, f.Message)
+		if !strings.Contains(f.Error(), m) {
+			t.Errorf("message misses %q: %s", m, f.Error())
 		}
 	}
 	// All skipped: 503 no_available_model naming each skip reason.
 	rt2 := world(t, func(s *config.Snapshot) { s.LogicModels[2].Deployments[0].Enabled = false })
 	var tr2 Trail
 	_, f = ex.Chat(context.Background(), plan(t, rt2, "deep", chat(), nil), Call{Deadline: time.Now().Add(time.Second)}, &adapter.ChatRequest{}, &tr2)
-	if f == nil || f.Status != 503 || f.Code != "no_available_model" || !strings.Contains(f.Message, "backup on pa/bk-a: skipped, disabled") {
+	if f == nil || f.Status != 503 || f.Code != "no_available_model" || !strings.Contains(f.Error(), "backup on pa/bk-a: skipped, disabled") {
 		t.Fatalf("all skipped: %+v", f)
 	}
 }
@@ -477,7 +477,7 @@ func TestEmbedBatchesInOrderAndChecksDimension(t *testing.T) {
 		}
 	}
 	_, f = ex.Embed(context.Background(), plan(t, rt, "fast", Needs{Kind: config.KindEmbedding}, nil), Call{Deadline: time.Now().Add(time.Second)}, EmbedRequest{Inputs: inputs, Dimensions: 8}, &Trail{})
-	if f == nil || !strings.Contains(f.Message, "emb on pa (e-a)") || !strings.Contains(f.Message, "expects 8") {
+	if f == nil || !strings.Contains(f.Error(), "emb on pa (e-a)") || !strings.Contains(f.Error(), "expects 8") {
 		t.Fatalf("dimension mismatch: %+v", f)
 	}
 }
@@ -563,7 +563,7 @@ func TestPlanSkipsOpenBreakersAndUnusableKeys(t *testing.T) {
 	st.Keys = blockedKeys{11: reason.KeysCooling, 12: reason.KeysCooling, 21: reason.KeysQuarantined}
 	p2 := plan(t, rt, "standard", chat(), st)
 	f := ex.Unavailable(p2, &Trail{})
-	if f == nil || f.Code != "no_available_model" || !strings.Contains(f.Message, "backup on pa/bk-a: skipped, all keys cooling") {
+	if f == nil || f.Code != "no_available_model" || !strings.Contains(f.Error(), "backup on pa/bk-a: skipped, all keys cooling") {
 		t.Fatalf("nothing to try: %+v", f)
 	}
 }

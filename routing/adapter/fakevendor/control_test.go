@@ -112,6 +112,7 @@ func TestFaultJSONRoundTrip(t *testing.T) {
 		Status: 503, RetryAfter: 1500 * time.Millisecond, Latency: time.Second, FirstChunkDelay: 2 * time.Millisecond,
 		InterChunkDelay: 3 * time.Microsecond, CutAfterChunks: -1, ErrorAfterChunks: 2, ContentFilter: true, OversizedLine: 70000,
 		NoUsage: true, FailTimes: 3, ShuffleEmbeddings: true, Dimension: 8, CachedTokens: 9, ReplyChunks: 10,
+		ErrorMessage: "too long", ErrorCode: "context_length_exceeded",
 	}
 	b, err := json.Marshal(f)
 	if err != nil {

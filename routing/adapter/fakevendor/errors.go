@@ -113,6 +113,14 @@ func openaiError(e apiErr, c *call) (int, []byte) {
 			}
 		}
 	}
+	if e.kind == errStatus {
+		if e.msg != "" {
+			o.Message = e.msg
+		}
+		if c.fault.ErrorCode != "" {
+			o.Code = strp(c.fault.ErrorCode)
+		}
+	}
 	b, _ := json.Marshal(struct {
 		Error openaiErrorObject `json:"error"`
 	}{o})
@@ -131,6 +139,25 @@ func maskKey(k string) string {
 
 // openaiStreamError is the in-stream error event of an OpenAI stream.
 const openaiStreamError = `data: {"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}` + "\n\n"
+
+// openaiStreamErrorFor is the in-stream error event for f: the usual one,
+// or one with f's ErrorMessage and ErrorCode.
+func openaiStreamErrorFor(f Fault) []byte {
+	if f.ErrorMessage == "" && f.ErrorCode == "" {
+		return []byte(openaiStreamError)
+	}
+	o := openaiErrorObject{Message: f.ErrorMessage, Type: "server_error"}
+	if o.Message == "" {
+		o.Message = "The server had an error while processing your request. Sorry about that!"
+	}
+	if f.ErrorCode != "" {
+		o.Code = strp(f.ErrorCode)
+	}
+	b, _ := json.Marshal(struct {
+		Error openaiErrorObject `json:"error"`
+	}{o})
+	return append(append([]byte("data: "), b...), "\n\n"...)
+}
 
 // anthropicErrorTypes follows anthropic-sdk-go's shared ErrorType list.
 var anthropicErrorTypes = map[int]string{

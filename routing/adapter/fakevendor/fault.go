@@ -68,6 +68,14 @@ type Fault struct {
 	CachedTokens int
 	// ReplyChunks overrides Options.ReplyChunks.
 	ReplyChunks int
+	// ErrorMessage replaces the vendor's message in the error answer of
+	// Status (every protocol) and in OpenAI's in-stream error event of
+	// ErrorAfterChunks, e.g. a context-length overflow quoting a key.
+	ErrorMessage string
+	// ErrorCode sets OpenAI's error.code in the same two places, e.g.
+	// "context_length_exceeded" or "content_filter" (other protocols have
+	// no such field and ignore it).
+	ErrorCode string
 }
 
 // shapeOnly keeps the fields that shape a healthy reply, for requests past
@@ -174,6 +182,8 @@ const (
 	HeaderDimension       = "X-Fake-Dimension"
 	HeaderCachedTokens    = "X-Fake-Cached-Tokens"
 	HeaderReplyChunks     = "X-Fake-Reply-Chunks"
+	HeaderErrorMessage    = "X-Fake-Error-Message"
+	HeaderErrorCode       = "X-Fake-Error-Code"
 )
 
 // overlayHeaders sets the fields named by X-Fake-* headers on f. It costs
@@ -214,6 +224,10 @@ func overlayHeaders(f *Fault, h http.Header) error {
 			f.CachedTokens, err = strconv.Atoi(v)
 		case HeaderReplyChunks:
 			f.ReplyChunks, err = strconv.Atoi(v)
+		case HeaderErrorMessage:
+			f.ErrorMessage = v
+		case HeaderErrorCode:
+			f.ErrorCode = v
 		default:
 			return fmt.Errorf("fakeupstream: unknown header %s", http.CanonicalHeaderKey(name))
 		}
@@ -263,6 +277,8 @@ type faultJSON struct {
 	Dimension         int          `json:"dimension,omitempty"`
 	CachedTokens      int          `json:"cached_tokens,omitempty"`
 	ReplyChunks       int          `json:"reply_chunks,omitempty"`
+	ErrorMessage      string       `json:"error_message,omitempty"`
+	ErrorCode         string       `json:"error_code,omitempty"`
 }
 
 // MarshalJSON encodes f with snake_case names and duration strings.
@@ -273,7 +289,7 @@ func (f Fault) MarshalJSON() ([]byte, error) {
 		CutAfterChunks: f.CutAfterChunks, ErrorAfterChunks: f.ErrorAfterChunks, ContentFilter: f.ContentFilter,
 		OversizedLine: f.OversizedLine, NoUsage: f.NoUsage, FailTimes: f.FailTimes,
 		ShuffleEmbeddings: f.ShuffleEmbeddings, Dimension: f.Dimension, CachedTokens: f.CachedTokens,
-		ReplyChunks: f.ReplyChunks,
+		ReplyChunks: f.ReplyChunks, ErrorMessage: f.ErrorMessage, ErrorCode: f.ErrorCode,
 	})
 }
 
@@ -292,7 +308,7 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 		CutAfterChunks: j.CutAfterChunks, ErrorAfterChunks: j.ErrorAfterChunks, ContentFilter: j.ContentFilter,
 		OversizedLine: j.OversizedLine, NoUsage: j.NoUsage, FailTimes: j.FailTimes,
 		ShuffleEmbeddings: j.ShuffleEmbeddings, Dimension: j.Dimension, CachedTokens: j.CachedTokens,
-		ReplyChunks: j.ReplyChunks,
+		ReplyChunks: j.ReplyChunks, ErrorMessage: j.ErrorMessage, ErrorCode: j.ErrorCode,
 	}
 	return f.Validate()
 }

@@ -532,3 +532,35 @@ func TestEachEventIsFlushedAlone(t *testing.T) {
 		})
 	}
 }
+
+func TestErrorMessageAndCodeFault(t *testing.T) {
+	s, base := start(t, Options{ReplyChunks: 4})
+	const msg = "This model's maximum context length is 8192 tokens (key sk-proj-abcdefghijklmnop1234XYZW)."
+	s.SetRules(Rule{Model: "m-long", Fault: Fault{Status: 400, ErrorMessage: msg, ErrorCode: "context_length_exceeded"}})
+	res := openaiWire.call(t, base, "m-long", "key-ok", false)
+	var e struct {
+		Error openaiErrorObject `json:"error"`
+	}
+	decode(t, res.body, &e)
+	if res.status != 400 || e.Error.Message != msg || e.Error.Code == nil || *e.Error.Code != "context_length_exceeded" {
+		t.Fatalf("openai: %d %s", res.status, res.body)
+	}
+	for _, w := range []wire{anthropicWire, geminiWire} {
+		if res := w.call(t, base, "m-long", "key-ok", false); res.status != 400 || !strings.Contains(string(res.body), "maximum context length is 8192") {
+			t.Errorf("%s: %d %s", w.name, res.status, res.body)
+		}
+	}
+	// Without the fields the usual message stays.
+	res = openaiWire.call(t, base, "m", "key-ok", false, HeaderStatus, "400")
+	if res.status != 400 || strings.Contains(string(res.body), "context_length") {
+		t.Errorf("plain 400: %s", res.body)
+	}
+	// In a stream, the error event carries them too (headers work as rules do).
+	res = openaiWire.call(t, base, "m", "key-ok", true, HeaderErrorAfter, "1", HeaderErrorMessage, "blocked by policy", HeaderErrorCode, "content_filter")
+	events, _ := parseSSE(res.body)
+	last := events[len(events)-1]
+	decode(t, []byte(last.Data), &e)
+	if e.Error.Message != "blocked by policy" || e.Error.Code == nil || *e.Error.Code != "content_filter" {
+		t.Errorf("stream error event: %+v", last)
+	}
+}

@@ -152,7 +152,7 @@ func (s *Server) openaiChat(c *call) {
 	id := "chatcmpl-" + c.requestID()
 	c.w.Header().Set("X-Request-Id", "req_"+c.requestID())
 	if req.Stream {
-		st := &openaiStream{rp: rp, toolID: "call_" + c.requestID()}
+		st := &openaiStream{rp: rp, toolID: "call_" + c.requestID(), errEvent: openaiStreamErrorFor(c.fault)}
 		st.usageNull = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 		if st.usageNull && !c.fault.NoUsage {
 			st.usage = rp.openaiUsage()
@@ -198,6 +198,7 @@ type openaiStream struct {
 	toolID    string
 	usageNull bool         // include_usage was asked: "usage":null on every chunk
 	usage     *openaiUsage // the usage-only chunk, nil to omit it
+	errEvent  []byte       // the in-stream error event
 }
 
 func (s *openaiStream) chunk(b []byte, choice string) []byte {
@@ -250,7 +251,7 @@ func (s *openaiStream) finish(b []byte) []byte {
 }
 
 func (s *openaiStream) errorEvent(b []byte) []byte {
-	return append(b, openaiStreamError...)
+	return append(b, s.errEvent...)
 }
 
 type openaiEmbeddingRequest struct {

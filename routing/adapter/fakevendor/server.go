@@ -36,9 +36,10 @@
 // fields of that: X-Fake-Status, -Retry-After, -Latency, -First-Chunk-Delay,
 // -Inter-Chunk-Delay, -Cut-After, -Error-After, -Content-Filter,
 // -Oversized-Line, -No-Usage, -Shuffle, -Dimension, -Cached-Tokens,
-// -Reply-Chunks (durations as Go duration strings). An unknown or malformed
-// X-Fake-* header is answered with a 400 in the protocol's format. The
-// stream faults only act on streaming requests.
+// -Reply-Chunks, -Error-Message, -Error-Code (durations as Go duration
+// strings). An unknown or malformed X-Fake-* header is answered with a 400
+// in the protocol's format. The stream faults only act on streaming
+// requests.
 //
 // Counters and the last request per model are kept for assertions (Count,
 // CountKey, CountStatus, Stats, LastBody, LastRequest; GET /_fake/stats,
@@ -278,7 +279,7 @@ func (c *call) begin() bool {
 	case c.proto == protoAnthropic && c.r.Header.Get("Anthropic-Version") == "":
 		c.fail(apiErr{kind: errInvalid, status: http.StatusBadRequest, msg: "anthropic-version: header is required"})
 	case f.Status >= 400:
-		c.fail(apiErr{kind: errStatus, status: f.Status})
+		c.fail(apiErr{kind: errStatus, status: f.Status, msg: f.ErrorMessage})
 	case c.model != "" && s.allowed != nil && !s.allowed[c.model]:
 		c.fail(apiErr{kind: errNotFound, status: http.StatusNotFound})
 	default:
