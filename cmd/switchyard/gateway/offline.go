@@ -24,6 +24,13 @@ func (g *Gateway) LoadInitial(ctx context.Context) error {
 		if g.Holder.Loaded() {
 			return nil
 		}
+		// PostgreSQL answers but its live version does not load (the
+		// loader logged why): the cached copy is better than nothing.
+		if version, cerr := g.Loader.LoadCached(ctx); cerr == nil {
+			g.log.Error("the live version does not load; serving the cached copy", "version", version, "err", g.Loader.LastError())
+			return nil
+		}
+		return fmt.Errorf("the live configuration does not load and no cached copy exists: %s", g.Loader.LastError())
 	}
 	g.pgDown.Store(true)
 	version, err := g.Loader.LoadCached(ctx)
