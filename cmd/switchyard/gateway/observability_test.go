@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -81,20 +82,25 @@ func TestMetricsAndHealth(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
+	var detail map[string]any
 	health := func() int {
 		res, err := http.Get(e.URL + "/healthz")
 		if err != nil {
 			t.Fatal(err)
 		}
-		res.Body.Close()
+		defer res.Body.Close()
+		detail = nil
+		_ = json.NewDecoder(res.Body).Decode(&detail)
 		return res.StatusCode
 	}
-	if code := health(); code != 200 {
-		t.Fatalf("healthz %d", code)
+	if code := health(); code != 200 || detail["postgres"] != "ok" {
+		t.Fatalf("healthz %d %v", code, detail)
 	}
 	e.PGProxy.Cut()
-	if code := health(); code != http.StatusServiceUnavailable {
-		t.Fatalf("healthz with PostgreSQL unreachable: %d", code)
+	// The instance still serves (a liveness probe must not restart it), and
+	// says PostgreSQL is unreachable.
+	if code := health(); code != http.StatusOK || detail["postgres"] != "unreachable" {
+		t.Fatalf("healthz with PostgreSQL unreachable: %d %v", code, detail)
 	}
 	// The data plane keeps serving from the live configuration meanwhile.
 	if res, body := post(t, e, key, "/v1/chat/completions", hello); res.StatusCode != 200 {
@@ -102,7 +108,7 @@ func TestMetricsAndHealth(t *testing.T) {
 	}
 	e.PGProxy.Restore()
 	deadline := time.Now().Add(5 * time.Second)
-	for health() != 200 {
+	for health() != 200 || detail["postgres"] != "ok" {
 		if time.Now().After(deadline) {
 			t.Fatal("healthz did not recover")
 		}

@@ -104,7 +104,7 @@ func (g *Gateway) offline() string {
 // health is the detail of /healthz.
 func (g *Gateway) health(ctx context.Context) web.HealthDetail {
 	d := web.HealthDetail{Postgres: "ok", Config: "postgres", Draining: g.draining.Load()}
-	if g.pgDown.Load() {
+	if err := g.pingStore(ctx); err != nil {
 		d.Postgres = "unreachable"
 	}
 	switch rt := g.Holder.Current(); {
