@@ -26,8 +26,10 @@ func (h *Handler) Login(c echo.Context) error {
 	username := strings.TrimSpace(c.FormValue("username"))
 	u, err := h.Store.Login(ctx, username, c.FormValue("password"))
 	if errors.Is(err, store.ErrBadLogin) {
-		shown := httpx.Clip(username, httpx.ShownLen) // the caller's string, logged and echoed
-		h.Log.Info("console login refused", "username", shown, "remote", httpx.Clip(c.RealIP(), 64)) // RealIP may come from X-Forwarded-For
+		// The username and a forwarded address are the caller's strings,
+		// logged and echoed: bounded.
+		shown := httpx.Clip(username, httpx.ShownLen)
+		h.Log.Info("console login refused", "username", shown, "remote", httpx.Clip(c.RealIP(), 64))
 		return httpx.Render(c, http.StatusUnauthorized, auth.Login(auth.LoginForm{CSRF: httpx.CSRFToken(c), Username: shown, Error: "Wrong username or password.", Next: safeNext(c.FormValue("next"))}), nil)
 	}
 	if err != nil {
