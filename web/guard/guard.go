@@ -3,14 +3,23 @@
 // on the requests per client address that are still arriving, and a cap on
 // the open connections per client address.
 //
-// The read deadline is the http.Server's own ReadTimeout (headers and body
-// together must arrive within it, counted from the request's first byte),
-// made safe for long streaming answers by Handler: once the body has been
-// read — or at once when there is none — Handler clears the connection's
-// read deadline through http.ResponseController. Without that, the deadline
-// would fire during a long stream, in net/http's background read that
-// watches for the client going away, and cancel the request's context. So
-// the two must go together: build the server with Limits.Server.
+// The read deadline is the http.Server's own ReadTimeout: headers and body
+// together must arrive within it, counted from the request's first byte.
+// It does not bound the answer: when the body has been read to its end (at
+// once for a request without one) net/http starts its background read,
+// which watches for the client going away, and clears the connection's read
+// deadline first (net/http/server.go, connReader.startBackgroundRead), so a
+// long stream is never cut and its context never cancelled by it. The
+// hazard is the other way round, and this package avoids it: a handler
+// that sets a read deadline itself (http.ResponseController.SetReadDeadline)
+// after the background read started arms it, and the request's context is
+// cancelled when it fires (golang/go#70834). TestLongStreamNotCutByReadDeadline
+// checks this on every toolchain.
+//
+// Handler adds what ReadTimeout alone does not give: a body that missed the
+// deadline is answered 408 (not whatever the handler made of a read error),
+// an unread body is drained under the deadline before the answer, and the
+// per-address cap on requests whose body is still arriving.
 //
 // Everything here works on the TCP peer's address: behind a reverse proxy
 // or a load balancer every request comes from the proxy's address, and the
@@ -86,10 +95,11 @@ func (l Limits) Server(h http.Handler) *http.Server {
 	}
 }
 
-// Handler wraps next: it clears the read deadline once a request's body has
-// been read, holds a per-address slot while the body arrives, and answers
-// 408 (closing the connection) when the body did not arrive in time,
-// whatever next would have answered.
+// Handler wraps next: it holds a per-address slot while a request's body
+// arrives, drains a body next did not read before the answer goes out, and
+// answers 408 (closing the connection) when the body did not arrive in
+// time, whatever next would have answered. It never sets a read deadline
+// itself (see the package comment).
 func (l Limits) Handler(next http.Handler) http.Handler {
 	wait := l.PendingWait
 	if wait <= 0 {
@@ -106,14 +116,8 @@ type guard struct {
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctl := http.NewResponseController(w)
 	if r.Body == nil || r.Body == http.NoBody {
-		// Nothing more to read: net/http's background read has already
-		// started, under the request's deadline.
-		if g.timeout > 0 {
-			_ = ctl.SetReadDeadline(time.Time{})
-		}
-		g.next.ServeHTTP(w, r)
+		g.next.ServeHTTP(w, r) // nothing more arrives
 		return
 	}
 	release, ok := g.pending.acquire(r.Context(), ClientIP(r.RemoteAddr), g.wait)
@@ -122,7 +126,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"too many requests from your address are still sending their body; retry shortly")
 		return
 	}
-	b := &body{src: r.Body, ctl: ctl, release: release, timeout: g.timeout, size: r.ContentLength,
+	b := &body{src: r.Body, release: release, timeout: g.timeout, size: r.ContentLength,
 		expect: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
 	gw := &writer{ResponseWriter: w, b: b, path: r.URL.Path}
 	// The handler gets a shallow copy: net/http's own request keeps its
@@ -156,11 +160,10 @@ func (e *TimeoutError) Unwrap() error { return e.Err }
 // Timeout reports true (net.Error).
 func (e *TimeoutError) Timeout() bool { return true }
 
-// body watches a request body: its end clears the read deadline and frees
-// the pending slot; a deadline hit is remembered so the answer becomes 408.
+// body watches a request body: its end frees the pending slot; a deadline
+// hit is remembered so the answer becomes 408.
 type body struct {
 	src      io.ReadCloser
-	ctl      *http.ResponseController
 	release  func()
 	timeout  time.Duration
 	size     int64 // Content-Length, -1 when unknown
@@ -207,17 +210,11 @@ func (d drain) Read(p []byte) (int, error) { return d.b.read(p, false) }
 
 func (b *body) Close() error { return b.src.Close() }
 
-// end runs once the body has been read to its end: net/http's background
-// read has just started under the request's deadline, which would cancel
-// the request's context if it fired during a long answer.
+// end runs once the body has been read to its end.
 func (b *body) end() {
-	if b.ended.Swap(true) {
-		return
+	if !b.ended.Swap(true) {
+		b.release()
 	}
-	if b.timeout > 0 {
-		_ = b.ctl.SetReadDeadline(time.Time{})
-	}
-	b.release()
 }
 
 // settle finishes a body the handler did not read to its end, before the
