@@ -354,7 +354,7 @@ func TestCallerStringsBoundedInErrors(t *testing.T) {
 
 	// A refused login repeats the username in its form, cut.
 	c := webtest.LoginAt(t, e.Store, e.URL, "ops", store.RoleAdmin)
-	lres, _, page := c.PostFormRaw("/login", url.Values{"username": {strings.Repeat("u", 1 << 20)}, "password": {"wrong-password"}})
+	lres, _, page := c.PostFormRaw("/login", url.Values{"username": {strings.Repeat("u", 1<<20)}, "password": {"wrong-password"}})
 	if lres.StatusCode != http.StatusUnauthorized || len(page) > 64<<10 || !strings.Contains(page, "…[truncated]") {
 		t.Fatalf("refused login: status %d, page of %d bytes", lres.StatusCode, len(page))
 	}
