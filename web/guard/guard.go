@@ -124,6 +124,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		Refuse(w, r.URL.Path, http.StatusTooManyRequests, "too_many_pending_requests",
 			"too many requests from your address are still sending their body; retry shortly")
+		// The connection closes after the answer; without this net/http
+		// would first read what is left of the body, for up to the read
+		// timeout. (No background read runs yet: the body is unread.)
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 		return
 	}
 	b := &body{src: r.Body, release: release, timeout: g.timeout, size: r.ContentLength,

@@ -190,7 +190,7 @@ func TestPerIPUnauthenticatedCap(t *testing.T) {
 	if s.Status != http.StatusTooManyRequests || !strings.Contains(s.Raw, "Retry-After: 1") || !strings.Contains(s.Raw, `"type":"rate_limit_error"`) {
 		t.Fatalf("a third pending request from one address: want 429 rate_limit_error with Retry-After, got:\n%.600s", s.Raw)
 	}
-	if time.Since(start) > 3*time.Second {
+	if time.Since(start) > 1500*time.Millisecond { // answered and closed at once, not at the read timeout
 		t.Fatalf("the refusal took %s", time.Since(start))
 	}
 	if res, b := plainChat(t, "http://"+addr, key); res.StatusCode != http.StatusOK {
