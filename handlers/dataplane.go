@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing"
 )
 
@@ -108,7 +109,8 @@ func writeAnswer(w *echo.Response, a *routing.Answer) (err error) {
 
 // NotFound answers unknown /v1 paths in OpenAI's error shape.
 func (d *DataPlane) NotFound(c echo.Context) error {
-	return WriteOpenAIError(c, http.StatusNotFound, "not_found", "unknown endpoint "+c.Request().Method+" "+c.Request().URL.Path+"; Switchyard serves /v1/chat/completions, /v1/embeddings and /v1/models")
+	r := c.Request()
+	return WriteOpenAIError(c, http.StatusNotFound, "not_found", "unknown endpoint "+httpx.Clip(r.Method+" "+r.URL.Path, httpx.ShownLen)+"; Switchyard serves /v1/chat/completions, /v1/embeddings and /v1/models")
 }
 
 // TestRequest runs a request through the journey as callerID, exactly as an

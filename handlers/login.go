@@ -26,8 +26,11 @@ func (h *Handler) Login(c echo.Context) error {
 	username := strings.TrimSpace(c.FormValue("username"))
 	u, err := h.Store.Login(ctx, username, c.FormValue("password"))
 	if errors.Is(err, store.ErrBadLogin) {
-		h.Log.Info("console login refused", "username", username, "remote", c.RealIP())
-		return httpx.Render(c, http.StatusUnauthorized, auth.Login(auth.LoginForm{CSRF: httpx.CSRFToken(c), Username: username, Error: "Wrong username or password.", Next: safeNext(c.FormValue("next"))}), nil)
+		// The username and a forwarded address are the caller's strings,
+		// logged and echoed: bounded.
+		shown := httpx.Clip(username, httpx.ShownLen)
+		h.Log.Info("console login refused", "username", shown, "remote", httpx.Clip(c.RealIP(), 64))
+		return httpx.Render(c, http.StatusUnauthorized, auth.Login(auth.LoginForm{CSRF: httpx.CSRFToken(c), Username: shown, Error: "Wrong username or password.", Next: safeNext(c.FormValue("next"))}), nil)
 	}
 	if err != nil {
 		return err
@@ -49,9 +52,10 @@ func (h *Handler) Logout(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/login")
 }
 
-// safeNext keeps post-login redirects on this site.
+// safeNext keeps post-login redirects on this site, and drops one too long
+// to be a console page (the caller's string is echoed in the form).
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if next == "" || len(next) > 2048 || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
 		return "/"
 	}
 	return next

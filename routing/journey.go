@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -325,6 +326,10 @@ func (x *exchange) readBody() ([]byte, bool) {
 		x.req.Body = strings.NewReader("")
 	}
 	body, err := io.ReadAll(io.LimitReader(x.req.Body, max+1))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		x.reject(http.StatusRequestTimeout, "request_timeout", "bad_request", "the request body did not arrive within the server's read timeout")
+		return nil, false
+	}
 	if err != nil {
 		x.reject(http.StatusBadRequest, "invalid_request", "bad_request", "could not read the request body: "+err.Error())
 		return nil, false
@@ -344,17 +349,20 @@ func (x *exchange) readBody() ([]byte, bool) {
 func (x *exchange) invalid(err error) {
 	var re *adapter.RequestError
 	var param *string
-	msg := err.Error()
+	msg, code := err.Error(), "invalid_request"
 	if errors.As(err, &re) {
 		if re.Param != "" {
 			p := re.Param
 			param = &p
 		}
 		msg = re.Message
+		if re.Code != "" {
+			code = re.Code
+		}
 	}
-	x.rec.Status, x.rec.ErrorCode, x.rec.ErrorClass = record.StatusRejected, "invalid_request", "bad_request"
+	x.rec.Status, x.rec.ErrorCode, x.rec.ErrorClass = record.StatusRejected, code, "bad_request"
 	x.a.Header.Set("x-should-retry", "false")
-	x.writeError(http.StatusBadRequest, "invalid_request", msg, param)
+	x.writeError(http.StatusBadRequest, code, msg, param)
 }
 
 // idempotent handles Idempotency-Key: it returns false when the answer is

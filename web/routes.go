@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"switchyard/handlers"
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config/onboarding"
 )
 
@@ -214,6 +215,6 @@ func (s *Server) routes(opts Options) {
 	api.POST("/caller-keys/:id/revoke", h.APICallerKeyRevoke)
 
 	e.RouteNotFound("/*", func(c echo.Context) error {
-		return echo.NewHTTPError(http.StatusNotFound, "There is no page at "+c.Request().URL.Path+".")
+		return echo.NewHTTPError(http.StatusNotFound, "There is no page at "+httpx.Clip(c.Request().URL.Path, httpx.ShownLen)+".")
 	})
 }

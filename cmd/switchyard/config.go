@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"switchyard/routing/health"
+	"switchyard/web/guard"
 )
 
 // Config is everything the binary reads from its environment. The README
@@ -40,6 +41,15 @@ type Config struct {
 	Health        health.Settings
 	CatalogFile   string // SWITCHYARD_CATALOG_FILE
 	SandboxURL    string // SWITCHYARD_SANDBOX_URL
+	// Slow and greedy clients (web/guard).
+	ReadTimeout     time.Duration // SWITCHYARD_READ_TIMEOUT
+	MaxConnsPerIP   int           // SWITCHYARD_MAX_CONNS_PER_IP
+	MaxPendingPerIP int           // SWITCHYARD_MAX_PENDING_PER_IP
+}
+
+// Clients are the slow-client limits of the HTTP server.
+func (c Config) Clients() guard.Limits {
+	return guard.Limits{ReadTimeout: c.ReadTimeout, ConnsPerIP: c.MaxConnsPerIP, PendingPerIP: c.MaxPendingPerIP}
 }
 
 func env(name, def string) string {
@@ -117,6 +127,11 @@ func loadConfig() (Config, error) {
 	}
 	parseDur("SWITCHYARD_IDEMPOTENCY_TTL", 24*time.Hour, &c.IdemTTL)
 	parseDur("SWITCHYARD_PROBE_INTERVAL", 60*time.Second, &c.ProbeEvery)
+	parseDur("SWITCHYARD_READ_TIMEOUT", 10*time.Second, &c.ReadTimeout)
+	var conns, pending int64
+	parseInt("SWITCHYARD_MAX_CONNS_PER_IP", 2048, &conns)
+	parseInt("SWITCHYARD_MAX_PENDING_PER_IP", 64, &pending)
+	c.MaxConnsPerIP, c.MaxPendingPerIP = int(conns), int(pending)
 	parseDur("SWITCHYARD_HEALTH_WINDOW", 5*time.Minute, &c.Health.Window)
 	var minSamples int64
 	parseInt("SWITCHYARD_HEALTH_MIN_SAMPLES", 3, &minSamples)

@@ -132,9 +132,9 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	httpSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	httpSrv := cfg.Clients().Server(handler) // read deadline, idle timeout, per-IP pending cap
 	errc := make(chan error, 1)
-	go func() { errc <- httpSrv.Serve(ln) }()
+	go func() { errc <- httpSrv.Serve(cfg.Clients().Listener(ln)) }()
 	url := "http://" + ln.Addr().String()
 	log.Info("switchyard listening", "console", url, "role", cfg.Role)
 	if cfg.Role == "worker" {

@@ -23,6 +23,9 @@ var ErrInvalidRequest = errors.New("invalid request")
 type RequestError struct {
 	Param   string
 	Message string
+	// Code is the error's machine code when it has its own (CodeModelTooLong);
+	// empty means the generic invalid_request.
+	Code string
 }
 
 func (e *RequestError) Error() string {
@@ -36,6 +39,39 @@ func (e *RequestError) Unwrap() error { return ErrInvalidRequest }
 
 func parseErrorf(param, format string, args ...any) *RequestError {
 	return &RequestError{Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// MaxModelLen bounds the model field in bytes: it is echoed in errors and
+// stored in the call log, and no tier or logic model code is longer.
+const MaxModelLen = 256
+
+// CodeModelTooLong is the RequestError code of a model over MaxModelLen.
+const CodeModelTooLong = "model_too_long"
+
+// parseModel reads the model field, refusing one over MaxModelLen without
+// echoing it.
+func parseModel(v gjson.Result) (string, *RequestError) {
+	s, err := parseString("model", v)
+	if err == nil && len(s) > MaxModelLen {
+		err = &RequestError{Param: "model", Code: CodeModelTooLong, Message: fmt.Sprintf("model must be at most %d bytes, got %d", MaxModelLen, len(s))}
+	}
+	return s, err
+}
+
+// shownLen bounds a caller's value quoted in an error message.
+const shownLen = 64
+
+// parseShow returns s for an error message: at most shownLen bytes (cut at
+// a character boundary), marked when cut.
+func parseShow(s string) string {
+	if len(s) <= shownLen {
+		return s
+	}
+	cut := shownLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…[truncated]"
 }
 
 // EmbeddingRequest is a caller's OpenAI embeddings request: the body as
@@ -159,10 +195,10 @@ func parseInt(param string, v gjson.Result, lo int) (int, *RequestError) {
 	}
 	f := v.Num
 	if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, parseErrorf(param, "must be an integer, got %s", v.Raw)
+		return 0, parseErrorf(param, "must be an integer, got %s", parseShow(v.Raw))
 	}
 	if f < float64(lo) || f > math.MaxInt32 {
-		return 0, parseErrorf(param, "must be between %d and %d, got %s", lo, math.MaxInt32, v.Raw)
+		return 0, parseErrorf(param, "must be between %d and %d, got %s", lo, math.MaxInt32, parseShow(v.Raw))
 	}
 	return int(f), nil
 }
@@ -189,7 +225,7 @@ func parseOptFloat(param string, v gjson.Result, lo, hi float64) (*float64, *Req
 	}
 	f := v.Num
 	if math.IsNaN(f) || f < lo || f > hi {
-		return nil, parseErrorf(param, "must be between %g and %g, got %s", lo, hi, v.Raw)
+		return nil, parseErrorf(param, "must be between %g and %g, got %s", lo, hi, parseShow(v.Raw))
 	}
 	return &f, nil
 }
@@ -301,7 +337,7 @@ func ParseChatRequest(body []byte) (*ChatRequest, error) {
 		switch bit {
 		case parseKeyModel:
 			var s string
-			if s, err = parseString("model", v); err == nil {
+			if s, err = parseModel(v); err == nil {
 				r.Model, hasModel = strings.Clone(s), true
 			}
 		case parseKeyMessages:
@@ -449,7 +485,7 @@ func parseToolChoice(body []byte, v gjson.Result) (json.RawMessage, *RequestErro
 		case "auto", "none", "required":
 			return parseRaw(body, v), nil
 		}
-		return nil, parseErrorf("tool_choice", `must be "auto", "none", "required" or an object, got %q`, v.Str)
+		return nil, parseErrorf("tool_choice", `must be "auto", "none", "required" or an object, got %q`, parseShow(v.Str))
 	case v.IsObject():
 		return parseRaw(body, v), nil
 	}
@@ -534,7 +570,7 @@ func parseTool(body []byte, i int, v gjson.Result) (Tool, *RequestError) {
 		return t, parseWant(p(".type"), typ, `"function"`)
 	}
 	if typ.Str != "function" {
-		return t, parseErrorf(p(".type"), `unsupported tool type %q (only "function" tools are supported)`, typ.Str)
+		return t, parseErrorf(p(".type"), `unsupported tool type %q (only "function" tools are supported)`, parseShow(typ.Str))
 	}
 	if !fn.IsObject() {
 		return t, parseWant(p(".function"), fn, "an object")
@@ -635,7 +671,7 @@ func parseMessage(body []byte, i int, v gjson.Result, m *Message, slot []Content
 	}
 	var ok bool
 	if m.Role, ok = parseRole(role.Str); !ok {
-		return parseErrorf(p(".role"), "unknown role %q (want system, developer, user, assistant or tool)", role.Str)
+		return parseErrorf(p(".role"), "unknown role %q (want system, developer, user, assistant or tool)", parseShow(role.Str))
 	}
 	switch {
 	case !content.Exists() || content.Type == gjson.Null:
@@ -747,7 +783,7 @@ func parsePart(i, j int, role string, v gjson.Result) (ContentPart, *RequestErro
 		}
 		return cp, nil
 	}
-	return cp, parseErrorf(p(".type"), "unsupported content part type %q (supported: text, image_url)", typ.Str)
+	return cp, parseErrorf(p(".type"), "unsupported content part type %q (supported: text, image_url)", parseShow(typ.Str))
 }
 
 func parseToolCalls(i int, v gjson.Result) ([]ToolCall, *RequestError) {
@@ -789,7 +825,7 @@ func parseToolCall(i, j int, v gjson.Result) (ToolCall, *RequestError) {
 		case "type":
 			var s string
 			if s, err = parseString(p(".type"), f); err == nil && s != "function" {
-				err = parseErrorf(p(".type"), `unsupported tool call type %q (only "function")`, s)
+				err = parseErrorf(p(".type"), `unsupported tool call type %q (only "function")`, parseShow(s))
 			}
 		case "function":
 			fn = f
@@ -852,7 +888,7 @@ func ParseEmbeddingRequest(body []byte) (*EmbeddingRequest, error) {
 		switch k.Str {
 		case "model":
 			var s string
-			if s, err = parseString("model", v); err == nil {
+			if s, err = parseModel(v); err == nil {
 				r.Model, hasModel = strings.Clone(s), true
 			}
 		case "input":
@@ -869,7 +905,7 @@ func ParseEmbeddingRequest(body []byte) (*EmbeddingRequest, error) {
 				case "", "float", "base64":
 					r.EncodingFormat = parseInternFormat(s)
 				default:
-					err = parseErrorf("encoding_format", `must be "float" or "base64", got %q`, s)
+					err = parseErrorf("encoding_format", `must be "float" or "base64", got %q`, parseShow(s))
 				}
 			}
 		case "input_type":
@@ -882,7 +918,7 @@ func ParseEmbeddingRequest(body []byte) (*EmbeddingRequest, error) {
 				case "document":
 					r.InputType = "document"
 				default:
-					err = parseErrorf("input_type", `must be "query" or "document", got %q`, s)
+					err = parseErrorf("input_type", `must be "query" or "document", got %q`, parseShow(s))
 				}
 			}
 		case "user":
