@@ -262,6 +262,10 @@ func ExplainRejection(code, class, caller, tier string) string {
 		return "The request's time budget ran out (HTTP 504)."
 	case "client_cancelled":
 		return "The client went away before an answer was sent."
+	case "model_too_long":
+		return "Rejected: the request's model field was longer than 256 bytes (HTTP 400); it was neither echoed nor stored."
+	case "request_timeout":
+		return "Rejected: the request body did not arrive within the read timeout (HTTP 408); the connection was closed."
 	case "shutting_down":
 		return "This gateway instance was shutting down and cut the request when its shutdown grace ran out; the caller got an error telling it to retry."
 	case "":
