@@ -215,9 +215,9 @@ func TestWaitRespectsDeadline(t *testing.T) {
 	s, _ := testStore(t, Options{})
 	begin(t, s, context.Background(), 1, "k", fpA) // runs and never completes
 
+	start := time.Now() // before the deadline is set, so it cannot read short
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err := s.Begin(ctx, 1, "k", fpA)
 	took := time.Since(start)
 	if !errors.Is(err, context.DeadlineExceeded) {
