@@ -190,7 +190,7 @@ func TestGuardKeysAreHashTaggedUnderPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{
-		prefix + ":{loginguard}:user:ZnJhbms": true, // base64url("frank"): control characters dropped
+		prefix + ":{loginguard}:user:ZnJhbms":   true, // base64url("frank"): control characters dropped
 		prefix + ":{loginguard}:ip:MTAuMC4wLjE": true,
 		prefix + ":{loginguard}:locks":          true,
 	}
