@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -112,8 +113,9 @@ func (h *Handler) SettingsUserCreate(c echo.Context) error {
 	return h.renderUsers(c, http.StatusOK, func(p *settings.UsersPanel) { p.Notice = msg })
 }
 
-// SettingsUserDisable disables a console user; their session stops working
-// on their next request. Nobody can disable themselves, so an admin remains.
+// SettingsUserDisable disables a console user: their sessions end and the
+// admin API tokens they created are revoked, in one transaction. Nobody can
+// disable themselves, so an admin remains.
 func (h *Handler) SettingsUserDisable(c echo.Context) error {
 	id, err := idParam(c, "id")
 	if err != nil {
@@ -125,11 +127,20 @@ func (h *Handler) SettingsUserDisable(c echo.Context) error {
 			p.Error = "You cannot disable yourself. Ask another admin."
 		})
 	}
-	if err := h.Store.DisableUser(c.Request().Context(), id); err != nil {
+	d, err := h.Store.DisableUser(c.Request().Context(), id)
+	if err != nil {
 		return notFoundOr(err)
 	}
-	h.Log.Info("console user disabled", "user_id", id, "by", me.Name)
-	msg := "User disabled: they are signed out and cannot log in."
+	h.Log.Info("console user disabled", "user_id", id, "username", d.Username, "sessions_ended", d.SessionsEnded, "tokens_revoked", d.TokensRevoked, "by", me.Name)
+	msg := "User " + d.Username + " disabled: they are signed out and cannot log in"
+	switch d.TokensRevoked {
+	case 0:
+		msg += "."
+	case 1:
+		msg += "; the admin API token they created is revoked."
+	default:
+		msg += "; the " + strconv.FormatInt(d.TokensRevoked, 10) + " admin API tokens they created are revoked."
+	}
 	if !httpx.IsPartial(c) {
 		h.flash(c, msg)
 		return httpx.Redirect(c, "/settings")
