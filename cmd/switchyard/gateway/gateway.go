@@ -34,6 +34,7 @@ import (
 	"switchyard/store/redis/keypool"
 	"switchyard/store/redis/limits"
 	"switchyard/store/redis/loadcount"
+	"switchyard/store/redis/loginguard"
 	"switchyard/web"
 	"switchyard/web/metrics"
 )
@@ -65,6 +66,8 @@ type Options struct {
 	// Worker configures health scoring and the singleton jobs; its RunJobs
 	// runs the jobs (APP_ROLE worker or all).
 	Worker WorkerOptions
+	// SignIn throttles failed console logins and admin API tokens.
+	SignIn handlers.SignInOptions
 }
 
 // Gateway is one assembled instance.
@@ -186,6 +189,7 @@ func New(o Options) (*Gateway, error) {
 	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
 	g.Console = &handlers.Handler{Store: o.Store, Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
 		Keys: keyStates{g.Keys}, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
+	g.Console.SignIn = handlers.NewSignIn(loginguard.New(o.Redis, loginguard.Options{Prefix: o.RedisPrefix, Settings: o.SignIn.Settings, Logger: log, Timeout: o.RedisTimeout}), o.SignIn.TrustedProxies)
 	cat, catErr := loadCatalog(o, log)
 	wizard := handlers.NewOnboarding(g.Console, cat, catErr, &onboarding.Verifier{Adapters: Adapters(), Client: UpstreamClient()})
 	g.Server = web.New(g.Console, g.Data, o.Store, g.Sessions, log, g.Holder.Loaded, web.Options{CookieSecure: o.CookieSecure, Metrics: g.Metrics.Handler(), Onboarding: wizard})
