@@ -16,7 +16,10 @@ import (
 )
 
 // CallLogsSearch shows the call-log search; an htmx request gets only the
-// results fragment.
+// results fragment. Input that cannot be read (control characters, invalid
+// UTF-8, absurd lengths, times out of range, a mangled cursor) is answered
+// 400, a readable filter that makes no sense (an unknown status, from after
+// to) 422; both with the message in the results, never a 500.
 func (h *Handler) CallLogsSearch(c echo.Context) error {
 	ctx := c.Request().Context()
 	f, cf, ferr := callLogFilter(c, time.Now())
@@ -24,12 +27,17 @@ func (h *Handler) CallLogsSearch(c echo.Context) error {
 	status := http.StatusOK
 	if ferr != nil {
 		res.Err, status = ferr.Error(), http.StatusUnprocessableEntity
+		var bad badInput
+		if errors.As(ferr, &bad) {
+			status = http.StatusBadRequest
+		}
 	} else {
 		res.Window = describeWindow(cf)
 		page, err := calllog.Search(ctx, h.Store.DB(), cf)
 		switch {
 		case errors.Is(err, calllog.ErrInvalidFilter):
-			res.Err, status = strings.TrimPrefix(err.Error(), "calllog: invalid filter: "), http.StatusUnprocessableEntity
+			// What the store refuses is input it cannot read.
+			res.Err, status = strings.TrimPrefix(err.Error(), "calllog: invalid filter: "), http.StatusBadRequest
 		case err != nil:
 			return err
 		default:
@@ -43,6 +51,12 @@ func (h *Handler) CallLogsSearch(c echo.Context) error {
 	return httpx.Render(c, status, calllogs.Search(p), nil)
 }
 
+// badInput is query input that cannot be read at all (answered 400), as
+// opposed to a readable filter that makes no sense (422).
+type badInput struct{ msg string }
+
+func (b badInput) Error() string { return b.msg }
+
 // callLogFilter reads the search parameters. The form's strings are kept
 // as typed; the calllog.Filter is what runs. A preset range is pinned to
 // the anchor (set on pagination links) so later pages see the same window.
@@ -52,6 +66,26 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		Range: q("range"), From: q("from"), To: q("to"), Anchor: q("anchor"),
 		Caller: q("caller"), Tier: q("tier"), LogicModel: q("logic_model"), Provider: q("provider"),
 		Status: q("status"), ErrorClass: q("error_class"), RequestID: q("request_id"), Cursor: q("cursor"),
+	}
+	for _, v := range []struct {
+		name string
+		v    *string
+	}{
+		{"range", &f.Range}, {"from", &f.From}, {"to", &f.To}, {"anchor", &f.Anchor}, {"caller", &f.Caller},
+		{"tier", &f.Tier}, {"logic model", &f.LogicModel}, {"provider", &f.Provider}, {"status", &f.Status},
+		{"error class", &f.ErrorClass}, {"request id", &f.RequestID},
+	} {
+		if !calllog.ValidText(*v.v) {
+			*v.v = "" // not echoed into the form: it is what could not be read
+			if f.Range == "" {
+				f.Range = calllogs.DefaultRange
+			}
+			return f, calllog.Filter{}, badInput{v.name + " must be at most " + strconv.Itoa(calllog.MaxTextLen) + " characters of text, without control characters"}
+		}
+	}
+	if !validCursor(f.Cursor) {
+		f.Cursor = ""
+		return f, calllog.Filter{}, badInput{"the page cursor is damaged: start the search again"}
 	}
 	if f.Range == "" {
 		f.Range = calllogs.DefaultRange
@@ -72,9 +106,12 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		if f.Anchor != "" {
 			sec, err := strconv.ParseInt(f.Anchor, 10, 64)
 			if err != nil || sec <= 0 {
-				return f, cf, errors.New("anchor must be a unix time in seconds")
+				return f, cf, badInput{"anchor must be a unix time in seconds"}
 			}
-			end = time.Unix(sec, 0)
+			end = time.Unix(sec, 0).UTC()
+			if !calllog.ValidTime(end) || !calllog.ValidTime(end.Add(-d)) {
+				return f, cf, badInput{"anchor must be a unix time in seconds between the years 1 and 9999"}
+			}
 		} else if f.Cursor == "" {
 			f.Anchor = strconv.FormatInt(now.Unix()+1, 10)
 			end = time.Unix(now.Unix()+1, 0)
@@ -87,15 +124,29 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 	}
 	var err error
 	if cf.From, err = parseFormTime(f.From); err != nil {
-		return f, cf, errors.New("from: " + err.Error())
+		return f, cf, badInput{"from: " + err.Error()}
 	}
 	if cf.To, err = parseFormTime(f.To); err != nil {
-		return f, cf, errors.New("to: " + err.Error())
+		return f, cf, badInput{"to: " + err.Error()}
 	}
 	if !cf.From.IsZero() && !cf.To.IsZero() && !cf.From.Before(cf.To) {
 		return f, cf, errors.New("from must be before to")
 	}
 	return f, cf, nil
+}
+
+// validCursor: a page cursor is base64url text of bounded length.
+func validCursor(c string) bool {
+	if len(c) > 4*calllog.MaxTextLen {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		b := c[i]
+		if !('A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '-' || b == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // parseFormTime reads a datetime-local value (UTC) or RFC 3339; blank is zero.
@@ -105,7 +156,10 @@ func parseFormTime(s string) (time.Time, error) {
 	}
 	for _, layout := range []string{calllogs.TimeLayout, "2006-01-02T15:04:05", time.RFC3339Nano, time.DateOnly} {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
-			return t.UTC(), nil
+			if t = t.UTC(); !calllog.ValidTime(t) {
+				return time.Time{}, errors.New("must be between the years 1 and 9999")
+			}
+			return t, nil
 		}
 	}
 	return time.Time{}, errors.New("use YYYY-MM-DDTHH:MM (UTC)")
@@ -169,13 +223,16 @@ func (h *Handler) callLogChoices(c echo.Context) calllogs.Choices {
 // CallLogShow shows one call with its attempt trail in plain words.
 func (h *Handler) CallLogShow(c echo.Context) error {
 	id := strings.TrimSpace(c.Param("request_id"))
-	if id == "" {
+	if id == "" || !calllog.ValidText(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "no such call")
 	}
+	// at only narrows the lookup: an unusable one is ignored.
 	var at time.Time
 	if v := c.QueryParam("at"); v != "" {
 		if us, err := strconv.ParseInt(v, 10, 64); err == nil && us > 0 {
-			at = time.UnixMicro(us)
+			if t := time.UnixMicro(us); calllog.ValidTime(t) {
+				at = t
+			}
 		}
 	}
 	rec, err := calllog.Get(c.Request().Context(), h.Store.DB(), id, at)

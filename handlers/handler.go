@@ -38,6 +38,9 @@ type Handler struct {
 	// Health and Jobs back the Health and Jobs pages (worker role data).
 	Health HealthOps
 	Jobs   JobsOps
+	// SignIn throttles failed logins and admin API tokens; nil throttles
+	// nothing.
+	SignIn *SignIn
 }
 
 // page builds the frame of a console page.

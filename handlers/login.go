@@ -3,12 +3,17 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"switchyard/handlers/httpx"
 	"switchyard/store"
+	"switchyard/store/redis/loginguard"
 	"switchyard/views/pages/auth"
 )
 
@@ -20,42 +25,96 @@ func (h *Handler) LoginPage(c echo.Context) error {
 	return httpx.Render(c, http.StatusOK, auth.Login(auth.LoginForm{CSRF: httpx.CSRFToken(c), Next: safeNext(c.QueryParam("next"))}), nil)
 }
 
-// Login checks credentials and starts a session.
+// Login checks credentials and starts a session. Failed attempts are
+// throttled per username and per client address (h.SignIn): while either
+// must wait, the attempt is answered 429 with Retry-After before the
+// password is even checked.
 func (h *Handler) Login(c echo.Context) error {
 	ctx := c.Request().Context()
 	username := strings.TrimSpace(c.FormValue("username"))
+	ip := h.SignIn.ClientIP(c.Request())
+	// The username is the caller's string, echoed in the form: bounded.
+	form := auth.LoginForm{CSRF: httpx.CSRFToken(c), Username: httpx.Clip(username, httpx.ShownLen), Next: safeNext(c.FormValue("next"))}
+	if v := h.SignIn.Check(ctx, username, ip); v.Blocked {
+		SetRetryAfter(c, v)
+		form.Throttle = throttleView(v)
+		return httpx.Render(c, http.StatusTooManyRequests, auth.Login(form), nil)
+	}
 	u, err := h.Store.Login(ctx, username, c.FormValue("password"))
 	if errors.Is(err, store.ErrBadLogin) {
-		// The username and a forwarded address are the caller's strings,
-		// logged and echoed: bounded.
-		shown := httpx.Clip(username, httpx.ShownLen)
-		h.Log.Info("console login refused", "username", shown, "remote", httpx.Clip(c.RealIP(), 64))
-		return httpx.Render(c, http.StatusUnauthorized, auth.Login(auth.LoginForm{CSRF: httpx.CSRFToken(c), Username: shown, Error: "Wrong username or password.", Next: safeNext(c.FormValue("next"))}), nil)
+		v := h.SignIn.Fail(ctx, username, ip)
+		h.Log.Info("console login refused", "username", loginguard.Normalize(username), "remote", ip, "throttled", v.Blocked)
+		form.Error = "Wrong username or password."
+		if v.Blocked {
+			SetRetryAfter(c, v)
+			form.Throttle = throttleView(v)
+		}
+		return httpx.Render(c, http.StatusUnauthorized, auth.Login(form), nil)
 	}
 	if err != nil {
 		return err
 	}
+	h.SignIn.Succeed(ctx, u.Username)
 	// A new session token on login prevents session fixation.
 	if err := h.Sessions.RenewToken(ctx); err != nil {
 		return err
 	}
 	h.Sessions.Put(ctx, SessionUserKey, u.ID)
+	// Remember whose session this is, so disabling the user ends it.
+	if err := h.Store.RecordSession(ctx, u.ID, h.Sessions.Token(ctx), time.Now().Add(h.Sessions.Lifetime)); err != nil {
+		return err
+	}
 	h.Log.Info("console login", "user", u.Username, "role", u.Role)
 	return c.Redirect(http.StatusSeeOther, safeNext(c.FormValue("next")))
 }
 
+// throttleView is a throttle verdict as the login page shows it.
+func throttleView(v loginguard.Verdict) *auth.Throttle {
+	return &auth.Throttle{ForAddress: v.Kind == loginguard.IP, Locked: v.Locked, RetrySeconds: v.RetryAfterSeconds()}
+}
+
 // Logout ends the session.
 func (h *Handler) Logout(c echo.Context) error {
-	if err := h.Sessions.Destroy(c.Request().Context()); err != nil {
+	ctx := c.Request().Context()
+	if tok := h.Sessions.Token(ctx); tok != "" {
+		if err := h.Store.ForgetSession(ctx, tok); err != nil {
+			h.Log.Warn("forget session", "err", err)
+		}
+	}
+	if err := h.Sessions.Destroy(ctx); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/login")
 }
 
-// safeNext keeps post-login redirects on this site, and drops one too long
-// to be a console page (the caller's string is echoed in the form).
+// maxNext bounds a post-login path.
+const maxNext = 2048
+
+// safeNext keeps post-login redirects on this site: next must be a path on
+// this origin — one leading '/', then no second '/' or '\' (browsers read
+// "//x" and "/\x" as another host), no backslash or control character
+// anywhere (browsers drop tab, CR and LF, so "/\t/x" becomes "//x"), and
+// nothing url.Parse reads a scheme, host or user from. Anything else lands
+// on "/".
 func safeNext(next string) string {
-	if next == "" || len(next) > 2048 || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if next == "" || len(next) > maxNext || next[0] != '/' || !utf8.ValidString(next) {
+		return "/"
+	}
+	if len(next) > 1 && (next[1] == '/' || next[1] == '\\') {
+		return "/"
+	}
+	for _, r := range next {
+		if unicode.IsControl(r) || r == '\\' {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
+		return "/"
+	}
+	// The path as the browser will resolve it must not start with "//"
+	// either ("/%2F/x" stays a path, but be strict: nothing needs it).
+	if strings.HasPrefix(u.Path, "//") {
 		return "/"
 	}
 	return next

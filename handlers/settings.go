@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -10,6 +11,7 @@ import (
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/store"
+	"switchyard/store/redis/loginguard"
 	"switchyard/views/pages/settings"
 )
 
@@ -27,10 +29,76 @@ func (h *Handler) settingsPage(c echo.Context) (settings.Page, error) {
 	pg := h.page(c, "Users & tokens", "settings")
 	csrf, canEdit := httpx.CSRFToken(c), pg.CanEdit()
 	return settings.Page{
-		Page:   pg,
-		Users:  settings.UsersPanel{Users: userViews(users), Me: httpx.CurrentPrincipal(c).UserID, Form: settings.UserForm{Role: store.RoleViewer}, CSRF: csrf, CanEdit: canEdit},
-		Tokens: settings.TokensPanel{Tokens: adminTokenViews(tokens), Form: settings.TokenForm{Role: store.RoleAdmin}, CSRF: csrf, CanEdit: canEdit},
+		Page:     pg,
+		Users:    settings.UsersPanel{Users: userViews(users), Me: httpx.CurrentPrincipal(c).UserID, Form: settings.UserForm{Role: store.RoleViewer}, CSRF: csrf, CanEdit: canEdit},
+		Lockouts: h.lockoutsPanel(c, csrf, canEdit),
+		Tokens:   settings.TokensPanel{Tokens: adminTokenViews(tokens), Form: settings.TokenForm{Role: store.RoleAdmin}, CSRF: csrf, CanEdit: canEdit},
 	}, nil
+}
+
+// lockoutsPanel lists current sign-in lockouts. Redis being unreachable is
+// not an error of the page: the panel says the list is this instance's.
+func (h *Handler) lockoutsPanel(c echo.Context, csrf string, canEdit bool) settings.LockoutsPanel {
+	p := settings.LockoutsPanel{CSRF: csrf, CanEdit: canEdit}
+	if h.SignIn == nil || h.SignIn.Guard == nil {
+		return p
+	}
+	g := h.SignIn.Guard
+	set := g.Settings()
+	p.Enabled = true
+	p.Policy = settings.LockoutPolicy{UserBackoffAfter: set.User.BackoffAfter, UserLockoutAfter: set.User.LockoutAfter,
+		IPBackoffAfter: set.IP.BackoffAfter, IPLockoutAfter: set.IP.LockoutAfter, LockoutFor: set.LockoutFor}
+	locks, err := g.Locks(c.Request().Context())
+	if err != nil {
+		h.Log.Warn("sign-in lockouts: shared list unavailable", "err", err)
+		p.Unshared = true
+	}
+	for _, l := range locks {
+		p.Locks = append(p.Locks, settings.Lockout{Kind: string(l.Kind), Subject: l.Subject, Until: l.Until, Local: l.Local})
+	}
+	return p
+}
+
+// renderLockouts answers a lockout post like renderUsers.
+func (h *Handler) renderLockouts(c echo.Context, status int, edit func(*settings.LockoutsPanel)) error {
+	p, err := h.settingsPage(c)
+	if err != nil {
+		return err
+	}
+	edit(&p.Lockouts)
+	return httpx.Render(c, status, settings.Show(p), settings.Lockouts(p.Lockouts))
+}
+
+// SettingsLockoutClear lifts a sign-in lockout of a username or a client
+// address, on every instance.
+func (h *Handler) SettingsLockoutClear(c echo.Context) error {
+	kind := loginguard.Kind(c.FormValue("kind"))
+	subject := c.FormValue("subject")
+	if h.SignIn == nil || h.SignIn.Guard == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "Sign-ins are not throttled on this instance: there is no lockout to clear.")
+	}
+	if !kind.Valid() || loginguard.Normalize(subject) == "" || len(subject) > 256 {
+		return h.renderLockouts(c, http.StatusUnprocessableEntity, func(p *settings.LockoutsPanel) {
+			p.Error = "Choose a locked user or address from the list."
+		})
+	}
+	who := "user " + loginguard.Normalize(subject)
+	if kind == loginguard.IP {
+		who = "address " + loginguard.Normalize(subject)
+	}
+	if err := h.SignIn.Guard.Clear(c.Request().Context(), kind, subject); err != nil {
+		h.Log.Warn("sign-in lockout cleared on this instance only", "kind", string(kind), "subject", loginguard.Normalize(subject), "err", err, "by", httpx.CurrentPrincipal(c).Name)
+		return h.renderLockouts(c, http.StatusServiceUnavailable, func(p *settings.LockoutsPanel) {
+			p.Error = "Cleared the lockout of " + who + " on this instance only: Redis is unreachable, so other instances may refuse it until the lockout ends."
+		})
+	}
+	h.Log.Info("sign-in lockout cleared", "kind", string(kind), "subject", loginguard.Normalize(subject), "by", httpx.CurrentPrincipal(c).Name)
+	msg := "Lockout of " + who + " cleared: sign-ins are checked again."
+	if !httpx.IsPartial(c) {
+		h.flash(c, msg)
+		return httpx.Redirect(c, "/settings")
+	}
+	return h.renderLockouts(c, http.StatusOK, func(p *settings.LockoutsPanel) { p.Notice = msg })
 }
 
 // userViews turns stored users into the users panel's rows.
@@ -112,8 +180,9 @@ func (h *Handler) SettingsUserCreate(c echo.Context) error {
 	return h.renderUsers(c, http.StatusOK, func(p *settings.UsersPanel) { p.Notice = msg })
 }
 
-// SettingsUserDisable disables a console user; their session stops working
-// on their next request. Nobody can disable themselves, so an admin remains.
+// SettingsUserDisable disables a console user: their sessions end and the
+// admin API tokens they created are revoked, in one transaction. Nobody can
+// disable themselves, so an admin remains.
 func (h *Handler) SettingsUserDisable(c echo.Context) error {
 	id, err := idParam(c, "id")
 	if err != nil {
@@ -125,11 +194,20 @@ func (h *Handler) SettingsUserDisable(c echo.Context) error {
 			p.Error = "You cannot disable yourself. Ask another admin."
 		})
 	}
-	if err := h.Store.DisableUser(c.Request().Context(), id); err != nil {
+	d, err := h.Store.DisableUser(c.Request().Context(), id)
+	if err != nil {
 		return notFoundOr(err)
 	}
-	h.Log.Info("console user disabled", "user_id", id, "by", me.Name)
-	msg := "User disabled: they are signed out and cannot log in."
+	h.Log.Info("console user disabled", "user_id", id, "username", d.Username, "sessions_ended", d.SessionsEnded, "tokens_revoked", d.TokensRevoked, "by", me.Name)
+	msg := "User " + d.Username + " disabled: they are signed out and cannot log in"
+	switch d.TokensRevoked {
+	case 0:
+		msg += "."
+	case 1:
+		msg += "; the admin API token they created is revoked."
+	default:
+		msg += "; the " + strconv.FormatInt(d.TokensRevoked, 10) + " admin API tokens they created are revoked."
+	}
 	if !httpx.IsPartial(c) {
 		h.flash(c, msg)
 		return httpx.Redirect(c, "/settings")

@@ -38,8 +38,11 @@ func (s *Store) CreateAdminToken(ctx context.Context, name, role, createdBy stri
 	}
 	plain, prefix := newToken(AdminTokenPrefix)
 	var t AdminToken
+	// The owner is the console user of that name, if there is one: disabling
+	// them revokes the token.
 	err := s.db.GetContext(ctx, &t, `
-		INSERT INTO admin_tokens (name, prefix, hash, role, created_by) VALUES ($1,$2,$3,$4,$5)
+		INSERT INTO admin_tokens (name, prefix, hash, role, created_by, owner_id)
+		VALUES ($1,$2,$3,$4,$5,(SELECT id FROM users WHERE username=$5))
 		RETURNING id, name, prefix, role, created_by, created_at, last_used_at, revoked_at`,
 		name, prefix, hashToken(plain), role, createdBy)
 	if err != nil {
@@ -48,11 +51,18 @@ func (s *Store) CreateAdminToken(ctx context.Context, name, role, createdBy stri
 	return plain, t, nil
 }
 
-// AuthenticateAdminToken returns the token's record when it is live.
+// AuthenticateAdminToken returns the token's record when it is live: not
+// revoked, and its owner (if it has one) not disabled. DisableUser revokes
+// the owner's tokens; the owner check is defence in depth.
 func (s *Store) AuthenticateAdminToken(ctx context.Context, token string) (AdminToken, error) {
 	var t AdminToken
+	if !validTokenText(token) {
+		return t, ErrBadLogin
+	}
 	err := s.db.GetContext(ctx, &t, `
-		UPDATE admin_tokens SET last_used_at=now() WHERE hash=$1 AND revoked_at IS NULL
+		UPDATE admin_tokens SET last_used_at=now()
+		WHERE hash=$1 AND revoked_at IS NULL
+		  AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = admin_tokens.owner_id AND u.disabled_at IS NOT NULL)
 		RETURNING id, name, prefix, role, created_by, created_at, last_used_at, revoked_at`, hashToken(token))
 	if err != nil {
 		return t, ErrBadLogin

@@ -28,3 +28,12 @@ func hashToken(token string) []byte {
 	h := sha256.Sum256([]byte(token))
 	return h[:]
 }
+
+// maxTokenLen bounds a presented token: ours are 44 characters.
+const maxTokenLen = 256
+
+// validTokenText reports whether a presented token is worth looking up: not
+// empty, not absurdly long. Any bytes hash fine, so nothing else is refused.
+func validTokenText(token string) bool {
+	return token != "" && len(token) <= maxTokenLen
+}

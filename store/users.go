@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"golang.org/x/crypto/bcrypt"
 
 	"switchyard/routing/config"
@@ -118,10 +119,65 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 	return out, err
 }
 
-// DisableUser disables a user (their sessions stop working on next request).
-func (s *Store) DisableUser(ctx context.Context, id int64) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE users SET disabled_at=now() WHERE id=$1 AND disabled_at IS NULL`, id)
-	return rowsAffected(res, err)
+// Disabled is what disabling a user revoked.
+type Disabled struct {
+	Username      string
+	SessionsEnded int64
+	TokensRevoked int64
+}
+
+// DisableUser disables a user and, in the same transaction, deletes their
+// console sessions and revokes the admin API tokens they own. (A session
+// still being served when this commits may be written back by its request;
+// requireUser refuses it on the next one, as it refuses any session of a
+// disabled user.)
+func (s *Store) DisableUser(ctx context.Context, id int64) (Disabled, error) {
+	var d Disabled
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		err := tx.GetContext(ctx, &d.Username, `UPDATE users SET disabled_at=now() WHERE id=$1 AND disabled_at IS NULL RETURNING username`, id)
+		if err != nil {
+			return fmt.Errorf("store: disable user %d: %w", id, notFound(err))
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE token IN (SELECT token FROM user_sessions WHERE user_id=$1)`, id)
+		if err != nil {
+			return fmt.Errorf("store: disable user %d: end sessions: %w", id, err)
+		}
+		d.SessionsEnded, _ = res.RowsAffected()
+		if _, err := tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE user_id=$1`, id); err != nil {
+			return fmt.Errorf("store: disable user %d: end sessions: %w", id, err)
+		}
+		res, err = tx.ExecContext(ctx, `UPDATE admin_tokens SET revoked_at=now() WHERE owner_id=$1 AND revoked_at IS NULL`, id)
+		if err != nil {
+			return fmt.Errorf("store: disable user %d: revoke tokens: %w", id, err)
+		}
+		d.TokensRevoked, _ = res.RowsAffected()
+		return nil
+	})
+	return d, err
+}
+
+// RecordSession remembers that the console session token belongs to user
+// (so DisableUser can end it) and forgets expired ones. Call it at login,
+// after the session token was renewed.
+func (s *Store) RecordSession(ctx context.Context, userID int64, token string, expiry time.Time) error {
+	if token == "" {
+		return errors.New("store: record session: empty token")
+	}
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM user_sessions WHERE expiry < now()`); err != nil {
+		return fmt.Errorf("store: record session: %w", err)
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO user_sessions (token, user_id, expiry) VALUES ($1,$2,$3)
+		ON CONFLICT (token) DO UPDATE SET user_id=EXCLUDED.user_id, expiry=EXCLUDED.expiry`, token, userID, expiry)
+	if err != nil {
+		return fmt.Errorf("store: record session: %w", err)
+	}
+	return nil
+}
+
+// ForgetSession drops a session token's owner record (at logout).
+func (s *Store) ForgetSession(ctx context.Context, token string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM user_sessions WHERE token=$1`, token)
+	return err
 }
 
 // CountUsers counts enabled users.

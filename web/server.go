@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -152,16 +153,26 @@ func (s *Server) toLogin(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
 }
 
-// requireToken authenticates the admin API by bearer token.
+// requireToken authenticates the admin API by bearer token. Bad tokens are
+// throttled per client address like failed console logins (h.SignIn): while
+// the address must wait, requests are answered 429 before any token is
+// looked up.
 func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		ctx := c.Request().Context()
 		auth := c.Request().Header.Get("Authorization")
 		tok, ok := strings.CutPrefix(auth, "Bearer ")
 		if !ok || tok == "" {
 			return httpx.JSONError(c, http.StatusUnauthorized, "unauthorized", "send an admin API token as 'Authorization: Bearer sya-…' (create one under Users & tokens)", nil)
 		}
-		t, err := s.store.AuthenticateAdminToken(c.Request().Context(), strings.TrimSpace(tok))
+		ip := s.h.SignIn.ClientIP(c.Request())
+		if v := s.h.SignIn.Check(ctx, "", ip); v.Blocked {
+			handlers.SetRetryAfter(c, v)
+			return httpx.JSONError(c, http.StatusTooManyRequests, "too_many_failures", "too many failed sign-ins from this address; retry after "+strconv.FormatInt(v.RetryAfterSeconds(), 10)+" s", nil)
+		}
+		t, err := s.store.AuthenticateAdminToken(ctx, strings.TrimSpace(tok))
 		if err != nil {
+			s.h.SignIn.Fail(ctx, "", ip)
 			return httpx.JSONError(c, http.StatusUnauthorized, "unauthorized", "invalid or revoked admin API token", nil)
 		}
 		httpx.SetPrincipal(c, httpx.Principal{Name: "token:" + t.Name, Role: t.Role})

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"switchyard/handlers"
 	"switchyard/routing/health"
+	"switchyard/store/redis/loginguard"
 	"switchyard/web/guard"
 )
 
@@ -45,6 +47,7 @@ type Config struct {
 	ReadTimeout     time.Duration // SWITCHYARD_READ_TIMEOUT
 	MaxConnsPerIP   int           // SWITCHYARD_MAX_CONNS_PER_IP
 	MaxPendingPerIP int           // SWITCHYARD_MAX_PENDING_PER_IP
+	SignIn          handlers.SignInOptions
 }
 
 // Clients are the slow-client limits of the HTTP server.
@@ -151,6 +154,7 @@ func loadConfig() (Config, error) {
 	if err := c.Health.WithDefaults().Validate(); err != nil {
 		errs = append(errs, "health settings: "+err.Error())
 	}
+	parseSignIn(&c, parseInt, parseDur, &errs)
 	if c.SecretKey == "" {
 		if f := env("SWITCHYARD_SECRET_KEY_FILE", ""); f != "" {
 			b, err := os.ReadFile(f)
@@ -181,4 +185,37 @@ func loadConfig() (Config, error) {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}
 	return c, nil
+}
+
+// parseSignIn reads the sign-in throttle's settings (SWITCHYARD_SIGNIN_*)
+// and the trusted reverse proxies.
+func parseSignIn(c *Config, parseInt func(string, int64, *int64), parseDur func(string, time.Duration, *time.Duration), errs *[]string) {
+	s := &c.SignIn.Settings
+	for _, v := range []struct {
+		name string
+		def  int64
+		dst  *int
+	}{
+		{"SWITCHYARD_SIGNIN_BACKOFF_AFTER", loginguard.DefaultUserBackoffAfter, &s.User.BackoffAfter},
+		{"SWITCHYARD_SIGNIN_LOCKOUT_AFTER", loginguard.DefaultUserLockoutAfter, &s.User.LockoutAfter},
+		{"SWITCHYARD_SIGNIN_IP_BACKOFF_AFTER", loginguard.DefaultIPBackoffAfter, &s.IP.BackoffAfter},
+		{"SWITCHYARD_SIGNIN_IP_LOCKOUT_AFTER", loginguard.DefaultIPLockoutAfter, &s.IP.LockoutAfter},
+	} {
+		var n int64
+		parseInt(v.name, v.def, &n)
+		if n < 1 || n > 1_000_000 {
+			*errs = append(*errs, v.name+" must be a whole number from 1 to 1000000")
+		}
+		*v.dst = int(n)
+	}
+	parseDur("SWITCHYARD_SIGNIN_BACKOFF", loginguard.DefaultBackoffBase, &s.BackoffBase)
+	parseDur("SWITCHYARD_SIGNIN_LOCKOUT", loginguard.DefaultLockoutFor, &s.LockoutFor)
+	if err := s.Validate(); err != nil {
+		*errs = append(*errs, "sign-in throttle (SWITCHYARD_SIGNIN_*): "+err.Error())
+	}
+	p, err := handlers.ParseTrustedProxies(env("SWITCHYARD_TRUSTED_PROXIES", ""))
+	if err != nil {
+		*errs = append(*errs, "SWITCHYARD_TRUSTED_PROXIES must be comma-separated addresses or CIDR prefixes: "+err.Error())
+	}
+	c.SignIn.TrustedProxies = p
 }

@@ -96,7 +96,7 @@ func run(ctx context.Context) error {
 		Store: st, Redis: rdb, RedisPrefix: cfg.RedisPrefix, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody,
 		InstanceCap: cfg.InstanceCap, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery,
 		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: cfg.Role != "worker",
-		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL, Sealer: sealer, CacheDir: cfg.CacheDir,
+		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL, Sealer: sealer, CacheDir: cfg.CacheDir, SignIn: cfg.SignIn,
 		Worker: gateway.WorkerOptions{RunJobs: cfg.Role != "api", ProbeEvery: cfg.ProbeEvery, Retention: cfg.Retention, Health: cfg.Health},
 	})
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"switchyard/routing/record"
 )
@@ -57,6 +59,57 @@ const (
 	maxPageSize     = 500
 )
 
+// MaxTextLen bounds a text filter (and a request id) in bytes. Names in the
+// configuration are far shorter; request ids are UUIDs or short caller ids.
+const MaxTextLen = 200
+
+// The range of times a filter or cursor may carry: years 1 to 9999, what
+// the console's forms can express and well inside PostgreSQL's timestamptz.
+var (
+	MinTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxTime = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
+)
+
+// ValidText reports whether s can be compared with a text column: valid
+// UTF-8 (PostgreSQL refuses anything else), no NUL or other control
+// character, at most MaxTextLen bytes.
+func ValidText(s string) bool {
+	if len(s) > MaxTextLen || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidTime reports whether t lies within [MinTime, MaxTime].
+func ValidTime(t time.Time) bool { return !t.Before(MinTime) && !t.After(MaxTime) }
+
+// checkFilter refuses what PostgreSQL would answer with an error rather
+// than no rows: text it cannot hold, times it cannot store.
+func checkFilter(f Filter) error {
+	for _, v := range []struct{ name, v string }{
+		{"caller", f.Caller}, {"tier", f.Tier}, {"logic model", f.LogicModel}, {"provider", f.Provider},
+		{"status", f.Status}, {"error class", f.ErrorClass}, {"request id", f.RequestID},
+	} {
+		if !ValidText(v.v) {
+			return fmt.Errorf("%w: %s must be at most %d characters of text without control characters", ErrInvalidFilter, v.name, MaxTextLen)
+		}
+	}
+	for _, t := range []struct {
+		name string
+		t    time.Time
+	}{{"from", f.From}, {"to", f.To}} {
+		if !t.t.IsZero() && !ValidTime(t.t) {
+			return fmt.Errorf("%w: %s must be between the years 1 and 9999", ErrInvalidFilter, t.name)
+		}
+	}
+	return nil
+}
+
 // Search returns a page of call logs matching f, ordered by (at, request_id)
 // descending. Pages are keyset-paginated: the cursor holds the last row's
 // (at, request_id), so rows with equal timestamps are neither repeated nor
@@ -98,6 +151,9 @@ func searchQuery(f Filter) (q string, args []any, limit int, err error) {
 		limit = defaultPageSize
 	}
 	limit = min(limit, maxPageSize)
+	if err := checkFilter(f); err != nil {
+		return "", nil, 0, err
+	}
 	if f.Status != "" && !ValidStatus(f.Status) {
 		return "", nil, 0, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
 	}
@@ -147,16 +203,24 @@ func encodeCursor(at time.Time, requestID string) string {
 }
 
 func decodeCursor(c string) (time.Time, string, error) {
+	malformed := fmt.Errorf("%w: malformed cursor", ErrInvalidFilter)
+	if len(c) > 4*MaxTextLen {
+		return time.Time{}, "", malformed
+	}
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
-		return time.Time{}, "", fmt.Errorf("%w: malformed cursor", ErrInvalidFilter)
+		return time.Time{}, "", malformed
 	}
 	us, id, ok := strings.Cut(string(b), ":")
 	n, err := strconv.ParseInt(us, 10, 64)
-	if !ok || err != nil || id == "" {
-		return time.Time{}, "", fmt.Errorf("%w: malformed cursor", ErrInvalidFilter)
+	if !ok || err != nil || id == "" || !ValidText(id) {
+		return time.Time{}, "", malformed
 	}
-	return time.UnixMicro(n).UTC(), id, nil
+	at := time.UnixMicro(n).UTC()
+	if !ValidTime(at) {
+		return time.Time{}, "", malformed
+	}
+	return at, id, nil
 }
 
 // getWindow is how far from the time embedded in a UUIDv7 request id the
@@ -169,6 +233,13 @@ const getWindow = time.Hour
 // embedded in a UUIDv7 id narrows the search to the partitions around it;
 // any other id (a caller-supplied one) is looked up in every partition.
 func Get(ctx context.Context, db Queryer, requestID string, at time.Time) (Record, error) {
+	if requestID == "" || !ValidText(requestID) {
+		// No stored id is like this: PostgreSQL could not even compare it.
+		return Record{}, fmt.Errorf("%w: request %q", ErrNotFound, requestID)
+	}
+	if !at.IsZero() && !ValidTime(at) {
+		at = time.Time{}
+	}
 	type probe struct {
 		cond string
 		args []any

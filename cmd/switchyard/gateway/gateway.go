@@ -38,6 +38,7 @@ import (
 	"switchyard/store/redis/keypool"
 	"switchyard/store/redis/limits"
 	"switchyard/store/redis/loadcount"
+	"switchyard/store/redis/loginguard"
 	"switchyard/store/secrets"
 	"switchyard/web"
 	"switchyard/web/metrics"
@@ -75,6 +76,8 @@ type Options struct {
 	// PostgreSQL is unreachable.
 	Sealer   *secrets.Sealer
 	CacheDir string
+	// SignIn throttles failed console logins and admin API tokens.
+	SignIn handlers.SignInOptions
 }
 
 // Gateway is one assembled instance.
@@ -233,6 +236,7 @@ func New(o Options) (*Gateway, error) {
 	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
 	g.Console = &handlers.Handler{Store: o.Store, Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
 		Keys: keyStates{g.Keys}, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
+	g.Console.SignIn = handlers.NewSignIn(loginguard.New(o.Redis, loginguard.Options{Prefix: o.RedisPrefix, Settings: o.SignIn.Settings, Logger: log, Timeout: o.RedisTimeout}), o.SignIn.TrustedProxies)
 	cat, catErr := loadCatalog(o, log)
 	wizard := handlers.NewOnboarding(g.Console, cat, catErr, &onboarding.Verifier{Adapters: Adapters(), Client: UpstreamClient()})
 	g.Server = web.New(g.Console, g.Data, o.Store, g.Sessions, log, g.Ready, web.Options{CookieSecure: o.CookieSecure, Metrics: g.Metrics.Handler(), Onboarding: wizard,

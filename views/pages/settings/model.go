@@ -7,10 +7,14 @@
 // token-<id> (row), token-revoke-<id>, token-form, token-name, token-create,
 // tokens-empty, tokens-notice, tokens-error, token-once, token-plaintext,
 // token-copy, token-example, token-example-copy; field-<name>/error-<name>
-// (token fields are token_name and token_role).
+// (token fields are token_name and token_role); settings-lockouts (the
+// swapped panel), lockout-<kind>-<subject> (row), lockout-clear-<kind>-<subject>,
+// lockouts-empty, lockouts-notice, lockouts-error, lockouts-note,
+// lockouts-policy.
 package settings
 
 import (
+	"strconv"
 	"time"
 
 	"switchyard/routing/config"
@@ -20,9 +24,64 @@ import (
 
 // Page is the Users & tokens page.
 type Page struct {
-	Page   layout.Page
-	Users  UsersPanel
-	Tokens TokensPanel
+	Page     layout.Page
+	Users    UsersPanel
+	Lockouts LockoutsPanel
+	Tokens   TokensPanel
+}
+
+// LockoutsPanel lists usernames and client addresses locked out after too
+// many failed sign-ins; it is swapped in place by its Clear buttons.
+type LockoutsPanel struct {
+	// Enabled is false when this instance does not throttle sign-ins.
+	Enabled bool
+	Locks   []Lockout
+	Policy  LockoutPolicy
+	// Unshared: Redis is unreachable, so the list is this instance's own.
+	Unshared bool
+	Notice   string
+	Error    string
+	CSRF     string
+	CanEdit  bool
+}
+
+// Lock kinds, as their codes.
+const (
+	LockUser = "user"
+	LockIP   = "ip"
+)
+
+// Lockout is one locked-out username or client address.
+type Lockout struct {
+	// Kind is LockUser or LockIP.
+	Kind    string
+	Subject string
+	Until   time.Time
+	// Local: kept by this instance alone while Redis is unreachable.
+	Local bool
+}
+
+// LockoutPolicy are the throttle's thresholds, for the panel's explanation.
+type LockoutPolicy struct {
+	UserBackoffAfter, UserLockoutAfter int
+	IPBackoffAfter, IPLockoutAfter     int
+	LockoutFor                         time.Duration
+}
+
+func lockKindWords(kind string) string {
+	if kind == LockIP {
+		return "address"
+	}
+	return "user"
+}
+
+func lockTestID(prefix string, l Lockout) string { return prefix + l.Kind + "-" + l.Subject }
+
+func minutes(d time.Duration) string {
+	if d < time.Minute {
+		return strconv.FormatInt(int64(d/time.Second), 10) + " s"
+	}
+	return strconv.FormatInt(int64(d/time.Minute), 10) + " min"
 }
 
 // UsersPanel lists console users; it is swapped in place by its forms.

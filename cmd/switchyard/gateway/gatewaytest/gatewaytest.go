@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"switchyard/cmd/switchyard/gateway"
+	"switchyard/handlers"
 	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
 	"switchyard/store"
@@ -94,6 +95,8 @@ type Options struct {
 	// fallback (default 1 s here, so a loaded test machine does not fall
 	// back by accident; production uses 50 ms).
 	RedisTimeout time.Duration
+	// SignIn configures the sign-in throttle (zero: the defaults).
+	SignIn handlers.SignInOptions
 }
 
 // New starts the fake vendor and an instance on a fresh database. The
@@ -166,7 +169,7 @@ func (e *Env) start(o Options) *Env {
 		o.RedisTimeout = time.Second
 	}
 	gw, err := gateway.New(gateway.Options{Store: st, Redis: rdb, Log: log, RedisPrefix: e.Prefix, SpillDir: e.SpillDir, RedisTimeout: o.RedisTimeout,
-		ReloadInterval: 200 * time.Millisecond, InstanceCap: o.InstanceCap, Env: gateway.Implemented(), PublicURL: "http://gateway.test"})
+		ReloadInterval: 200 * time.Millisecond, InstanceCap: o.InstanceCap, Env: gateway.Implemented(), PublicURL: "http://gateway.test", SignIn: o.SignIn})
 	if err != nil {
 		t.Fatal(err)
 	}
