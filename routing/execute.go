@@ -131,7 +131,8 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 		}
 		done, ok := breakers.Allow(d.ID, d.Breaker)
 		if !ok {
-			skipNow(reason.Of(reason.BreakerOpen))
+			until, _ := breakers.Open(d.ID) // zero while half-open probes are all out
+			skipNow(reason.Reason{Code: reason.BreakerOpen, Until: reason.UntilOf(until)})
 			continue
 		}
 		release, err := load.Acquire(ctx, d.ID, d.MaxConcurrency, call.Batch)
@@ -244,10 +245,16 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 		release()
 	}
 	if last == nil {
-		return Served{}, nil, &Failure{Status: http.StatusServiceUnavailable, Code: "no_available_model", Class: "",
-			Message: "no model is available for " + p.Target.Name() + ": " + describe(p, tr), RetryAfter: 5 * time.Second}
+		f := &Failure{Status: http.StatusServiceUnavailable, Code: "no_available_model", Class: "",
+			Message: "no model is available for " + p.Target.Name() + ": " + describe(p, tr)}
+		hintRetry(f, tr, e.now())
+		return Served{}, nil, f
 	}
-	return Served{}, nil, final(last, p, tr)
+	f := final(last, p, tr)
+	if f.Code == "no_available_model" {
+		hintRetry(f, tr, e.now())
+	}
+	return Served{}, nil, f
 }
 
 // safely runs one attempt, turning a panic in an adapter into a server
