@@ -30,6 +30,9 @@ type Executor struct {
 type Call struct {
 	Batch    bool      // the caller's priority class is batch
 	Deadline time.Time // the request budget (layer 1 of the timeouts)
+	// Header is the caller's request headers; each provider passes on only
+	// those its allowlist names (config.RProvider.Outgoing).
+	Header http.Header
 }
 
 // Attempt is one entry of the attempt trail: a call made, or a step skipped
@@ -183,7 +186,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			actx, cancel := context.WithTimeout(ctx, timeout)
 			start := e.now()
 			attempts++
-			err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, UpstreamModel: d.UpstreamModel, Client: e.Client})
+			err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, UpstreamModel: d.UpstreamModel, Client: e.Client, Header: d.Provider.Outgoing(call.Header)})
 			at := Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Key: key.Fingerprint,
 				LatencyMS: e.now().Sub(start).Milliseconds(), Fallback: step.Fallback}
 			if err == nil {

@@ -46,7 +46,7 @@ func (x *exchange) chat() {
 	if !ok {
 		return
 	}
-	call := Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline}
+	call := Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline, Header: x.req.Header}
 	if req.Stream {
 		x.stream(p, call, req, dec, estimate)
 		return
@@ -248,7 +248,7 @@ func (x *exchange) embeddings() {
 	if !ok {
 		return
 	}
-	out, fail := x.j.Exec.Embed(x.ctx, p, Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline},
+	out, fail := x.j.Exec.Embed(x.ctx, p, Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline, Header: x.req.Header},
 		EmbedRequest{Inputs: req.Inputs, Dimensions: req.Dimensions, InputType: inputType}, &x.trail)
 	if fail != nil {
 		x.settle(dec, 0, 0)

@@ -23,6 +23,7 @@ type Source interface {
 	LiveSnapshot(ctx context.Context) (number int64, snapshot []byte, err error)
 	LatestVersionNumber(ctx context.Context) (int64, error)
 	ProviderKeySecrets(ctx context.Context, ids []int64) (map[int64]string, error)
+	ProviderHeaderSecrets(ctx context.Context, ids []int64) (map[int64]config.HeaderSecret, error)
 	LiveCallerKeys(ctx context.Context) (map[[32]byte]int64, error)
 	CallerKeysState(ctx context.Context) (string, error)
 	Listen(ctx context.Context, log *slog.Logger) <-chan string
@@ -157,10 +158,15 @@ func (l *Loader) load(ctx context.Context) (*config.Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ids []int64
+	var ids, headerIDs []int64
 	for _, p := range snap.Providers {
 		for _, k := range p.Keys {
 			ids = append(ids, k.ID)
+		}
+		for _, h := range p.Headers {
+			if h.Secret {
+				headerIDs = append(headerIDs, h.SecretID)
+			}
 		}
 	}
 	slices.Sort(ids)
@@ -168,9 +174,13 @@ func (l *Loader) load(ctx context.Context) (*config.Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
+	headerSecrets, err := l.Source.ProviderHeaderSecrets(ctx, headerIDs)
+	if err != nil {
+		return nil, err
+	}
 	keys, err := l.Source.LiveCallerKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return config.Compile(number, snap, config.Credentials{ProviderKeySecrets: secrets, CallerKeys: keys})
+	return config.Compile(number, snap, config.Credentials{ProviderKeySecrets: secrets, ProviderHeaderSecrets: headerSecrets, CallerKeys: keys})
 }
