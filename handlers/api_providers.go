@@ -9,7 +9,13 @@ import (
 )
 
 // Admin API: providers and their key pools. Secrets are write-only: a key
-// is answered with its id, label, fingerprint and status, never its secret.
+// is answered with its id, label, fingerprint and status, never its secret,
+// and a secret header's value reads "••• set" (config.SecretSet).
+//
+// A provider's "headers" ([{name, value, secret}]) are sent to its vendor
+// with every request; "pass_headers" names the caller headers passed
+// through. A secret header given a value has it sealed; given "" or
+// "••• set" it keeps the value stored under its name.
 
 // APIProviders lists the draft's providers with their keys.
 func (h *Handler) APIProviders(c echo.Context) error {
@@ -36,9 +42,16 @@ func (h *Handler) APIProviderCreate(c echo.Context) error {
 // their values.
 func (h *Handler) APIProviderUpdate(c echo.Context) error {
 	return apiProviders.update(h, c, apiUpdate[config.Provider]{
-		blank: func(in *config.Provider) { in.Keys = nil },
+		blank: func(in *config.Provider) { in.Keys, in.Headers, in.PassHeaders = nil, nil, nil },
 		check: func(f config.FieldErrors, in *config.Provider, cur config.Provider) {
 			readOnly(f, "keys", in.Keys, cur.Keys, "change keys with /admin/api/providers/{id}/keys and /admin/api/provider-keys/{id}")
+			// Lists left out keep their values; [] empties them.
+			if in.Headers == nil {
+				in.Headers = cur.Headers
+			}
+			if in.PassHeaders == nil {
+				in.PassHeaders = cur.PassHeaders
+			}
 		},
 		save: h.Store.UpdateProvider,
 	})

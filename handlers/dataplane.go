@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/url"
 	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
@@ -48,6 +49,11 @@ func (d *DataPlane) Models(c echo.Context) error {
 	return d.serve(c, routing.EndpointModels)
 }
 
+// Model serves GET /v1/models/{id} (the SDKs' models.retrieve).
+func (d *DataPlane) Model(c echo.Context) error {
+	return d.serve(c, routing.EndpointModel)
+}
+
 func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 	r := c.Request()
 	d.inFlight.Add(1)
@@ -63,7 +69,7 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 		})
 		defer stop()
 	}
-	a := d.Journey.Serve(ctx, routing.Request{
+	req := routing.Request{
 		Endpoint:       ep,
 		Path:           r.URL.Path,
 		Authorization:  r.Header.Get("Authorization"),
@@ -71,8 +77,15 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),
 		RequestTimeout: r.Header.Get("X-Request-Timeout"),
 		InputType:      r.Header.Get("X-Input-Type"),
-	})
-	return writeAnswer(c.Response(), a)
+		Header:         r.Header,
+	}
+	if ep == routing.EndpointModel {
+		req.ModelID = c.Param("id")
+		if id, err := url.PathUnescape(req.ModelID); err == nil {
+			req.ModelID = id
+		}
+	}
+	return writeAnswer(c.Response(), d.Journey.Serve(ctx, req))
 }
 
 // writeAnswer copies the journey's answer onto the wire, then lets the
@@ -110,7 +123,7 @@ func writeAnswer(w *echo.Response, a *routing.Answer) (err error) {
 // NotFound answers unknown /v1 paths in OpenAI's error shape.
 func (d *DataPlane) NotFound(c echo.Context) error {
 	r := c.Request()
-	return WriteOpenAIError(c, http.StatusNotFound, "not_found", "unknown endpoint "+httpx.Clip(r.Method+" "+r.URL.Path, httpx.ShownLen)+"; Switchyard serves /v1/chat/completions, /v1/embeddings and /v1/models")
+	return WriteOpenAIError(c, http.StatusNotFound, "not_found", "unknown endpoint "+httpx.Clip(r.Method+" "+r.URL.Path, httpx.ShownLen)+"; Switchyard serves POST /v1/chat/completions, POST /v1/embeddings, GET /v1/models and GET /v1/models/{id}")
 }
 
 // TestRequest runs a request through the journey as callerID, exactly as an

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -86,7 +87,50 @@ func providerFromForm(c echo.Context) (config.Provider, config.FieldErrors) {
 		Notes:    c.FormValue("notes"),
 	}
 	p.TimeoutMS = formInt(c, "timeout_ms", errs)
+	p.Headers, p.PassHeaders = headersFromForm(c)
 	return p, merge(errs, config.ValidateProvider(p))
+}
+
+// headersFromForm reads the header rows (header_name_N, header_value_N,
+// header_secret_N for N below header_rows; rows without a name are left
+// out) and the comma-separated passthrough list.
+func headersFromForm(c echo.Context) ([]config.ProviderHeader, []string) {
+	var headers []config.ProviderHeader
+	n, _ := strconv.Atoi(c.FormValue("header_rows"))
+	for i := range min(n, 2*config.MaxProviderHeaders) {
+		idx := strconv.Itoa(i)
+		name := strings.TrimSpace(c.FormValue("header_name_" + idx))
+		if name == "" {
+			continue
+		}
+		headers = append(headers, config.ProviderHeader{Name: name, Value: strings.TrimSpace(c.FormValue("header_value_" + idx)), Secret: formBool(c, "header_secret_"+idx)})
+	}
+	var pass []string
+	for _, f := range strings.FieldsFunc(c.FormValue("pass_headers"), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
+		pass = append(pass, f)
+	}
+	return headers, pass
+}
+
+// keepStoredSecrets marks the secret headers sent without a value whose
+// value provider id already stores: they keep it, and the form shows it set.
+func keepStoredSecrets(snap config.Snapshot, id int64, p *config.Provider) {
+	for _, cur := range snap.Providers {
+		if cur.ID != id {
+			continue
+		}
+		for i := range p.Headers {
+			h := &p.Headers[i]
+			if !h.Secret || h.Value != "" {
+				continue
+			}
+			for _, ch := range cur.Headers {
+				if ch.Secret && strings.EqualFold(ch.Name, h.Name) {
+					h.Value = config.SecretSet
+				}
+			}
+		}
+	}
 }
 
 // ProviderSave creates (no id) or updates a provider.
@@ -99,6 +143,13 @@ func (h *Handler) ProviderSave(c echo.Context) error {
 		}
 	}
 	p, errs := providerFromForm(c)
+	if id != 0 {
+		snap, _, err := h.Store.Draft(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		keepStoredSecrets(snap, id, &p)
+	}
 	if len(errs) == 0 {
 		var err error
 		if id == 0 {

@@ -29,6 +29,9 @@ type Executor struct {
 type Call struct {
 	Batch    bool      // the caller's priority class is batch
 	Deadline time.Time // the request budget (layer 1 of the timeouts)
+	// Header is the caller's request headers; each provider passes on only
+	// those its allowlist names (config.RProvider.Outgoing).
+	Header http.Header
 }
 
 // Attempt is one entry of the attempt trail: a call made, or a step skipped
@@ -135,7 +138,8 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 		}
 		done, ok := breakers.Allow(d.ID, d.Breaker)
 		if !ok {
-			skipNow(reason.Of(reason.BreakerOpen))
+			until, _ := breakers.Open(d.ID) // zero while half-open probes are all out
+			skipNow(reason.Reason{Code: reason.BreakerOpen, Until: reason.UntilOf(until)})
 			continue
 		}
 		release, err := load.Acquire(ctx, d.ID, d.MaxConcurrency, call.Batch)
@@ -186,7 +190,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			actx, cancel := context.WithTimeout(ctx, timeout)
 			start := e.now()
 			attempts++
-			err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, UpstreamModel: d.UpstreamModel, Client: e.Client})
+			err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, UpstreamModel: d.UpstreamModel, Client: e.Client, Header: d.Provider.Outgoing(call.Header)})
 			at := Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Key: key.Fingerprint,
 				LatencyMS: e.now().Sub(start).Milliseconds(), Fallback: step.Fallback}
 			if err == nil {
@@ -248,10 +252,16 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 		release()
 	}
 	if last == nil {
-		return Served{}, nil, &Failure{Status: http.StatusServiceUnavailable, Code: "no_available_model", Class: "",
-			Told: toldChain(ToldNoModel, p, tr, attempts), RetryAfter: 5 * time.Second}
+		f := &Failure{Status: http.StatusServiceUnavailable, Code: "no_available_model", Class: "",
+			Told: toldChain(ToldNoModel, p, tr, attempts)}
+		hintRetry(f, tr, e.now())
+		return Served{}, nil, f
 	}
-	return Served{}, nil, final(last, p, tr)
+	f := final(last, p, tr)
+	if f.Code == "no_available_model" {
+		hintRetry(f, tr, e.now())
+	}
+	return Served{}, nil, f
 }
 
 // safely runs one attempt, turning a panic in an adapter into a server

@@ -82,6 +82,7 @@ const (
 	EndpointChat Endpoint = iota
 	EndpointEmbeddings
 	EndpointModels
+	EndpointModel // one model: Request.ModelID
 )
 
 // Request is one data-plane request as it arrived.
@@ -100,6 +101,11 @@ type Request struct {
 	IdempotencyKey string
 	RequestTimeout string
 	InputType      string
+	// ModelID is the {id} of GET /v1/models/{id}.
+	ModelID string
+	// Header is the caller's request headers. Only the names a provider's
+	// passthrough allowlist names ever reach that vendor.
+	Header http.Header
 }
 
 // Answer is what the caller gets. A streamed answer has Stream set: send
@@ -141,21 +147,27 @@ func (a *Answer) Done(sendErr error) {
 
 // exchange is one data-plane request in progress.
 type exchange struct {
-	j       *Journey
-	ctx     context.Context
-	req     *Request
-	a       *Answer
-	rec     record.Call
-	start   time.Time
-	rt      *config.Runtime
-	caller  *config.RCaller
-	tier    string
-	trail   Trail
-	claim   *idem.Claim
-	capture *capture // what we sent, for idempotency storage
-	logged  bool
-	release func() // the saturation gate's slot
-	plan    *Plan
+	j      *Journey
+	ctx    context.Context
+	req    *Request
+	a      *Answer
+	rec    record.Call
+	start  time.Time
+	rt     *config.Runtime
+	caller *config.RCaller
+	tier   string
+	// explicit: the request named a logic model, not a tier (tier is then
+	// only the tier whose timeouts and limits apply).
+	explicit bool
+	trail    Trail
+	claim    *idem.Claim
+	capture  *capture // what we sent, for idempotency storage
+	logged   bool
+	release  func() // the saturation gate's slot
+	plan     *Plan
+	// gateDec is the limit decision that admitted the request (its window
+	// headers are re-sent to agree with an upstream's 429).
+	gateDec *limit.Decision
 	// settlement waits until the answer is on the wire (see finish).
 	settleDec    *limit.Decision
 	settleActual int64
@@ -205,6 +217,8 @@ func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
 	switch req.Endpoint {
 	case EndpointModels:
 		x.models()
+	case EndpointModel:
+		x.model()
 	case EndpointEmbeddings:
 		x.embeddings()
 	default:
@@ -222,7 +236,8 @@ func (x *exchange) reject(status int, code, class, msg string) {
 
 func (x *exchange) writeError(status int, code, msg string, param *string) {
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
-		if x.a.Header.Get("Retry-After") == "" {
+		// A refusal that a retry cannot change carries no wait to retry after.
+		if x.a.Header.Get("Retry-After") == "" && x.a.Header.Get("x-should-retry") != "false" {
 			x.a.Header.Set("Retry-After", "1")
 		}
 	}
@@ -420,9 +435,10 @@ func (x *exchange) idempotent(body []byte) bool {
 }
 
 // finishIdempotency stores a result worth replaying, or releases the claim.
-// Successes and answers a retry cannot change (content filtered, refused by
-// the vendor as invalid) are stored; rejections of ours and upstream
-// failures are not, so a retry can succeed.
+// Only what a retry cannot change is stored: a complete success, and a
+// vendor's refusal of the request itself (invalid, content filtered).
+// Rejections of ours, upstream failures and a stream that failed or was cut
+// after it started release the key, so the retry runs.
 func (x *exchange) finishIdempotency() {
 	if x.claim == nil {
 		return
@@ -430,8 +446,7 @@ func (x *exchange) finishIdempotency() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), 2*time.Second)
 	defer cancel()
 	cp := x.capture
-	keep := cp.status == http.StatusOK || (cp.status == http.StatusBadRequest && x.rec.Status == record.StatusUpstreamError)
-	if !keep || x.rec.Status == record.StatusClientCancelled || x.rec.Status == record.StatusInterrupted {
+	if !replayable(cp.status, x.rec.Status, adapter.Class(x.rec.ErrorClass)) {
 		if err := x.j.Idem.Abandon(ctx, *x.claim); err != nil {
 			x.j.Log.Warn("idempotency abandon failed", "err", err, "request_id", x.rec.RequestID)
 		}
@@ -446,6 +461,20 @@ func (x *exchange) finishIdempotency() {
 	if err := x.j.Idem.Complete(ctx, *x.claim, idem.Result{Status: cp.status, Header: hdr, Body: cp.buf, Stream: cp.stream}); err != nil {
 		x.j.Log.Warn("idempotency complete failed", "err", err, "request_id", x.rec.RequestID)
 	}
+}
+
+// replayable reports an answer a retry cannot change: a complete success
+// (status 200 and the call ended ok — a stream that ended with an error
+// event also began with 200), or the vendor's refusal of the request as
+// invalid or filtered (400 of an upstream error that is not a failure).
+func replayable(status int, st string, class adapter.Class) bool {
+	switch {
+	case status == http.StatusOK:
+		return st == record.StatusOK
+	case status == http.StatusBadRequest:
+		return st == record.StatusUpstreamError && (class == adapter.ClassBadRequest || class == adapter.ClassContentFilter)
+	}
+	return false
 }
 
 // capture keeps what was sent to the caller.
@@ -554,6 +583,7 @@ func (x *exchange) limit(estimate int64) (limit.Decision, bool) {
 	}
 	dec.SetHeaders(x.a.Header)
 	if dec.Allowed {
+		x.gateDec = &dec
 		return dec, true
 	}
 	code := string(dec.Reason)
@@ -679,10 +709,23 @@ func (x *exchange) settleNow(dec limit.Decision, actual, costMicros int64) {
 	}
 }
 
+// TierExplicit is X-Switchyard-Tier for a request that named a logic model.
+const TierExplicit = "explicit"
+
+// tierHeader is X-Switchyard-Tier: the tier asked for (or forced), or
+// "explicit" for a request that named a logic model — not a tier the model
+// happens to appear in.
+func (x *exchange) tierHeader() string {
+	if x.explicit {
+		return TierExplicit
+	}
+	return x.tier
+}
+
 // routeHeaders sets the X-Switchyard-* headers of a served request.
 func (x *exchange) routeHeaders(served Served) {
 	h := x.a.Header
-	h.Set("X-Switchyard-Tier", x.tier)
+	h.Set("X-Switchyard-Tier", x.tierHeader())
 	if d := served.Deployment; d != nil {
 		h.Set("X-Switchyard-Model", d.Model.Code)
 		h.Set("X-Switchyard-Provider", d.Provider.Name)
@@ -693,7 +736,7 @@ func (x *exchange) routeHeaders(served Served) {
 // failed answers a request nothing could serve.
 func (x *exchange) failed(f *Failure) {
 	h := x.a.Header
-	h.Set("X-Switchyard-Tier", x.tier)
+	h.Set("X-Switchyard-Tier", x.tierHeader())
 	h.Set("X-Switchyard-Attempts", strconv.Itoa(len(x.trail.Attempts)))
 	x.rec.ErrorCode, x.rec.ErrorClass = f.Code, string(f.Class)
 	switch {
@@ -714,6 +757,10 @@ func (x *exchange) failed(f *Failure) {
 	}
 	if f.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int((f.RetryAfter+time.Second-1)/time.Second)))
+		h.Set("Retry-After-Ms", strconv.FormatInt(int64((f.RetryAfter+time.Millisecond-1)/time.Millisecond), 10))
+		if f.Status == http.StatusTooManyRequests && x.gateDec != nil {
+			x.gateDec.CapResets(f.RetryAfter).SetHeaders(h)
+		}
 	}
 	if f.NoRetry {
 		h.Set("x-should-retry", "false")
@@ -751,6 +798,7 @@ func (x *exchange) route(model string, reasoning bool, needs Needs) (*Plan, bool
 	x.plan = p
 	Build(p, x.caller, target, needs, &x.j.Exec.State)
 	x.tier = string(p.Tier.Name)
+	x.explicit = target.Explicit != nil
 	x.rec.Tier = x.tier
 	if fail := x.j.Exec.Unavailable(p, &x.trail); fail != nil {
 		x.failed(fail)

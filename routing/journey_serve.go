@@ -46,7 +46,7 @@ func (x *exchange) chat() {
 	if !ok {
 		return
 	}
-	call := Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline}
+	call := Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline, Header: x.req.Header}
 	if req.Stream {
 		x.stream(p, call, req, dec, estimate)
 		return
@@ -60,7 +60,7 @@ func (x *exchange) chat() {
 	x.rec.Status = record.StatusOK
 	x.account(dec, out.Served, out.Result.Usage, estimate)
 	x.routeHeaders(out.Served)
-	x.writeBody(http.StatusOK, "application/json", out.Result.Body)
+	x.writeBody(http.StatusOK, "application/json", adapter.AppendAnswerModel(nil, out.Result.Body, out.Served.Deployment.Model.Code))
 }
 
 // Stream is a streamed answer: SSE events, the first content chunk first.
@@ -108,6 +108,18 @@ func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec limi
 func (s *Stream) event(data []byte) []byte {
 	s.buf = append(s.buf[:0], "data: "...)
 	s.buf = append(s.buf, data...)
+	return s.endEvent()
+}
+
+// chunkEvent formats a chunk, its model field the logic model that serves
+// (the answer's one rule for model, as in a complete answer).
+func (s *Stream) chunkEvent(data []byte) []byte {
+	s.buf = append(s.buf[:0], "data: "...)
+	s.buf = adapter.AppendAnswerModel(s.buf, data, s.committed.Served.Deployment.Model.Code)
+	return s.endEvent()
+}
+
+func (s *Stream) endEvent() []byte {
 	s.buf = append(s.buf, '\n', '\n')
 	if c := s.x.capture; c != nil {
 		c.buf = append(c.buf, s.buf...)
@@ -143,7 +155,7 @@ func (s *Stream) Next() ([]byte, error) {
 		if ch.UsageOnly && !s.req.IncludeUsage {
 			continue
 		}
-		return s.event(ch.Data), nil
+		return s.chunkEvent(ch.Data), nil
 	}
 	s.over = true
 	s.committed.Close(s.endErr)
@@ -238,7 +250,7 @@ func (x *exchange) embeddings() {
 	if !ok {
 		return
 	}
-	out, fail := x.j.Exec.Embed(x.ctx, p, Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline},
+	out, fail := x.j.Exec.Embed(x.ctx, p, Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline, Header: x.req.Header},
 		EmbedRequest{Inputs: req.Inputs, Dimensions: req.Dimensions, InputType: inputType}, &x.trail)
 	if fail != nil {
 		x.settle(dec, 0, 0)
@@ -285,18 +297,20 @@ func floatsBase64(v []float32) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
-// models lists the tiers and logic models this caller may use. A listing is
-// a data-plane request too: one call-log row, no model fields.
-func (x *exchange) models() {
-	x.rec.Status = record.StatusOK
-	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
-		Kind    string `json:"switchyard_kind"`
-	}
-	var data []model
+// modelObject is one entry of GET /v1/models and the answer of
+// GET /v1/models/{id}, in OpenAI's shape plus the kind Switchyard knows.
+type modelObject struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+	Kind    string `json:"switchyard_kind"` // tier | chat | embedding
+}
+
+// available lists what this caller may put in the model field: the tiers,
+// then the logic models of each kind.
+func (x *exchange) available() []modelObject {
+	var data []modelObject
 	seen := map[string]bool{}
 	for _, kind := range []config.Kind{config.KindChat, config.KindEmbedding} {
 		for _, id := range Available(x.caller, kind) {
@@ -308,10 +322,39 @@ func (x *exchange) models() {
 			if config.ValidTier(id) {
 				k = "tier"
 			}
-			data = append(data, model{ID: id, Object: "model", OwnedBy: "switchyard", Kind: k})
+			data = append(data, modelObject{ID: id, Object: "model", OwnedBy: "switchyard", Kind: k})
 		}
 	}
+	return data
+}
+
+// models lists the tiers and logic models this caller may use. A listing is
+// a data-plane request too: one call-log row, no model fields.
+func (x *exchange) models() {
+	x.rec.Status = record.StatusOK
 	x.a.Header.Set("X-Switchyard-Config-Version", strconv.FormatInt(x.rt.Version, 10))
-	b, _ := json.Marshal(map[string]any{"object": "list", "data": data})
+	b, _ := json.Marshal(map[string]any{"object": "list", "data": x.available()})
 	x.writeBody(http.StatusOK, "application/json", b)
+}
+
+// model answers GET /v1/models/{id} (the SDKs' models.retrieve): the entry
+// of the listing with that id, or 404 model_not_found naming the others.
+func (x *exchange) model() {
+	x.rec.RequestedModel = x.req.ModelID
+	all := x.available()
+	for _, m := range all {
+		if m.ID == x.req.ModelID {
+			x.rec.Status = record.StatusOK
+			x.a.Header.Set("X-Switchyard-Config-Version", strconv.FormatInt(x.rt.Version, 10))
+			b, _ := json.Marshal(m)
+			x.writeBody(http.StatusOK, "application/json", b)
+			return
+		}
+	}
+	ids := make([]string, len(all))
+	for i, m := range all {
+		ids[i] = m.ID
+	}
+	x.a.Header.Set("x-should-retry", "false")
+	x.reject(http.StatusNotFound, "model_not_found", "bad_request", (&ModelNotFoundError{Requested: x.req.ModelID, Available: ids}).Error())
 }

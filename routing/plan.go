@@ -200,8 +200,11 @@ func unusable(d *config.RDeployment, needs Needs, st *State) reason.Reason {
 		return reason.Reason{}
 	case st.Health != nil && st.Health.Down(d.ID):
 		return reason.Of(reason.Unhealthy)
-	case st.Breakers != nil && st.Breakers.Open(d.ID):
-		return reason.Of(reason.BreakerOpen)
+	}
+	if st.Breakers != nil {
+		if until, open := st.Breakers.Open(d.ID); open {
+			return reason.Reason{Code: reason.BreakerOpen, Until: reason.UntilOf(until)}
+		}
 	}
 	if st.Keys != nil {
 		if skip, ok := st.Keys.Usable(d.Provider.ActiveKey); !ok {

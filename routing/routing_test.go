@@ -288,7 +288,7 @@ func indexOf(s []int64, v int64) int {
 // recBreakers records outcomes per deployment.
 type recBreakers struct{ outcomes map[int64][]Outcome }
 
-func (b *recBreakers) Open(int64) bool { return false }
+func (b *recBreakers) Open(int64) (time.Time, bool) { return time.Time{}, false }
 
 func (b *recBreakers) Allow(id int64, _ config.BreakerSettings) (func(Outcome), bool) {
 	return func(o Outcome) { b.outcomes[id] = append(b.outcomes[id], o) }, true
@@ -524,7 +524,7 @@ type openBreakers map[int64]bool
 func (b openBreakers) Allow(id int64, _ config.BreakerSettings) (func(Outcome), bool) {
 	return func(Outcome) {}, !b[id]
 }
-func (b openBreakers) Open(id int64) bool { return b[id] }
+func (b openBreakers) Open(id int64) (time.Time, bool) { return time.Time{}, b[id] }
 
 type blockedKeys map[int64]reason.Code
 

@@ -24,8 +24,9 @@ type Breakers interface {
 	// Allow returns done (to call exactly once with the outcome) when the
 	// deployment may be called now.
 	Allow(deploymentID int64, s config.BreakerSettings) (done func(Outcome), ok bool)
-	// Open reports a breaker that refuses calls now (the plan's skip).
-	Open(deploymentID int64) bool
+	// Open reports a breaker that refuses calls now (the plan's skip) and
+	// when it admits a probe again (zero when unknown).
+	Open(deploymentID int64) (until time.Time, open bool)
 }
 
 // Keys choose a provider key and apply the key actions of the failure table.
@@ -78,7 +79,7 @@ func (noBreakers) Allow(int64, config.BreakerSettings) (func(Outcome), bool) {
 	return func(Outcome) {}, true
 }
 
-func (noBreakers) Open(int64) bool { return false }
+func (noBreakers) Open(int64) (time.Time, bool) { return time.Time{}, false }
 
 type noLoad struct{}
 

@@ -46,15 +46,24 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 
 	var providers []struct {
 		config.Provider
-		Base string `db:"base_url"`
-		TMS  int    `db:"timeout_ms"`
+		Base        string `db:"base_url"`
+		TMS         int    `db:"timeout_ms"`
+		HeadersJSON []byte `db:"headers"`
+		PassJSON    []byte `db:"pass_headers"`
 	}
-	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes FROM providers`); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes, headers, pass_headers FROM providers`); err != nil {
 		return fail("providers", err)
 	}
 	provIdx := map[int64]int{}
 	for i, p := range providers {
 		p.Provider.BaseURL, p.Provider.TimeoutMS = p.Base, p.TMS
+		if err := json.Unmarshal(p.HeadersJSON, &p.Provider.Headers); err != nil {
+			return fail("provider headers", err)
+		}
+		if err := json.Unmarshal(p.PassJSON, &p.Provider.PassHeaders); err != nil {
+			return fail("provider passthrough headers", err)
+		}
+		config.CanonicalHeaders(&p.Provider) // a secret header reads "••• set"
 		provIdx[p.ID] = i
 		s.Providers = append(s.Providers, p.Provider)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -10,31 +11,54 @@ import (
 	"switchyard/routing/config"
 )
 
-// CreateProvider inserts a provider and returns its id.
+// CreateProvider inserts a provider and returns its id. Secret header
+// values are sealed; the provider keeps only their ids.
 func (s *Store) CreateProvider(ctx context.Context, p config.Provider) (int64, error) {
 	if err := config.ValidateProvider(p).Err(); err != nil {
 		return 0, err
 	}
 	var id int64
-	err := s.db.QueryRowxContext(ctx,
-		`INSERT INTO providers (name, protocol, base_url, enabled, timeout_ms, notes) VALUES ($1,$2,$3,$4,$5,$6) RETURNING id`,
-		p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes).Scan(&id)
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		err := tx.QueryRowxContext(ctx,
+			`INSERT INTO providers (name, protocol, base_url, enabled, timeout_ms, notes) VALUES ($1,$2,$3,$4,$5,$6) RETURNING id`,
+			p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes).Scan(&id)
+		if err != nil {
+			return uniqueField(err, "name", "provider name "+strconv.Quote(p.Name))
+		}
+		return s.saveHeaders(ctx, tx, id, p, nil)
+	})
 	if err != nil {
-		return 0, fmt.Errorf("store: create provider: %w", uniqueField(err, "name", "provider name "+strconv.Quote(p.Name)))
+		return 0, fmt.Errorf("store: create provider: %w", err)
 	}
 	return id, nil
 }
 
-// UpdateProvider changes a provider's own fields.
+// UpdateProvider changes a provider's own fields and headers. A secret
+// header sent without a new value (empty or config.SecretSet) keeps the
+// value it has under that name.
 func (s *Store) UpdateProvider(ctx context.Context, id int64, p config.Provider) error {
 	if err := config.ValidateProvider(p).Err(); err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx,
-		`UPDATE providers SET name=$2, protocol=$3, base_url=$4, enabled=$5, timeout_ms=$6, notes=$7 WHERE id=$1`,
-		id, p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes)
-	if err := rowsAffected(res, err); err != nil {
-		return fmt.Errorf("store: update provider %d: %w", id, uniqueField(err, "name", "provider name "+strconv.Quote(p.Name)))
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var raw []byte
+		if err := tx.GetContext(ctx, &raw, `SELECT headers FROM providers WHERE id=$1 FOR UPDATE`, id); err != nil {
+			return notFound(err)
+		}
+		var cur []config.ProviderHeader
+		if err := json.Unmarshal(raw, &cur); err != nil {
+			return fmt.Errorf("stored headers: %w", err)
+		}
+		res, err := tx.ExecContext(ctx,
+			`UPDATE providers SET name=$2, protocol=$3, base_url=$4, enabled=$5, timeout_ms=$6, notes=$7 WHERE id=$1`,
+			id, p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes)
+		if err := rowsAffected(res, err); err != nil {
+			return uniqueField(err, "name", "provider name "+strconv.Quote(p.Name))
+		}
+		return s.saveHeaders(ctx, tx, id, p, cur)
+	})
+	if err != nil {
+		return fmt.Errorf("store: update provider %d: %w", id, err)
 	}
 	return nil
 }

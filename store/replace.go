@@ -25,7 +25,10 @@ type ReplaceNote struct {
 //     the text) and is dropped with a note; keys the snapshot does not list
 //     are removed from the draft but their sealed secrets are kept;
 //   - caller API keys are never created, restored or revoked by a replace:
-//     revoking stays revoked, and keys made since stay valid.
+//     revoking stays revoked, and keys made since stay valid;
+//   - a secret provider header is matched by its value's id, which must
+//     hold a value sealed for that provider; one that does not is dropped
+//     with a note (its value is not in the text).
 //
 // References are resolved by name; an unresolvable one fails the whole
 // replace and changes nothing.
@@ -98,6 +101,29 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 			return nil, fmt.Errorf("store: provider %s: %w", p.Name, err)
 		}
 		providerIDs[p.Name] = id
+		headers := make([]config.ProviderHeader, 0, len(p.Headers))
+		if len(p.Headers) > 0 {
+			var ids []int64
+			for _, h := range p.Headers {
+				if h.Secret {
+					ids = append(ids, h.SecretID)
+				}
+			}
+			owners, err := headerSecretOwners(ctx, tx, ids)
+			if err != nil {
+				return nil, fmt.Errorf("store: provider %s headers: %w", p.Name, err)
+			}
+			for _, h := range p.Headers {
+				if h.Secret && (h.SecretID == 0 || owners[h.SecretID] != id) {
+					notes = append(notes, ReplaceNote{Object: "provider " + p.Name, Message: "secret header " + h.Name + " has no value stored for this provider in this installation and was left out; set it in the console"})
+					continue
+				}
+				headers = append(headers, h)
+			}
+		}
+		if err := storeHeaders(ctx, tx, id, headers, p.PassHeaders); err != nil {
+			return nil, fmt.Errorf("store: provider %s headers: %w", p.Name, err)
+		}
 		for _, k := range p.Keys {
 			res, err := tx.ExecContext(ctx, `UPDATE provider_keys SET provider_id=$2, label=$3, status=$4, deleted_at=NULL WHERE id=$1`, k.ID, id, k.Label, k.Status)
 			if err != nil {
@@ -264,6 +290,11 @@ func ValidateSnapshot(s config.Snapshot) error {
 		for _, k := range p.Keys {
 			if k.Status != config.KeyActive && k.Status != config.KeyDisabled {
 				f.Add("provider "+p.Name+".keys", "key status must be active or disabled")
+			}
+		}
+		for _, h := range p.Headers {
+			if h.Secret && !h.KeepsSecret() {
+				f.Add("provider "+p.Name+".headers", "the value of secret header "+h.Name+" cannot be part of the configuration text; set it in the console or with PUT /admin/api/providers/{id}")
 			}
 		}
 	}

@@ -30,6 +30,7 @@ func (s *Server) routes(opts Options) {
 		v1.POST("/chat/completions", dp.ChatCompletions)
 		v1.POST("/embeddings", dp.Embeddings)
 		v1.GET("/models", dp.Models)
+		v1.GET("/models/:id", dp.Model)
 		v1.Any("/*", dp.NotFound)
 	}
 

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"switchyard/routing/config"
 )
 
 // Class is a failure class of the request journey's classification; it decides what the executor does next.
@@ -139,6 +141,21 @@ type Target struct {
 	// Client carries the shared transport. It must have no Timeout: every
 	// deadline comes from the attempt's context.
 	Client *http.Client
+	// Header is added to the upstream request: the provider's static
+	// headers and the caller headers it lets through. Reserved names
+	// (credentials, cookies, framing) are never taken from it.
+	Header http.Header
+}
+
+// addHeaders copies t.Header into h, never a reserved name; the adapter's
+// own headers set afterwards (credentials, content type, a protocol version
+// such as anthropic-version) win.
+func (t Target) addHeaders(h http.Header) {
+	for k, v := range t.Header {
+		if !config.ReservedHeader(k) {
+			h[k] = v
+		}
+	}
 }
 
 // ChatResult is a complete, non-streamed answer in OpenAI's chat.completion shape.

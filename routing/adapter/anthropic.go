@@ -785,6 +785,8 @@ func anthropicClass(status int, typ, msg string) Class {
 		return ClassBilling
 	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
 		return ClassTimeout
+	case status == StatusVendorCancelled:
+		return ClassServer
 	case status >= 400 && status < 500:
 		return ClassBadRequest
 	}

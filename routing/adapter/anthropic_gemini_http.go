@@ -47,6 +47,7 @@ func vendorDo(ctx context.Context, t Target, method, url string, hdr http.Header
 	if err != nil {
 		return nil, &Error{Class: ClassBadRequest, Message: "cannot build upstream request", Err: err}
 	}
+	t.addHeaders(req.Header)
 	for k, v := range hdr {
 		req.Header[k] = v
 	}

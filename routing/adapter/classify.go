@@ -225,10 +225,18 @@ func (i classifyInfo) auth() bool {
 	return false
 }
 
+// StatusVendorCancelled is HTTP 499 (google.rpc CANCELLED) from a vendor:
+// the vendor gave up on the call itself — our own caller's cancellation
+// never gets this far, the executor tells it by its context. It is an
+// upstream failure (the next candidate may serve), never a bad request.
+const StatusVendorCancelled = 499
+
 // classifyStatus is the failure-classification table for an HTTP status and what its body
 // said.
 func classifyStatus(status int, info classifyInfo) Class {
 	switch {
+	case status == StatusVendorCancelled:
+		return ClassServer
 	case status == http.StatusTooManyRequests:
 		if info.billing() {
 			return ClassBilling

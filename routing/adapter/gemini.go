@@ -829,7 +829,7 @@ func geminiClass(status int, obj *geminiErrorObject) Class {
 		return ClassAuth
 	case rpc == "DEADLINE_EXCEEDED" || status == http.StatusGatewayTimeout || status == http.StatusRequestTimeout:
 		return ClassTimeout
-	case rpc == "INTERNAL" || rpc == "UNAVAILABLE" || rpc == "UNKNOWN" || status >= 500:
+	case rpc == "INTERNAL" || rpc == "UNAVAILABLE" || rpc == "UNKNOWN" || rpc == "CANCELLED" || status == StatusVendorCancelled || status >= 500:
 		return ClassServer
 	case rpc == "INVALID_ARGUMENT" || rpc == "FAILED_PRECONDITION" || rpc == "NOT_FOUND" || rpc == "OUT_OF_RANGE" ||
 		(status >= 400 && status < 500):

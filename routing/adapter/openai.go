@@ -74,6 +74,7 @@ func openaiDo(ctx context.Context, t Target, method, url string, body []byte, ac
 	if accept == "text/event-stream" {
 		h["Accept"] = openaiAcceptSSE
 	}
+	t.addHeaders(h)
 	if body != nil {
 		h["Content-Type"] = openaiAcceptJSON
 	}

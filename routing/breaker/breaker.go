@@ -228,6 +228,26 @@ func (s *Set) State(id int64) State {
 	return st
 }
 
+// OpenUntil reports whether deployment id's breaker is open (refusing every
+// call) and, if so, when it turns half-open and admits probes again.
+func (s *Set) OpenUntil(id int64) (until time.Time, open bool) {
+	s.mu.RLock()
+	b := s.breakers[id]
+	s.mu.RUnlock()
+	if b == nil {
+		return time.Time{}, false
+	}
+	var ev event
+	b.mu.Lock()
+	b.advance(s.clock(), &ev)
+	if b.state == Open {
+		until, open = b.openedAt.Add(b.st.Open), true
+	}
+	b.mu.Unlock()
+	s.emit(ev)
+	return until, open
+}
+
 // Snapshot returns the status of every breaker of this instance.
 func (s *Set) Snapshot() map[int64]Status {
 	s.mu.RLock()

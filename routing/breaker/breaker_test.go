@@ -194,6 +194,27 @@ func TestOpenToHalfOpenAfterDuration(t *testing.T) {
 	}
 }
 
+// TestOpenUntil: an open breaker says when it admits probes again — what a
+// caller refused for it is told to wait.
+func TestOpenUntil(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestSet(clock)
+	if _, open := s.OpenUntil(1); open {
+		t.Fatal("an unknown breaker is open")
+	}
+	st := Settings{Open: 10 * time.Second}
+	trip(t, s, 1, st)
+	opened := clock.Now()
+	clock.Advance(4 * time.Second)
+	if until, open := s.OpenUntil(1); !open || !until.Equal(opened.Add(10*time.Second)) {
+		t.Fatalf("OpenUntil = %v %v, want %v true", until, open, opened.Add(10*time.Second))
+	}
+	clock.Advance(6 * time.Second)
+	if _, open := s.OpenUntil(1); open {
+		t.Fatal("still open after its open duration (half-open admits probes)")
+	}
+}
+
 func halfOpen(t *testing.T, clock *fakeClock, s *Set, id int64, st Settings) {
 	t.Helper()
 	trip(t, s, id, st)

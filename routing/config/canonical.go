@@ -30,6 +30,7 @@ func Canonicalize(s *Snapshot) {
 		p := &s.Providers[i]
 		p.Keys = nonNil(p.Keys)
 		slices.SortFunc(p.Keys, func(a, b ProviderKey) int { return cmp.Compare(a.ID, b.ID) })
+		CanonicalHeaders(p)
 	}
 
 	s.LogicModels = nonNil(s.LogicModels)
@@ -131,6 +132,8 @@ func Clone(s Snapshot) Snapshot {
 	c.Providers = slices.Clone(s.Providers)
 	for i := range c.Providers {
 		c.Providers[i].Keys = slices.Clone(c.Providers[i].Keys)
+		c.Providers[i].Headers = slices.Clone(c.Providers[i].Headers)
+		c.Providers[i].PassHeaders = slices.Clone(c.Providers[i].PassHeaders)
 	}
 	c.LogicModels = slices.Clone(s.LogicModels)
 	for i := range c.LogicModels {

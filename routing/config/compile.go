@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/sha256"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -34,6 +35,10 @@ type RProvider struct {
 	Timeout   time.Duration
 	Keys      []RKey // configured keys, active and disabled
 	ActiveKey []int64
+	// Headers are the static extra headers, secret values opened; Pass the
+	// caller headers let through (canonical names). See Outgoing.
+	Headers http.Header
+	Pass    []string
 }
 
 // RKey is a provider key with its secret. The secret lives only in memory.
@@ -157,6 +162,8 @@ func (c *RCaller) Limit(t TierName) TierLimit {
 type Credentials struct {
 	// ProviderKeySecrets maps provider key ids to decrypted secrets.
 	ProviderKeySecrets map[int64]string
+	// ProviderHeaderSecrets maps secret header ids to their opened values.
+	ProviderHeaderSecrets map[int64]HeaderSecret
 	// CallerKeys maps SHA-256 hashes of live caller API keys to caller ids.
 	CallerKeys map[[32]byte]int64
 }
@@ -189,6 +196,23 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 			if k.Status == KeyActive {
 				rp.ActiveKey = append(rp.ActiveKey, k.ID)
 			}
+		}
+		for _, h := range p.Headers {
+			if rp.Headers == nil {
+				rp.Headers = http.Header{}
+			}
+			v := h.Value
+			if h.Secret {
+				hs, ok := creds.ProviderHeaderSecrets[h.SecretID]
+				if !ok || hs.ProviderID != p.ID {
+					return nil, fmt.Errorf("config: provider %s: secret header %s (%d) has no stored value for this provider", p.Name, h.Name, h.SecretID)
+				}
+				v = hs.Value
+			}
+			rp.Headers[http.CanonicalHeaderKey(h.Name)] = []string{v}
+		}
+		for _, n := range p.PassHeaders {
+			rp.Pass = append(rp.Pass, http.CanonicalHeaderKey(n))
 		}
 		rt.Providers[p.Name] = rp
 	}

@@ -100,6 +100,11 @@ type Provider struct {
 	TimeoutMS int           `yaml:"timeout_ms" json:"timeout_ms"`
 	Notes     string        `yaml:"notes,omitempty" json:"notes,omitempty"`
 	Keys      []ProviderKey `yaml:"keys" json:"keys"`
+	// Headers are sent with every request to the vendor (see headers.go).
+	Headers []ProviderHeader `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// PassHeaders names the caller headers passed through to the vendor;
+	// no other caller header ever reaches it.
+	PassHeaders []string `yaml:"pass_headers,omitempty" json:"pass_headers,omitempty"`
 }
 
 // ProviderKey references a secret by id; the secret itself never leaves the

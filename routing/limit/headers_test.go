@@ -63,9 +63,41 @@ func TestHeaders(t *testing.T) {
 			want: http.Header{
 				"X-Ratelimit-Limit-Requests":     {"50"},
 				"X-Ratelimit-Remaining-Requests": {"0"},
-				"X-Ratelimit-Reset-Requests":     {"1m0s"},
-				"Retry-After":                    {"2"},
-				"Retry-After-Ms":                 {"1200"},
+				// The exhausted window resets when the request can pass:
+				// the same moment as Retry-After-Ms, not when it is full.
+				"X-Ratelimit-Reset-Requests": {"1.2s"},
+				"Retry-After":                {"2"},
+				"Retry-After-Ms":             {"1200"},
+			},
+		},
+		{
+			name: "refused by TPM: its reset is the wait, the other window's never later",
+			d: Decision{Reason: ReasonRateLimited, Limit: KindTPM, RetryAfter: 2500 * time.Millisecond,
+				Requests: Window{Limit: 60, Remaining: 30, Reset: 30 * time.Second},
+				Tokens:   Window{Limit: 1000, Remaining: 200, Reset: 48 * time.Second}},
+			want: http.Header{
+				"X-Ratelimit-Limit-Requests":     {"60"},
+				"X-Ratelimit-Remaining-Requests": {"30"},
+				"X-Ratelimit-Reset-Requests":     {"2.5s"},
+				"X-Ratelimit-Limit-Tokens":       {"1000"},
+				"X-Ratelimit-Remaining-Tokens":   {"200"},
+				"X-Ratelimit-Reset-Tokens":       {"2.5s"},
+				"Retry-After":                    {"3"},
+				"Retry-After-Ms":                 {"2500"},
+			},
+		},
+		{
+			name: "an admitted decision capped by an upstream's Retry-After",
+			d: Decision{Allowed: true,
+				Requests: Window{Limit: 60, Remaining: 59, Reset: time.Second},
+				Tokens:   Window{Limit: 1000, Remaining: 10, Reset: 50 * time.Second}}.CapResets(20 * time.Second),
+			want: http.Header{
+				"X-Ratelimit-Limit-Requests":     {"60"},
+				"X-Ratelimit-Remaining-Requests": {"59"},
+				"X-Ratelimit-Reset-Requests":     {"1s"},
+				"X-Ratelimit-Limit-Tokens":       {"1000"},
+				"X-Ratelimit-Remaining-Tokens":   {"10"},
+				"X-Ratelimit-Reset-Tokens":       {"20s"},
 			},
 		},
 		{

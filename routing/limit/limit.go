@@ -170,7 +170,19 @@ func (w Window) Headers(h http.Header, kind string) {
 // SetHeaders writes the rate-limit headers of both windows and, on a
 // rejection, Retry-After (whole seconds, rounded up), Retry-After-Ms (which
 // openai-go prefers) and, when a retry cannot help soon, x-should-retry: false.
+// On a rejection the reset headers agree with Retry-After: the window that
+// refused (and any exhausted one) resets when the request could pass, and no
+// window claims a later reset.
 func (d Decision) SetHeaders(h http.Header) {
+	if !d.Allowed {
+		d = d.CapResets(d.RetryAfter)
+		if d.Requests.Limit > 0 && (d.Limit == KindRPM || d.Requests.Remaining <= 0) {
+			d.Requests.Reset = d.RetryAfter
+		}
+		if d.Tokens.Limit > 0 && (d.Limit == KindTPM || d.Tokens.Remaining <= 0) {
+			d.Tokens.Reset = d.RetryAfter
+		}
+	}
 	d.Requests.Headers(h, HeaderRequests)
 	d.Tokens.Headers(h, HeaderTokens)
 	if d.Allowed {
@@ -183,6 +195,18 @@ func (d Decision) SetHeaders(h http.Header) {
 	if !d.ShouldRetry() {
 		h.Set("x-should-retry", "false")
 	}
+}
+
+// CapResets returns d with no window resetting later than wait: a 429 whose
+// Retry-After is wait (an upstream's rate limit, after this decision admitted
+// the request) sends window headers that do not contradict it.
+func (d Decision) CapResets(wait time.Duration) Decision {
+	if wait <= 0 {
+		return d
+	}
+	d.Requests.Reset = min(d.Requests.Reset, wait)
+	d.Tokens.Reset = min(d.Tokens.Reset, wait)
+	return d
 }
 
 // FormatReset formats a reset time the way OpenAI does ("1s", "6m0s",

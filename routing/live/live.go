@@ -24,6 +24,7 @@ type Source interface {
 	LiveSnapshot(ctx context.Context) (number int64, snapshot []byte, err error)
 	LatestVersionNumber(ctx context.Context) (int64, error)
 	ProviderKeySecrets(ctx context.Context, ids []int64) (map[int64]string, error)
+	ProviderHeaderSecrets(ctx context.Context, ids []int64) (map[int64]config.HeaderSecret, error)
 	LiveCallerKeys(ctx context.Context) (map[[32]byte]int64, error)
 	CallerKeysState(ctx context.Context) (string, error)
 	Listen(ctx context.Context, log *slog.Logger) <-chan string
@@ -34,11 +35,12 @@ type Source interface {
 // outside PostgreSQL (see Cache) so an instance can start and serve while
 // PostgreSQL is unreachable.
 type Cached struct {
-	Version            int64
-	Snapshot           []byte
-	ProviderKeySecrets map[int64]string
-	CallerKeys         map[[32]byte]int64
-	SavedAt            time.Time
+	Version               int64
+	Snapshot              []byte
+	ProviderKeySecrets    map[int64]string
+	ProviderHeaderSecrets map[int64]config.HeaderSecret
+	CallerKeys            map[[32]byte]int64
+	SavedAt               time.Time
 }
 
 // Cache keeps the last-known-good version. Implementations must protect
@@ -247,10 +249,15 @@ func (l *Loader) load(ctx context.Context) (*config.Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ids []int64
+	var ids, headerIDs []int64
 	for _, p := range snap.Providers {
 		for _, k := range p.Keys {
 			ids = append(ids, k.ID)
+		}
+		for _, h := range p.Headers {
+			if h.Secret {
+				headerIDs = append(headerIDs, h.SecretID)
+			}
 		}
 	}
 	slices.Sort(ids)
@@ -258,12 +265,16 @@ func (l *Loader) load(ctx context.Context) (*config.Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
+	headerSecrets, err := l.Source.ProviderHeaderSecrets(ctx, headerIDs)
+	if err != nil {
+		return nil, err
+	}
 	keys, err := l.Source.LiveCallerKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c := Cached{Version: number, Snapshot: snapshot, ProviderKeySecrets: secrets, CallerKeys: keys}
-	rt, err := config.Compile(number, snap, config.Credentials{ProviderKeySecrets: secrets, CallerKeys: keys})
+	c := Cached{Version: number, Snapshot: snapshot, ProviderKeySecrets: secrets, ProviderHeaderSecrets: headerSecrets, CallerKeys: keys}
+	rt, err := compile(c)
 	if err == nil {
 		l.last = c
 	}
@@ -275,5 +286,5 @@ func compile(c Cached) (*config.Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	return config.Compile(c.Version, snap, config.Credentials{ProviderKeySecrets: c.ProviderKeySecrets, CallerKeys: c.CallerKeys})
+	return config.Compile(c.Version, snap, config.Credentials{ProviderKeySecrets: c.ProviderKeySecrets, ProviderHeaderSecrets: c.ProviderHeaderSecrets, CallerKeys: c.CallerKeys})
 }

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"time"
 )
 
 // Code is what kind of skip a Reason is.
@@ -50,6 +51,11 @@ type Reason struct {
 	Want       string `json:"want,omitempty"`
 	Max        int    `json:"max,omitempty"`
 	Protocol   string `json:"protocol,omitempty"`
+	// Until is, for a temporary skip, when it is expected to pass (a key's
+	// cooling ends, a breaker half-opens), in Unix milliseconds; 0 when
+	// nobody knows (a concurrency slot frees at any moment). An integer, not
+	// a time.Time: a skip is copied into every plan.
+	Until int64 `json:"until,omitempty"`
 	// Detail is text from outside the router (an error of the load
 	// counter) or, for Legacy, the whole old reason.
 	Detail string `json:"detail,omitempty"`
@@ -58,14 +64,47 @@ type Reason struct {
 // Of is a Reason with only a code.
 func Of(c Code) Reason { return Reason{Code: c} }
 
-// Temporary reports a skip that passes by itself (breaker, health, load,
-// key cooling), as opposed to one an operator must fix.
-func (r Reason) Temporary() bool {
-	switch r.Code {
+// Temporary reports a skip that passes by itself — keys cooling, a breaker
+// open, every concurrency slot busy, the health checker's verdict, a load
+// counter that did not answer, every key tried by this request — as opposed
+// to one an operator must fix (disabled, parked, lacks a capability,
+// protocol not implemented, keys quarantined or missing, ...). A request
+// refused only for permanent skips is not worth retrying.
+func (c Code) Temporary() bool {
+	switch c {
 	case Unhealthy, BreakerOpen, OverCapacity, LoadUnavailable, KeysCooling, KeysTried:
 		return true
 	}
 	return false
+}
+
+// Temporary reports whether the reason's code is temporary.
+func (r Reason) Temporary() bool { return r.Code.Temporary() }
+
+// SoonRetry is how long a temporary skip with no known end (Until 0) is
+// expected to last: a slot or a counter may free up at any moment.
+const SoonRetry = time.Second
+
+// Passes is when the skip is expected to pass: Until, else now + SoonRetry.
+// A permanent skip never passes by itself (ok false).
+func (r Reason) Passes(now time.Time) (at time.Time, ok bool) {
+	if !r.Code.Temporary() {
+		return time.Time{}, false
+	}
+	if r.Until > 0 {
+		if t := time.UnixMilli(r.Until); t.After(now) {
+			return t, true
+		}
+	}
+	return now.Add(SoonRetry), true
+}
+
+// UntilOf is t as a Reason's Until (0 for the zero time).
+func UntilOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }
 
 // String is the reason in the few words of the caller's error message, e.g.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"switchyard/routing/config"
 	"switchyard/routing/live"
 	"switchyard/store/secrets"
 	"switchyard/store/storetest"
@@ -30,11 +31,12 @@ func sample(version int64) live.Cached {
 	var h [32]byte
 	h[0], h[31] = 7, byte(version)
 	return live.Cached{
-		Version:            version,
-		Snapshot:           []byte(`{"providers":[]}`),
-		ProviderKeySecrets: map[int64]string{3: "sk-live-secret-value"},
-		CallerKeys:         map[[32]byte]int64{h: 42},
-		SavedAt:            time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC),
+		Version:               version,
+		Snapshot:              []byte(`{"providers":[]}`),
+		ProviderKeySecrets:    map[int64]string{3: "sk-live-secret-value"},
+		ProviderHeaderSecrets: map[int64]config.HeaderSecret{9: {ProviderID: 1, Value: "org-secret-header"}},
+		CallerKeys:            map[[32]byte]int64{h: 42},
+		SavedAt:               time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC),
 	}
 }
 
@@ -58,7 +60,7 @@ func TestSaveLoadRoundTripSealedOnDiskAndInRedis(t *testing.T) {
 		if len(b) == 0 {
 			t.Fatalf("nothing cached in %s", where)
 		}
-		if strings.Contains(string(b), "sk-live-secret-value") || strings.Contains(string(b), "providers") {
+		if strings.Contains(string(b), "sk-live-secret-value") || strings.Contains(string(b), "org-secret-header") || strings.Contains(string(b), "providers") {
 			t.Errorf("the %s copy is not sealed", where)
 		}
 	}
@@ -66,7 +68,7 @@ func TestSaveLoadRoundTripSealedOnDiskAndInRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Version != 5 || string(got.Snapshot) != string(want.Snapshot) || got.ProviderKeySecrets[3] != "sk-live-secret-value" || len(got.CallerKeys) != 1 || !got.SavedAt.Equal(want.SavedAt) {
+	if got.Version != 5 || string(got.Snapshot) != string(want.Snapshot) || got.ProviderKeySecrets[3] != "sk-live-secret-value" || got.ProviderHeaderSecrets[9].Value != "org-secret-header" || len(got.CallerKeys) != 1 || !got.SavedAt.Equal(want.SavedAt) {
 		t.Fatalf("round trip: got %+v", got)
 	}
 	for h, id := range want.CallerKeys {

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"time"
+
 	"switchyard/routing"
 	"switchyard/routing/config"
 	"switchyard/store/redis/healthboard"
@@ -39,7 +41,12 @@ func (b recordingBreakers) Allow(id int64, s config.BreakerSettings) (func(routi
 	}, true
 }
 
-func (b recordingBreakers) Open(id int64) bool { return b.inner != nil && b.inner.Open(id) }
+func (b recordingBreakers) Open(id int64) (time.Time, bool) {
+	if b.inner == nil {
+		return time.Time{}, false
+	}
+	return b.inner.Open(id)
+}
 
 // WithHealth returns st with t consulted for down deployments (the router
 // skips them as "unhealthy") and fed every attempt's outcome as a live

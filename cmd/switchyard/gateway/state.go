@@ -39,7 +39,7 @@ func (b breakers) Allow(id int64, s config.BreakerSettings) (func(routing.Outcom
 	}, true
 }
 
-func (b breakers) Open(id int64) bool { return b.set.State(id) == breaker.Open }
+func (b breakers) Open(id int64) (time.Time, bool) { return b.set.OpenUntil(id) }
 
 // load bridges loadcount.Counters to routing.Load.
 type load struct{ c *loadcount.Counters }

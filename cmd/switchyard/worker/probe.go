@@ -226,7 +226,7 @@ func (p *Prober) probe(ctx context.Context, d *config.RDeployment) (store.Probe,
 	}
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	t := adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, UpstreamModel: d.UpstreamModel, Client: p.Client}
+	t := adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, UpstreamModel: d.UpstreamModel, Client: p.Client, Header: d.Provider.Outgoing(nil)}
 	start := time.Now()
 	var err error
 	switch d.Model.Kind {

@@ -194,8 +194,18 @@ func (s *anthropicStream) finish(b []byte) []byte {
 	return append(b, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"...)
 }
 
-func (s *anthropicStream) errorEvent(b []byte) []byte {
-	return append(b, anthropicStreamError...)
+func (s *anthropicStream) errorEvent(b []byte, status int) []byte {
+	if status == 0 {
+		return append(b, anthropicStreamError...)
+	}
+	typ := anthropicErrorTypes[status]
+	if typ == "" {
+		typ = "api_error"
+	}
+	ev, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": http.StatusText(status)}})
+	b = append(b, "event: error\ndata: "...)
+	b = append(b, ev...)
+	return append(b, "\n\n"...)
 }
 
 var anthropicDefaultModels = []string{"claude-sonnet-4-5", "claude-haiku-4-5"}

@@ -110,7 +110,7 @@ func TestRulesOverHTTP(t *testing.T) {
 func TestFaultJSONRoundTrip(t *testing.T) {
 	f := Fault{
 		Status: 503, RetryAfter: 1500 * time.Millisecond, Latency: time.Second, FirstChunkDelay: 2 * time.Millisecond,
-		InterChunkDelay: 3 * time.Microsecond, CutAfterChunks: -1, ErrorAfterChunks: 2, ContentFilter: true, OversizedLine: 70000,
+		InterChunkDelay: 3 * time.Microsecond, CutAfterChunks: -1, ErrorAfterChunks: 2, ErrorStatus: 499, ContentFilter: true, OversizedLine: 70000,
 		NoUsage: true, FailTimes: 3, ShuffleEmbeddings: true, Dimension: 8, CachedTokens: 9, ReplyChunks: 10,
 		ErrorMessage: "too long", ErrorCode: "context_length_exceeded",
 	}

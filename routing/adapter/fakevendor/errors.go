@@ -241,6 +241,17 @@ var geminiStatuses = map[int]string{
 	504: "DEADLINE_EXCEEDED",
 }
 
+// geminiStatusName is the google.rpc.Code name of an HTTP status.
+func geminiStatusName(status int) string {
+	if st, ok := geminiStatuses[status]; ok {
+		return st
+	}
+	if status >= 500 {
+		return "INTERNAL"
+	}
+	return "UNKNOWN"
+}
+
 var geminiMessages = map[int]string{
 	400: "Request contains an invalid argument.",
 	401: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.",
@@ -290,13 +301,7 @@ func geminiError(e apiErr, c *call) (int, []byte) {
 // geminiErrorBody is Google's error envelope; indent pretty-prints it as
 // Google does (and as Vertex does inside a stream).
 func geminiErrorBody(status int, msg, indent string, details ...geminiDetail) []byte {
-	st, ok := geminiStatuses[status]
-	if !ok {
-		st = "UNKNOWN"
-		if status >= 500 {
-			st = "INTERNAL"
-		}
-	}
+	st := geminiStatusName(status)
 	if msg == "" {
 		msg = geminiMessages[status]
 		if msg == "" {

@@ -41,6 +41,12 @@ type Fault struct {
 	// Anthropic `event: error` overloaded_error, Gemini a raw JSON error
 	// object). Negative means before any content. 0 is off.
 	ErrorAfterChunks int
+	// ErrorStatus is the HTTP status the in-stream error event of
+	// ErrorAfterChunks reports; 0 is the protocol's usual server-side error
+	// (OpenAI server_error, Anthropic overloaded_error, Gemini 503). 499 is a
+	// vendor-side cancellation, google.rpc CANCELLED, as Gemini (and its
+	// OpenAI-compatible endpoint) reports it mid-stream.
+	ErrorStatus int
 	// ContentFilter answers with the protocol's content-filter outcome:
 	// OpenAI finish_reason content_filter, Anthropic stop_reason refusal,
 	// Gemini finishReason SAFETY.
@@ -175,6 +181,7 @@ const (
 	HeaderInterChunkDelay = "X-Fake-Inter-Chunk-Delay"
 	HeaderCutAfter        = "X-Fake-Cut-After"
 	HeaderErrorAfter      = "X-Fake-Error-After"
+	HeaderErrorStatus     = "X-Fake-Error-Status"
 	HeaderContentFilter   = "X-Fake-Content-Filter"
 	HeaderOversizedLine   = "X-Fake-Oversized-Line"
 	HeaderNoUsage         = "X-Fake-No-Usage"
@@ -210,6 +217,8 @@ func overlayHeaders(f *Fault, h http.Header) error {
 			f.CutAfterChunks, err = strconv.Atoi(v)
 		case HeaderErrorAfter:
 			f.ErrorAfterChunks, err = strconv.Atoi(v)
+		case HeaderErrorStatus:
+			f.ErrorStatus, err = strconv.Atoi(v)
 		case HeaderContentFilter:
 			f.ContentFilter, err = strconv.ParseBool(v)
 		case HeaderOversizedLine:
@@ -244,6 +253,8 @@ func (f Fault) Validate() error {
 	switch {
 	case f.Status != 0 && (f.Status < 100 || f.Status > 599):
 		return fmt.Errorf("fakeupstream: status %d out of range", f.Status)
+	case f.ErrorStatus != 0 && (f.ErrorStatus < 400 || f.ErrorStatus > 599):
+		return fmt.Errorf("fakeupstream: error status %d out of range", f.ErrorStatus)
 	case f.RetryAfter < 0 || f.Latency < 0 || f.FirstChunkDelay < 0 || f.InterChunkDelay < 0:
 		return fmt.Errorf("fakeupstream: negative duration")
 	case f.OversizedLine < 0 || f.Dimension < 0 || f.CachedTokens < 0 || f.ReplyChunks < 0 || f.FailTimes < 0:
@@ -269,6 +280,7 @@ type faultJSON struct {
 	InterChunkDelay   jsonDuration `json:"inter_chunk_delay,omitempty"`
 	CutAfterChunks    int          `json:"cut_after_chunks,omitempty"`
 	ErrorAfterChunks  int          `json:"error_after_chunks,omitempty"`
+	ErrorStatus       int          `json:"error_status,omitempty"`
 	ContentFilter     bool         `json:"content_filter,omitempty"`
 	OversizedLine     int          `json:"oversized_line,omitempty"`
 	NoUsage           bool         `json:"no_usage,omitempty"`
@@ -286,7 +298,7 @@ func (f Fault) MarshalJSON() ([]byte, error) {
 	return json.Marshal(faultJSON{
 		Status: f.Status, RetryAfter: jsonDuration(f.RetryAfter), Latency: jsonDuration(f.Latency),
 		FirstChunkDelay: jsonDuration(f.FirstChunkDelay), InterChunkDelay: jsonDuration(f.InterChunkDelay),
-		CutAfterChunks: f.CutAfterChunks, ErrorAfterChunks: f.ErrorAfterChunks, ContentFilter: f.ContentFilter,
+		CutAfterChunks: f.CutAfterChunks, ErrorAfterChunks: f.ErrorAfterChunks, ErrorStatus: f.ErrorStatus, ContentFilter: f.ContentFilter,
 		OversizedLine: f.OversizedLine, NoUsage: f.NoUsage, FailTimes: f.FailTimes,
 		ShuffleEmbeddings: f.ShuffleEmbeddings, Dimension: f.Dimension, CachedTokens: f.CachedTokens,
 		ReplyChunks: f.ReplyChunks, ErrorMessage: f.ErrorMessage, ErrorCode: f.ErrorCode,
@@ -305,7 +317,7 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 	*f = Fault{
 		Status: j.Status, RetryAfter: time.Duration(j.RetryAfter), Latency: time.Duration(j.Latency),
 		FirstChunkDelay: time.Duration(j.FirstChunkDelay), InterChunkDelay: time.Duration(j.InterChunkDelay),
-		CutAfterChunks: j.CutAfterChunks, ErrorAfterChunks: j.ErrorAfterChunks, ContentFilter: j.ContentFilter,
+		CutAfterChunks: j.CutAfterChunks, ErrorAfterChunks: j.ErrorAfterChunks, ErrorStatus: j.ErrorStatus, ContentFilter: j.ContentFilter,
 		OversizedLine: j.OversizedLine, NoUsage: j.NoUsage, FailTimes: j.FailTimes,
 		ShuffleEmbeddings: j.ShuffleEmbeddings, Dimension: j.Dimension, CachedTokens: j.CachedTokens,
 		ReplyChunks: j.ReplyChunks, ErrorMessage: j.ErrorMessage, ErrorCode: j.ErrorCode,

@@ -261,6 +261,53 @@ func TestErrorAfter(t *testing.T) {
 	}
 }
 
+// TestErrorStatusCancelled: ErrorStatus 499 makes the mid-stream error a
+// vendor-side cancellation in each protocol's own words.
+func TestErrorStatusCancelled(t *testing.T) {
+	_, base := start(t, Options{ReplyChunks: 4})
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			res := w.call(t, base, "m", "key-ok", true, HeaderErrorAfter, "2", HeaderErrorStatus, "499")
+			if res.status != 200 || res.err != nil {
+				t.Fatalf("status %d err %v", res.status, res.err)
+			}
+			events, _ := parseSSE(res.body)
+			if n := contentEvents(events); n != 2 {
+				t.Errorf("%d content events before the error, want 2", n)
+			}
+			last := events[len(events)-1]
+			var e struct {
+				Type  string `json:"type"`
+				Error struct {
+					Code   int    `json:"code"`
+					Status string `json:"status"`
+					Type   string `json:"type"`
+				} `json:"error"`
+			}
+			switch w.name {
+			case "openai":
+				decode(t, []byte(last.Data), &e)
+				if e.Error.Code != 499 || e.Error.Status != "CANCELLED" {
+					t.Errorf("last event %+v", last)
+				}
+			case "anthropic":
+				decode(t, []byte(last.Data), &e)
+				if last.Event != "error" || e.Type != "error" || e.Error.Type != "api_error" {
+					t.Errorf("last event %+v", last)
+				}
+			case "gemini":
+				decode(t, []byte(last.Raw), &e)
+				if e.Error.Code != 499 || e.Error.Status != "CANCELLED" {
+					t.Errorf("last event %+v", last)
+				}
+			}
+		})
+	}
+	if res := wires[0].call(t, base, "m", "key-ok", true, HeaderErrorAfter, "1", HeaderErrorStatus, "200"); res.status != 400 {
+		t.Errorf("an error status below 400 is refused: got %d", res.status)
+	}
+}
+
 func TestOversizedLine(t *testing.T) {
 	_, base := start(t, Options{ReplyChunks: 3})
 	const size = 3 << 20 // well past bufio.Scanner's 64 KiB default

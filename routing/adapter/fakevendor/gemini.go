@@ -214,8 +214,15 @@ func (g *geminiStream) finish(b []byte) []byte {
 
 // errorEvent is what Vertex does mid-stream: a raw, pretty-printed JSON
 // error object with no "data:" prefix.
-func (g *geminiStream) errorEvent(b []byte) []byte {
-	b = append(b, geminiErrorBody(http.StatusServiceUnavailable, "", "  ")...)
+func (g *geminiStream) errorEvent(b []byte, status int) []byte {
+	if status == 0 {
+		status = http.StatusServiceUnavailable
+	}
+	msg := ""
+	if status == 499 {
+		msg = "The operation was cancelled."
+	}
+	b = append(b, geminiErrorBody(status, msg, "  ")...)
 	return append(b, "\n\n"...)
 }
 

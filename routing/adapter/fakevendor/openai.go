@@ -250,8 +250,23 @@ func (s *openaiStream) finish(b []byte) []byte {
 	return append(b, "data: [DONE]\n\n"...)
 }
 
-func (s *openaiStream) errorEvent(b []byte) []byte {
-	return append(b, s.errEvent...)
+func (s *openaiStream) errorEvent(b []byte, status int) []byte {
+	if status == 0 {
+		return append(b, s.errEvent...)
+	}
+	// Google's shape, as OpenAI-compatible endpoints in front of Gemini send
+	// it: a numeric code and the google.rpc status name.
+	msg := geminiMessages[status]
+	if status == 499 {
+		msg = "The operation was cancelled."
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	ev, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": geminiStatusName(status), "param": nil, "code": status, "status": geminiStatusName(status)}})
+	b = append(b, "data: "...)
+	b = append(b, ev...)
+	return append(b, "\n\n"...)
 }
 
 type openaiEmbeddingRequest struct {

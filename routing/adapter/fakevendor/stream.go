@@ -17,8 +17,9 @@ type streamer interface {
 	content(b []byte, i int, text string) []byte
 	// finish ends a complete stream (finish reason, usage, terminator).
 	finish(b []byte) []byte
-	// errorEvent is the protocol's in-stream error.
-	errorEvent(b []byte) []byte
+	// errorEvent is the protocol's in-stream error reporting status (0: the
+	// protocol's usual server-side error).
+	errorEvent(b []byte, status int) []byte
 }
 
 // stream sends rp through st, applying the stream faults: FirstChunkDelay
@@ -69,7 +70,7 @@ func (c *call) stream(st streamer, rp reply) {
 		}
 		switch i {
 		case errAt:
-			emit(st.errorEvent(buf[:0]))
+			emit(st.errorEvent(buf[:0], c.fault.ErrorStatus))
 			return
 		case cutAt:
 			c.abort()

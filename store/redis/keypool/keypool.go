@@ -200,6 +200,7 @@ func (p *Pool) Pick(providerID int64, keyIDs []int64, tried func(keyID int64) bo
 	defer pr.mu.Unlock()
 	best, bestSeq := -1, uint64(0)
 	var nTried, nCooling, nQuarantined int
+	var cooledUntil time.Time // the earliest end of a cooling key
 	p.mu.RLock()
 	for i, id := range keyIDs {
 		if tried != nil && tried(id) {
@@ -211,6 +212,7 @@ func (p *Pool) Pick(providerID int64, keyIDs []int64, tried func(keyID int64) bo
 				nQuarantined++
 			} else {
 				nCooling++
+				cooledUntil = earliest(cooledUntil, l.Until)
 			}
 			continue
 		}
@@ -225,7 +227,7 @@ func (p *Pool) Pick(providerID int64, keyIDs []int64, tried func(keyID int64) bo
 		case nTried == len(keyIDs):
 			return 0, SkipAllTried, false
 		case nCooling > 0:
-			return 0, SkipAllCooling, false
+			return 0, cooling(cooledUntil), false
 		case nQuarantined > 0:
 			return 0, SkipAllQuarantined, false
 		}
@@ -245,6 +247,7 @@ func (p *Pool) Usable(keyIDs []int64) (skip reason.Reason, ok bool) {
 	}
 	now := p.opts.Clock()
 	var nCooling int
+	var cooledUntil time.Time
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	for _, id := range keyIDs {
@@ -254,12 +257,28 @@ func (p *Pool) Usable(keyIDs []int64) (skip reason.Reason, ok bool) {
 		}
 		if l.Status != StatusQuarantined {
 			nCooling++
+			cooledUntil = earliest(cooledUntil, l.Until)
 		}
 	}
 	if nCooling > 0 {
-		return SkipAllCooling, false
+		return cooling(cooledUntil), false
 	}
 	return SkipAllQuarantined, false
+}
+
+// cooling is the skip of a pool whose usable keys all cool, with when the
+// first of them is usable again (what Retry-After tells the caller).
+func cooling(until time.Time) reason.Reason {
+	r := SkipAllCooling
+	r.Until = reason.UntilOf(until)
+	return r
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 func (p *Pool) provider(id int64) *provider {

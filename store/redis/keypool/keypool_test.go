@@ -123,15 +123,23 @@ func TestSkipReasons(t *testing.T) {
 		t.Fatalf("all quarantined: %q %v", skip, ok)
 	}
 	p2 := newPool(t, Options{Clock: clock.Now})
-	for _, id := range keys {
-		p2.Cool(id, time.Second)
+	p2.Cool(1, 3*time.Second)
+	p2.Cool(2, time.Second)
+	p2.Cool(3, 2*time.Second)
+	// The skip says when the first key is usable again: key 2, in 1 s.
+	want := SkipAllCooling
+	want.Until = clock.Now().Add(time.Second).UnixMilli()
+	if _, skip, ok := p2.Pick(1, keys, nil); ok || skip != want {
+		t.Fatalf("all cooling: %+v %v, want %+v", skip, ok, want)
 	}
-	if _, skip, ok := p2.Pick(1, keys, nil); ok || skip != SkipAllCooling {
-		t.Fatalf("all cooling: %q %v", skip, ok)
+	if skip, ok := p2.Usable(keys); ok || skip != want {
+		t.Fatalf("Usable, all cooling: %+v %v, want %+v", skip, ok, want)
 	}
-	// Tried and blocked keys together: the blocked state is the reason.
-	if _, skip, ok := p2.Pick(1, keys, tried(1)); ok || skip != SkipAllCooling {
-		t.Fatalf("tried + cooling: %q %v", skip, ok)
+	// Tried and blocked keys together: the blocked state is the reason,
+	// and the first untried key's end of cooling is when it passes.
+	want.Until = clock.Now().Add(2 * time.Second).UnixMilli()
+	if _, skip, ok := p2.Pick(1, keys, tried(2)); ok || skip != want {
+		t.Fatalf("tried + cooling: %+v %v, want %+v", skip, ok, want)
 	}
 }
 
@@ -221,8 +229,8 @@ func TestQuarantineSharedWithinOneSync(t *testing.T) {
 	if err := b.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, skip, ok := b.Pick(9, keys, nil); ok || skip != SkipAllCooling {
-		t.Fatalf("b after a cooled key 2: %q %v", skip, ok)
+	if _, skip, ok := b.Pick(9, keys, nil); ok || skip.Code != SkipAllCooling.Code || skip.Until == 0 {
+		t.Fatalf("b after a cooled key 2: %+v %v", skip, ok)
 	}
 }
 
@@ -450,8 +458,8 @@ func TestUsableHasNoSideEffect(t *testing.T) {
 	}
 	p.Quarantine(1, routing.KeyFault{Class: adapter.ClassAuth, Status: 401})
 	p.Cool(2, time.Minute)
-	if skip, ok := p.Usable([]int64{1, 2}); ok || skip != SkipAllCooling {
-		t.Fatalf("one quarantined, one cooling: %q %v", skip, ok)
+	if skip, ok := p.Usable([]int64{1, 2}); ok || skip.Code != SkipAllCooling.Code || skip.Until == 0 {
+		t.Fatalf("one quarantined, one cooling: %+v %v", skip, ok)
 	}
 	if skip, ok := p.Usable([]int64{1}); ok || skip != SkipAllQuarantined {
 		t.Fatalf("quarantined: %q %v", skip, ok)

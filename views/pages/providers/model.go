@@ -3,6 +3,7 @@ package providers
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"switchyard/routing/config"
@@ -38,6 +39,62 @@ type Form struct {
 	V      config.Provider
 	Errors config.FieldErrors
 	CSRF   string
+}
+
+// HeaderRow is one static-header row of the form. A secret row never shows
+// its value: Set says a value is stored (leave the field blank to keep it).
+type HeaderRow struct {
+	Index  int
+	Name   string
+	Value  string
+	Secret bool
+	Set    bool
+}
+
+// BlankHeaderRows is how many empty header rows the form offers.
+const BlankHeaderRows = 2
+
+// HeaderRows are the form's header rows: the provider's headers, then
+// BlankHeaderRows empty ones.
+func (f Form) HeaderRows() []HeaderRow {
+	rows := make([]HeaderRow, 0, len(f.V.Headers)+BlankHeaderRows)
+	for _, h := range f.V.Headers {
+		r := HeaderRow{Index: len(rows), Name: h.Name, Secret: h.Secret}
+		if h.Secret {
+			r.Set = h.Value == config.SecretSet
+		} else {
+			r.Value = h.Value
+		}
+		rows = append(rows, r)
+	}
+	for range BlankHeaderRows {
+		rows = append(rows, HeaderRow{Index: len(rows)})
+	}
+	return rows
+}
+
+// PassText is the passthrough allowlist as the form edits it.
+func (f Form) PassText() string { return strings.Join(f.V.PassHeaders, ", ") }
+
+// HeaderSummary describes a provider's headers for the list: names with
+// plain values, secret ones as "••• set".
+func HeaderSummary(p config.Provider) string {
+	parts := make([]string, len(p.Headers))
+	for i, h := range p.Headers {
+		v := h.Value
+		if h.Secret {
+			v = config.SecretSet
+		}
+		parts[i] = h.Name + ": " + v
+	}
+	return strings.Join(parts, "; ")
+}
+
+func secretPlaceholder(set bool) string {
+	if set {
+		return config.SecretSet + " — leave blank to keep"
+	}
+	return "secret value"
 }
 
 // Action is where the form posts.

@@ -1,0 +1,33 @@
+package adapter
+
+import (
+	"bytes"
+
+	"github.com/tidwall/gjson"
+)
+
+// AppendAnswerModel appends to dst the JSON object obj (a chat.completion or
+// a chat.completion.chunk) with its top-level "model" member set to model,
+// every other byte unchanged; a member that is missing is added first. This
+// is how the gateway's one rule for the answer's model field (the logic
+// model that served) is applied to what a vendor sent.
+func AppendAnswerModel(dst, obj []byte, model string) []byte {
+	v := gjson.GetBytes(obj, "model")
+	if v.Exists() && v.Index > 0 && v.Index+len(v.Raw) <= len(obj) {
+		dst = append(dst, obj[:v.Index]...)
+		dst = openaiAppendString(dst, model)
+		return append(dst, obj[v.Index+len(v.Raw):]...)
+	}
+	i := bytes.IndexByte(obj, '{')
+	if i < 0 {
+		return append(dst, obj...) // not an object: nothing to set
+	}
+	dst = append(dst, obj[:i+1]...)
+	dst = append(dst, `"model":`...)
+	dst = openaiAppendString(dst, model)
+	rest := obj[i+1:]
+	if t := bytes.TrimLeft(rest, " \t\r\n"); len(t) > 0 && t[0] != '}' {
+		dst = append(dst, ',')
+	}
+	return append(dst, rest...)
+}
