@@ -79,6 +79,7 @@ type Error struct {
 	Class      Class
 	Status     int           // upstream HTTP status; 0 when none was received
 	Code       string        // vendor error type or code, e.g. "insufficient_quota"
+	Param      string        // the request field at fault (CodeUnsupportedParameter), if known
 	Message    string        // vendor message, safe to show the caller
 	RetryAfter time.Duration // from Retry-After or the vendor's body; 0 if unknown
 	Err        error         // underlying transport error, if any
@@ -123,12 +124,15 @@ func ClassOf(err error) Class {
 // Usage is normalized token usage. Unknown is kept distinct from zero: a
 // stream that ended without a usage report has Known == false.
 type Usage struct {
-	Prompt         int64
-	Completion     int64
-	Cached         int64 // prompt tokens served from the vendor's cache
-	CacheCreation  int64 // Anthropic cache writes
-	Reasoning      int64
-	Known          bool // Prompt and Completion were reported
+	Prompt        int64
+	Completion    int64
+	Cached        int64 // prompt tokens served from the vendor's cache
+	CacheCreation int64 // Anthropic cache writes
+	Reasoning     int64
+	Known         bool // Prompt and Completion were reported (or estimated)
+	// Estimated: the vendor reported no usage, so the gateway counted the
+	// tokens itself (CountTokens); Known is true as well.
+	Estimated      bool
 	CachedKnown    bool
 	ReasoningKnown bool
 }
@@ -138,6 +142,9 @@ type Target struct {
 	BaseURL       string
 	APIKey        string
 	UpstreamModel string
+	// Capabilities are the deployment's declared capabilities; an adapter
+	// reads the ones that change its translation (StructuredOutput).
+	Capabilities config.Capabilities
 	// Client carries the shared transport. It must have no Timeout: every
 	// deadline comes from the attempt's context.
 	Client *http.Client

@@ -420,14 +420,14 @@ func (OpenAI) ChatStream(ctx context.Context, t Target, r *ChatRequest) (Stream,
 		}
 		return nil, openaiMalformed(resp.StatusCode, "a JSON document instead of an event stream")
 	}
-	return &openaiStream{
+	return finishing(&openaiStream{
 		ctx:    sctx,
 		cancel: cancel,
 		body:   resp.Body,
 		sse:    NewSSEReader(resp.Body),
 		key:    t.APIKey,
 		status: resp.StatusCode,
-	}, nil
+	}, r), nil
 }
 
 // openaiStream reads OpenAI chat.completion.chunk events. Next and Usage

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/tidwall/gjson"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -481,14 +483,18 @@ func TestOpenAIChatStreamEnds(t *testing.T) {
 		done    = "data: [DONE]\n\n"
 		comment = ": keep-alive\n\n"
 	)
-	t.Run("missing usage is unknown", func(t *testing.T) {
+	t.Run("missing usage is counted at the end and marked estimated", func(t *testing.T) {
 		s, _ := openaiStreamOf(t, role+hello+stop+done)
 		chunks, err := openaiDrain(s)
-		if err != io.EOF || len(chunks) != 3 {
+		if err != io.EOF || len(chunks) != 4 || !chunks[3].UsageOnly {
 			t.Fatalf("%d chunks, %v", len(chunks), err)
 		}
-		if s.Usage().Known {
-			t.Errorf("usage %+v reported as known", s.Usage())
+		// "hi" with its framing; "Hello" is one token.
+		if u := s.Usage(); !u.Known || !u.Estimated || u.Prompt != 8 || u.Completion != 1 {
+			t.Errorf("usage %+v", u)
+		}
+		if got := gjson.GetBytes(chunks[3].Data, "usage.completion_tokens").Int(); got != 1 {
+			t.Errorf("usage chunk %s", chunks[3].Data)
 		}
 	})
 	t.Run("finished but no [DONE] is a clean end", func(t *testing.T) {
@@ -550,9 +556,12 @@ func TestOpenAIChatStreamEnds(t *testing.T) {
 	t.Run("usage on a chunk with choices is not usage-only", func(t *testing.T) {
 		// vLLM's continuous usage stats and some vendors put usage on the
 		// final choice chunk instead of a separate one.
+		// The finish reason moves to a chunk of its own after the content
+		// and the usage-only chunk is made from the vendor's usage.
 		s, _ := openaiStreamOf(t, role+`data: {"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`+"\n\n"+done)
 		chunks, err := openaiDrain(s)
-		if err != io.EOF || len(chunks) != 2 || chunks[1].UsageOnly || !chunks[1].Content || chunks[1].FinishReason != "stop" {
+		if err != io.EOF || len(chunks) != 4 || chunks[1].UsageOnly || !chunks[1].Content || chunks[1].FinishReason != "" ||
+			chunks[2].FinishReason != "stop" || !chunks[3].UsageOnly {
 			t.Fatalf("%+v, %v", chunks, err)
 		}
 		if u := s.Usage(); !u.Known || u.Prompt != 3 || u.Completion != 1 {
@@ -569,7 +578,7 @@ func TestOpenAIChatStreamEnds(t *testing.T) {
 	t.Run("empty data and unknown fields are skipped", func(t *testing.T) {
 		s, _ := openaiStreamOf(t, "data:\n\nid: 1\n\n"+role+hello+stop+done)
 		chunks, err := openaiDrain(s)
-		if err != io.EOF || len(chunks) != 3 {
+		if err != io.EOF || len(chunks) != 4 {
 			t.Fatalf("%d chunks, %v", len(chunks), err)
 		}
 	})

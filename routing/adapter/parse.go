@@ -248,66 +248,15 @@ func parseRole(s string) (string, bool) {
 	return "", false
 }
 
-// Top-level chat fields we interpret. A duplicate of any of them is refused:
-// we and the upstream could otherwise read different values, and the model
-// we route on must be the model we replace.
-const (
-	parseKeyModel = 1 << iota
-	parseKeyMessages
-	parseKeyStream
-	parseKeyStreamOptions
-	parseKeyMaxTokens
-	parseKeyMaxCompletionTokens
-	parseKeyTemperature
-	parseKeyTopP
-	parseKeyStop
-	parseKeyTools
-	parseKeyToolChoice
-	parseKeyReasoningEffort
-	parseKeyThinking
-	parseKeyResponseFormat
-	parseKeyUser
-)
-
-func parseChatKey(k string) int {
-	switch k {
-	case "model":
-		return parseKeyModel
-	case "messages":
-		return parseKeyMessages
-	case "stream":
-		return parseKeyStream
-	case "stream_options":
-		return parseKeyStreamOptions
-	case "max_tokens":
-		return parseKeyMaxTokens
-	case "max_completion_tokens":
-		return parseKeyMaxCompletionTokens
-	case "temperature":
-		return parseKeyTemperature
-	case "top_p":
-		return parseKeyTopP
-	case "stop":
-		return parseKeyStop
-	case "tools":
-		return parseKeyTools
-	case "tool_choice":
-		return parseKeyToolChoice
-	case "reasoning_effort":
-		return parseKeyReasoningEffort
-	case "thinking":
-		return parseKeyThinking
-	case "response_format":
-		return parseKeyResponseFormat
-	case "user":
-		return parseKeyUser
-	}
-	return 0
-}
-
 // ParseChatRequest validates a caller's /v1/chat/completions body and builds
 // its typed view. Every failure is a *RequestError wrapping ErrInvalidRequest;
 // it never panics, whatever the input.
+//
+// Every top-level field of ChatFields is type-checked and, when it asks for
+// something other than OpenAI's default, recorded in Set; other fields are
+// listed in Unknown. A duplicate of a known field is refused: we and the
+// upstream could otherwise read different values, and the model we route on
+// must be the model we replace.
 //
 // The returned request keeps body as its Body and its strings may share
 // body's memory: the caller must not modify body afterwards.
@@ -315,9 +264,9 @@ func ParseChatRequest(body []byte) (*ChatRequest, error) {
 	if err := parseCheckBody(body); err != nil {
 		return nil, err
 	}
-	r := &ChatRequest{Body: body}
+	r := &ChatRequest{Body: body, N: 1, Format: ResponseFormat{Type: FormatText}}
 	var (
-		seen                     int
+		seen                     FieldSet
 		err                      *RequestError
 		messages                 gjson.Result
 		hasModel                 bool
@@ -325,61 +274,144 @@ func ParseChatRequest(body []byte) (*ChatRequest, error) {
 		maxTokens, maxCompletion *int
 	)
 	gjson.Parse(parseView(body)).ForEach(func(k, v gjson.Result) bool {
-		bit := parseChatKey(k.Str)
-		if bit == 0 {
-			return true // unknown fields pass through to the upstream untouched
+		i := FieldIndex(k.Str)
+		if i < 0 {
+			r.Unknown = append(r.Unknown, strings.Clone(k.Str))
+			return true // unknown fields pass through to OpenAI upstreams untouched
 		}
+		bit := FieldSet(1) << i
 		if seen&bit != 0 {
 			err = parseErrorf(k.Str, "duplicate field %q", k.Str)
 			return false
 		}
 		seen |= bit
-		switch bit {
-		case parseKeyModel:
+		set := v.Type != gjson.Null // asks for something; refined below
+		switch k.Str {
+		case "model":
 			var s string
 			if s, err = parseModel(v); err == nil {
 				r.Model, hasModel = strings.Clone(s), true
 			}
-		case parseKeyMessages:
+		case "messages":
 			messages = v
-		case parseKeyStream:
+		case "stream":
 			r.Stream, err = parseOptBool("stream", v)
-		case parseKeyStreamOptions:
+			set = r.Stream
+		case "stream_options":
 			streamOptions, err = parseStreamOptions(r, v)
-		case parseKeyMaxTokens:
+		case "max_tokens":
 			maxTokens, err = parseOptInt("max_tokens", v, 1)
-		case parseKeyMaxCompletionTokens:
+		case "max_completion_tokens":
 			maxCompletion, err = parseOptInt("max_completion_tokens", v, 1)
-		case parseKeyTemperature:
+		case "temperature":
 			r.Temperature, err = parseOptFloat("temperature", v, 0, 2)
-		case parseKeyTopP:
+		case "top_p":
 			r.TopP, err = parseOptFloat("top_p", v, 0, 1)
-		case parseKeyStop:
+		case "stop":
 			r.Stop, err = parseStop(v)
-		case parseKeyTools:
+			set = len(r.Stop) > 0
+		case "tools":
 			r.Tools, err = parseTools(body, v)
-		case parseKeyToolChoice:
+			set = len(r.Tools) > 0
+		case "tool_choice":
 			r.ToolChoice, err = parseToolChoice(body, v)
-		case parseKeyReasoningEffort:
+		case "reasoning_effort":
 			var s string
 			if s, err = parseOptString("reasoning_effort", v); err == nil {
 				r.ReasoningEffort = parseIntern(s)
 			}
-		case parseKeyThinking:
+			set = r.ReasoningEffort != ""
+		case "thinking":
 			r.Thinking, err = parseThinking(v)
-		case parseKeyResponseFormat:
-			if v.Type != gjson.Null {
+		case "response_format":
+			if set {
 				if !v.IsObject() {
 					err = parseWant("response_format", v, "an object")
 				} else {
 					r.ResponseFormat = parseRaw(body, v)
+					r.Format, err = parseResponseFormat(body, v)
+					set = r.Format.Type != FormatText
 				}
 			}
-		case parseKeyUser:
+		case "user":
 			var s string
 			if s, err = parseOptString("user", v); err == nil {
 				r.User = strings.Clone(s)
 			}
+			set = r.User != ""
+		case "safety_identifier":
+			var s string
+			if s, err = parseOptString("safety_identifier", v); err == nil {
+				r.SafetyIdentifier = strings.Clone(s)
+			}
+			set = r.SafetyIdentifier != ""
+		case "n":
+			var n *int
+			if n, err = parseOptInt("n", v, 1); err == nil && n != nil {
+				if *n > 128 {
+					err = parseErrorf("n", "must be between 1 and 128, got %d", *n)
+				}
+				r.N = *n
+			}
+			set = r.N > 1
+		case "seed":
+			r.Seed, err = parseSeed(v)
+		case "frequency_penalty":
+			r.FrequencyPenalty, err = parseOptFloat("frequency_penalty", v, -2, 2)
+			set = r.FrequencyPenalty != nil && *r.FrequencyPenalty != 0
+		case "presence_penalty":
+			r.PresencePenalty, err = parseOptFloat("presence_penalty", v, -2, 2)
+			set = r.PresencePenalty != nil && *r.PresencePenalty != 0
+		case "parallel_tool_calls":
+			if set {
+				var b bool
+				if b, err = parseOptBool("parallel_tool_calls", v); err == nil {
+					r.ParallelToolCalls = &b
+				}
+				set = !b // true is the default
+			}
+		case "logprobs", "store":
+			var b bool
+			b, err = parseOptBool(k.Str, v)
+			set = b
+		case "top_logprobs":
+			var n *int
+			n, err = parseOptInt("top_logprobs", v, 0)
+			set = n != nil && *n > 0
+		case "logit_bias", "metadata":
+			if set && !v.IsObject() {
+				err = parseWant(k.Str, v, "an object")
+			}
+			set = set && len(strings.TrimSpace(v.Raw)) > 2 // {} asks for nothing
+		case "audio", "prediction", "web_search_options":
+			if set && !v.IsObject() {
+				err = parseWant(k.Str, v, "an object")
+			}
+		case "modalities":
+			set, err = parseModalities(v)
+		case "functions":
+			if set && !v.IsArray() {
+				err = parseWant("functions", v, "an array")
+			}
+			set = set && len(v.Array()) > 0
+		case "function_call":
+			if set && v.Type != gjson.String && !v.IsObject() {
+				err = parseWant("function_call", v, `"none", "auto" or an object`)
+			}
+		case "service_tier", "verbosity", "prompt_cache_key", "prompt_cache_retention":
+			var s string
+			s, err = parseOptString(k.Str, v)
+			switch {
+			case k.Str == "service_tier":
+				set = s != "" && s != "auto" && s != "default"
+			case k.Str == "verbosity":
+				set = s != "" && s != "medium"
+			default:
+				set = s != ""
+			}
+		}
+		if err == nil && set {
+			r.Set |= bit
 		}
 		return err == nil
 	})
@@ -403,6 +435,108 @@ func ParseChatRequest(body []byte) (*ChatRequest, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// parseSeed accepts an integral number that a float64 holds exactly.
+func parseSeed(v gjson.Result) (*int64, *RequestError) {
+	if v.Type == gjson.Null {
+		return nil, nil
+	}
+	if v.Type != gjson.Number {
+		return nil, parseWant("seed", v, "an integer")
+	}
+	if f := v.Num; f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return nil, parseErrorf("seed", "must be an integer between -2^53 and 2^53, got %s", v.Raw)
+	}
+	n := int64(v.Num)
+	return &n, nil
+}
+
+// parseModalities reads modalities; only ["text"] (or nothing) is the
+// default.
+func parseModalities(v gjson.Result) (bool, *RequestError) {
+	if v.Type == gjson.Null {
+		return false, nil
+	}
+	if !v.IsArray() {
+		return false, parseWant("modalities", v, "an array of strings")
+	}
+	set := false
+	var err *RequestError
+	i := 0
+	v.ForEach(func(_, m gjson.Result) bool {
+		if m.Type != gjson.String {
+			err = parseWant(fmt.Sprintf("modalities[%d]", i), m, "a string")
+			return false
+		}
+		if m.Str != "text" {
+			set = true
+		}
+		i++
+		return true
+	})
+	return set, err
+}
+
+// parseResponseFormat reads response_format's type and, for json_schema,
+// its name, schema and strict flag.
+func parseResponseFormat(body []byte, v gjson.Result) (ResponseFormat, *RequestError) {
+	var (
+		f       ResponseFormat
+		typ, js gjson.Result
+		err     *RequestError
+	)
+	v.ForEach(func(k, x gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			typ = x
+		case "json_schema":
+			js = x
+		}
+		return true
+	})
+	if typ.Type != gjson.String {
+		return f, parseWant("response_format.type", typ, `"text", "json_object" or "json_schema"`)
+	}
+	switch typ.Str {
+	case FormatText:
+		f.Type = FormatText
+		return f, nil
+	case FormatJSONObject:
+		f.Type = FormatJSONObject
+		return f, nil
+	case FormatJSONSchema:
+		f.Type = FormatJSONSchema
+	default:
+		return f, parseErrorf("response_format.type", `must be "text", "json_object" or "json_schema", got %q`, typ.Str)
+	}
+	if !js.IsObject() {
+		return f, parseWant("response_format.json_schema", js, "an object")
+	}
+	js.ForEach(func(k, x gjson.Result) bool {
+		switch k.Str {
+		case "name":
+			var s string
+			if s, err = parseString("response_format.json_schema.name", x); err == nil {
+				f.Name = strings.Clone(s)
+			}
+		case "schema":
+			switch {
+			case x.Type == gjson.Null:
+			case x.IsObject():
+				f.Schema = parseRaw(body, x)
+			default:
+				err = parseWant("response_format.json_schema.schema", x, "a JSON Schema object")
+			}
+		case "strict":
+			f.Strict, err = parseOptBool("response_format.json_schema.strict", x)
+		}
+		return err == nil
+	})
+	if err == nil && f.Name == "" {
+		err = parseErrorf("response_format.json_schema.name", "a schema name is required")
+	}
+	return f, err
 }
 
 // parseIntern returns a constant for the usual small enum values, else a

@@ -132,6 +132,13 @@ func TestParseChatRequestTypedView(t *testing.T) {
 		Thinking:        &Thinking{Type: "enabled", BudgetTokens: 2048},
 		ResponseFormat:  parseRawJSON(`{"type": "json_object"}`),
 		User:            "u-42",
+		N:               1,
+		Seed:            func() *int64 { n := int64(7); return &n }(),
+		Format:          ResponseFormat{Type: FormatJSONObject},
+		// top_p 1 asks for OpenAI's default; everything else here is set.
+		Set: FieldSet(0).With("model").With("messages").With("stream").With("stream_options").With("max_tokens").
+			With("max_completion_tokens").With("temperature").With("top_p").With("stop").With("tools").With("tool_choice").
+			With("reasoning_effort").With("thinking").With("response_format").With("user").With("seed").With("logit_bias"),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("typed view (-want +got):\n%s", diff)

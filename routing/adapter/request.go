@@ -21,8 +21,41 @@ type ChatRequest struct {
 	ToolChoice      json.RawMessage // "auto" | "none" | "required" | {"type":"function",...}
 	ReasoningEffort string          // "minimal" | "low" | "medium" | "high" | ""
 	Thinking        *Thinking       // non-standard {"type":"enabled","budget_tokens":N}
-	ResponseFormat  json.RawMessage
+	ResponseFormat  json.RawMessage // the caller's object; nil when absent or null
 	User            string
+
+	// Fields the translating adapters read beyond the ones above.
+	N                 int      // choices asked for; 1 when absent
+	Seed              *int64   // nil when absent
+	FrequencyPenalty  *float64 // nil when absent
+	PresencePenalty   *float64 // nil when absent
+	ParallelToolCalls *bool    // nil when absent
+	SafetyIdentifier  string
+	// Format is response_format's typed view (FormatText when absent).
+	Format ResponseFormat
+
+	// Set holds the OpenAI fields (ChatFields) this request sets to
+	// something other than their default: what an adapter must translate or
+	// refuse. Unknown lists the top-level fields the parser does not know,
+	// in body order.
+	Set     FieldSet
+	Unknown []string
+}
+
+// Response format types.
+const (
+	FormatText       = "text"
+	FormatJSONObject = "json_object"
+	FormatJSONSchema = "json_schema"
+)
+
+// ResponseFormat is response_format: text, json_object, or json_schema with
+// its schema.
+type ResponseFormat struct {
+	Type   string          // FormatText | FormatJSONObject | FormatJSONSchema
+	Name   string          // json_schema.name
+	Schema json.RawMessage // json_schema.schema; nil when absent
+	Strict bool            // json_schema.strict
 }
 
 // Thinking is the reasoning switch some OpenAI-compatible vendors accept.

@@ -161,6 +161,10 @@ type Capabilities struct {
 	Thinking bool `yaml:"thinking" json:"thinking"`
 	Vision   bool `yaml:"vision" json:"vision"`
 	Tools    bool `yaml:"tools" json:"tools"`
+	// StructuredOutput: the vendor enforces a JSON Schema on the answer
+	// natively (Anthropic's output_config.format). Without it an Anthropic
+	// deployment serves response_format through a forced tool call.
+	StructuredOutput bool `yaml:"structured_output,omitempty" json:"structured_output,omitempty"`
 }
 
 // BreakerSettings override the default circuit-breaker settings for one deployment.
