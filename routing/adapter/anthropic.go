@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math"
 	"net/http"
 	"strings"
 	"time"
+
+	"switchyard/routing/config"
 )
 
 // Anthropic speaks the Anthropic Messages API (POST {base}/v1/messages),
@@ -45,12 +46,28 @@ func anthropicHeaders(t Target) http.Header {
 	return h
 }
 
-// Chat sends one non-streamed Messages call.
+// Chat sends one non-streamed Messages call, or n concurrent ones when the
+// caller asked for n choices (Anthropic answers one per call).
 func (a Anthropic) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, error) {
-	body, err := a.requestBody(t.UpstreamModel, r, false)
+	body, respTool, err := a.build(t.UpstreamModel, r, false, t.Capabilities)
 	if err != nil {
 		return nil, err
 	}
+	n := max(r.N, 1)
+	answers := make([]*anthropicAnswer, n)
+	errs := make([]error, n)
+	fanOut(ctx, n, func(ctx context.Context, i int) error {
+		answers[i], errs[i] = a.call(ctx, t, body, respTool)
+		return errs[i]
+	})
+	if err := firstError(errs); err != nil {
+		return nil, err
+	}
+	return anthropicAssemble(answers, t.UpstreamModel, time.Now()), nil
+}
+
+// call makes one Messages call and translates its answer.
+func (a Anthropic) call(ctx context.Context, t Target, body []byte, respTool string) (*anthropicAnswer, error) {
 	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages"), anthropicHeaders(t), body, ClassifyAnthropic)
 	if err != nil {
 		return nil, err
@@ -59,22 +76,48 @@ func (a Anthropic) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatRes
 	if err != nil {
 		return nil, err
 	}
-	return anthropicChatResult(raw, t.UpstreamModel, time.Now())
+	return anthropicParseAnswer(raw, respTool)
 }
 
-// ChatStream opens a streamed Messages call.
+// ChatStream opens a streamed Messages call, or n of them merged into one
+// stream of n choices.
 func (a Anthropic) ChatStream(ctx context.Context, t Target, r *ChatRequest) (Stream, error) {
-	body, err := a.requestBody(t.UpstreamModel, r, true)
+	body, respTool, err := a.build(t.UpstreamModel, r, true, t.Capabilities)
 	if err != nil {
 		return nil, err
 	}
-	h := anthropicHeaders(t)
-	h.Set("Accept", "text/event-stream")
-	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages"), h, body, ClassifyAnthropic)
-	if err != nil {
+	n := max(r.N, 1)
+	id, now := vendorCompletionID(), time.Now()
+	streams := make([]Stream, n)
+	errs := make([]error, n)
+	fanOut(ctx, n, func(ctx context.Context, i int) error {
+		h := anthropicHeaders(t)
+		h.Set("Accept", "text/event-stream")
+		resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages"), h, body, ClassifyAnthropic)
+		if err != nil {
+			errs[i] = err
+			return err
+		}
+		s := newAnthropicStream(ctx, resp.Body, t.UpstreamModel, now)
+		s.respTool, s.chunks.index = respTool, i
+		if n > 1 {
+			s.chunks.id, s.fixedID = id, true
+		}
+		streams[i] = s
+		return nil
+	})
+	if err := firstError(errs); err != nil {
+		for _, s := range streams {
+			if s != nil {
+				_ = s.Close()
+			}
+		}
 		return nil, err
 	}
-	return newAnthropicStream(ctx, resp.Body, t.UpstreamModel, time.Now()), nil
+	if n == 1 {
+		return finishing(streams[0], r), nil
+	}
+	return finishing(newMergedStream(ctx, streams), r), nil
 }
 
 // Embed fails: Anthropic offers no embeddings.
@@ -121,7 +164,19 @@ type anthropicRequest struct {
 	ToolChoice    *anthropicToolChoice    `json:"tool_choice,omitempty"`
 	Thinking      *anthropicThinking      `json:"thinking,omitempty"`
 	Metadata      *anthropicMetadata      `json:"metadata,omitempty"`
+	OutputConfig  *anthropicOutputConfig  `json:"output_config,omitempty"`
 	Stream        bool                    `json:"stream,omitempty"`
+}
+
+// anthropicOutputConfig carries native structured output:
+// {"format":{"type":"json_schema","schema":{...}}}.
+type anthropicOutputConfig struct {
+	Format anthropicOutputFormat `json:"format"`
+}
+
+type anthropicOutputFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema"`
 }
 
 type anthropicMessageParam struct {
@@ -154,8 +209,9 @@ type anthropicTool struct {
 }
 
 type anthropicToolChoice struct {
-	Type string `json:"type"` // auto | any | none | tool
-	Name string `json:"name,omitempty"`
+	Type                   string `json:"type"` // auto | any | none | tool
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
 }
 
 type anthropicThinking struct {
@@ -167,17 +223,73 @@ type anthropicMetadata struct {
 	UserID string `json:"user_id"`
 }
 
-// requestBody renders r as a Messages request for model.
+// requestBody renders r as a Messages request for model on a deployment
+// without declared capabilities.
 func (a Anthropic) requestBody(model string, r *ChatRequest, stream bool) ([]byte, error) {
+	b, _, err := a.build(model, r, stream, config.Capabilities{})
+	return b, err
+}
+
+// build renders r as a Messages request for model on a deployment with caps.
+// respTool names the tool that carries response_format when it is served
+// through a forced tool call ("" otherwise).
+func (a Anthropic) build(model string, r *ChatRequest, stream bool, caps config.Capabilities) (body []byte, respTool string, err error) {
+	if f := fieldTables()[config.ProtocolAnthropic].Refused(r, caps); f != "" {
+		return nil, "", unsupportedField(f)
+	}
 	req, err := a.translate(model, r, stream)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	respTool = anthropicFormat(req, r, caps)
 	b, err := json.Marshal(req)
 	if err != nil {
-		return nil, vendorBadRequest("cannot encode the Anthropic request: %v", err)
+		return nil, "", vendorBadRequest("cannot encode the Anthropic request: %v", err)
 	}
-	return b, nil
+	return b, respTool, nil
+}
+
+// anthropicNativeFormat reports whether response_format goes out as
+// Anthropic's native structured output: a json_schema with a schema, on a
+// deployment that declares the structured_output capability.
+func anthropicNativeFormat(r *ChatRequest, caps config.Capabilities) bool {
+	return caps.StructuredOutput && r.Format.Type == FormatJSONSchema && r.Format.Schema != nil
+}
+
+// anthropicFormat adds response_format to req: natively, or as a tool the
+// model is forced to call, whose name it returns.
+func anthropicFormat(req *anthropicRequest, r *ChatRequest, caps config.Capabilities) string {
+	switch {
+	case r.Format.Type != FormatJSONObject && r.Format.Type != FormatJSONSchema:
+		return ""
+	case anthropicNativeFormat(r, caps):
+		req.OutputConfig = &anthropicOutputConfig{Format: anthropicOutputFormat{Type: "json_schema", Schema: r.Format.Schema}}
+		return ""
+	}
+	name := anthropicToolName(r.Format.Name)
+	schema := r.Format.Schema
+	if schema == nil {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	req.Tools = append(req.Tools, anthropicTool{Name: name, Description: "Give your answer as this tool's input, a JSON value matching its schema.", InputSchema: schema})
+	req.ToolChoice = &anthropicToolChoice{Type: "tool", Name: name}
+	return name
+}
+
+// anthropicToolName is a valid tool name (^[a-zA-Z0-9_-]{1,64}$) for the
+// response format's tool.
+func anthropicToolName(s string) string {
+	b := make([]byte, 0, min(len(s), 64))
+	for i := 0; i < len(s) && len(b) < 64; i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+			b = append(b, c)
+		}
+	}
+	if len(b) == 0 {
+		return "json_response"
+	}
+	return string(b)
 }
 
 func (a Anthropic) translate(model string, r *ChatRequest, stream bool) (*anthropicRequest, error) {
@@ -240,14 +352,15 @@ func (a Anthropic) translate(model string, r *ChatRequest, stream bool) (*anthro
 	if r.MaxTokens != nil && *r.MaxTokens > 0 {
 		req.MaxTokens = *r.MaxTokens
 	}
-	if r.Temperature != nil {
-		// OpenAI allows 0..2, Anthropic 0..1.
-		t := math.Min(math.Max(*r.Temperature, 0), 1)
-		req.Temperature = &t
-	}
-	if r.TopP != nil && r.Temperature == nil {
-		// Anthropic's newer models refuse both; temperature wins.
-		req.TopP = r.TopP
+	// The field table refuses what Anthropic would not honour (temperature
+	// above 1, sampling changes and forced tools under thinking), so what
+	// is set here goes out as asked.
+	req.Temperature = r.Temperature
+	req.TopP = r.TopP
+	if r.TopP != nil && *r.TopP == 1 && r.Temperature != nil {
+		// top_p 1 is OpenAI's default and asks for nothing; newer Claude
+		// models refuse temperature and top_p together.
+		req.TopP = nil
 	}
 
 	if len(r.Tools) > 0 {
@@ -270,6 +383,14 @@ func (a Anthropic) translate(model string, r *ChatRequest, stream bool) (*anthro
 		case "function":
 			req.ToolChoice = &anthropicToolChoice{Type: "tool", Name: tc.Name}
 		}
+		if r.ParallelToolCalls != nil && !*r.ParallelToolCalls {
+			if req.ToolChoice == nil {
+				req.ToolChoice = &anthropicToolChoice{Type: "auto"}
+			}
+			if req.ToolChoice.Type != "none" {
+				req.ToolChoice.DisableParallelToolUse = true
+			}
+		}
 	}
 
 	if r.WantsReasoning() {
@@ -278,17 +399,13 @@ func (a Anthropic) translate(model string, r *ChatRequest, stream bool) (*anthro
 		if req.MaxTokens <= budget {
 			req.MaxTokens = budget + a.defaultMaxTokens()
 		}
-		// Thinking refuses a modified temperature, a top_p below 0.95 and
-		// forced tool use (any/tool): those degrade to what it accepts.
+		// Only temperature 1, Anthropic's default, gets here with thinking.
 		req.Temperature = nil
-		if req.TopP != nil && *req.TopP < 0.95 {
-			req.TopP = nil
-		}
-		if req.ToolChoice != nil && (req.ToolChoice.Type == "any" || req.ToolChoice.Type == "tool") {
-			req.ToolChoice = &anthropicToolChoice{Type: "auto"}
-		}
 	}
-	if r.User != "" {
+	switch {
+	case r.SafetyIdentifier != "":
+		req.Metadata = &anthropicMetadata{UserID: r.SafetyIdentifier}
+	case r.User != "":
 		req.Metadata = &anthropicMetadata{UserID: r.User}
 	}
 	return req, nil
@@ -500,8 +617,27 @@ func anthropicFinish(stop string, details *anthropicStopDetails) (string, *Error
 	return "stop", nil // end_turn, stop_sequence, pause_turn
 }
 
+// anthropicAnswer is one Messages response as one OpenAI choice.
+type anthropicAnswer struct {
+	id, model string
+	msg       translatedMessage
+	finish    string
+	usage     Usage
+}
+
 // anthropicChatResult translates a Messages response into a chat.completion.
 func anthropicChatResult(raw []byte, model string, now time.Time) (*ChatResult, error) {
+	ans, err := anthropicParseAnswer(raw, "")
+	if err != nil {
+		return nil, err
+	}
+	return anthropicAssemble([]*anthropicAnswer{ans}, model, now), nil
+}
+
+// anthropicParseAnswer translates one Messages response. A tool_use block of
+// respTool (the forced tool that carries response_format) becomes the
+// message content and the answer's finish is "stop".
+func anthropicParseAnswer(raw []byte, respTool string) (*anthropicAnswer, error) {
 	var resp anthropicResponse
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		return nil, &Error{Class: ClassServer, Status: http.StatusOK, Message: "malformed Anthropic response", Err: err}
@@ -526,22 +662,45 @@ func anthropicChatResult(raw []byte, model string, now time.Time) (*ChatResult, 
 			if args == "" || args == "null" {
 				args = "{}"
 			}
+			if respTool != "" && b.Name == respTool {
+				text.WriteString(args)
+				continue
+			}
 			calls = append(calls, translatedToolCall{ID: b.ID, Type: "function", Function: translatedFunction{Name: b.Name, Arguments: args}})
 		}
+	}
+	if respTool != "" && len(calls) == 0 && finish == "tool_calls" {
+		finish = "stop"
 	}
 	msg := translatedMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls}
 	if s := text.String(); s != "" || len(calls) == 0 {
 		msg.Content = &s
 	}
-	if resp.Model != "" {
-		model = resp.Model
+	return &anthropicAnswer{id: resp.ID, model: resp.Model, msg: msg, finish: finish, usage: resp.Usage.usage()}, nil
+}
+
+// anthropicAssemble renders the answers as one chat.completion, answer i
+// as choice i, usage summed.
+func anthropicAssemble(answers []*anthropicAnswer, model string, now time.Time) *ChatResult {
+	id := answers[0].id
+	if id == "" {
+		id = vendorCompletionID()
 	}
-	u := resp.Usage.usage()
+	if answers[0].model != "" {
+		model = answers[0].model
+	}
+	choices := make([]translatedChoice, len(answers))
+	usages := make([]Usage, len(answers))
+	for i, a := range answers {
+		choices[i] = translatedChoice{Index: i, Message: a.msg, FinishReason: a.finish}
+		usages[i] = a.usage
+	}
+	u := sumUsage(usages)
 	return &ChatResult{
-		Body:         translatedCompletionBody(resp.ID, model, now, msg, finish, u),
-		FinishReason: finish,
+		Body:         translatedCompletionChoices(id, model, now, choices, u),
+		FinishReason: answers[0].finish,
 		Usage:        u,
-	}, nil
+	}
 }
 
 // --- streaming ---
@@ -576,13 +735,18 @@ type anthropicStream struct {
 	usage   anthropicUsage
 	tools   map[int]int // content block index → tool call index
 	finish  string      // finish_reason once message_delta said it
+	// respTool is the forced tool that carries response_format: its input
+	// streams as content. format is its content block index (-1: none yet).
+	respTool string
+	format   int
+	fixedID  bool // keep the chunker's id (a fan-out shares one id)
 }
 
 func newAnthropicStream(ctx context.Context, body io.ReadCloser, model string, now time.Time) *anthropicStream {
 	return &anthropicStream{
 		ctx: ctx, body: body, sse: NewSSEReader(body),
 		chunks: newTranslatedChunker(vendorCompletionID(), model, now),
-		tools:  map[int]int{},
+		tools:  map[int]int{}, format: -1,
 	}
 }
 
@@ -649,7 +813,7 @@ func (s *anthropicStream) handle(ev SSEEvent) {
 	switch e.Type {
 	case "message_start":
 		if e.Message != nil {
-			if e.Message.ID != "" {
+			if e.Message.ID != "" && !s.fixedID {
 				s.chunks.id = e.Message.ID
 			}
 			if e.Message.Model != "" {
@@ -676,6 +840,13 @@ func (s *anthropicStream) handle(ev SSEEvent) {
 				s.emit(s.chunks.reasoning(b.Thinking))
 			}
 		case "tool_use":
+			if s.respTool != "" && b.Name == s.respTool {
+				s.format = e.Index
+				if in := strings.TrimSpace(string(b.Input)); in != "" && in != "{}" && in != "null" {
+					s.emit(s.chunks.text(in))
+				}
+				return
+			}
 			n := len(s.tools)
 			s.tools[e.Index] = n
 			args := ""
@@ -699,7 +870,9 @@ func (s *anthropicStream) handle(ev SSEEvent) {
 				s.emit(s.chunks.reasoning(d.Thinking))
 			}
 		case "input_json_delta":
-			if n, ok := s.tools[e.Index]; ok && d.PartialJSON != "" {
+			if e.Index == s.format && d.PartialJSON != "" {
+				s.emit(s.chunks.text(d.PartialJSON))
+			} else if n, ok := s.tools[e.Index]; ok && d.PartialJSON != "" {
 				s.emit(s.chunks.toolArgs(n, d.PartialJSON))
 			}
 		}
@@ -710,6 +883,9 @@ func (s *anthropicStream) handle(ev SSEEvent) {
 			if ferr != nil {
 				s.err = ferr
 				return
+			}
+			if finish == "tool_calls" && s.format >= 0 && len(s.tools) == 0 {
+				finish = "stop" // the forced format tool is the answer
 			}
 			s.finish = finish
 			s.emit(s.chunks.finish(finish))

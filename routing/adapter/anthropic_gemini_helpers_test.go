@@ -95,6 +95,7 @@ func vendorJSONEqual(t *testing.T, want, got []byte) {
 
 func vtInt(v int) *int              { return &v }
 func vtFloat(v float64) *float64    { return &v }
+func vtBool(v bool) *bool           { return &v }
 func vtText(s string) []ContentPart { return []ContentPart{{Type: "text", Text: s}} }
 
 // vendorGoldenRequests are the representative caller requests whose translations
@@ -141,10 +142,9 @@ func vendorGoldenRequests() []struct {
 			Messages:        []Message{{Role: "user", Content: vtText("Prove that there are infinitely many primes.")}},
 			ReasoningEffort: "high",
 			MaxTokens:       vtInt(1000),
-			Temperature:     vtFloat(0.7),
-			TopP:            vtFloat(0.5),
+			TopP:            vtFloat(0.97), // thinking allows 0.95–1
 			Tools:           []Tool{{Name: "lookup", Description: "Look a theorem up", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}},
-			ToolChoice:      json.RawMessage(`"required"`),
+			ToolChoice:      json.RawMessage(`"auto"`), // thinking refuses forced tools
 		}},
 		{"edge-cases", &ChatRequest{
 			Model: "fast",
@@ -155,7 +155,7 @@ func vendorGoldenRequests() []struct {
 				{Role: "assistant", Content: vtText("The answer is  \n")},
 			},
 			MaxTokens:  vtInt(256),
-			TopP:       vtFloat(0.9),
+			TopP:       vtFloat(0.95),
 			Stop:       []string{"\n\n", "STOP"},
 			Thinking:   &Thinking{Type: "enabled", BudgetTokens: 500},
 			Tools:      []Tool{{Name: "noop", Description: "Takes nothing"}},

@@ -107,6 +107,7 @@ type translatedChunker struct {
 	id      string
 	model   string
 	created int64
+	index   int // the choice the chunks belong to
 }
 
 func newTranslatedChunker(id, model string, now time.Time) translatedChunker {
@@ -122,7 +123,13 @@ func (m translatedChunker) render(choices []translatedChunkChoice, u *translated
 }
 
 func (m translatedChunker) delta(d translatedDelta) []byte {
-	return m.render([]translatedChunkChoice{{Delta: d}}, nil)
+	return m.render([]translatedChunkChoice{{Index: m.index, Delta: d}}, nil)
+}
+
+// at is the chunker of choice index.
+func (m translatedChunker) at(index int) translatedChunker {
+	m.index = index
+	return m
 }
 
 // role is the first chunk of every stream; it carries no content.
@@ -156,7 +163,7 @@ func (m translatedChunker) toolArgs(index int, args string) Chunk {
 
 func (m translatedChunker) finish(reason string) Chunk {
 	return Chunk{
-		Data:         m.render([]translatedChunkChoice{{FinishReason: &reason}}, nil),
+		Data:         m.render([]translatedChunkChoice{{Index: m.index, FinishReason: &reason}}, nil),
 		FinishReason: reason,
 	}
 }
@@ -169,10 +176,14 @@ func (m translatedChunker) usage(u Usage) Chunk {
 
 // translatedCompletionBody renders a complete answer as a chat.completion.
 func translatedCompletionBody(id, model string, now time.Time, msg translatedMessage, finish string, u Usage) []byte {
+	return translatedCompletionChoices(id, model, now, []translatedChoice{{Message: msg, FinishReason: finish}}, u)
+}
+
+// translatedCompletionChoices renders a complete answer of several choices.
+func translatedCompletionChoices(id, model string, now time.Time, choices []translatedChoice, u Usage) []byte {
 	b, _ := json.Marshal(translatedCompletion{
 		ID: id, Object: "chat.completion", Created: now.Unix(), Model: model,
-		Choices: []translatedChoice{{Message: msg, FinishReason: finish}},
-		Usage:   newTranslatedUsage(u),
+		Choices: choices, Usage: newTranslatedUsage(u),
 	})
 	return b
 }

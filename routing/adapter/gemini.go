@@ -13,6 +13,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"switchyard/routing/config"
 )
 
 // Gemini speaks the Gemini API (generateContent, streamGenerateContent with
@@ -46,7 +48,7 @@ func geminiHeaders(t Target) http.Header {
 
 // Chat sends one generateContent call.
 func (Gemini) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, error) {
-	body, err := geminiRequestBody(r)
+	body, err := geminiBuild(r, t.Capabilities)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +66,7 @@ func (Gemini) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, 
 
 // ChatStream opens a streamGenerateContent call in SSE mode.
 func (Gemini) ChatStream(ctx context.Context, t Target, r *ChatRequest) (Stream, error) {
-	body, err := geminiRequestBody(r)
+	body, err := geminiBuild(r, t.Capabilities)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +77,7 @@ func (Gemini) ChatStream(ctx context.Context, t Target, r *ChatRequest) (Stream,
 	if err != nil {
 		return nil, err
 	}
-	return newGeminiStream(ctx, resp.Body, t.UpstreamModel, vendorCompletionID(), time.Now()), nil
+	return finishing(newGeminiStream(ctx, resp.Body, t.UpstreamModel, vendorCompletionID(), time.Now()), r), nil
 }
 
 // Embed sends one batchEmbedContents call, which the official SDK uses even
@@ -223,12 +225,17 @@ type geminiFunctionCallingConfig struct {
 }
 
 type geminiGenConfig struct {
-	Temperature      *float64              `json:"temperature,omitempty"`
-	TopP             *float64              `json:"topP,omitempty"`
-	MaxOutputTokens  *int                  `json:"maxOutputTokens,omitempty"`
-	StopSequences    []string              `json:"stopSequences,omitempty"`
-	ResponseMimeType string                `json:"responseMimeType,omitempty"`
-	ThinkingConfig   *geminiThinkingConfig `json:"thinkingConfig,omitempty"`
+	Temperature        *float64              `json:"temperature,omitempty"`
+	TopP               *float64              `json:"topP,omitempty"`
+	MaxOutputTokens    *int                  `json:"maxOutputTokens,omitempty"`
+	StopSequences      []string              `json:"stopSequences,omitempty"`
+	CandidateCount     int                   `json:"candidateCount,omitempty"`
+	Seed               *int64                `json:"seed,omitempty"`
+	FrequencyPenalty   *float64              `json:"frequencyPenalty,omitempty"`
+	PresencePenalty    *float64              `json:"presencePenalty,omitempty"`
+	ResponseMimeType   string                `json:"responseMimeType,omitempty"`
+	ResponseJSONSchema json.RawMessage       `json:"responseJsonSchema,omitempty"`
+	ThinkingConfig     *geminiThinkingConfig `json:"thinkingConfig,omitempty"`
 }
 
 type geminiThinkingConfig struct {
@@ -236,7 +243,17 @@ type geminiThinkingConfig struct {
 	IncludeThoughts bool `json:"includeThoughts"`
 }
 
+// geminiRequestBody renders r for a deployment without declared capabilities.
 func geminiRequestBody(r *ChatRequest) ([]byte, error) {
+	return geminiBuild(r, config.Capabilities{})
+}
+
+// geminiBuild renders r as a generateContent request, refusing the fields
+// the table refuses.
+func geminiBuild(r *ChatRequest, caps config.Capabilities) ([]byte, error) {
+	if f := fieldTables()[config.ProtocolGemini].Refused(r, caps); f != "" {
+		return nil, unsupportedField(f)
+	}
 	req, err := geminiTranslate(r)
 	if err != nil {
 		return nil, err
@@ -321,11 +338,22 @@ func geminiTranslate(r *ChatRequest) (*geminiRequest, error) {
 	if r.MaxTokens != nil && *r.MaxTokens > 0 {
 		gc.MaxOutputTokens = r.MaxTokens
 	}
-	var rf struct {
-		Type string `json:"type"`
-	}
-	if len(r.ResponseFormat) > 0 && json.Unmarshal(r.ResponseFormat, &rf) == nil && (rf.Type == "json_object" || rf.Type == "json_schema") {
+	switch r.Format.Type {
+	case FormatJSONObject:
 		gc.ResponseMimeType = "application/json"
+	case FormatJSONSchema:
+		gc.ResponseMimeType = "application/json"
+		gc.ResponseJSONSchema = r.Format.Schema
+	}
+	if r.N > 1 {
+		gc.CandidateCount = r.N
+	}
+	gc.Seed = r.Seed
+	if r.FrequencyPenalty != nil && *r.FrequencyPenalty != 0 {
+		gc.FrequencyPenalty = r.FrequencyPenalty
+	}
+	if r.PresencePenalty != nil && *r.PresencePenalty != 0 {
+		gc.PresencePenalty = r.PresencePenalty
 	}
 	if r.WantsReasoning() {
 		budget := r.ThinkingBudget()
@@ -337,7 +365,8 @@ func geminiTranslate(r *ChatRequest) (*geminiRequest, error) {
 		}
 	}
 	if gc.Temperature != nil || gc.TopP != nil || gc.MaxOutputTokens != nil || len(gc.StopSequences) > 0 ||
-		gc.ResponseMimeType != "" || gc.ThinkingConfig != nil {
+		gc.ResponseMimeType != "" || gc.ThinkingConfig != nil || gc.CandidateCount > 0 || gc.Seed != nil ||
+		gc.FrequencyPenalty != nil || gc.PresencePenalty != nil {
 		req.GenerationConfig = gc
 	}
 	return req, nil
@@ -551,42 +580,49 @@ func geminiChatResult(raw []byte, model, id string, now time.Time) (*ChatResult,
 	if len(resp.Candidates) == 0 {
 		return nil, &Error{Class: ClassServer, Status: http.StatusOK, Message: "Gemini returned no candidates"}
 	}
-	cand := resp.Candidates[0]
-	if geminiFiltered[cand.FinishReason] {
-		return nil, geminiFilterError(cand.FinishReason, "")
-	}
-	var text, reasoning strings.Builder
-	var calls []translatedToolCall
-	if cand.Content != nil {
-		for _, p := range cand.Content.Parts {
-			switch {
-			case p.FunctionCall != nil:
-				calls = append(calls, translatedToolCall{
-					ID: geminiToolCallID(p.FunctionCall, len(calls)), Type: "function",
-					Function: translatedFunction{Name: p.FunctionCall.Name, Arguments: geminiArgs(p.FunctionCall)},
-				})
-			case p.Thought:
-				reasoning.WriteString(p.Text)
-			default:
-				text.WriteString(p.Text)
-			}
-		}
-	}
-	msg := translatedMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls}
-	if s := text.String(); s != "" || len(calls) == 0 {
-		msg.Content = &s
-	}
 	if resp.ModelVersion != "" {
 		model = resp.ModelVersion
 	}
 	if resp.ResponseID != "" {
 		id = resp.ResponseID
 	}
-	finish := geminiFinish(cand.FinishReason, len(calls) > 0)
+	// Candidate i (by its index; candidateCount asked for n) is choice i.
+	choices := make([]translatedChoice, 0, len(resp.Candidates))
+	for i, cand := range resp.Candidates {
+		if geminiFiltered[cand.FinishReason] {
+			return nil, geminiFilterError(cand.FinishReason, "")
+		}
+		var text, reasoning strings.Builder
+		var calls []translatedToolCall
+		if cand.Content != nil {
+			for _, p := range cand.Content.Parts {
+				switch {
+				case p.FunctionCall != nil:
+					calls = append(calls, translatedToolCall{
+						ID: geminiToolCallID(p.FunctionCall, len(calls)), Type: "function",
+						Function: translatedFunction{Name: p.FunctionCall.Name, Arguments: geminiArgs(p.FunctionCall)},
+					})
+				case p.Thought:
+					reasoning.WriteString(p.Text)
+				default:
+					text.WriteString(p.Text)
+				}
+			}
+		}
+		msg := translatedMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls}
+		if s := text.String(); s != "" || len(calls) == 0 {
+			msg.Content = &s
+		}
+		index := cand.Index
+		if len(resp.Candidates) > 1 && index == 0 {
+			index = i // Gemini omits a zero index
+		}
+		choices = append(choices, translatedChoice{Index: index, Message: msg, FinishReason: geminiFinish(cand.FinishReason, len(calls) > 0)})
+	}
 	u := resp.UsageMetadata.usage()
 	return &ChatResult{
-		Body:         translatedCompletionBody(id, model, now, msg, finish, u),
-		FinishReason: finish,
+		Body:         translatedCompletionChoices(id, model, now, choices, u),
+		FinishReason: choices[0].FinishReason,
 		Usage:        u,
 	}, nil
 }
@@ -601,15 +637,15 @@ type geminiStream struct {
 	pending  []Chunk
 	err      error // sticky: io.EOF or a classified *Error
 	started  bool
-	calls    int  // function calls so far
-	finished bool // a finishReason arrived
+	calls    map[int]int // function calls so far, by candidate
+	finished bool        // a finishReason arrived
 	usage    Usage
 }
 
 func newGeminiStream(ctx context.Context, body io.ReadCloser, model, id string, now time.Time) *geminiStream {
 	return &geminiStream{
 		ctx: ctx, body: body, sse: NewSSEReader(newGeminiFramer(body)),
-		chunks: newTranslatedChunker(id, model, now),
+		chunks: newTranslatedChunker(id, model, now), calls: map[int]int{},
 	}
 }
 
@@ -704,32 +740,40 @@ func (s *geminiStream) handle(resp *geminiResponse) {
 		s.started = true
 		s.pending = append(s.pending, s.chunks.role())
 	}
-	if len(resp.Candidates) == 0 {
-		return
-	}
-	cand := resp.Candidates[0]
-	if geminiFiltered[cand.FinishReason] {
-		// The flagged event's own text is not passed on.
-		s.err = geminiFilterError(cand.FinishReason, "")
-		return
-	}
-	if cand.Content != nil {
-		for _, p := range cand.Content.Parts {
-			switch {
-			case p.FunctionCall != nil:
-				s.emit(s.chunks.toolStart(s.calls, geminiToolCallID(p.FunctionCall, s.calls), p.FunctionCall.Name, geminiArgs(p.FunctionCall)))
-				s.calls++
-			case p.Text == "":
-			case p.Thought:
-				s.emit(s.chunks.reasoning(p.Text))
-			default:
-				s.emit(s.chunks.text(p.Text))
+	// Every candidate (candidateCount asked for n) is the choice of its
+	// index. Gemini may repeat finishReason on every event; each is passed
+	// on and the stream's wrapper keeps the last one, at the end.
+	for i := range resp.Candidates {
+		cand := &resp.Candidates[i]
+		if geminiFiltered[cand.FinishReason] {
+			// The flagged event's own text is not passed on.
+			s.err = geminiFilterError(cand.FinishReason, "")
+			return
+		}
+		index := cand.Index
+		if len(resp.Candidates) > 1 && index == 0 {
+			index = i // Gemini omits a zero index
+		}
+		ch := s.chunks.at(index)
+		if cand.Content != nil {
+			for _, p := range cand.Content.Parts {
+				switch {
+				case p.FunctionCall != nil:
+					n := s.calls[index]
+					s.emit(ch.toolStart(n, geminiToolCallID(p.FunctionCall, n), p.FunctionCall.Name, geminiArgs(p.FunctionCall)))
+					s.calls[index] = n + 1
+				case p.Text == "":
+				case p.Thought:
+					s.emit(ch.reasoning(p.Text))
+				default:
+					s.emit(ch.text(p.Text))
+				}
 			}
 		}
-	}
-	if cand.FinishReason != "" && !s.finished {
-		s.finished = true
-		s.emit(s.chunks.finish(geminiFinish(cand.FinishReason, s.calls > 0)))
+		if cand.FinishReason != "" {
+			s.finished = true
+			s.emit(ch.finish(geminiFinish(cand.FinishReason, s.calls[index] > 0)))
+		}
 	}
 }
 
