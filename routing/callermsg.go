@@ -33,6 +33,9 @@ const (
 	ToldBudgetSpent ToldCode = "budget_spent"
 	// ToldCancelled: the caller went away (nobody reads it).
 	ToldCancelled ToldCode = "client_cancelled"
+	// ToldUnsupportedParameter: no deployment's protocol can carry a field
+	// the request set. Param, Model, Tier, Steps.
+	ToldUnsupportedParameter ToldCode = "unsupported_parameter"
 )
 
 // Told is what a caller is told about a request that was not served (or a
@@ -59,6 +62,9 @@ type Told struct {
 	MidStream bool
 	// Steps is what the chain did, in our words.
 	Steps []ToldStep
+	// Param is the request field no deployment can carry
+	// (ToldUnsupportedParameter).
+	Param string
 	// Dimension is our own finding that ended the request: an embedding of
 	// the wrong size (the caller may have asked for dimensions the model
 	// does not support).
@@ -120,6 +126,12 @@ func (t Told) Text(requestID string) string {
 		b.WriteString(t.target())
 	case ToldCancelled:
 		b.WriteString("the client went away")
+	case ToldUnsupportedParameter:
+		b.WriteString("parameter ")
+		b.WriteString(t.Param)
+		b.WriteString(" is not supported by any deployment that could serve ")
+		b.WriteString(t.target())
+		b.WriteString(` (see "Request fields per upstream protocol" in the gateway's README)`)
 	default: // ToldUpstreamFailed, and anything unknown: our words only
 		b.WriteString("the upstream for ")
 		b.WriteString(t.target())
@@ -140,7 +152,7 @@ func (t Told) Text(requestID string) string {
 		b.WriteString(t.Dimension.Error())
 	}
 	switch t.Code {
-	case ToldNoModel, ToldBudgetSpent, ToldUpstreamFailed:
+	case ToldNoModel, ToldBudgetSpent, ToldUpstreamFailed, ToldUnsupportedParameter:
 		if s := t.chain(); s != "" {
 			b.WriteString("; ")
 			b.WriteString(s)

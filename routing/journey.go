@@ -765,7 +765,11 @@ func (x *exchange) failed(f *Failure) {
 	if f.NoRetry {
 		h.Set("x-should-retry", "false")
 	}
-	x.writeError(f.Status, f.Code, f.Text(x.rec.RequestID), nil)
+	var param *string
+	if f.Param != "" {
+		param = &f.Param
+	}
+	x.writeError(f.Status, f.Code, f.Text(x.rec.RequestID), param)
 }
 
 func countAttempts(tr Trail) int {
@@ -801,6 +805,9 @@ func (x *exchange) route(model string, reasoning bool, needs Needs) (*Plan, bool
 	x.explicit = target.Explicit != nil
 	x.rec.Tier = x.tier
 	if fail := x.j.Exec.Unavailable(p, &x.trail); fail != nil {
+		if u := unsupportedParameter(p, &x.trail); u != nil {
+			fail = u
+		}
 		x.failed(fail)
 		return nil, false
 	}

@@ -37,7 +37,7 @@ func (x *exchange) chat() {
 	if !x.idempotent(body) {
 		return
 	}
-	p, ok := x.route(req.Model, req.WantsReasoning(), Needs{Kind: config.KindChat, Thinking: req.WantsReasoning(), Vision: req.NeedsVision(), Tools: req.NeedsTools()})
+	p, ok := x.route(req.Model, req.WantsReasoning(), Needs{Kind: config.KindChat, Thinking: req.WantsReasoning(), Vision: req.NeedsVision(), Tools: req.NeedsTools(), Chat: req})
 	if !ok {
 		return
 	}

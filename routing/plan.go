@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 	"switchyard/routing/reason"
 )
@@ -14,6 +15,9 @@ type Needs struct {
 	Thinking bool
 	Vision   bool
 	Tools    bool
+	// Chat is the chat request, when there is one: a deployment whose
+	// protocol refuses one of its fields is skipped (unsupported_parameter).
+	Chat *adapter.ChatRequest
 }
 
 // Step is one deployment to try, in order.
@@ -196,6 +200,8 @@ func unusable(d *config.RDeployment, needs Needs, st *State) reason.Reason {
 		return reason.Reason{Code: reason.LacksCapability, Capability: "vision"}
 	case needs.Tools && !d.Capabilities.Tools:
 		return reason.Reason{Code: reason.LacksCapability, Capability: "tools"}
+	case needs.Chat != nil && refusedField(d, needs.Chat) != "":
+		return reason.Reason{Code: reason.UnsupportedParameter, Param: refusedField(d, needs.Chat), Protocol: string(d.Provider.Protocol)}
 	case st == nil:
 		return reason.Reason{}
 	case st.Health != nil && st.Health.Down(d.ID):

@@ -39,6 +39,10 @@ const (
 	KeysCooling        Code = "keys_cooling"             // every key is cooling after a 429
 	KeysQuarantined    Code = "keys_quarantined"         // every key is quarantined (auth, billing)
 	KeysTried          Code = "keys_tried"               // every key was tried for this request
+	// UnsupportedParameter: the deployment's protocol cannot carry a field
+	// the request set (its adapter's field table refuses it). Param: the
+	// field; Protocol.
+	UnsupportedParameter Code = "unsupported_parameter"
 )
 
 // Reason is one skip: a code and the parameters it needs.
@@ -51,6 +55,7 @@ type Reason struct {
 	Want       string `json:"want,omitempty"`
 	Max        int    `json:"max,omitempty"`
 	Protocol   string `json:"protocol,omitempty"`
+	Param      string `json:"param,omitempty"`
 	// Until is, for a temporary skip, when it is expected to pass (a key's
 	// cooling ends, a breaker half-opens), in Unix milliseconds; 0 when
 	// nobody knows (a concurrency slot frees at any moment). An integer, not
@@ -151,6 +156,8 @@ func (r Reason) String() string {
 		return "all keys quarantined"
 	case KeysTried:
 		return "all keys tried"
+	case UnsupportedParameter:
+		return "cannot carry parameter " + r.Param + " (" + r.Protocol + " protocol)"
 	}
 	return string(r.Code)
 }

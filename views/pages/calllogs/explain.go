@@ -129,6 +129,8 @@ func ExplainSkip(r reason.Reason) string {
 		return "skipped: all keys are quarantined after the vendor refused them (auth or billing); an operator must re-enable them on the Providers page"
 	case reason.KeysTried:
 		return "skipped: every key of the provider was already tried for this request"
+	case reason.UnsupportedParameter:
+		return "skipped: the request sets " + r.Param + ", which the " + r.Protocol + " protocol cannot carry (see \"Request fields per upstream protocol\" in the README); the field is never dropped silently"
 	}
 	return "skipped: " + r.String()
 }
