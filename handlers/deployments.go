@@ -118,6 +118,8 @@ func deploymentFromForm(c echo.Context, base config.Deployment, kind config.Kind
 		Thinking: formBool(c, "cap_thinking"),
 		Vision:   formBool(c, "cap_vision"),
 		Tools:    formBool(c, "cap_tools"),
+		// Native structured output (Anthropic's output_config.format).
+		StructuredOutput: formBool(c, "cap_structured_output"),
 	}
 	if kind == config.KindEmbedding {
 		d.EmbeddingBatchLimit = formInt(c, "embedding_batch_limit", errs)

@@ -666,7 +666,7 @@ func (x *exchange) account(dec limit.Decision, served Served, u adapter.Usage, e
 	var costMicros int64
 	if u.Known {
 		p, c := u.Prompt, u.Completion
-		x.rec.PromptTokens, x.rec.CompletionTokens = &p, &c
+		x.rec.PromptTokens, x.rec.CompletionTokens, x.rec.UsageEstimated = &p, &c, u.Estimated
 		if u.CachedKnown {
 			cached := u.Cached
 			x.rec.CachedTokens = &cached

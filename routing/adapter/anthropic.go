@@ -63,7 +63,7 @@ func (a Anthropic) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatRes
 	if err := firstError(errs); err != nil {
 		return nil, err
 	}
-	return anthropicAssemble(answers, t.UpstreamModel, time.Now()), nil
+	return estimateResult(anthropicAssemble(answers, t.UpstreamModel, time.Now()), r), nil
 }
 
 // call makes one Messages call and translates its answer.

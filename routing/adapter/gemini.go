@@ -61,7 +61,11 @@ func (Gemini) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, 
 	if err != nil {
 		return nil, err
 	}
-	return geminiChatResult(raw, t.UpstreamModel, vendorCompletionID(), time.Now())
+	res, err := geminiChatResult(raw, t.UpstreamModel, vendorCompletionID(), time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return estimateResult(res, r), nil
 }
 
 // ChatStream opens a streamGenerateContent call in SSE mode.

@@ -160,9 +160,9 @@ func (OpenAI) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, 
 	}
 	res, e := openaiChatResult(resp.StatusCode, raw)
 	if e != nil {
-		return res, openaiScrub(e, t.APIKey)
+		return estimateResult(res, r), openaiScrub(e, t.APIKey)
 	}
-	return res, nil
+	return estimateResult(res, r), nil
 }
 
 func openaiChatResult(status int, raw []byte) (*ChatResult, *Error) {

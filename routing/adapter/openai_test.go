@@ -176,10 +176,12 @@ func TestOpenAIChatResults(t *testing.T) {
 	}{
 		{"tool calls (fixture)", classifyFixture(t, "chat-nonstream-tool-calls.response.json"), "tool_calls",
 			Usage{Prompt: 82, Completion: 17, Known: true, ReasoningKnown: true}},
-		{"no usage is unknown, not zero", []byte(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`), "stop",
-			Usage{}},
+		// No usage is never zero: the gateway counts the prompt ("hi" with
+		// its framing) and the answer ("hi"), and marks the count estimated.
+		{"no usage is counted and marked estimated", []byte(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`), "stop",
+			Usage{Prompt: 8, Completion: 1, Known: true, Estimated: true}},
 		{"usage null", []byte(`{"choices":[{"message":{"content":"hi"},"finish_reason":"length"}],"usage":null}`), "length",
-			Usage{}},
+			Usage{Prompt: 8, Completion: 1, Known: true, Estimated: true}},
 		{"DeepSeek cache hits", []byte(`{"choices":[{"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":5,"prompt_cache_hit_tokens":64,"prompt_cache_miss_tokens":36}}`), "stop",
 			Usage{Prompt: 100, Completion: 5, Cached: 64, Known: true, CachedKnown: true}},
 		{"reasoning tokens", []byte(`{"choices":[{"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":500,"prompt_tokens_details":{"cached_tokens":8},"completion_tokens_details":{"reasoning_tokens":448}}}`), "stop",

@@ -314,3 +314,28 @@ func (m chunkMeta) usage(u Usage) Chunk {
 	}{m.envelope(), []translatedChunkChoice{}, newTranslatedUsage(u)})
 	return Chunk{Data: b, UsageOnly: true}
 }
+
+// estimateResult gives a complete answer whose vendor reported no usage the
+// gateway's own count (Usage.Estimated), also written into the body's usage
+// so the caller sees it too.
+func estimateResult(res *ChatResult, r *ChatRequest) *ChatResult {
+	if res == nil || res.Usage.Known {
+		return res
+	}
+	var text strings.Builder
+	gjson.GetBytes(res.Body, "choices").ForEach(func(_, ch gjson.Result) bool {
+		chunkText(&text, ch.Get("message"))
+		return true
+	})
+	res.Usage = estimatedUsage(r, text.String())
+	var top map[string]json.RawMessage
+	if json.Unmarshal(res.Body, &top) == nil {
+		if u, err := json.Marshal(newTranslatedUsage(res.Usage)); err == nil {
+			top["usage"] = u
+			if b, err := json.Marshal(top); err == nil {
+				res.Body = b
+			}
+		}
+	}
+	return res
+}

@@ -92,7 +92,7 @@ var columns = []string{
 	"at", "request_id", "caller_id", "caller", "tenant", "route_group", "tier",
 	"requested_model", "logic_model", "deployment_id", "provider", "key_fingerprint",
 	"status", "error_class", "error_code", "http_status", "latency_ms", "ttfc_ms",
-	"prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens",
+	"prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens", "usage_estimated",
 	"cost_micros", "currency", "stream", "idempotency_replay", "fallback", "config_version",
 	"attempts",
 }
@@ -112,7 +112,7 @@ func values(r *Record) []any {
 		nullText(r.KeyFingerprint), r.Status, nullText(r.ErrorClass), nullText(r.ErrorCode),
 		int64(r.HTTPStatus), int64(r.LatencyMS), nullInt(r.TTFCMS),
 		nullInt64(r.PromptTokens), nullInt64(r.CompletionTokens), nullInt64(r.CachedTokens),
-		nullInt64(r.ReasoningTokens), nullInt64(r.CostMicros), nullText(r.Currency),
+		nullInt64(r.ReasoningTokens), r.UsageEstimated, nullInt64(r.CostMicros), nullText(r.Currency),
 		r.Stream, r.IdempotencyReplay, nullText(r.Fallback), nullInt64(r.ConfigVersion),
 		attempts,
 	}
@@ -159,7 +159,7 @@ func scanRecord(s scanner) (Record, error) {
 	err := s.Scan(&r.At, &r.RequestID, &callerID, &caller, &tenant, &routeGroup, &tier,
 		&requestedModel, &logicModel, &deploymentID, &provider, &keyFingerprint,
 		&r.Status, &errorClass, &errorCode, &r.HTTPStatus, &r.LatencyMS, &ttfc,
-		&prompt, &completion, &cached, &reasoning,
+		&prompt, &completion, &cached, &reasoning, &r.UsageEstimated,
 		&cost, &currency, &r.Stream, &r.IdempotencyReplay, &fbk, &configVersion,
 		&attempts)
 	if err != nil {

@@ -93,7 +93,7 @@ func TestWriterRoundTrip(t *testing.T) {
 		KeyFingerprint: "sk-…wxyz", Status: StatusUpstreamError, ErrorClass: "server",
 		ErrorCode: "upstream_error", HTTPStatus: 502, LatencyMS: 1234, TTFCMS: new(0),
 		PromptTokens: new(int64(10)), CompletionTokens: new(int64(0)), CachedTokens: new(int64(3)),
-		ReasoningTokens: new(int64(5)), CostMicros: new(int64(12_500)), Currency: "CNY", Stream: true,
+		ReasoningTokens: new(int64(5)), UsageEstimated: true, CostMicros: new(int64(12_500)), Currency: "CNY", Stream: true,
 		IdempotencyReplay: true, Fallback: "policy shared → group general", ConfigVersion: new(int64(12)),
 		Attempts: json.RawMessage(`[{"deployment_id": 9, "class": "server", "status": 502}]`),
 	}
