@@ -60,6 +60,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&f.FailTimes, "fail-times", 0, "apply the fault flags to the first N requests only")
 	fs.BoolVar(&f.ShuffleEmbeddings, "shuffle", false, "return OpenAI embedding items in random order")
 	fs.IntVar(&f.CachedTokens, "cached-tokens", 0, "report this many cached prompt tokens")
+	fs.BoolVar(&f.FinishEveryChunk, "finish-every-chunk", false, "stream: put the finish reason on every content chunk (as Gemini does)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

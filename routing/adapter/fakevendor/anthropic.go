@@ -16,8 +16,19 @@ type anthropicRequest struct {
 	} `json:"messages"`
 	Stream bool `json:"stream"`
 	Tools  []struct {
-		Name string `json:"name"`
+		Name        string          `json:"name"`
+		InputSchema json.RawMessage `json:"input_schema"`
 	} `json:"tools"`
+	ToolChoice *struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	} `json:"tool_choice"`
+	OutputConfig *struct {
+		Format *struct {
+			Type   string          `json:"type"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"format"`
+	} `json:"output_config"`
 }
 
 var anthropicStop = [...]string{finishStop: "end_turn", finishLength: "max_tokens", finishTool: "tool_use", finishFilter: "refusal"}
@@ -44,11 +55,11 @@ func anthropicUsageFor(rp reply, output int) *anthropicUsage {
 }
 
 type anthropicBlock struct {
-	Type  string    `json:"type"`
-	Text  *string   `json:"text,omitempty"`
-	ID    string    `json:"id,omitempty"`
-	Name  string    `json:"name,omitempty"`
-	Input *struct{} `json:"input,omitempty"`
+	Type  string          `json:"type"`
+	Text  *string         `json:"text,omitempty"`
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
 }
 
 type anthropicMessage struct {
@@ -105,6 +116,16 @@ func (s *Server) anthropicMessages(c *call) {
 		tool = req.Tools[0].Name
 	}
 	rp := c.plan(req.Model, promptBytes, req.MaxTokens, tool)
+	if oc := req.OutputConfig; oc != nil && oc.Format != nil && oc.Format.Type == "json_schema" {
+		rp.structured(oc.Format.Schema)
+	}
+	if tc := req.ToolChoice; tc != nil && tc.Type == "tool" {
+		for _, t := range req.Tools {
+			if t.Name == tc.Name {
+				rp.forcedTool(t.Name, t.InputSchema)
+			}
+		}
+	}
 	id := "msg_" + c.requestID()
 	c.w.Header().Set("Request-Id", "req_"+c.requestID())
 	if req.Stream {
@@ -114,7 +135,7 @@ func (s *Server) anthropicMessages(c *call) {
 	out := anthropicMessage{Model: req.Model, ID: id, Type: "message", Role: "assistant", Content: []anthropicBlock{}, StopReason: anthropicStop[rp.finish]}
 	switch {
 	case rp.tool != "":
-		out.Content = append(out.Content, anthropicBlock{Type: "tool_use", ID: "toolu_" + c.requestID(), Name: rp.tool, Input: &struct{}{}})
+		out.Content = append(out.Content, anthropicBlock{Type: "tool_use", ID: "toolu_" + c.requestID(), Name: rp.tool, Input: json.RawMessage(rp.toolArgs())})
 	case rp.finish == finishFilter:
 		out.StopDetails = refusal
 	default:
@@ -161,7 +182,9 @@ func (s *anthropicStream) preamble(b []byte) []byte {
 func (s *anthropicStream) content(b []byte, _ int, text string) []byte {
 	b = append(b, "event: content_block_delta\ndata: "...)
 	if s.rp.tool != "" {
-		return append(b, `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{}"}}`+"\n\n"...)
+		b = append(b, `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":`...)
+		b = appendString(b, s.rp.toolArgs())
+		return append(b, "}}\n\n"...)
 	}
 	b = append(b, `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`...)
 	b = appendString(b, text)

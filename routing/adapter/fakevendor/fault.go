@@ -82,12 +82,16 @@ type Fault struct {
 	// "context_length_exceeded" or "content_filter" (other protocols have
 	// no such field and ignore it).
 	ErrorCode string
+	// FinishEveryChunk puts the finish reason on every content chunk of a
+	// stream, as Gemini and Vertex do (OpenAI finish_reason, Gemini
+	// finishReason; Anthropic has no such habit and ignores it).
+	FinishEveryChunk bool
 }
 
 // shapeOnly keeps the fields that shape a healthy reply, for requests past
 // FailTimes.
 func (f Fault) shapeOnly() Fault {
-	return Fault{Dimension: f.Dimension, CachedTokens: f.CachedTokens, ReplyChunks: f.ReplyChunks}
+	return Fault{Dimension: f.Dimension, CachedTokens: f.CachedTokens, ReplyChunks: f.ReplyChunks, FinishEveryChunk: f.FinishEveryChunk}
 }
 
 // Rule selects a Fault for requests whose upstream model and API key match.
@@ -191,6 +195,7 @@ const (
 	HeaderReplyChunks     = "X-Fake-Reply-Chunks"
 	HeaderErrorMessage    = "X-Fake-Error-Message"
 	HeaderErrorCode       = "X-Fake-Error-Code"
+	HeaderFinishEvery     = "X-Fake-Finish-Every-Chunk"
 )
 
 // overlayHeaders sets the fields named by X-Fake-* headers on f. It costs
@@ -237,6 +242,8 @@ func overlayHeaders(f *Fault, h http.Header) error {
 			f.ErrorMessage = v
 		case HeaderErrorCode:
 			f.ErrorCode = v
+		case HeaderFinishEvery:
+			f.FinishEveryChunk, err = strconv.ParseBool(v)
 		default:
 			return fmt.Errorf("fakeupstream: unknown header %s", http.CanonicalHeaderKey(name))
 		}
@@ -291,6 +298,7 @@ type faultJSON struct {
 	ReplyChunks       int          `json:"reply_chunks,omitempty"`
 	ErrorMessage      string       `json:"error_message,omitempty"`
 	ErrorCode         string       `json:"error_code,omitempty"`
+	FinishEveryChunk  bool         `json:"finish_every_chunk,omitempty"`
 }
 
 // MarshalJSON encodes f with snake_case names and duration strings.
@@ -301,7 +309,7 @@ func (f Fault) MarshalJSON() ([]byte, error) {
 		CutAfterChunks: f.CutAfterChunks, ErrorAfterChunks: f.ErrorAfterChunks, ErrorStatus: f.ErrorStatus, ContentFilter: f.ContentFilter,
 		OversizedLine: f.OversizedLine, NoUsage: f.NoUsage, FailTimes: f.FailTimes,
 		ShuffleEmbeddings: f.ShuffleEmbeddings, Dimension: f.Dimension, CachedTokens: f.CachedTokens,
-		ReplyChunks: f.ReplyChunks, ErrorMessage: f.ErrorMessage, ErrorCode: f.ErrorCode,
+		ReplyChunks: f.ReplyChunks, ErrorMessage: f.ErrorMessage, ErrorCode: f.ErrorCode, FinishEveryChunk: f.FinishEveryChunk,
 	})
 }
 
@@ -320,7 +328,7 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 		CutAfterChunks: j.CutAfterChunks, ErrorAfterChunks: j.ErrorAfterChunks, ErrorStatus: j.ErrorStatus, ContentFilter: j.ContentFilter,
 		OversizedLine: j.OversizedLine, NoUsage: j.NoUsage, FailTimes: j.FailTimes,
 		ShuffleEmbeddings: j.ShuffleEmbeddings, Dimension: j.Dimension, CachedTokens: j.CachedTokens,
-		ReplyChunks: j.ReplyChunks, ErrorMessage: j.ErrorMessage, ErrorCode: j.ErrorCode,
+		ReplyChunks: j.ReplyChunks, ErrorMessage: j.ErrorMessage, ErrorCode: j.ErrorCode, FinishEveryChunk: j.FinishEveryChunk,
 	}
 	return f.Validate()
 }

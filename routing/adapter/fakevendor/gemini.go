@@ -25,7 +25,11 @@ type geminiRequest struct {
 		} `json:"functionDeclarations"`
 	} `json:"tools"`
 	GenerationConfig *struct {
-		MaxOutputTokens int `json:"maxOutputTokens"`
+		MaxOutputTokens    int             `json:"maxOutputTokens"`
+		CandidateCount     int             `json:"candidateCount"`
+		ResponseMimeType   string          `json:"responseMimeType"`
+		ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
+		ResponseSchema     json.RawMessage `json:"responseSchema"`
 	} `json:"generationConfig"`
 }
 
@@ -74,7 +78,18 @@ func (s *Server) geminiPlan(c *call) (rp reply, ok bool) {
 	if req.GenerationConfig != nil {
 		maxTokens = req.GenerationConfig.MaxOutputTokens
 	}
-	return c.plan(c.model, promptBytes, maxTokens, tool), true
+	rp = c.plan(c.model, promptBytes, maxTokens, tool)
+	if gc := req.GenerationConfig; gc != nil {
+		if gc.ResponseMimeType == "application/json" {
+			schema := gc.ResponseJSONSchema
+			if schema == nil {
+				schema = gc.ResponseSchema
+			}
+			rp.structured(schema)
+		}
+		rp.n = min(max(gc.CandidateCount, 1), 8)
+	}
+	return rp, true
 }
 
 func (s *Server) geminiGenerate(c *call) {
@@ -102,7 +117,7 @@ func (s *Server) geminiStreamGenerate(c *call) {
 	if !ok {
 		return
 	}
-	g := &geminiStream{model: c.model, responseID: c.requestID(), rp: rp, noUsage: c.fault.NoUsage}
+	g := &geminiStream{model: c.model, responseID: c.requestID(), rp: rp, noUsage: c.fault.NoUsage, finishEvery: c.fault.FinishEveryChunk}
 	if c.r.URL.Query().Get("alt") == "sse" {
 		c.stream(g, rp)
 		return
@@ -123,13 +138,16 @@ type geminiStream struct {
 	model, responseID string
 	rp                reply
 	noUsage           bool
+	finishEvery       bool // finishReason on every content event, as Gemini does
 }
 
 func (g *geminiStream) part(b []byte, _ int, text string) []byte {
 	if g.rp.tool != "" {
 		b = append(b, `{"functionCall":{"name":`...)
 		b = appendString(b, g.rp.tool)
-		return append(b, `,"args":{}}}`...)
+		b = append(b, `,"args":`...)
+		b = append(b, g.rp.toolArgs()...)
+		return append(b, "}}"...)
 	}
 	b = append(b, `{"text":`...)
 	b = appendString(b, text)
@@ -139,15 +157,24 @@ func (g *geminiStream) part(b []byte, _ int, text string) []byte {
 // object is one response with a single candidate holding part; finish may
 // be empty; usage is cumulative with completion tokens so far.
 func (g *geminiStream) object(b, part []byte, finish string, completion int) []byte {
-	b = append(b, `{"candidates":[{"content":{"parts":[`...)
-	b = append(b, part...)
-	b = append(b, `],"role":"model"}`...)
-	if finish != "" {
-		b = append(b, `,"finishReason":"`...)
-		b = append(b, finish...)
-		b = append(b, '"')
+	b = append(b, `{"candidates":[`...)
+	for i := range g.rp.choices() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"content":{"parts":[`...)
+		b = append(b, part...)
+		b = append(b, `],"role":"model"}`...)
+		if finish != "" {
+			b = append(b, `,"finishReason":"`...)
+			b = append(b, finish...)
+			b = append(b, '"')
+		}
+		b = append(b, `,"index":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, '}')
 	}
-	b = append(b, `,"index":0}]`...)
+	b = append(b, ']')
 	b = g.usage(b, completion)
 	return g.trailer(b)
 }
@@ -202,7 +229,11 @@ func (g *geminiStream) preamble(b []byte) []byte { return b }
 
 func (g *geminiStream) content(b []byte, i int, text string) []byte {
 	b = append(b, "data: "...)
-	b = g.object(b, g.part(nil, i, text), "", i+1)
+	finish := ""
+	if g.finishEvery {
+		finish = geminiFinish[g.rp.finish]
+	}
+	b = g.object(b, g.part(nil, i, text), finish, (i+1)*g.rp.choices())
 	return append(b, "\n\n"...)
 }
 

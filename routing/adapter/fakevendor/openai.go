@@ -21,6 +21,13 @@ type openaiChatRequest struct {
 	} `json:"tools"`
 	MaxTokens           int `json:"max_tokens"`
 	MaxCompletionTokens int `json:"max_completion_tokens"`
+	N                   int `json:"n"`
+	ResponseFormat      *struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
 }
 
 type openaiMessage struct {
@@ -149,10 +156,14 @@ func (s *Server) openaiChat(c *call) {
 		maxTokens = req.MaxTokens
 	}
 	rp := c.plan(req.Model, promptBytes, maxTokens, tool)
+	if f := req.ResponseFormat; f != nil && (f.Type == "json_object" || f.Type == "json_schema") {
+		rp.structured(f.JSONSchema.Schema)
+	}
+	rp.n = min(max(req.N, 1), 128)
 	id := "chatcmpl-" + c.requestID()
 	c.w.Header().Set("X-Request-Id", "req_"+c.requestID())
 	if req.Stream {
-		st := &openaiStream{rp: rp, toolID: "call_" + c.requestID(), errEvent: openaiStreamErrorFor(c.fault)}
+		st := &openaiStream{rp: rp, toolID: "call_" + c.requestID(), errEvent: openaiStreamErrorFor(c.fault), finishEvery: c.fault.FinishEveryChunk}
 		st.usageNull = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 		if st.usageNull && !c.fault.NoUsage {
 			st.usage = rp.openaiUsage()
@@ -169,19 +180,22 @@ func (s *Server) openaiChat(c *call) {
 	}
 	out := openaiCompletion{
 		ID: id, Object: "chat.completion", Created: time.Now().Unix(), Model: req.Model,
-		Choices: make([]openaiChoice, 1), ServiceTier: "default", SystemFingerprint: "fp_fake",
+		Choices: make([]openaiChoice, rp.choices()), ServiceTier: "default", SystemFingerprint: "fp_fake",
 	}
-	ch := &out.Choices[0]
-	ch.Message.Role = "assistant"
-	ch.Message.Annotations = []struct{}{}
-	ch.FinishReason = openaiFinish[rp.finish]
-	switch {
-	case rp.tool != "":
-		tc := openaiToolCall{ID: "call_" + c.requestID(), Type: "function"}
-		tc.Function.Name, tc.Function.Arguments = rp.tool, "{}"
-		ch.Message.ToolCalls = []openaiToolCall{tc}
-	case rp.finish != finishFilter:
-		ch.Message.Content = strp(rp.fullText())
+	for i := range out.Choices {
+		ch := &out.Choices[i]
+		ch.Index = i
+		ch.Message.Role = "assistant"
+		ch.Message.Annotations = []struct{}{}
+		ch.FinishReason = openaiFinish[rp.finish]
+		switch {
+		case rp.tool != "":
+			tc := openaiToolCall{ID: "call_" + c.requestID(), Type: "function"}
+			tc.Function.Name, tc.Function.Arguments = rp.tool, rp.toolArgs()
+			ch.Message.ToolCalls = []openaiToolCall{tc}
+		case rp.finish != finishFilter:
+			ch.Message.Content = strp(rp.fullText())
+		}
 	}
 	if !c.fault.NoUsage {
 		out.Usage = rp.openaiUsage()
@@ -199,6 +213,8 @@ type openaiStream struct {
 	usageNull bool         // include_usage was asked: "usage":null on every chunk
 	usage     *openaiUsage // the usage-only chunk, nil to omit it
 	errEvent  []byte       // the in-stream error event
+	// finishEvery puts the finish reason on every content chunk.
+	finishEvery bool
 }
 
 func (s *openaiStream) chunk(b []byte, choice string) []byte {
@@ -212,34 +228,56 @@ func (s *openaiStream) chunk(b []byte, choice string) []byte {
 }
 
 func (s *openaiStream) preamble(b []byte) []byte {
-	if s.rp.tool == "" {
-		return s.chunk(b, `{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}`)
+	for i := range s.rp.choices() {
+		idx := strconv.Itoa(i)
+		if s.rp.tool == "" {
+			b = s.chunk(b, `{"index":`+idx+`,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}`)
+			continue
+		}
+		choice := make([]byte, 0, 256)
+		choice = append(choice, `{"index":`+idx+`,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":`...)
+		choice = appendString(choice, s.toolID)
+		choice = append(choice, `,"type":"function","function":{"name":`...)
+		choice = appendString(choice, s.rp.tool)
+		choice = append(choice, `,"arguments":""}}],"refusal":null},"logprobs":null,"finish_reason":null}`...)
+		b = s.chunk(b, string(choice))
 	}
-	choice := make([]byte, 0, 256)
-	choice = append(choice, `{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":`...)
-	choice = appendString(choice, s.toolID)
-	choice = append(choice, `,"type":"function","function":{"name":`...)
-	choice = appendString(choice, s.rp.tool)
-	choice = append(choice, `,"arguments":""}}],"refusal":null},"logprobs":null,"finish_reason":null}`...)
-	return s.chunk(b, string(choice))
+	return b
+}
+
+// finishField is a content chunk's finish_reason: null, or the answer's
+// reason when the vendor repeats it on every chunk.
+func (s *openaiStream) finishField() string {
+	if s.finishEvery {
+		return `"` + openaiFinish[s.rp.finish] + `"`
+	}
+	return "null"
 }
 
 func (s *openaiStream) content(b []byte, _ int, text string) []byte {
-	if s.rp.tool != "" {
-		return s.chunk(b, `{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"logprobs":null,"finish_reason":null}`)
+	for i := range s.rp.choices() {
+		idx := strconv.Itoa(i)
+		if s.rp.tool != "" {
+			args := appendString(nil, s.rp.toolArgs())
+			b = s.chunk(b, `{"index":`+idx+`,"delta":{"tool_calls":[{"index":0,"function":{"arguments":`+string(args)+`}}]},"logprobs":null,"finish_reason":`+s.finishField()+`}`)
+			continue
+		}
+		b = append(b, s.head...)
+		b = append(b, `{"index":`+idx+`,"delta":{"content":`...)
+		b = appendString(b, text)
+		b = append(b, `},"logprobs":null,"finish_reason":`+s.finishField()+`}]`...)
+		if s.usageNull {
+			b = append(b, `,"usage":null`...)
+		}
+		b = append(b, "}\n\n"...)
 	}
-	b = append(b, s.head...)
-	b = append(b, `{"index":0,"delta":{"content":`...)
-	b = appendString(b, text)
-	b = append(b, `},"logprobs":null,"finish_reason":null}]`...)
-	if s.usageNull {
-		b = append(b, `,"usage":null`...)
-	}
-	return append(b, "}\n\n"...)
+	return b
 }
 
 func (s *openaiStream) finish(b []byte) []byte {
-	b = s.chunk(b, `{"index":0,"delta":{},"logprobs":null,"finish_reason":"`+openaiFinish[s.rp.finish]+`"}`)
+	for i := range s.rp.choices() {
+		b = s.chunk(b, `{"index":`+strconv.Itoa(i)+`,"delta":{},"logprobs":null,"finish_reason":"`+openaiFinish[s.rp.finish]+`"}`)
+	}
 	if s.usage != nil {
 		u, _ := json.Marshal(s.usage)
 		b = append(b, s.head...)

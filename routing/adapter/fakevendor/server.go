@@ -22,7 +22,11 @@
 // last user message contains "call tool" gets one call to the first tool with
 // empty ({}) arguments. max_tokens (max_completion_tokens, maxOutputTokens)
 // below the chunk count truncates the reply with the protocol's length
-// finish reason.
+// finish reason. Structured output (OpenAI response_format, Anthropic
+// output_config.format or a forced tool_choice, Gemini responseMimeType
+// application/json) answers with JSON made from the schema, and several
+// choices (OpenAI n, Gemini candidateCount) repeat the reply per choice; see
+// structured.go.
 //
 // Keys starting with "bad" get the protocol's invalid-key error (OpenAI 401
 // invalid_api_key, Anthropic 401 authentication_error, Gemini 400
@@ -36,10 +40,10 @@
 // fields of that: X-Fake-Status, -Retry-After, -Latency, -First-Chunk-Delay,
 // -Inter-Chunk-Delay, -Cut-After, -Error-After, -Content-Filter,
 // -Oversized-Line, -No-Usage, -Shuffle, -Dimension, -Cached-Tokens,
-// -Reply-Chunks, -Error-Message, -Error-Code (durations as Go duration
-// strings). An unknown or malformed X-Fake-* header is answered with a 400
-// in the protocol's format. The stream faults only act on streaming
-// requests.
+// -Reply-Chunks, -Error-Message, -Error-Code, -Finish-Every-Chunk (durations
+// as Go duration strings). An unknown or malformed X-Fake-* header is
+// answered with a 400 in the protocol's format. The stream faults only act
+// on streaming requests.
 //
 // Counters and the last request per model are kept for assertions (Count,
 // CountKey, CountStatus, Stats, LastBody, LastRequest; GET /_fake/stats,
@@ -343,6 +347,21 @@ type reply struct {
 	tool        string // name of the tool to call, if any
 	prompt      int    // prompt tokens, cached included
 	cached      int
+	json        string   // a structured (JSON) answer, sent as parts
+	parts       []string // the JSON answer's pieces, one per chunk
+	args        string   // the tool call's arguments ("" is {})
+	n           int      // choices (OpenAI n, Gemini candidateCount); 0 is 1
+}
+
+// choices is the number of choices to answer.
+func (rp reply) choices() int { return max(rp.n, 1) }
+
+// toolArgs is the tool call's arguments as JSON text.
+func (rp reply) toolArgs() string {
+	if rp.args == "" {
+		return "{}"
+	}
+	return rp.args
 }
 
 type finishKind int
@@ -374,6 +393,12 @@ func (c *call) plan(model string, promptBytes, maxTokens int, tool string) reply
 }
 
 func (rp reply) text(i int) string {
+	if rp.parts != nil {
+		if i < len(rp.parts) {
+			return rp.parts[i]
+		}
+		return ""
+	}
 	if i == 0 {
 		return rp.first
 	}
@@ -384,11 +409,15 @@ func (rp reply) fullText() string {
 	if rp.chunks <= 0 || rp.tool != "" {
 		return ""
 	}
+	if rp.json != "" {
+		return rp.json
+	}
 	return rp.first + strings.Repeat(rp.rest, rp.chunks-1)
 }
 
-// completion is the completion token count: one per chunk sent.
-func (rp reply) completion() int { return rp.chunks }
+// completion is the completion token count: one per chunk sent, for
+// every choice.
+func (rp reply) completion() int { return rp.chunks * rp.choices() }
 
 func wantsTool(lastUser string) bool {
 	return strings.Contains(strings.ToLower(lastUser), "call tool")
