@@ -90,13 +90,13 @@ func (a Anthropic) ChatStream(ctx context.Context, t Target, r *ChatRequest) (St
 	id, now := vendorCompletionID(), time.Now()
 	streams := make([]Stream, n)
 	errs := make([]error, n)
-	fanOut(ctx, n, func(ctx context.Context, i int) error {
+	openAll(n, func(i int) {
 		h := anthropicHeaders(t)
 		h.Set("Accept", "text/event-stream")
 		resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages"), h, body, ClassifyAnthropic)
 		if err != nil {
 			errs[i] = err
-			return err
+			return
 		}
 		s := newAnthropicStream(ctx, resp.Body, t.UpstreamModel, now)
 		s.respTool, s.chunks.index = respTool, i
@@ -104,7 +104,6 @@ func (a Anthropic) ChatStream(ctx context.Context, t Target, r *ChatRequest) (St
 			s.chunks.id, s.fixedID = id, true
 		}
 		streams[i] = s
-		return nil
 	})
 	if err := firstError(errs); err != nil {
 		for _, s := range streams {

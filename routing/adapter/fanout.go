@@ -13,7 +13,8 @@ import (
 // executor may then fail over, as for a single call).
 
 // fanOut runs do(ctx, i) for i in [0, n) concurrently (directly when n is
-// 1); the first error cancels the context of the others.
+// 1); the first error cancels the context of the others. The context ends
+// when fanOut returns: what must outlive it (a stream) uses openAll.
 func fanOut(ctx context.Context, n int, do func(ctx context.Context, i int) error) {
 	if n <= 1 {
 		_ = do(ctx, 0)
@@ -29,6 +30,24 @@ func fanOut(ctx context.Context, n int, do func(ctx context.Context, i int) erro
 			if err := do(cctx, i); err != nil {
 				cancel()
 			}
+		}()
+	}
+	wg.Wait()
+}
+
+// openAll runs open(i) for i in [0, n) concurrently under the caller's
+// context, so what they open (streams) lives on after it returns.
+func openAll(n int, open func(i int)) {
+	if n <= 1 {
+		open(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			open(i)
 		}()
 	}
 	wg.Wait()
