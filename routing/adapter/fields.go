@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"switchyard/routing/config"
@@ -186,4 +187,36 @@ const CodeUnsupportedParameter = "unsupported_parameter"
 func unsupportedField(field string) *Error {
 	return &Error{Class: ClassBadRequest, Code: CodeUnsupportedParameter, Param: field,
 		Message: fmt.Sprintf("parameter %s is not supported by this upstream protocol", field)}
+}
+
+// fieldTableOrder is the order of the README's tables.
+var fieldTableOrder = []struct {
+	p     config.Protocol
+	title string
+}{
+	{config.ProtocolOpenAI, "OpenAI protocol (OpenAI and compatible vendors)"},
+	{config.ProtocolAnthropic, "Anthropic protocol (Messages API)"},
+	{config.ProtocolGemini, "Gemini protocol (generateContent)"},
+}
+
+// FieldTablesMarkdown renders the field tables as the README shows them:
+// one table per protocol, one row per field.
+func FieldTablesMarkdown() string {
+	var b strings.Builder
+	for i, t := range fieldTableOrder {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		table := fieldTables()[t.p]
+		fmt.Fprintf(&b, "#### %s\n\n| field | decision | how |\n| --- | --- | --- |\n", t.title)
+		for _, f := range append(ChatFields[:], AnyOtherField) {
+			rule := table[f]
+			name := "`" + f + "`"
+			if f == AnyOtherField {
+				name = "any other field"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", name, rule.Decision, strings.ReplaceAll(rule.How, "|", `\|`))
+		}
+	}
+	return b.String()
 }

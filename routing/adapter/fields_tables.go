@@ -45,7 +45,7 @@ func (Anthropic) Fields() FieldTable {
 			RefuseIf: func(r *ChatRequest, _ config.Capabilities) bool {
 				return r.Temperature != nil && (*r.Temperature > 1 || thinkingOn(r) && *r.Temperature != 1)
 			}},
-		"top_p": {Decision: Translate, How: "top_p (sent together with temperature when both are set; newer models refuse the pair); refused below 0.95 with thinking on",
+		"top_p": {Decision: Translate, How: "top_p, sent beside temperature too (newer models refuse the pair; top_p 1, OpenAI's default, is then not sent); refused below 0.95 with thinking on",
 			RefuseIf: func(r *ChatRequest, _ config.Capabilities) bool {
 				return r.TopP != nil && thinkingOn(r) && *r.TopP < 0.95
 			}},

@@ -13,12 +13,15 @@ import (
 // counting never downloads anything. Other vendors' tokenizers differ from it
 // by some percent, which is why such usage is marked estimated.
 
-// tokenEncoding loads o200k_base once, on first use (about a second and a
-// few tens of MB; most requests never need it).
+// tokenEncoding loads o200k_base once (about a second and 20 MB), on first
+// use or when the gateway starts (WarmTokenizer).
 var tokenEncoding = sync.OnceValues(func() (*tiktoken.Tiktoken, error) {
 	tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
 	return tiktoken.GetEncoding(tiktoken.MODEL_O200K_BASE)
 })
+
+// WarmTokenizer loads the tokenizer ahead of its first use.
+func WarmTokenizer() { _, _ = tokenEncoding() }
 
 // CountTokens is the number of o200k_base tokens in s. Special-token text
 // ("<|endoftext|>") counts as ordinary text. Should the embedded table fail

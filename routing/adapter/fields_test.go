@@ -1,0 +1,323 @@
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"switchyard/routing/adapter/fakevendor"
+	"switchyard/routing/config"
+)
+
+// fieldSamples sets each field of ChatFields (and one unknown field) to a
+// value that asks for something: the JSON members added to a minimal body.
+var fieldSamples = map[string]string{
+	"model":                  ``,
+	"messages":               ``,
+	"stream":                 `"stream":true`,
+	"stream_options":         `"stream":true,"stream_options":{"include_usage":true}`,
+	"max_tokens":             `"max_tokens":50`,
+	"max_completion_tokens":  `"max_completion_tokens":60`,
+	"temperature":            `"temperature":0.5`,
+	"top_p":                  `"top_p":0.9`,
+	"stop":                   `"stop":["END"]`,
+	"tools":                  `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}}]`,
+	"tool_choice":            `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}}],"tool_choice":"required"`,
+	"reasoning_effort":       `"reasoning_effort":"low"`,
+	"thinking":               `"thinking":{"type":"enabled","budget_tokens":2048}`,
+	"response_format":        `"response_format":{"type":"json_schema","json_schema":{"name":"person","schema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}}}`,
+	"user":                   `"user":"u-1"`,
+	"n":                      `"n":2`,
+	"seed":                   `"seed":7`,
+	"frequency_penalty":      `"frequency_penalty":0.5`,
+	"presence_penalty":       `"presence_penalty":0.25`,
+	"logit_bias":             `"logit_bias":{"50256":-100}`,
+	"logprobs":               `"logprobs":true`,
+	"top_logprobs":           `"top_logprobs":2`,
+	"parallel_tool_calls":    `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}}],"parallel_tool_calls":false`,
+	"modalities":             `"modalities":["text","audio"]`,
+	"audio":                  `"audio":{"voice":"alloy","format":"wav"}`,
+	"prediction":             `"prediction":{"type":"content","content":"x"}`,
+	"service_tier":           `"service_tier":"flex"`,
+	"store":                  `"store":true`,
+	"metadata":               `"metadata":{"k":"v"}`,
+	"web_search_options":     `"web_search_options":{}`,
+	"functions":              `"functions":[{"name":"f"}]`,
+	"function_call":          `"function_call":"auto"`,
+	"verbosity":              `"verbosity":"low"`,
+	"prompt_cache_key":       `"prompt_cache_key":"k"`,
+	"prompt_cache_retention": `"prompt_cache_retention":"24h"`,
+	"safety_identifier":      `"safety_identifier":"s-1"`,
+	AnyOtherField:            `"top_k":5`,
+}
+
+// upstreamSaw is what the fake vendor received for one request.
+type upstreamSaw struct {
+	body   gjson.Result // the last body
+	path   string
+	calls  int64
+	chunks []Chunk // the stream the caller got, for stream requests
+}
+
+// translated is the evidence, per protocol and field, that a Translate
+// decision did translate: what the vendor's request (or the caller's
+// stream) shows.
+var translated = map[config.Protocol]map[string]func(s upstreamSaw) bool{
+	config.ProtocolOpenAI: {
+		"model":          func(s upstreamSaw) bool { return s.body.Get("model").Str == "up-model" },
+		"stream":         func(s upstreamSaw) bool { return s.body.Get("stream").Bool() },
+		"stream_options": func(s upstreamSaw) bool { return s.body.Get("stream_options.include_usage").Bool() },
+	},
+	config.ProtocolAnthropic: {
+		"model":                 func(s upstreamSaw) bool { return s.body.Get("model").Str == "up-model" },
+		"messages":              func(s upstreamSaw) bool { return s.body.Get("messages.0.content.0.text").Str == "hi" },
+		"stream":                func(s upstreamSaw) bool { return s.body.Get("stream").Bool() },
+		"stream_options":        usageChunkLast,
+		"max_tokens":            func(s upstreamSaw) bool { return s.body.Get("max_tokens").Int() == 50 },
+		"max_completion_tokens": func(s upstreamSaw) bool { return s.body.Get("max_tokens").Int() == 60 },
+		"temperature":           func(s upstreamSaw) bool { return s.body.Get("temperature").Num == 0.5 },
+		"top_p":                 func(s upstreamSaw) bool { return s.body.Get("top_p").Num == 0.9 },
+		"stop":                  func(s upstreamSaw) bool { return s.body.Get("stop_sequences.0").Str == "END" },
+		"tools":                 func(s upstreamSaw) bool { return s.body.Get("tools.0.input_schema.properties.a").Exists() },
+		"tool_choice":           func(s upstreamSaw) bool { return s.body.Get("tool_choice.type").Str == "any" },
+		"reasoning_effort":      func(s upstreamSaw) bool { return s.body.Get("thinking.budget_tokens").Int() == 2048 },
+		"thinking":              func(s upstreamSaw) bool { return s.body.Get("thinking.type").Str == "enabled" },
+		"response_format": func(s upstreamSaw) bool {
+			return s.body.Get("tool_choice.name").Str == "person" && s.body.Get("tools.0.input_schema.required.0").Str == "name"
+		},
+		"user":                func(s upstreamSaw) bool { return s.body.Get("metadata.user_id").Str == "u-1" },
+		"safety_identifier":   func(s upstreamSaw) bool { return s.body.Get("metadata.user_id").Str == "s-1" },
+		"n":                   func(s upstreamSaw) bool { return s.calls == 2 },
+		"parallel_tool_calls": func(s upstreamSaw) bool { return s.body.Get("tool_choice.disable_parallel_tool_use").Bool() },
+	},
+	config.ProtocolGemini: {
+		"model":                 func(s upstreamSaw) bool { return strings.Contains(s.path, "/models/up-model:") },
+		"messages":              func(s upstreamSaw) bool { return s.body.Get("contents.0.parts.0.text").Str == "hi" },
+		"stream":                func(s upstreamSaw) bool { return strings.HasSuffix(s.path, ":streamGenerateContent") },
+		"stream_options":        usageChunkLast,
+		"max_tokens":            func(s upstreamSaw) bool { return s.body.Get("generationConfig.maxOutputTokens").Int() == 50 },
+		"max_completion_tokens": func(s upstreamSaw) bool { return s.body.Get("generationConfig.maxOutputTokens").Int() == 60 },
+		"temperature":           func(s upstreamSaw) bool { return s.body.Get("generationConfig.temperature").Num == 0.5 },
+		"top_p":                 func(s upstreamSaw) bool { return s.body.Get("generationConfig.topP").Num == 0.9 },
+		"stop":                  func(s upstreamSaw) bool { return s.body.Get("generationConfig.stopSequences.0").Str == "END" },
+		"tools":                 func(s upstreamSaw) bool { return s.body.Get("tools.0.functionDeclarations.0.name").Str == "f" },
+		"tool_choice":           func(s upstreamSaw) bool { return s.body.Get("toolConfig.functionCallingConfig.mode").Str == "ANY" },
+		"reasoning_effort": func(s upstreamSaw) bool {
+			return s.body.Get("generationConfig.thinkingConfig.thinkingBudget").Int() == 2048
+		},
+		"thinking": func(s upstreamSaw) bool {
+			return s.body.Get("generationConfig.thinkingConfig.thinkingBudget").Int() == 2048
+		},
+		"response_format": func(s upstreamSaw) bool {
+			return s.body.Get("generationConfig.responseMimeType").Str == "application/json" &&
+				s.body.Get("generationConfig.responseJsonSchema.required.0").Str == "name"
+		},
+		"n":                 func(s upstreamSaw) bool { return s.body.Get("generationConfig.candidateCount").Int() == 2 },
+		"seed":              func(s upstreamSaw) bool { return s.body.Get("generationConfig.seed").Int() == 7 },
+		"frequency_penalty": func(s upstreamSaw) bool { return s.body.Get("generationConfig.frequencyPenalty").Num == 0.5 },
+		"presence_penalty":  func(s upstreamSaw) bool { return s.body.Get("generationConfig.presencePenalty").Num == 0.25 },
+	},
+}
+
+// usageChunkLast: the caller's stream ended with the usage-only chunk.
+func usageChunkLast(s upstreamSaw) bool {
+	return len(s.chunks) > 0 && s.chunks[len(s.chunks)-1].UsageOnly
+}
+
+// TestFieldTables walks every OpenAI chat field the parser knows (and one it
+// does not) through every adapter: the parser records the field as set, the
+// adapter's table has a decision for it, and the adapter does what the
+// decision says against the fake vendor — Pass forwards the value
+// untouched, Translate leaves its evidence in the vendor's request, Refuse
+// answers unsupported_parameter naming the field without calling the vendor.
+func TestFieldTables(t *testing.T) {
+	fake := fakevendor.New(fakevendor.Options{})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	for _, field := range append(ChatFields[:], AnyOtherField) {
+		if _, ok := fieldSamples[field]; !ok {
+			t.Fatalf("no sample value for field %s", field)
+		}
+	}
+	for p, ad := range All() {
+		table := ad.(Fielded).Fields()
+		if len(table) != len(ChatFields)+1 {
+			t.Errorf("%s: table has %d rows, want %d (every field and %q)", p, len(table), len(ChatFields)+1, AnyOtherField)
+		}
+		for _, field := range append(ChatFields[:], AnyOtherField) {
+			t.Run(string(p)+"/"+field, func(t *testing.T) {
+				rule, ok := table[field]
+				if !ok || rule.How == "" {
+					t.Fatalf("no decision (or no words for it) for %s", field)
+				}
+				body := `{"model":"m","messages":[{"role":"user","content":"hi"}]`
+				if s := fieldSamples[field]; s != "" {
+					body += "," + s
+				}
+				body += "}"
+				r, err := ParseChatRequest([]byte(body))
+				if err != nil {
+					t.Fatalf("sample refused by the parser: %v", err)
+				}
+				if field == AnyOtherField {
+					if len(r.Unknown) != 1 || r.Unknown[0] != "top_k" {
+						t.Fatalf("unknown fields %v", r.Unknown)
+					}
+				} else if !r.Set.Has(field) {
+					t.Fatalf("the parser does not record %s as set (set: %v)", field, r.Set.Names())
+				}
+				base := srv.URL
+				if p == config.ProtocolOpenAI {
+					base += "/v1"
+				}
+				target := Target{BaseURL: base, APIKey: "k", UpstreamModel: "up-model"}
+				fake.Reset()
+				saw := upstreamSaw{}
+				var callErr error
+				if r.Stream {
+					var s Stream
+					if s, callErr = ad.ChatStream(context.Background(), target, r); callErr == nil {
+						for {
+							c, err := s.Next()
+							if err != nil {
+								if !errors.Is(err, io.EOF) {
+									callErr = err
+								}
+								break
+							}
+							saw.chunks = append(saw.chunks, c)
+						}
+						s.Close()
+					}
+				} else {
+					_, callErr = ad.Chat(context.Background(), target, r)
+				}
+				saw.calls = fake.Count("up-model")
+				if last, ok := fake.LastRequest("up-model"); ok {
+					saw.body, saw.path = gjson.ParseBytes(last.Body), last.Path
+				}
+				refused := Refused(p, r, config.Capabilities{})
+				switch rule.Decision {
+				case Refuse:
+					var e *Error
+					if refused != r.refusedName(field) || !errors.As(callErr, &e) || e.Code != CodeUnsupportedParameter || e.Param != r.refusedName(field) || saw.calls != 0 {
+						t.Fatalf("refuse: router sees %q, adapter error %v, %d vendor calls", refused, callErr, saw.calls)
+					}
+				case Pass:
+					if refused != "" || callErr != nil {
+						t.Fatalf("pass: refused %q, error %v", refused, callErr)
+					}
+					name := field
+					if field == AnyOtherField {
+						name = "top_k"
+					}
+					want := gjson.Get(body, name).Raw
+					if got := saw.body.Get(name).Raw; !bytes.Equal(compactJSON(got), compactJSON(want)) {
+						t.Fatalf("pass: vendor got %s = %s, caller sent %s", name, got, want)
+					}
+				case Translate:
+					if refused != "" || callErr != nil {
+						t.Fatalf("translate: refused %q, error %v", refused, callErr)
+					}
+					check := translated[p][field]
+					if check == nil {
+						t.Fatalf("translate: no evidence check for %s/%s in the test", p, field)
+					}
+					if !check(saw) {
+						t.Fatalf("translate: no trace of %s in what the vendor got: %s %s", field, saw.path, saw.body.Raw)
+					}
+				default:
+					t.Fatalf("unknown decision %q", rule.Decision)
+				}
+			})
+		}
+	}
+}
+
+// refusedName is the name a refusal reports for a table field: the field,
+// or the unknown field's own name for AnyOtherField.
+func (r *ChatRequest) refusedName(field string) string {
+	if field == AnyOtherField && len(r.Unknown) > 0 {
+		return r.Unknown[0]
+	}
+	return field
+}
+
+func compactJSON(s string) []byte {
+	var b bytes.Buffer
+	if gjson.Valid(s) {
+		b.WriteString(gjson.Parse(s).Get("@ugly").Raw)
+	}
+	return b.Bytes()
+}
+
+// The conditional refusals of Translate rows: the field is translated for
+// most requests and refused where the vendor would not honour it.
+func TestFieldTablesConditionalRefusals(t *testing.T) {
+	native := config.Capabilities{StructuredOutput: true}
+	rf := `"response_format":{"type":"json_schema","json_schema":{"name":"p","schema":{"type":"object"}}}`
+	tools := `"tools":[{"type":"function","function":{"name":"f"}}]`
+	for _, tc := range []struct {
+		name    string
+		p       config.Protocol
+		members string
+		caps    config.Capabilities
+		want    string
+	}{
+		{"temperature above Anthropic's range", config.ProtocolAnthropic, `"temperature":1.5`, config.Capabilities{}, "temperature"},
+		{"temperature 1 with thinking", config.ProtocolAnthropic, `"temperature":1,"reasoning_effort":"low"`, config.Capabilities{}, ""},
+		{"temperature with thinking", config.ProtocolAnthropic, `"temperature":0.3,"reasoning_effort":"low"`, config.Capabilities{}, "temperature"},
+		{"low top_p with thinking", config.ProtocolAnthropic, `"top_p":0.5,"thinking":{"type":"enabled"}`, config.Capabilities{}, "top_p"},
+		{"forced tool with thinking", config.ProtocolAnthropic, tools + `,"tool_choice":"required","reasoning_effort":"high"`, config.Capabilities{}, "tool_choice"},
+		{"format tool beside the caller's tools", config.ProtocolAnthropic, tools + "," + rf, config.Capabilities{}, "response_format"},
+		{"native format beside the caller's tools", config.ProtocolAnthropic, tools + "," + rf, native, ""},
+		{"format tool with thinking", config.ProtocolAnthropic, rf + `,"reasoning_effort":"low"`, config.Capabilities{}, "response_format"},
+		{"json_object has no native form", config.ProtocolAnthropic, tools + `,"response_format":{"type":"json_object"}`, native, "response_format"},
+		{"user and another safety_identifier", config.ProtocolAnthropic, `"user":"a","safety_identifier":"b"`, config.Capabilities{}, "user"},
+		{"user and the same safety_identifier", config.ProtocolAnthropic, `"user":"a","safety_identifier":"a"`, config.Capabilities{}, ""},
+		{"defaults ask for nothing", config.ProtocolGemini, `"n":1,"logprobs":false,"parallel_tool_calls":true,"store":false,"metadata":{},"service_tier":"auto","modalities":["text"],"response_format":{"type":"text"},"frequency_penalty":0`, config.Capabilities{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := ParseChatRequest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],` + tc.members + `}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Refused(tc.p, r, tc.caps); got != tc.want {
+				t.Fatalf("refused %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// The README's section "Request fields per upstream protocol" is the
+// tables as FieldTablesMarkdown renders them (go test -update rewrites it).
+func TestFieldTablesREADME(t *testing.T) {
+	const path = "../../README.md"
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- field-tables:begin -->\n", "<!-- field-tables:end -->"
+	s := string(raw)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || j < i {
+		t.Fatalf("README lacks the %q … %q markers", strings.TrimSpace(begin), end)
+	}
+	want := FieldTablesMarkdown()
+	if got := s[i+len(begin) : j]; got != want {
+		if vendorUpdate() {
+			if err := os.WriteFile(path, []byte(s[:i+len(begin)]+want+s[j:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("README's field tables differ from the code's; run go test ./routing/adapter -run TestFieldTablesREADME -update")
+	}
+}
