@@ -17,8 +17,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tidwall/gjson"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/google/go-cmp/cmp"
 )
