@@ -446,7 +446,7 @@ func parseSeed(v gjson.Result) (*int64, *RequestError) {
 		return nil, parseWant("seed", v, "an integer")
 	}
 	if f := v.Num; f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return nil, parseErrorf("seed", "must be an integer between -2^53 and 2^53, got %s", v.Raw)
+		return nil, parseErrorf("seed", "must be an integer between -2^53 and 2^53, got %s", parseShow(v.Raw))
 	}
 	n := int64(v.Num)
 	return &n, nil
@@ -508,7 +508,7 @@ func parseResponseFormat(body []byte, v gjson.Result) (ResponseFormat, *RequestE
 	case FormatJSONSchema:
 		f.Type = FormatJSONSchema
 	default:
-		return f, parseErrorf("response_format.type", `must be "text", "json_object" or "json_schema", got %q`, typ.Str)
+		return f, parseErrorf("response_format.type", `must be "text", "json_object" or "json_schema", got %q`, parseShow(typ.Str))
 	}
 	if !js.IsObject() {
 		return f, parseWant("response_format.json_schema", js, "an object")
