@@ -93,4 +93,3 @@ func offlineGate(offline func() string) echo.MiddlewareFunc {
 		}
 	}
 }
-
