@@ -21,6 +21,7 @@ type Config struct {
 	DatabaseURL   string        // SWITCHYARD_DATABASE_URL
 	RedisURL      string        // SWITCHYARD_REDIS_URL
 	RedisPrefix   string        // SWITCHYARD_REDIS_PREFIX
+	RedisTimeout  time.Duration // SWITCHYARD_REDIS_TIMEOUT
 	SecretKey     string        // SWITCHYARD_SECRET_KEY (or SWITCHYARD_SECRET_KEY_FILE)
 	AdminUser     string        // SWITCHYARD_ADMIN_USER
 	AdminPassword string        // SWITCHYARD_ADMIN_PASSWORD
@@ -121,6 +122,7 @@ func loadConfig() (Config, error) {
 	c.InstanceCap = int(inflight)
 	parseDur("SWITCHYARD_RELOAD_INTERVAL", time.Second, &c.ReloadEvery)
 	parseDur("SWITCHYARD_SHUTDOWN_GRACE", 0, &c.ShutdownGrace)
+	parseDur("SWITCHYARD_REDIS_TIMEOUT", 50*time.Millisecond, &c.RedisTimeout)
 	if v := env("SWITCHYARD_DRAIN_DELAY", ""); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {

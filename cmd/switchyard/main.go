@@ -94,7 +94,7 @@ func run(ctx context.Context) error {
 	loc, _ := time.LoadLocation(cfg.TimeZone)
 	gw, err := gateway.New(gateway.Options{
 		Store: st, Redis: rdb, RedisPrefix: cfg.RedisPrefix, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody,
-		InstanceCap: cfg.InstanceCap, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery,
+		InstanceCap: cfg.InstanceCap, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery, RedisTimeout: cfg.RedisTimeout,
 		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: cfg.Role != "worker",
 		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL, Sealer: sealer, CacheDir: cfg.CacheDir, SignIn: cfg.SignIn,
 		Worker: gateway.WorkerOptions{RunJobs: cfg.Role != "api", ProbeEvery: cfg.ProbeEvery, Retention: cfg.Retention, Health: cfg.Health},
@@ -221,6 +221,11 @@ func bootstrapAdmin(ctx context.Context, st *store.Store, cfg Config) (string, e
 		pw, generated = randomPassword(), true
 	}
 	if _, err := st.CreateUser(ctx, cfg.AdminUser, pw, store.RoleAdmin); err != nil {
+		// Several instances starting at once on an empty database race to
+		// create the first admin; the ones that lose find it created.
+		if n, cerr := st.CountUsers(ctx); cerr == nil && n > 0 {
+			return "Log in with an existing console user (first admin: " + cfg.AdminUser + ", created by another instance starting at the same time).", nil
+		}
 		return "", fmt.Errorf("create the first admin: %w", err)
 	}
 	if generated {

@@ -1,0 +1,153 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"switchyard/routing/config"
+	"switchyard/store"
+	"switchyard/store/storetest"
+)
+
+// One installation on several machines: three API instances and two
+// workers on one PostgreSQL and one Redis. A caller's RPM is enforced
+// exactly across the three, a publish reaches every instance within 2 s,
+// no singleton job slot runs twice, and when a worker dies the other goes
+// on running the jobs (taking over its lease). The figures are printed.
+func TestThreeAPIInstancesAndTwoWorkersActAsOne(t *testing.T) {
+	dsn := storetest.NewDatabase(t)
+	fakeAddr := freePort(t)
+	start(t, "fakeupstream", nil, "-addr", fakeAddr)
+	waitHealthy(t, "http://"+fakeAddr+"/_fake/stats", nil)
+	st := seedPublished(t, dsn, "http://"+fakeAddr)
+	ctx := context.Background()
+	key := callerKey(t, st)
+	const rpm = 30
+	setFastRPM(t, st, rpm)
+	prefix := redisPrefix(dsn)
+	cleanRedisPrefix(t, prefix)
+
+	var apis []*gatewayProc
+	for range 3 {
+		// A generous Redis timeout: on a loaded 2-core test machine the
+		// default 50 ms sends instances to their per-instance fallback,
+		// which is what the fault tests cover, not what this one measures.
+		apis = append(apis, startGateway(t, dsn, prefix, "APP_ROLE=api", "SWITCHYARD_SPILL_DIR="+t.TempDir(), "SWITCHYARD_REDIS_TIMEOUT=2s"))
+	}
+	var workers []*gatewayProc
+	for range 2 {
+		workers = append(workers, startGateway(t, dsn, prefix, "APP_ROLE=worker", "SWITCHYARD_SPILL_DIR="+t.TempDir(), "SWITCHYARD_PROBE_INTERVAL=1s"))
+	}
+	for _, g := range append(append([]*gatewayProc{}, apis...), workers...) {
+		waitHealthy(t, g.URL+"/readyz", g.proc)
+	}
+	want := versionOf(t, apis[0])
+	for _, g := range apis {
+		waitFor(t, 10*time.Second, "every instance on the RPM version", func() bool { return versionOf(t, g) == want })
+	}
+
+	// One RPM limit across three instances: 3×rpm requests spread round
+	// robin, all within the minute.
+	var ok, limited, other atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 3 * rpm {
+		wg.Go(func() {
+			res, err := chat(t, apis[i%3].URL, key, false)
+			if err != nil {
+				other.Add(1)
+				return
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			switch res.StatusCode {
+			case 200:
+				ok.Add(1)
+			case 429:
+				limited.Add(1)
+			default:
+				other.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("RPM %d across 3 instances: admitted %d, limited %d, other %d of %d", rpm, ok.Load(), limited.Load(), other.Load(), 3*rpm)
+	if ok.Load() != rpm || limited.Load() != 2*rpm {
+		t.Errorf("admitted %d and limited %d of %d requests; want exactly %d admitted", ok.Load(), limited.Load(), 3*rpm, rpm)
+	}
+
+	// A publish reaches every instance within 2 s.
+	setFastRPM(t, st, rpm+1)
+	published := time.Now()
+	next := want + 1
+	for i, g := range apis {
+		waitFor(t, 2*time.Second-time.Since(published), fmt.Sprintf("instance %d to serve version %d", i, next), func() bool { return versionOf(t, g) == next })
+		t.Logf("instance %d serves version %d after %s", i, next, time.Since(published).Round(time.Millisecond))
+	}
+
+	// Singleton jobs: several probe slots pass, none runs twice; then one
+	// worker dies and the other keeps the jobs going.
+	time.Sleep(4 * time.Second)
+	killed := time.Now()
+	_ = workers[0].cmd.Process.Kill()
+	_ = workers[0].wait(t, 10*time.Second)
+	waitFor(t, 45*time.Second, "a probe run started after a worker was killed", func() bool {
+		var n int
+		_ = st.DB().QueryRowContext(ctx, `SELECT count(*) FROM job_runs WHERE job = 'health-probe' AND started_at > $1 AND outcome = 'ok'`, killed.Add(time.Second)).Scan(&n)
+		return n > 0
+	})
+	var runs, slots, dupSlots, instances int
+	if err := st.DB().QueryRowContext(ctx, `
+		SELECT count(*), count(DISTINCT slot), count(DISTINCT instance),
+			(SELECT count(*) FROM (SELECT slot FROM job_runs WHERE job = 'health-probe' GROUP BY slot HAVING count(*) > 1) d)
+		FROM job_runs WHERE job = 'health-probe'`).Scan(&runs, &slots, &instances, &dupSlots); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("health-probe: %d runs over %d slots by %d worker instances; %d slots ran twice", runs, slots, instances, dupSlots)
+	if dupSlots != 0 || runs != slots {
+		t.Errorf("a singleton job slot ran twice: %d runs for %d slots", runs, slots)
+	}
+}
+
+// setFastRPM sets the seeded caller's fast-tier RPM and publishes.
+func setFastRPM(t *testing.T, st *store.Store, rpm int64) {
+	t.Helper()
+	ctx := context.Background()
+	snap, _, err := st.Draft(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c config.Caller
+	for _, x := range snap.Callers {
+		if x.Name == "app" {
+			c = x
+		}
+	}
+	c.Limits = []config.TierLimit{{Tier: config.TierFast, RPM: rpm}}
+	if err := st.UpdateCaller(ctx, c.ID, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Publish(ctx, store.PublishInput{Author: "e2e", Message: fmt.Sprintf("rpm %d", rpm), Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// versionOf is the configuration version an instance serves (/healthz).
+func versionOf(t *testing.T, g *gatewayProc) int64 {
+	res, err := http.Get(g.URL + "/healthz")
+	if err != nil {
+		return -1
+	}
+	defer res.Body.Close()
+	var h struct {
+		Version int64 `json:"version"`
+	}
+	_ = json.NewDecoder(res.Body).Decode(&h)
+	return h.Version
+}
