@@ -22,6 +22,7 @@ import (
 
 	"switchyard/cmd/switchyard/gateway"
 	"switchyard/store"
+	"switchyard/store/redis/connect"
 	"switchyard/store/secrets"
 )
 
@@ -189,21 +190,17 @@ func shutdown(gw *gateway.Gateway, srv *http.Server, cfg Config, log *slog.Logge
 	return err
 }
 
-// newRedis connects with short, context-bound timeouts and no blind retries:
-// a limit script whose reply was lost must not be charged twice, and a dead
-// Redis must fail fast so the per-instance fallback takes over.
-func newRedis(url string) (*redis.Client, error) {
-	opt, err := redis.ParseURL(url)
+// newRedis connects to one node, a Redis Cluster or a Sentinel-managed
+// master as the URL says (store/redis/connect), with short, context-bound
+// timeouts and no blind retries: a limit script whose reply was lost must not
+// be charged twice, and a dead Redis must fail fast so the per-instance
+// fallback takes over.
+func newRedis(url string) (redis.UniversalClient, error) {
+	rdb, err := connect.New(url)
 	if err != nil {
 		return nil, fmt.Errorf("SWITCHYARD_REDIS_URL: %w", err)
 	}
-	opt.ContextTimeoutEnabled = true
-	opt.MaxRetries = -1
-	opt.DialTimeout = 500 * time.Millisecond
-	opt.ReadTimeout = 500 * time.Millisecond
-	opt.WriteTimeout = 500 * time.Millisecond
-	opt.PoolSize = 128
-	return redis.NewClient(opt), nil
+	return rdb, nil
 }
 
 // bootstrapAdmin creates the first admin on an empty installation and says

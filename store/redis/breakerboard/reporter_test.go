@@ -12,7 +12,9 @@ import (
 )
 
 // testRedis is the real Redis under a fresh prefix (see store/storetest).
-func testRedis(t testing.TB) (*redis.Client, string) { return storetest.Redis(t, "breaker") }
+func testRedis(t testing.TB) (redis.UniversalClient, string) {
+	return storetest.TestRedis(t, "breaker")
+}
 
 func TestReporterRoundTrip(t *testing.T) {
 	rdb, prefix := testRedis(t)

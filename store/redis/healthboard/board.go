@@ -20,8 +20,10 @@ import (
 //
 // Keys (prefix p): p:health:b:<bucket> is a hash with fields <id>:o, <id>:f
 // (live ok / failed) and <id>:po, <id>:pf (probes), expiring after the
-// window; p:health:state is a hash from deployment id to its Status JSON;
-// p:health:down is the set of down deployment ids, all the router reads.
+// window; p:{health}:state is a hash from deployment id to its Status JSON;
+// p:{health}:down is the set of down deployment ids, all the router reads.
+// state and down share the hash tag {health}: they are rewritten in one
+// MULTI/EXEC, which Redis Cluster can only run within one hash slot.
 type Board struct {
 	rdb    redis.UniversalClient
 	prefix string
@@ -41,9 +43,9 @@ func (b *Board) bucketKey(i int64) string {
 	return b.prefix + ":health:b:" + strconv.FormatInt(i, 10)
 }
 
-func (b *Board) stateKey() string { return b.prefix + ":health:state" }
+func (b *Board) stateKey() string { return b.prefix + ":{health}:state" }
 
-func (b *Board) downKey() string { return b.prefix + ":health:down" }
+func (b *Board) downKey() string { return b.prefix + ":{health}:down" }
 
 // Down returns the ids of the deployments found down.
 func (b *Board) Down(ctx context.Context) (map[int64]struct{}, error) {

@@ -13,7 +13,7 @@ import (
 )
 
 // testRedis is the real Redis under a fresh prefix (see store/storetest).
-func testRedis(t testing.TB) (*redis.Client, string) { return storetest.Redis(t, "health") }
+func testRedis(t testing.TB) (redis.UniversalClient, string) { return storetest.TestRedis(t, "health") }
 
 func TestNext(t *testing.T) {
 	s := health.Settings{}.WithDefaults() // min 3 samples, degraded < 90 %, down < 50 %, 2 probes to recover

@@ -16,9 +16,9 @@ import (
 
 // testStore returns a Store on the real Redis under a fresh prefix (see
 // store/storetest), and its client.
-func testStore(t *testing.T, opts Options) (*Store, *redis.Client) {
+func testStore(t *testing.T, opts Options) (*Store, redis.UniversalClient) {
 	t.Helper()
-	rdb, prefix := storetest.Redis(t, "idem")
+	rdb, prefix := storetest.TestRedis(t, "idem")
 	opts.Prefix = prefix
 	return New(rdb, opts), rdb
 }

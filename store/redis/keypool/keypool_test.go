@@ -13,6 +13,7 @@ import (
 
 	"switchyard/routing"
 	"switchyard/routing/adapter"
+	"switchyard/store/storetest"
 )
 
 type fakeClock struct {
@@ -308,6 +309,7 @@ func TestReenableClearsEverywhere(t *testing.T) {
 }
 
 func TestRedisDownKeepsLocalState(t *testing.T) {
+	storetest.SingleNodeOnly(t)
 	rdb, prefix := testRedis(t)
 	ctx := context.Background()
 	px := newProxy(t)

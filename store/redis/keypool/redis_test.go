@@ -10,7 +10,9 @@ import (
 
 func redisAddr() string { return storetest.RedisAddr() }
 
-func testRedis(t testing.TB) (*redis.Client, string) { return storetest.Redis(t, "keypool") }
+func testRedis(t testing.TB) (redis.UniversalClient, string) {
+	return storetest.TestRedis(t, "keypool")
+}
 
 func newClient(addr string) *redis.Client { return storetest.NewRedisClient(addr) }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // testRedis is the real Redis under a fresh prefix (see store/storetest).
-func testRedis(t testing.TB) (*redis.Client, string) { return storetest.Redis(t, "lease") }
+func testRedis(t testing.TB) (redis.UniversalClient, string) { return storetest.TestRedis(t, "lease") }
 
 func TestTwoContendersOnlyOneHolds(t *testing.T) {
 	rdb, prefix := testRedis(t)

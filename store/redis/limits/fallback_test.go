@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"switchyard/store/storetest"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -56,6 +58,7 @@ func TestFallbackOnRefusedConnection(t *testing.T) {
 }
 
 func TestFallbackOnHangingRedis(t *testing.T) {
+	storetest.SingleNodeOnly(t)
 	for _, ctxAware := range []bool{true, false} {
 		t.Run("ContextTimeoutEnabled="+strconv.FormatBool(ctxAware), func(t *testing.T) {
 			p := newFlakyProxy(t, redisAddr())
@@ -96,6 +99,7 @@ func TestFallbackOnHangingRedis(t *testing.T) {
 // the limiter falls back, probes no more than once per interval, resumes the
 // shared limits, and replays the counters spent meanwhile.
 func TestRecovery(t *testing.T) {
+	storetest.SingleNodeOnly(t)
 	direct, prefix := testRedis(t)
 	ctx := context.Background()
 	p := newFlakyProxy(t, redisAddr())

@@ -26,9 +26,9 @@ func redisAddr() string { return storetest.RedisAddr() }
 
 // testRedis is the real Redis under a fresh prefix (see store/storetest);
 // redis_rate's "rate:" copies of the prefix are deleted too.
-func testRedis(t testing.TB) (*redis.Client, string) {
+func testRedis(t testing.TB) (redis.UniversalClient, string) {
 	t.Helper()
-	rdb, prefix := storetest.Redis(t, "limits")
+	rdb, prefix := storetest.TestRedis(t, "limits")
 	t.Cleanup(func() { deleteKeys(rdb, "rate:"+prefix+"*") })
 	return rdb, prefix
 }
@@ -40,9 +40,16 @@ func newClient(t testing.TB, addr string) *redis.Client {
 	return rdb
 }
 
-func deleteKeys(rdb *redis.Client, patterns ...string) {
+func deleteKeys(rdb redis.UniversalClient, patterns ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		_ = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			deleteKeys(n, patterns...)
+			return nil
+		})
+		return
+	}
 	for _, p := range patterns {
 		iter := rdb.Scan(ctx, 0, p, 200).Iterator()
 		for iter.Next(ctx) {

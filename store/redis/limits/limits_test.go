@@ -10,6 +10,8 @@ import (
 	"time"
 	_ "time/tzdata" // the quota tests use non-UTC zones on any machine
 
+	"switchyard/store/storetest"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -304,7 +306,7 @@ func TestUnlimitedCostsNothing(t *testing.T) {
 
 	// Only RPM set: the other keys stay untouched.
 	mustCheck(t, l, Request{CallerID: 5, Tier: "fast", Limits: Limits{RPM: 10}, EstimatedTokens: 1000})
-	keys := rdb.Keys(context.Background(), prefix+"*").Val()
+	keys := storetest.Keys(t, rdb, prefix+"*")
 	if len(keys) != 1 || !strings.HasSuffix(keys[0], ":rpm:fast") {
 		t.Fatalf("keys %v, want only the RPM key", keys)
 	}
@@ -370,7 +372,7 @@ func TestNoScriptFallback(t *testing.T) {
 func TestExactlyNAdmitted(t *testing.T) {
 	const n = 50
 	rdbA, prefix := testRedis(t)
-	rdbB := newClient(t, redisAddr())
+	rdbB := storetest.SameRedis(t)
 	limiters := []*Limiter{testLimiter(t, rdbA, prefix, Options{}), testLimiter(t, rdbB, prefix, Options{})}
 	req := Request{CallerID: 9, Tier: "standard", Limits: Limits{RPM: n, TPM: 1e6}, EstimatedTokens: 10}
 
@@ -414,7 +416,7 @@ func TestPeekSpendsNothing(t *testing.T) {
 			t.Fatalf("peek: %+v", d)
 		}
 	}
-	if keys := rdb.Keys(context.Background(), prefix+"*").Val(); len(keys) != 0 {
+	if keys := storetest.Keys(t, rdb, prefix+"*"); len(keys) != 0 {
 		t.Fatalf("Peek wrote %v", keys)
 	}
 }

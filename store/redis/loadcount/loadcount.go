@@ -580,15 +580,37 @@ func (c *Counters) snapshotRedis(ctx context.Context) (map[int64]int64, error) {
 
 func (c *Counters) scan(ctx context.Context) ([]string, error) {
 	pattern := globEscape(c.opts.Prefix) + ":load:{*}"
-	var keys []string
-	iter := c.rdb.Scan(ctx, 0, pattern, 500).Iterator()
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
+	// On Redis Cluster each counter lives on the master of its own slot and
+	// SCAN walks one node: walk every master.
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+		var mu sync.Mutex
+		var keys []string
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			ks, err := scanNode(ctx, n, pattern)
+			mu.Lock()
+			keys = append(keys, ks...)
+			mu.Unlock()
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("loadcount: scan counters: %w", err)
+		}
+		return keys, nil
 	}
-	if err := iter.Err(); err != nil {
+	keys, err := scanNode(ctx, c.rdb, pattern)
+	if err != nil {
 		return nil, fmt.Errorf("loadcount: scan counters: %w", err)
 	}
 	return keys, nil
+}
+
+func scanNode(ctx context.Context, rdb redis.Cmdable, pattern string) ([]string, error) {
+	var keys []string
+	iter := rdb.Scan(ctx, 0, pattern, 500).Iterator()
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	return keys, iter.Err()
 }
 
 func globEscape(s string) string {

@@ -32,9 +32,9 @@ func (c *fakeClock) add(d time.Duration) {
 var small = Settings{User: Limits{BackoffAfter: 3, LockoutAfter: 5}, IP: Limits{BackoffAfter: 4, LockoutAfter: 8},
 	BackoffBase: time.Second, LockoutFor: time.Minute}
 
-func newGuard(t *testing.T, set Settings) (*Guard, *fakeClock, *redis.Client, string) {
+func newGuard(t *testing.T, set Settings) (*Guard, *fakeClock, redis.UniversalClient, string) {
 	t.Helper()
-	rdb, prefix := storetest.Redis(t, "loginguard")
+	rdb, prefix := storetest.TestRedis(t, "loginguard")
 	clk := &fakeClock{t: time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)}
 	g := New(rdb, Options{Prefix: prefix, Settings: set, Timeout: time.Second, Clock: clk.now})
 	return g, clk, rdb, prefix
@@ -185,10 +185,7 @@ func TestGuardKeysAreHashTaggedUnderPrefix(t *testing.T) {
 	for range 5 {
 		g.Fail(ctx, "frank\x00\n", "10.0.0.1")
 	}
-	keys, err := rdb.Keys(ctx, prefix+"*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := storetest.Keys(t, rdb, prefix+"*")
 	want := map[string]bool{
 		prefix + ":{loginguard}:user:ZnJhbms":   true, // base64url("frank"): control characters dropped
 		prefix + ":{loginguard}:ip:MTAuMC4wLjE": true,

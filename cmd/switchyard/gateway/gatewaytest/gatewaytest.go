@@ -72,7 +72,7 @@ type Env struct {
 	T        testing.TB
 	Store    *store.Store // the instance's store (through the proxy when proxied)
 	DSN      string       // the test database, direct
-	Redis    *redis.Client
+	Redis    redis.UniversalClient
 	Prefix   string
 	Fake     *fakevendor.Server
 	FakeURL  string
@@ -97,6 +97,10 @@ type Options struct {
 	RedisTimeout time.Duration
 	// SignIn configures the sign-in throttle (zero: the defaults).
 	SignIn handlers.SignInOptions
+	// Redis, when set, is the instance's Redis (e.g. a storetest
+	// LocalCluster's client) instead of the test Redis; the caller owns it
+	// and its keys. Only New reads it.
+	Redis redis.UniversalClient
 }
 
 // New starts the fake vendor and an instance on a fresh database. The
@@ -108,7 +112,15 @@ func New(t testing.TB, opts ...Options) *Env {
 		o = opts[0]
 	}
 	_, dsn := storetest.New(t)
-	rdb, prefix := NewRedis(t)
+	var rdb redis.UniversalClient
+	var prefix string
+	if o.Redis != nil {
+		b := make([]byte, 5)
+		_, _ = rand.Read(b)
+		rdb, prefix = o.Redis, "sytest"+hex.EncodeToString(b)
+	} else {
+		rdb, prefix = NewRedis(t)
+	}
 	fake := fakevendor.New(fakevendor.Options{})
 	fs := httptest.NewServer(fake)
 	t.Cleanup(fs.Close)
