@@ -113,8 +113,11 @@ func New(o Options, jobs ...Job) *Runner {
 // Instance is this worker's name.
 func (r *Runner) Instance() string { return r.o.Instance }
 
+// key names a job's Redis key. The job name is hash-tagged: a job's done
+// marker and run request are read in one MGET, which Redis Cluster only
+// allows within one hash slot.
 func (r *Runner) key(j *Job, what string) string {
-	return r.o.Prefix + ":job:" + j.Name + ":" + what
+	return r.o.Prefix + ":job:{" + j.Name + "}:" + what
 }
 
 // slot is the tick of t.
