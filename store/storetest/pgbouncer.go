@@ -81,7 +81,6 @@ func PgBouncer(t testing.TB, dsn string) string {
 		"pool_mode = transaction",
 		"default_pool_size = 3",
 		"max_client_conn = 500",
-		"ignore_startup_parameters = extra_float_digits",
 		"server_login_retry = 1",
 		"log_connections = 0",
 		"log_disconnections = 0",
