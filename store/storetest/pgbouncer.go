@@ -110,7 +110,7 @@ func PgBouncer(t testing.TB, dsn string) string {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout = &lockedWriter{mu: &logMu, w: &logBuf}
 	cmd.Stderr = cmd.Stdout
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("storetest: start pgbouncer: %v", err)
 	}
