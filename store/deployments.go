@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -11,12 +12,15 @@ import (
 	"switchyard/routing/config"
 )
 
-func breakerJSON(b *config.BreakerSettings) []byte {
+// breakerJSON is the breaker column's value: NULL for the defaults, else
+// the JSON as text (a []byte would travel in binary format, which jsonb
+// does not accept as JSON text; see Connect).
+func breakerJSON(b *config.BreakerSettings) sql.NullString {
 	if b == nil || *b == (config.BreakerSettings{}) {
-		return nil
+		return sql.NullString{}
 	}
 	out, _ := json.Marshal(b)
-	return out
+	return sql.NullString{String: string(out), Valid: true}
 }
 
 func (s *Store) deploymentProvider(ctx context.Context, q sqlx.QueryerContext, name string) (int64, error) {

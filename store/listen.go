@@ -10,10 +10,11 @@ import (
 
 // Listen delivers the payloads of NotifyChannel until ctx ends. After a lost
 // connection it delivers "reconnect", since notifications may have been
-// missed meanwhile; the receiver should then reload everything.
+// missed meanwhile; the receiver should then reload everything. It listens
+// on ListenDSN: a pooler in transaction mode cannot keep a LISTEN session.
 func (s *Store) Listen(ctx context.Context, log *slog.Logger) <-chan string {
 	out := make(chan string, 16)
-	l := pq.NewListener(s.dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
+	l := pq.NewListener(s.ListenDSN(), 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
 		switch ev {
 		case pq.ListenerEventConnectionAttemptFailed, pq.ListenerEventDisconnected:
 			log.Warn("config listener lost PostgreSQL; relying on the periodic check", "err", err)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -47,9 +48,17 @@ func (s *Store) Migrate() (uint, error) {
 	if err != nil {
 		return 0, fmt.Errorf("store: migrations source: %w", err)
 	}
-	// A dedicated connection: closing the driver must not close our pool.
+	// A dedicated session on the direct connection (ListenDSN): the
+	// migration lock is a session-level advisory lock, which a pooler in
+	// transaction mode would hand to another client's session. Its own
+	// handle, too, since closing the driver must not close our pool.
 	ctx := context.Background()
-	conn, err := s.db.Conn(ctx)
+	db, err := sql.Open("postgres", s.ListenDSN())
+	if err != nil {
+		return 0, fmt.Errorf("store: migrations connection: %w", err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("store: migrations connection: %w", err)
 	}

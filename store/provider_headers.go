@@ -75,7 +75,7 @@ func storeHeaders(ctx context.Context, tx *sqlx.Tx, id int64, headers []config.P
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE providers SET headers=$2, pass_headers=$3 WHERE id=$1`, id, hj, pj)
+	_, err = tx.ExecContext(ctx, `UPDATE providers SET headers=$2, pass_headers=$3 WHERE id=$1`, id, string(hj), string(pj)) // text: jsonb takes no binary JSON
 	return err
 }
 

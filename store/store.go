@@ -29,9 +29,10 @@ func (e *ReferencedError) Error() string { return e.Message }
 
 // Store is the PostgreSQL store.
 type Store struct {
-	db     *sqlx.DB
-	dsn    string
-	sealer *secrets.Sealer
+	db        *sqlx.DB
+	dsn       string
+	listenDSN string // direct connection for LISTEN and migrations; "" means dsn
+	sealer    *secrets.Sealer
 }
 
 // Open connects to PostgreSQL and checks that it answers.
@@ -52,11 +53,25 @@ func Open(ctx context.Context, dsn string, sealer *secrets.Sealer) (*Store, erro
 // Connect prepares the pool without reaching PostgreSQL: connections are
 // made on first use. An instance that starts while PostgreSQL is down uses
 // it (see Ping).
+//
+// The pool keeps no session state, so dsn may point at PgBouncer in
+// transaction pooling mode: every query with parameters is sent as one
+// Parse/Bind/Execute/Sync round trip (lib/pq's binary_parameters), because
+// its default two round trips (prepare, then execute) may land on two
+// different server connections behind such a pooler. With it, []byte
+// arguments travel in binary format: pass JSON for jsonb columns as string.
+// LISTEN and migrations need a session of their own: see SetListenURL.
 func Connect(dsn string, sealer *secrets.Sealer) (*Store, error) {
-	db, err := sqlx.Open("postgres", dsn)
+	cfg, err := pq.NewConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open: %w", err)
 	}
+	cfg.BinaryParameters = true
+	conn, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	db := sqlx.NewDb(sql.OpenDB(conn), "postgres")
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(10)
 	db.SetConnMaxIdleTime(5 * time.Minute)
@@ -66,8 +81,23 @@ func Connect(dsn string, sealer *secrets.Sealer) (*Store, error) {
 // DB exposes the pool to packages that own their own tables (call logs, sessions).
 func (s *Store) DB() *sql.DB { return s.db.DB }
 
-// DSN is the connection string, needed by LISTEN connections.
+// DSN is the pool's connection string.
 func (s *Store) DSN() string { return s.dsn }
+
+// SetListenURL sets the connection string of the direct (not pooled)
+// connection that LISTEN and migrations use, since both hold session state
+// (a listening session, golang-migrate's advisory lock) that a pooler in
+// transaction mode would not keep. "" means the pool's own DSN. Call it
+// before Listen or Migrate.
+func (s *Store) SetListenURL(dsn string) { s.listenDSN = dsn }
+
+// ListenDSN is the connection string LISTEN and migrations use.
+func (s *Store) ListenDSN() string {
+	if s.listenDSN != "" {
+		return s.listenDSN
+	}
+	return s.dsn
+}
 
 // Close closes the pool.
 func (s *Store) Close() error { return s.db.Close() }

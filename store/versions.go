@@ -137,7 +137,7 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 		if err := tx.GetContext(ctx, &v.CreatedAt, `
 			INSERT INTO config_versions (number, author, message, snapshot, checks, rollback_of, draft_revision)
 			VALUES ($1,$2,$3,$4,$5,$6,$7) RETURNING created_at`,
-			v.Number, v.Author, v.Message, v.Snapshot, v.Checks, v.RollbackOf, v.DraftRevision); err != nil {
+			v.Number, v.Author, v.Message, v.Snapshot, string(v.Checks), v.RollbackOf, v.DraftRevision); err != nil {
 			return fmt.Errorf("store: insert version %d: %w", v.Number, err)
 		}
 		out.Version = v

@@ -49,6 +49,10 @@ type Config struct {
 	MaxConnsPerIP   int           // SWITCHYARD_MAX_CONNS_PER_IP
 	MaxPendingPerIP int           // SWITCHYARD_MAX_PENDING_PER_IP
 	SignIn          handlers.SignInOptions
+	// DatabaseListenURL is the direct (not pooled) connection for LISTEN
+	// and migrations, when DatabaseURL goes through a pooler such as
+	// PgBouncer in transaction mode. Default: DatabaseURL.
+	DatabaseListenURL string // SWITCHYARD_DATABASE_LISTEN_URL
 }
 
 // Clients are the slow-client limits of the HTTP server.
@@ -82,6 +86,7 @@ func loadConfig() (Config, error) {
 		CatalogFile:   env("SWITCHYARD_CATALOG_FILE", ""),
 		SandboxURL:    env("SWITCHYARD_SANDBOX_URL", ""),
 	}
+	c.DatabaseListenURL = env("SWITCHYARD_DATABASE_LISTEN_URL", c.DatabaseURL)
 	var errs []string
 	parseBool := func(name string, dst *bool) {
 		if v := env(name, ""); v != "" {

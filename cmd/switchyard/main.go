@@ -63,6 +63,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	st.SetListenURL(cfg.DatabaseListenURL) // LISTEN and migrations bypass a pooler
 	defer st.Close()
 	// PostgreSQL may be down at start: an instance that loaded a version
 	// before serves its last-known-good copy and finishes starting (schema,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Bring up PostgreSQL and Redis for Switchyard on Debian: install them when
+# Bring up PostgreSQL and Redis for Switchyard on Debian (and install the
+# PgBouncer the tests start for themselves): install them when
 # missing, start them when down, and create the role and databases. Safe to
 # run any number of times.
 set -euo pipefail
@@ -20,6 +21,8 @@ need_root() {
 missing=()
 dpkg-query -W -f='${Status}' postgresql 2>/dev/null | grep -q "install ok installed" || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+# PgBouncer: the tests start private ones (store/storetest/pgbouncer.go); only the binary is needed.
+command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing ${missing[*]} (Debian apt)"
   need_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq

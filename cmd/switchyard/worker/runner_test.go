@@ -171,7 +171,7 @@ func TestDeadHolderLeaseExpires(t *testing.T) {
 	rdb, prefix := gatewaytest.NewRedis(t)
 	const ttl = 700 * time.Millisecond
 	// A worker took the lease and died: never renewed, never released.
-	if _, held, err := lease.Acquire(context.Background(), rdb, prefix+":job:sweep:lease", ttl); err != nil || !held {
+	if _, held, err := lease.Acquire(context.Background(), rdb, prefix+":job:{sweep}:lease", ttl); err != nil || !held {
 		t.Fatalf("acquire: %v %v", held, err)
 	}
 	died := time.Now()

@@ -101,6 +101,13 @@ type Options struct {
 	// LocalCluster's client) instead of the test Redis; the caller owns it
 	// and its keys. Only New reads it.
 	Redis redis.UniversalClient
+	// PgBouncer connects the instance's pool through a PgBouncer of its own
+	// in transaction pooling mode (storetest.PgBouncer), with LISTEN on the
+	// direct connection, as SWITCHYARD_DATABASE_LISTEN_URL sets it.
+	PgBouncer bool
+	// ReloadInterval is the periodic configuration check (default 200 ms);
+	// a long one leaves NOTIFY as the only prompt way a publish goes live.
+	ReloadInterval time.Duration
 }
 
 // New starts the fake vendor and an instance on a fresh database. The
@@ -150,12 +157,17 @@ func (e *Env) start(o Options) *Env {
 		u.Host = e.PGProxy.Addr
 		dsn = u.String()
 	}
+	listenDSN := dsn
+	if o.PgBouncer {
+		dsn = storetest.PgBouncer(t, dsn)
+	}
 	key, _ := secrets.ParseKey(storetest.TestKey)
 	sealer, _ := secrets.NewSealer(key)
 	st, err := store.Open(context.Background(), dsn, sealer)
 	if err != nil {
 		t.Fatal(err)
 	}
+	st.SetListenURL(listenDSN)
 	t.Cleanup(func() { st.Close() })
 	e.Store = st
 	rdb := e.Redis
@@ -180,8 +192,11 @@ func (e *Env) start(o Options) *Env {
 	if o.RedisTimeout == 0 {
 		o.RedisTimeout = time.Second
 	}
+	if o.ReloadInterval == 0 {
+		o.ReloadInterval = 200 * time.Millisecond
+	}
 	gw, err := gateway.New(gateway.Options{Store: st, Redis: rdb, Log: log, RedisPrefix: e.Prefix, SpillDir: e.SpillDir, RedisTimeout: o.RedisTimeout,
-		ReloadInterval: 200 * time.Millisecond, InstanceCap: o.InstanceCap, Env: gateway.Implemented(), PublicURL: "http://gateway.test", SignIn: o.SignIn})
+		ReloadInterval: o.ReloadInterval, InstanceCap: o.InstanceCap, Env: gateway.Implemented(), PublicURL: "http://gateway.test", SignIn: o.SignIn})
 	if err != nil {
 		t.Fatal(err)
 	}
