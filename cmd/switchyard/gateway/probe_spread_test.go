@@ -12,6 +12,7 @@ import (
 	"switchyard/cmd/switchyard/gateway/gatewaytest"
 	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
+	"switchyard/routing/health"
 	"switchyard/store"
 	"switchyard/views/components"
 	"switchyard/web/webtest"
@@ -183,5 +184,34 @@ func TestProbesSpreadBoundedAndSkipLiveTraffic(t *testing.T) {
 	}
 	if st := e.Fake.Stats(); st.Requests != int64(len(rt.Deployments)) || st.MaxInFlight > bound {
 		t.Fatalf("all at once: %d probes, at most %d at the vendor at once (bound %d)", st.Requests, st.MaxInFlight, bound)
+	}
+}
+
+// TestDownDeploymentIsProbedDespiteLiveSuccess: a down deployment gets no
+// live traffic and comes back only through probes, so a live success
+// recorded for it (a request in flight when it went down) does not save it
+// a probe; a healthy one with a live success is skipped.
+func TestDownDeploymentIsProbedDespiteLiveSuccess(t *testing.T) {
+	e := gatewaytest.New(t)
+	ctx := context.Background()
+	_, _, alpha, beta := twoProviders(t, e)
+	w := e.GW.AttachWorker(e.Store, gateway.WorkerOptions{Prefix: e.Prefix, ProbeEvery: time.Second, ProbeTimeout: 2 * time.Second, Health: testHealth})
+	board := w.Tracker.Board()
+	if err := board.Add(ctx, map[int64]health.Counts{alpha: {ProbeFailed: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, states, err := board.Evaluate(ctx, []int64{alpha, beta}, nil); err != nil || states[alpha].State != health.Down {
+		t.Fatalf("alpha %+v, %v", states[alpha], err)
+	}
+	if err := board.Add(ctx, map[int64]health.Counts{alpha: {OK: 1}, beta: {OK: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	e.Fake.Reset()
+	summary, err := w.Prober.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := e.Fake.Count("fake-alpha"), e.Fake.Count("fake-beta"); a != 1 || b != 0 {
+		t.Fatalf("probes: alpha (down) %d, beta (live success) %d; want 1, 0 (%s)", a, b, summary)
 	}
 }
