@@ -22,6 +22,8 @@ import (
 // (live ok / failed) and <id>:po, <id>:pf (probes), expiring after the
 // window; p:health:state is a hash from deployment id to its Status JSON;
 // p:health:down is the set of down deployment ids, all the router reads.
+// The probe ledger (last live success, probes sent, skipped and their cost)
+// is described in ledger.go.
 type Board struct {
 	rdb    redis.UniversalClient
 	prefix string
