@@ -24,6 +24,7 @@ func (h *Handler) HealthPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	b := healthpage.Board{Tracking: h.Health != nil}
 	var statuses map[int64]health.Status
+	var ledger map[int64]health.ProbeLedger
 	if h.Health != nil {
 		s := h.Health.Settings()
 		b.Rules = healthpage.Rules{Window: time.Duration(s.Buckets()) * s.Bucket, MinSamples: s.MinSamples, DegradedBelow: s.DegradedBelow, DownBelow: s.DownBelow, RecoverProbes: s.RecoverProbes}
@@ -31,6 +32,9 @@ func (h *Handler) HealthPage(c echo.Context) error {
 		if statuses, err = h.Health.Statuses(ctx); err != nil {
 			h.Log.Warn("health states unavailable", "err", err)
 			b.Error = "Health states could not be read from Redis: " + err.Error()
+		} else if ledger, err = h.Health.ProbeLedger(ctx); err != nil {
+			h.Log.Warn("probe ledger unavailable", "err", err)
+			b.Error = "Probe counts and cost could not be read from Redis: " + err.Error()
 		}
 	}
 	var rt *config.Runtime
@@ -51,6 +55,22 @@ func (h *Handler) HealthPage(c echo.Context) error {
 		for id, d := range rt.Deployments {
 			r := healthpage.Row{ID: id, Model: d.Model.Code, Provider: d.Provider.Name, Upstream: d.UpstreamModel, Kind: string(d.Model.Kind),
 				Parked: d.Enabled && d.Weight <= 0, NotProbed: health.NotProbed(d), Probes: probeViews(probes[id]), Events: healthEventViews(events[id])}
+			if l, ok := ledger[id]; ok {
+				r.Cost = healthpage.ProbeCost{Sent: l.Sent, Skipped: l.Skipped, Micros: l.CostMicros, Currency: cmp.Or(d.Prices.Currency, config.DefaultCurrency)}
+				// A skip newer than the latest recorded probe is what happened
+				// this round.
+				if !l.LastSkip.IsZero() && (len(r.Probes) == 0 || l.LastSkip.After(r.Probes[0].At)) {
+					r.Skip = healthpage.Skip{Code: string(health.SkipLiveTraffic), At: l.LastSkip, LiveOK: l.LastLiveOK}
+				}
+				b.Total.Sent += l.Sent
+				b.Total.Skipped += l.Skipped
+				if l.CostMicros != 0 {
+					if b.Total.Micros == nil {
+						b.Total.Micros = map[string]int64{}
+					}
+					b.Total.Micros[r.Cost.Currency] += l.CostMicros
+				}
+			}
 			if s, ok := statuses[id]; ok {
 				r.Evaluated, r.State, r.Score, r.Samples, r.Since, r.Reason = true, string(s.State), s.Score, s.Samples, s.Since, s.Reason
 				r.LiveOK, r.LiveFail, r.ProbeOK, r.ProbeFail = s.Counts.OK, s.Counts.Failed, s.Counts.ProbeOK, s.Counts.ProbeFailed

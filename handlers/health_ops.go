@@ -15,6 +15,9 @@ type HealthOps interface {
 	Statuses(ctx context.Context) (map[int64]health.Status, error)
 	// Settings are the scoring window and thresholds.
 	Settings() health.Settings
+	// ProbeLedger is every deployment's probes sent, skipped and their
+	// cost over the last 24 hours.
+	ProbeLedger(ctx context.Context) (map[int64]health.ProbeLedger, error)
 }
 
 // JobStatus is one singleton job as the worker role's runner sees it.

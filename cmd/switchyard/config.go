@@ -53,6 +53,9 @@ type Config struct {
 	// and migrations, when DatabaseURL goes through a pooler such as
 	// PgBouncer in transaction mode. Default: DatabaseURL.
 	DatabaseListenURL string // SWITCHYARD_DATABASE_LISTEN_URL
+	// Probes in flight at once (the worker spreads a round over the
+	// interval).
+	ProbeConcurrency int // SWITCHYARD_PROBE_CONCURRENCY
 }
 
 // Clients are the slow-client limits of the HTTP server.
@@ -137,6 +140,14 @@ func loadConfig() (Config, error) {
 	}
 	parseDur("SWITCHYARD_IDEMPOTENCY_TTL", 24*time.Hour, &c.IdemTTL)
 	parseDur("SWITCHYARD_PROBE_INTERVAL", 60*time.Second, &c.ProbeEvery)
+	c.ProbeConcurrency = 8
+	if v := env("SWITCHYARD_PROBE_CONCURRENCY", ""); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1024 {
+			errs = append(errs, "SWITCHYARD_PROBE_CONCURRENCY must be a whole number between 1 and 1024")
+		}
+		c.ProbeConcurrency = n
+	}
 	parseDur("SWITCHYARD_READ_TIMEOUT", 10*time.Second, &c.ReadTimeout)
 	var conns, pending int64
 	parseInt("SWITCHYARD_MAX_CONNS_PER_IP", 2048, &conns)

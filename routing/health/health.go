@@ -225,3 +225,30 @@ func NotProbed(d *config.RDeployment) string {
 	}
 	return ""
 }
+
+// ProbeSkip is why the prober left out a deployment's due probe this round
+// (a code; the console words it).
+type ProbeSkip string
+
+// Probe skip reasons.
+const (
+	// SkipLiveTraffic: the deployment served a successful live request
+	// within the probe interval; its live outcomes already feed the score,
+	// so a billed probe would tell nothing new.
+	SkipLiveTraffic ProbeSkip = "live_traffic"
+)
+
+// ProbeLedger is a deployment's probing over the last 24 hours (whole
+// hours): probes actually sent and what they cost, probes skipped, and the
+// latest skip and live success.
+type ProbeLedger struct {
+	Sent    int64
+	Skipped int64
+	// CostMicros is the cost of the probes sent, in micro-units of the
+	// deployment's price currency (usage the vendor reported × prices).
+	CostMicros int64
+	// LastSkip is when the latest probe was skipped for live traffic (zero
+	// when a probe was sent since).
+	LastSkip   time.Time
+	LastLiveOK time.Time
+}

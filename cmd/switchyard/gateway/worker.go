@@ -24,6 +24,10 @@ type WorkerOptions struct {
 	ProbeEvery time.Duration
 	// ProbeTimeout bounds one probe (default 10s).
 	ProbeTimeout time.Duration
+	// ProbeConcurrency bounds the probes in flight
+	// (SWITCHYARD_PROBE_CONCURRENCY, default 8); a round's probes are
+	// spread over ProbeEvery.
+	ProbeConcurrency int
 	// Retention is the call-log retention (SWITCHYARD_CALLLOG_RETENTION_DAYS);
 	// 0 keeps every partition.
 	Retention time.Duration
@@ -85,7 +89,7 @@ func (g *Gateway) AttachWorker(st *store.Store, o WorkerOptions) *Worker {
 	}
 	w.Prober = &worker.Prober{
 		Runtime: g.Holder.Current, Adapters: Adapters(), Client: g.Exec.Client, Keys: g.Keys,
-		Board: board, Log: st, Timeout: o.ProbeTimeout,
+		Board: board, Log: st, Timeout: o.ProbeTimeout, Concurrency: o.ProbeConcurrency, Interval: o.ProbeEvery,
 	}
 	w.Runner = worker.New(worker.Options{
 		Redis: g.redis, Prefix: o.Prefix, Instance: g.Reporter.InstanceID(), LeaseTTL: o.LeaseTTL, Poll: o.Poll,

@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -37,6 +39,15 @@ type KeyPicker interface {
 // real request — a chat completion capped at one token, or an embedding of
 // one short input — and then scores every deployment on the health board.
 //
+// Probes are billed by the vendor and, with thousands of deployments, must
+// not arrive as a burst: a round spreads them over the probe interval (each
+// deployment at a stable point of it, hashed from its id, with a little
+// per-round jitter), never more than Concurrency in flight, and leaves out
+// a deployment that served a successful live request within the interval
+// (its live outcomes already feed the score; the skip is counted on the
+// board for the Health page). A down deployment is always probed: it gets
+// no live traffic, and probes are its only way back.
+//
 // It reads configuration and never changes it: deployments, providers and
 // keys an operator disabled are not probed (a deployment's health state
 // only ever decides whether the router skips it as "unhealthy"). Probes
@@ -56,9 +67,22 @@ type Prober struct {
 	Timeout time.Duration
 	// Concurrency bounds the probes in flight (default 8).
 	Concurrency int
+	// Interval is the probe interval (Job sets it when zero). A round's
+	// probes are spread over it and a deployment with a live success within
+	// it is skipped; with zero every probe is sent at once (still at most
+	// Concurrency in flight) and none is skipped.
+	Interval time.Duration
 	// Keep is how long probes are kept (default 7 days).
 	Keep time.Duration
 }
+
+// spreadShare is the share of the interval a round's probes are spread
+// over; the rest leaves the last probes time to finish before the next
+// round. jitterShare is the per-round jitter around a deployment's point.
+const (
+	spreadShare = 0.8
+	jitterShare = 0.05
+)
 
 // probeChat is the probe's chat request: one token of answer.
 var probeChat = sync.OnceValue(func() *adapter.ChatRequest {
@@ -71,11 +95,14 @@ var probeChat = sync.OnceValue(func() *adapter.ChatRequest {
 
 // Job is the prober as a singleton job.
 func (p *Prober) Job(every time.Duration) Job {
+	if p.Interval == 0 {
+		p.Interval = every
+	}
 	return Job{
 		Name:        "health-probe",
-		Description: "Sends every enabled deployment a minimal real request (1-token chat, or a one-input embedding), then scores every deployment over its window of probes and live traffic and updates its health state. Disabled deployments, providers and keys are never probed or re-enabled.",
+		Description: "Sends every enabled deployment a minimal real request (1-token chat, or a one-input embedding), spread over the interval with at most a few in flight, skipping deployments whose live traffic succeeded within the interval and never skipping a down one; then scores every deployment over its window of probes and live traffic and updates its health state. Disabled deployments, providers and keys are never probed or re-enabled.",
 		Every:       every,
-		Timeout:     max(2*p.timeout(), time.Minute),
+		Timeout:     max(every+2*p.timeout(), time.Minute),
 		Run:         p.Run,
 	}
 }
@@ -85,6 +112,56 @@ func (p *Prober) timeout() time.Duration {
 		return p.Timeout
 	}
 	return 10 * time.Second
+}
+
+func (p *Prober) concurrency() int {
+	if p.Concurrency > 0 {
+		return p.Concurrency
+	}
+	return 8
+}
+
+// mix is splitmix64's finalizer: a well-spread hash of x.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// unit maps a hash to [0, 1).
+func unit(h uint64) float64 { return float64(h>>11) / (1 << 53) }
+
+// schedule is when each deployment's probe is sent in a round starting at
+// now: spread over [now, end), end being spreadShare into the current tick
+// of every (tick n covers [n×every, (n+1)×every) of Unix time, as for the
+// runner), and at least a quarter interval away — a round that starts late
+// (after a dead worker's lease expired, or on "Run now") squeezes into what
+// is left but never into a burst. A deployment's point is a hash of its id,
+// the same every round, moved by up to ±jitterShare/2 by the round's seed.
+func schedule(ids []int64, now time.Time, every time.Duration, seed uint64) []time.Time {
+	tickStart := time.Unix(0, now.UnixNano()/int64(every)*int64(every))
+	end := tickStart.Add(time.Duration(float64(every) * spreadShare))
+	if end.Sub(now) < every/4 {
+		end = now.Add(every / 4)
+	}
+	span := float64(end.Sub(now))
+	out := make([]time.Time, len(ids))
+	for i, id := range ids {
+		pos := unit(mix(uint64(id))) + (unit(mix(uint64(id)^seed))-0.5)*jitterShare
+		pos -= math.Floor(pos) // wrap into [0, 1)
+		out[i] = now.Add(time.Duration(pos * span))
+	}
+	return out
+}
+
+// outcome is one deployment's part of a round.
+type outcome struct {
+	rec     store.Probe
+	verdict health.Probe
+	sent    bool // a request went to the vendor (and may be billed)
+	cost    int64
+	skipped bool // left out: live traffic vouches for it
 }
 
 // Run probes and scores once.
@@ -107,26 +184,68 @@ func (p *Prober) Run(ctx context.Context) (string, error) {
 	slices.Sort(ids)
 	slices.SortFunc(targets, func(a, b *config.RDeployment) int { return cmp.Compare(a.ID, b.ID) })
 
-	results := make([]store.Probe, len(targets))
-	verdicts := make([]health.Probe, len(targets))
-	n := p.Concurrency
-	if n <= 0 {
-		n = 8
+	// Down deployments are always probed; if the down set cannot be read,
+	// nothing is skipped.
+	down, err := p.Board.Down(ctx)
+	skipping := p.Interval > 0 && err == nil
+
+	order := make([]int, len(targets))
+	for i := range order {
+		order[i] = i
 	}
-	sem := make(chan struct{}, n)
+	var at []time.Time
+	if p.Interval > 0 {
+		tids := make([]int64, len(targets))
+		for i, d := range targets {
+			tids[i] = d.ID
+		}
+		at = schedule(tids, time.Now(), p.Interval, rand.Uint64())
+		slices.SortStableFunc(order, func(a, b int) int { return at[a].Compare(at[b]) })
+	}
+
+	outs := make([]outcome, len(targets))
+	sem := make(chan struct{}, p.concurrency())
 	var wg sync.WaitGroup
-	for i, d := range targets {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	stopped := func() (string, error) {
+		wg.Wait()
+		return "", ctx.Err()
+	}
+	for _, i := range order {
+		if at != nil {
+			if wait := time.Until(at[i]); wait > 0 {
+				timer.Reset(wait)
+				select {
+				case <-timer.C:
+				case <-ctx.Done():
+					return stopped()
+				}
+			}
+		}
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
-			wg.Wait()
-			return "", ctx.Err()
+			return stopped()
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i], verdicts[i] = p.probe(ctx, d)
+			d := targets[i]
+			if _, isDown := down[d.ID]; skipping && !isDown {
+				last, err := p.Board.LastLiveOK(ctx, d.ID)
+				if err == nil && !last.IsZero() && time.Since(last) < p.Interval {
+					outs[i].skipped = true
+					_ = p.Board.NoteSkip(ctx, d.ID, health.SkipLiveTraffic)
+					return
+				}
+			}
+			outs[i] = p.probe(ctx, d)
+			if outs[i].sent {
+				_ = p.Board.NoteProbe(ctx, d.ID, outs[i].cost)
+			}
 		}()
 	}
 	wg.Wait()
@@ -136,10 +255,17 @@ func (p *Prober) Run(ctx context.Context) (string, error) {
 
 	samples := map[int64]health.Counts{}
 	probes := map[int64]health.Probe{}
-	var nOK, nFailed, nInconclusive int
+	results := make([]store.Probe, 0, len(targets))
+	var nOK, nFailed, nInconclusive, nSkipped int
 	for i, d := range targets {
-		probes[d.ID] = verdicts[i]
-		switch verdicts[i] {
+		o := outs[i]
+		if o.skipped {
+			nSkipped++
+			continue
+		}
+		results = append(results, o.rec)
+		probes[d.ID] = o.verdict
+		switch o.verdict {
 		case health.ProbePassed:
 			samples[d.ID] = health.Counts{ProbeOK: 1}
 			nOK++
@@ -158,15 +284,18 @@ func (p *Prober) Run(ctx context.Context) (string, error) {
 		return "", err
 	}
 
-	summary := fmt.Sprintf("probed %d of %d deployments: %d ok, %d failed, %d inconclusive", len(targets), len(ids), nOK, nFailed, nInconclusive)
-	var down []string
+	summary := fmt.Sprintf("probed %d of %d deployments: %d ok, %d failed, %d inconclusive", len(targets)-nSkipped, len(ids), nOK, nFailed, nInconclusive)
+	if nSkipped > 0 {
+		summary += fmt.Sprintf("; %d skipped (live traffic succeeded within %s)", nSkipped, p.Interval)
+	}
+	var downs []string
 	for _, id := range ids {
 		if states[id].State == health.Down {
-			down = append(down, rt.Deployments[id].Label())
+			downs = append(downs, rt.Deployments[id].Label())
 		}
 	}
-	if len(down) > 0 {
-		summary += "; down: " + strings.Join(down, ", ")
+	if len(downs) > 0 {
+		summary += "; down: " + strings.Join(downs, ", ")
 	}
 	for _, c := range changes {
 		summary += fmt.Sprintf("; %s: %s → %s", rt.Deployments[c.DeploymentID].Label(), c.From, c.To)
@@ -196,11 +325,12 @@ func (p *Prober) Run(ctx context.Context) (string, error) {
 // probe sends one deployment its probe and classifies the outcome: an
 // answer passes; a server, timeout or network failure fails; anything else
 // (a key or request problem, or our own shutdown) is inconclusive.
-func (p *Prober) probe(ctx context.Context, d *config.RDeployment) (store.Probe, health.Probe) {
+// Its cost is the usage the vendor reported at the deployment's prices.
+func (p *Prober) probe(ctx context.Context, d *config.RDeployment) outcome {
 	rec := store.Probe{DeploymentID: d.ID, At: time.Now()}
-	inconclusive := func(msg string) (store.Probe, health.Probe) {
+	inconclusive := func(msg string) outcome {
 		rec.Outcome, rec.Message = store.ProbeInconclusive, msg
-		return rec, health.NoProbe
+		return outcome{rec: rec, verdict: health.NoProbe}
 	}
 	ad := p.Adapters[d.Provider.Protocol]
 	if ad == nil {
@@ -228,12 +358,25 @@ func (p *Prober) probe(ctx context.Context, d *config.RDeployment) (store.Probe,
 	defer cancel()
 	t := adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, UpstreamModel: d.UpstreamModel, Client: p.Client, Header: d.Provider.Outgoing(nil)}
 	start := time.Now()
-	var err error
+	var (
+		err   error
+		usage adapter.Usage
+	)
 	switch d.Model.Kind {
 	case config.KindEmbedding:
-		_, err = ad.Embed(pctx, t, &adapter.EmbedRequest{Inputs: []string{"ping"}})
+		var res *adapter.EmbedResult
+		if res, err = ad.Embed(pctx, t, &adapter.EmbedRequest{Inputs: []string{"ping"}}); res != nil {
+			usage = res.Usage
+		}
 	default:
-		_, err = ad.Chat(pctx, t, probeChat())
+		var res *adapter.ChatResult
+		if res, err = ad.Chat(pctx, t, probeChat()); res != nil {
+			usage = res.Usage
+		}
+	}
+	out := outcome{sent: true}
+	if usage.Known {
+		out.cost = d.Prices.CostMicros(usage.Prompt, usage.Completion, usage.Cached)
 	}
 	rec.LatencyMS = time.Since(start).Milliseconds()
 	class := adapter.ClassOf(err)
@@ -251,11 +394,14 @@ func (p *Prober) probe(ctx context.Context, d *config.RDeployment) (store.Probe,
 	switch {
 	case err == nil || class == adapter.ClassContentFilter:
 		rec.Outcome, rec.Class = store.ProbeOK, ""
-		return rec, health.ProbePassed
+		out.verdict = health.ProbePassed
 	case class.Policy().Breaker:
 		rec.Outcome = store.ProbeFailed
-		return rec, health.ProbeFailed
+		out.verdict = health.ProbeFailed
+	default:
+		rec.Outcome = store.ProbeInconclusive
+		out.verdict = health.NoProbe
 	}
-	rec.Outcome = store.ProbeInconclusive
-	return rec, health.NoProbe
+	out.rec = rec
+	return out
 }

@@ -139,6 +139,9 @@ func (p protocol) String() string {
 // ServeHTTP routes vendor endpoints and the /_fake/ control endpoints.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
+	if !strings.HasPrefix(path, "/_fake/") {
+		defer s.stats.enter()()
+	}
 	switch {
 	case path == "/v1/chat/completions":
 		s.serve(w, r, protoOpenAI, http.MethodPost, "", s.openaiChat)

@@ -25,6 +25,11 @@ type Stats struct {
 	Models    map[string]Counter `json:"models"`
 	Keys      map[string]Counter `json:"keys"`
 	Protocols map[string]Counter `json:"protocols"`
+	// InFlight is the vendor requests being served now; MaxInFlight the most
+	// served at once since the start or the last Reset (control paths are
+	// not counted).
+	InFlight    int64 `json:"in_flight"`
+	MaxInFlight int64 `json:"max_in_flight"`
 }
 
 // Request is what the gateway sent upstream, as recorded for a model.
@@ -66,6 +71,20 @@ type counters struct {
 	keys      sync.Map // string → *counter
 	protocols [numProtocols]atomic.Pointer[counter]
 	last      sync.Map // model → *Request
+	inFlight  atomic.Int64
+	maxFlight atomic.Int64
+}
+
+// enter counts a request in flight and returns its leave.
+func (cs *counters) enter() (leave func()) {
+	n := cs.inFlight.Add(1)
+	for {
+		m := cs.maxFlight.Load()
+		if n <= m || cs.maxFlight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	return func() { cs.inFlight.Add(-1) }
 }
 
 func counterIn(m *sync.Map, name string) *counter {
@@ -97,6 +116,7 @@ func (cs *counters) begin(p protocol, model, key string) [3]*counter {
 
 func (cs *counters) reset() {
 	cs.requests.Store(0)
+	cs.maxFlight.Store(cs.inFlight.Load())
 	cs.models.Clear()
 	cs.keys.Clear()
 	cs.last.Clear()
@@ -146,10 +166,12 @@ func (s *Server) CountStatus(model string, status int) int64 {
 // Stats returns a snapshot of all counters.
 func (s *Server) Stats() Stats {
 	st := Stats{
-		Requests:  s.stats.requests.Load(),
-		Models:    snapshotMap(&s.stats.models),
-		Keys:      snapshotMap(&s.stats.keys),
-		Protocols: map[string]Counter{},
+		Requests:    s.stats.requests.Load(),
+		Models:      snapshotMap(&s.stats.models),
+		Keys:        snapshotMap(&s.stats.keys),
+		Protocols:   map[string]Counter{},
+		InFlight:    s.stats.inFlight.Load(),
+		MaxInFlight: s.stats.maxFlight.Load(),
 	}
 	for p := range numProtocols {
 		st.Protocols[p.String()] = s.stats.protocols[p].Load().snapshot()

@@ -24,6 +24,8 @@ import (
 // p:{health}:down is the set of down deployment ids, all the router reads.
 // state and down share the hash tag {health}: they are rewritten in one
 // MULTI/EXEC, which Redis Cluster can only run within one hash slot.
+// The probe ledger (last live success, probes sent, skipped and their cost)
+// is described in ledger.go.
 type Board struct {
 	rdb    redis.UniversalClient
 	prefix string
@@ -62,15 +64,22 @@ func (b *Board) Down(ctx context.Context) (map[int64]struct{}, error) {
 	return out, nil
 }
 
-// Add adds counts to the current bucket, in one round trip.
+// Add adds counts to the current bucket, in one round trip. A deployment
+// with live successes also gets its latest live success time (LastLiveOK),
+// which lets the prober skip deployments live traffic already vouches for.
 func (b *Board) Add(ctx context.Context, counts map[int64]health.Counts) error {
 	if len(counts) == 0 {
 		return nil
 	}
-	key := b.bucketKey(b.s.BucketOf(b.now()))
+	now := b.now()
+	key := b.bucketKey(b.s.BucketOf(now))
 	pipe := b.rdb.Pipeline()
+	var live []any
 	for id, c := range counts {
 		f := strconv.FormatInt(id, 10)
+		if c.OK > 0 {
+			live = append(live, f, now.UnixMilli())
+		}
 		for _, kv := range [...]struct {
 			suffix string
 			n      int64
@@ -81,6 +90,9 @@ func (b *Board) Add(ctx context.Context, counts map[int64]health.Counts) error {
 		}
 	}
 	pipe.PExpire(ctx, key, b.s.Window+2*b.s.Bucket)
+	if len(live) > 0 {
+		pipe.HSet(ctx, b.liveKey(), live...)
+	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("health: add samples: %w", err)
 	}
@@ -205,6 +217,8 @@ func (b *Board) Evaluate(ctx context.Context, ids []int64, probes map[int64]heal
 	}
 	if len(stale) > 0 {
 		pipe.HDel(ctx, b.stateKey(), stale...)
+		pipe.HDel(ctx, b.liveKey(), stale...)
+		pipe.HDel(ctx, b.skippedKey(), stale...)
 	}
 	pipe.Del(ctx, b.downKey())
 	if len(down) > 0 {

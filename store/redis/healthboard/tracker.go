@@ -122,6 +122,12 @@ func (t *Tracker) Statuses(ctx context.Context) (map[int64]health.Status, error)
 	return t.board.Statuses(ctx)
 }
 
+// ProbeLedger is every deployment's probing over the last 24 hours (for
+// the console).
+func (t *Tracker) ProbeLedger(ctx context.Context) (map[int64]health.ProbeLedger, error) {
+	return t.board.Ledger(ctx)
+}
+
 // Settings are the scoring window and thresholds (for the console).
 func (t *Tracker) Settings() health.Settings { return t.board.Settings() }
 

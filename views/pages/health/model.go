@@ -4,7 +4,8 @@
 // data-testid: health-board (the fragment refreshed by htmx), health-rules,
 // health-not-tracking, health-error, health-table, health-<deployment id>
 // (row) with health-state, health-score, health-samples, health-since,
-// health-probed; health-detail-<deployment id> with probes (table), probe
+// health-probed, health-probe-cost; health-probe-total (the 24 h total,
+// with health-probe-total-cost); health-detail-<deployment id> with probes (table), probe
 // (row), history (table), health-event (row), no-probes, no-history.
 package health
 
@@ -39,6 +40,37 @@ type Row struct {
 	Reason    string
 	Probes    []Probe
 	Events    []Event
+	// Cost is its probing over the last 24 hours.
+	Cost ProbeCost
+	// Skip is set when the latest due probe was left out (newer than the
+	// latest probe in Probes).
+	Skip Skip
+}
+
+// ProbeCost is probing over the last 24 hours (whole hours): probes actually
+// sent and their cost (the usage the vendor reported at the deployment's
+// prices), and probes skipped.
+type ProbeCost struct {
+	Sent, Skipped int64
+	Micros        int64
+	Currency      string
+}
+
+// Skip is a probe left out.
+type Skip struct {
+	// Code is why: "live_traffic" (a live request succeeded within the
+	// probe interval). "" when the latest probe was sent.
+	Code string
+	At   time.Time
+	// LiveOK is the latest live success, zero when unknown.
+	LiveOK time.Time
+}
+
+// Totals are every deployment's probing over the last 24 hours.
+type Totals struct {
+	Sent, Skipped int64
+	// Micros is the cost by currency (never added across currencies).
+	Micros map[string]int64
 }
 
 // Probe is one health probe of a deployment, newest first in Row.Probes.
@@ -83,6 +115,8 @@ type Board struct {
 	Error string
 	// NoConfig: nothing is published yet.
 	NoConfig bool
+	// Total is the probe count and cost over the last 24 hours.
+	Total Totals
 }
 
 // Page is the Health page.
@@ -114,6 +148,15 @@ func outcomeKind(s string) string {
 		return "bad"
 	}
 	return "warn"
+}
+
+// skipWords says why a probe was left out.
+func skipWords(code string) string {
+	switch code {
+	case "live_traffic":
+		return "skipped: live traffic succeeded"
+	}
+	return "skipped"
 }
 
 func score(r Row) string {
