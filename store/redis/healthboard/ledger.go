@@ -14,19 +14,19 @@ import (
 )
 
 // The probe ledger: what the prober sent, skipped and spent, for the
-// Health page. Keys (prefix p): p:health:live is a hash from deployment id
+// Health page. Keys (prefix p): p:{health}:live is a hash from deployment id
 // to the Unix milliseconds of its latest live success (written by Add with
 // the live samples, in the same round trip); p:health:ledger:<hour> is a
 // hash with fields <id>:n (probes sent), <id>:c (their cost in micros) and
-// <id>:s (probes skipped), expiring after a day; p:health:skipped maps a
+// <id>:s (probes skipped), expiring after a day; p:{health}:skipped maps a
 // deployment id to the Unix milliseconds of its latest skipped probe, and
 // loses the entry when a probe is sent.
 
 // ledgerHours is how many hourly buckets the ledger sums (the last 24 h).
 const ledgerHours = 24
 
-func (b *Board) liveKey() string    { return b.prefix + ":health:live" }
-func (b *Board) skippedKey() string { return b.prefix + ":health:skipped" }
+func (b *Board) liveKey() string    { return b.prefix + ":{health}:live" }
+func (b *Board) skippedKey() string { return b.prefix + ":{health}:skipped" }
 func (b *Board) ledgerKey(hour int64) string {
 	return b.prefix + ":health:ledger:" + strconv.FormatInt(hour, 10)
 }
