@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,7 +18,7 @@ import (
 )
 
 // One installation on several machines: three API instances and two
-// workers on one PostgreSQL and one Redis. A caller's RPM is enforced
+// workers on one PostgreSQL and a Redis Cluster. A caller's RPM is enforced
 // exactly across the three, a publish reaches every instance within 2 s,
 // no singleton job slot runs twice, and when a worker dies the other goes
 // on running the jobs (taking over its lease). The figures are printed.
@@ -32,18 +33,21 @@ func TestThreeAPIInstancesAndTwoWorkersActAsOne(t *testing.T) {
 	const rpm = 30
 	setFastRPM(t, st, rpm)
 	prefix := redisPrefix(dsn)
-	cleanRedisPrefix(t, prefix)
+	// The installation's Redis is a private local Redis Cluster (3 masters,
+	// 3 replicas), reached through a redis+cluster:// URL.
+	cluster := storetest.NewCluster(t)
+	redisEnv := "SWITCHYARD_REDIS_URL=" + cluster.URL()
 
 	var apis []*gatewayProc
 	for range 3 {
 		// A generous Redis timeout: on a loaded 2-core test machine the
 		// default 50 ms sends instances to their per-instance fallback,
 		// which is what the fault tests cover, not what this one measures.
-		apis = append(apis, startGateway(t, dsn, prefix, "APP_ROLE=api", "SWITCHYARD_SPILL_DIR="+t.TempDir(), "SWITCHYARD_REDIS_TIMEOUT=2s"))
+		apis = append(apis, startGateway(t, dsn, prefix, redisEnv, "APP_ROLE=api", "SWITCHYARD_SPILL_DIR="+t.TempDir(), "SWITCHYARD_REDIS_TIMEOUT=2s"))
 	}
 	var workers []*gatewayProc
 	for range 2 {
-		workers = append(workers, startGateway(t, dsn, prefix, "APP_ROLE=worker", "SWITCHYARD_SPILL_DIR="+t.TempDir(), "SWITCHYARD_PROBE_INTERVAL=1s"))
+		workers = append(workers, startGateway(t, dsn, prefix, redisEnv, "APP_ROLE=worker", "SWITCHYARD_SPILL_DIR="+t.TempDir(), "SWITCHYARD_PROBE_INTERVAL=1s"))
 	}
 	for _, g := range append(append([]*gatewayProc{}, apis...), workers...) {
 		waitHealthy(t, g.URL+"/readyz", g.proc)
@@ -91,17 +95,26 @@ func TestThreeAPIInstancesAndTwoWorkersActAsOne(t *testing.T) {
 		t.Logf("instance %d serves version %d after %s", i, next, time.Since(published).Round(time.Millisecond))
 	}
 
-	// Singleton jobs: several probe slots pass, none runs twice; then one
-	// worker dies and the other keeps the jobs going.
-	time.Sleep(4 * time.Second)
+	// Singleton jobs: several probe slots pass, none runs twice; then the
+	// worker in the middle of a run is killed and the other takes the job
+	// over once the dead one's lease expires.
+	time.Sleep(3 * time.Second)
+	victim, survivor := workerMidRun(t, st, workers)
 	killed := time.Now()
-	_ = workers[0].cmd.Process.Kill()
-	_ = workers[0].wait(t, 10*time.Second)
-	waitFor(t, 45*time.Second, "a probe run started after a worker was killed", func() bool {
+	_ = victim.cmd.Process.Kill()
+	_ = victim.wait(t, 10*time.Second)
+	waitFor(t, 60*time.Second, "the surviving worker to run the probe job after the kill", func() bool {
 		var n int
-		_ = st.DB().QueryRowContext(ctx, `SELECT count(*) FROM job_runs WHERE job = 'health-probe' AND started_at > $1 AND outcome = 'ok'`, killed.Add(time.Second)).Scan(&n)
+		_ = st.DB().QueryRowContext(ctx, `SELECT count(*) FROM job_runs WHERE job = 'health-probe' AND instance = $1 AND started_at > $2 AND outcome = 'ok'`,
+			instanceOf(t, survivor), killed).Scan(&n)
 		return n > 0
 	})
+	var lost int
+	_ = st.DB().QueryRowContext(ctx, `SELECT count(*) FROM job_runs WHERE job = 'health-probe' AND outcome = 'lost' AND instance = $1`, instanceOf(t, victim)).Scan(&lost)
+	t.Logf("worker killed mid-run: the other took the job over %s later (lease expiry); the killed run was closed as lost: %d", time.Since(killed).Round(time.Millisecond), lost)
+	if lost != 1 {
+		t.Errorf("the killed worker's unfinished run should be closed as lost once, found %d", lost)
+	}
 	var runs, slots, dupSlots, instances int
 	if err := st.DB().QueryRowContext(ctx, `
 		SELECT count(*), count(DISTINCT slot), count(DISTINCT instance),
@@ -150,4 +163,35 @@ func versionOf(t *testing.T, g *gatewayProc) int64 {
 	}
 	_ = json.NewDecoder(res.Body).Decode(&h)
 	return h.Version
+}
+
+// instanceOf is the instance id a switchyard process logged at start.
+func instanceOf(t *testing.T, g *gatewayProc) string {
+	t.Helper()
+	m := regexp.MustCompile(`msg="switchyard listening".* instance=(\S+)`).FindStringSubmatch(g.log())
+	if m == nil {
+		t.Fatalf("no instance id in the log:\n%s", tail(g.log(), 2000))
+	}
+	return m[1]
+}
+
+// workerMidRun waits until one of two workers is in the middle of a
+// health-probe run and returns it and the other.
+func workerMidRun(t *testing.T, st *store.Store, workers []*gatewayProc) (running, other *gatewayProc) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		var inst string
+		err := st.DB().QueryRow(`SELECT instance FROM job_runs WHERE job = 'health-probe' AND outcome = 'running' ORDER BY started_at DESC LIMIT 1`).Scan(&inst)
+		if err == nil {
+			for i, w := range workers {
+				if instanceOf(t, w) == inst {
+					return w, workers[1-i]
+				}
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no worker was caught in the middle of a probe run")
+	return nil, nil
 }

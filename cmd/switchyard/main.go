@@ -138,7 +138,7 @@ func run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(cfg.Clients().Listener(ln)) }()
 	url := "http://" + ln.Addr().String()
-	log.Info("switchyard listening", "console", url, "role", cfg.Role)
+	log.Info("switchyard listening", "console", url, "role", cfg.Role, "instance", gw.Reporter.InstanceID())
 	if cfg.Role == "worker" {
 		fmt.Fprintf(os.Stderr, "\n  Switchyard worker: health %s/healthz, metrics %s/metrics\n\n", url, url)
 	} else {
