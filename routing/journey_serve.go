@@ -192,6 +192,7 @@ func (s *Stream) end(sendErr error) {
 	}
 	s.ended = true
 	x := s.x
+	wasOver := s.over
 	if !s.over {
 		// The caller stopped reading (or the sender gave up) mid-stream.
 		s.over = true
@@ -200,7 +201,11 @@ func (s *Stream) end(sendErr error) {
 		}
 		s.committed.Close(sendErr)
 	}
-	if x.rec.Status != record.StatusInterrupted && (x.ctx.Err() != nil || (sendErr != nil && x.rec.Status != record.StatusOK)) {
+	// A stream that ended with [DONE] and was written whole is complete,
+	// even if the client hung up right after reading it (SDKs close the
+	// connection at [DONE]; the context may be cancelled before end runs).
+	complete := wasOver && x.rec.Status == record.StatusOK && sendErr == nil
+	if x.rec.Status != record.StatusInterrupted && !complete && (x.ctx.Err() != nil || (sendErr != nil && x.rec.Status != record.StatusOK)) {
 		// The client went away: the upstream request was cancelled with
 		// the context; record what was used so far.
 		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, string(adapter.ClassCancelled), "client_cancelled", 499

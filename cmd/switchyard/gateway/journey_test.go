@@ -14,6 +14,7 @@ import (
 	"switchyard/routing/config"
 	"switchyard/routing/limit"
 	"switchyard/routing/reason"
+	"switchyard/store/calllog"
 )
 
 // reply is one answer as a test sees it, however it was obtained.
@@ -142,5 +143,47 @@ func TestJourneyDirectAndOverHTTPAgree(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// An SDK closes the connection as soon as it reads [DONE]; the request's
+// context may then be cancelled before the journey's bookkeeping runs. A
+// stream that was written whole is still a success: logged ok and stored
+// for idempotent replay, not recorded as a client cancellation.
+func TestStreamCompleteThenClientHangsUpIsStillOK(t *testing.T) {
+	e := gatewaytest.New(t)
+	key := e.Simple()
+	ctx, cancel := context.WithCancel(context.Background())
+	a := e.GW.Journey.Serve(ctx, routing.Request{Endpoint: routing.EndpointChat, Path: "/v1/chat/completions",
+		Authorization: "Bearer " + key, IdempotencyKey: "hang-up-after-done",
+		Body: strings.NewReader(`{"model":"fast","stream":true,"messages":[{"role":"user","content":"hi"}]}`)})
+	if a.Stream == nil {
+		t.Fatalf("not a stream: %d %s", a.Status, a.Body)
+	}
+	var last []byte
+	for {
+		ev, err := a.Stream.Next()
+		if err == io.EOF {
+			break
+		}
+		last = append(last[:0], ev...)
+	}
+	if !bytes.Contains(last, []byte("[DONE]")) {
+		t.Fatalf("the stream did not end with [DONE]: %q", last)
+	}
+	cancel() // the client hangs up after reading [DONE] ...
+	a.Done(nil)
+	// ... and the call is still a success.
+	waitCallLogs(t, e, calllog.Filter{RequestID: a.RequestID}, 1)
+	rows := rowsFor(t, e.Store.DB(), a.RequestID)
+	if len(rows) != 1 || rows[0].Status.String != "ok" {
+		t.Fatalf("call-log rows %+v, want one ok row", rows)
+	}
+	again := e.GW.Journey.Serve(context.Background(), routing.Request{Endpoint: routing.EndpointChat, Path: "/v1/chat/completions",
+		Authorization: "Bearer " + key, IdempotencyKey: "hang-up-after-done",
+		Body: strings.NewReader(`{"model":"fast","stream":true,"messages":[{"role":"user","content":"hi"}]}`)})
+	defer again.Done(nil)
+	if again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the complete stream was not stored for replay: %d %v", again.Status, again.Header)
 	}
 }
