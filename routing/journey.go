@@ -743,8 +743,7 @@ func (x *exchange) failed(f *Failure) {
 	case f.Class == adapter.ClassCancelled && shuttingDown(x.ctx):
 		// The caller is still there: tell it, and that a retry is safe.
 		x.interrupted()
-		h.Set("Retry-After", "1")
-		x.writeBody(http.StatusServiceUnavailable, "application/json", ErrorJSON(http.StatusServiceUnavailable, codeShuttingDown, msgShuttingDown, nil))
+		x.writeError(http.StatusServiceUnavailable, codeShuttingDown, msgShuttingDown, nil) // with Retry-After: 1
 		return
 	case f.Class == adapter.ClassCancelled:
 		x.rec.Status, x.rec.HTTPStatus = record.StatusClientCancelled, 499
