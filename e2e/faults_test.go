@@ -67,6 +67,26 @@ func (g *gatewayProc) wait(t *testing.T, within time.Duration) error {
 	}
 }
 
+// installation is a published configuration on a fresh database, served
+// by a fake vendor started with fakeArgs, with a caller key and a Redis
+// prefix cleaned up afterwards: what every fault test starts from.
+type installation struct {
+	dsn, key, prefix string
+	st               *store.Store
+}
+
+func newInstallation(t *testing.T, fakeArgs ...string) installation {
+	t.Helper()
+	dsn := storetest.NewDatabase(t)
+	fakeAddr := freePort(t)
+	start(t, "fakeupstream", nil, append([]string{"-addr", fakeAddr}, fakeArgs...)...)
+	waitHealthy(t, "http://"+fakeAddr+"/_fake/stats", nil)
+	st := seedPublished(t, dsn, "http://"+fakeAddr)
+	in := installation{dsn: dsn, st: st, key: callerKey(t, st), prefix: redisPrefix(dsn)}
+	cleanRedisPrefix(t, in.prefix)
+	return in
+}
+
 // callerKey creates an API key for the seeded caller "app".
 func callerKey(t *testing.T, st *store.Store) string {
 	t.Helper()
@@ -135,15 +155,9 @@ func rowsFor(t *testing.T, db *sql.DB, ids []string) (rows, distinct int, status
 // each stream ends with an OpenAI error event (never a bare EOF), and each
 // has exactly one call-log row, status interrupted.
 func TestSIGTERMCutsLongStreamsWithAnErrorEventAndOneRowEach(t *testing.T) {
-	dsn := storetest.NewDatabase(t)
-	fakeAddr := freePort(t)
 	// 40 chunks 250 ms apart: a 10 s stream against a 2 s grace.
-	start(t, "fakeupstream", nil, "-addr", fakeAddr, "-reply-chunks", "40", "-inter-chunk-delay", "250ms")
-	waitHealthy(t, "http://"+fakeAddr+"/_fake/stats", nil)
-	st := seedPublished(t, dsn, "http://"+fakeAddr)
-	key := callerKey(t, st)
-	prefix := redisPrefix(dsn)
-	cleanRedisPrefix(t, prefix)
+	in := newInstallation(t, "-reply-chunks", "40", "-inter-chunk-delay", "250ms")
+	dsn, st, key, prefix := in.dsn, in.st, in.key, in.prefix
 	g := startGateway(t, dsn, prefix, "SWITCHYARD_SPILL_DIR="+t.TempDir(), "SWITCHYARD_SHUTDOWN_GRACE=2s", "SWITCHYARD_DRAIN_DELAY=1s")
 	waitHealthy(t, g.URL+"/readyz", g.proc)
 
@@ -240,14 +254,8 @@ func TestSIGTERMCutsLongStreamsWithAnErrorEventAndOneRowEach(t *testing.T) {
 // closes the console with a page that says why, and writes every spilled
 // row once PostgreSQL returns.
 func TestStartWithoutPostgresServesTheCachedVersion(t *testing.T) {
-	dsn := storetest.NewDatabase(t)
-	fakeAddr := freePort(t)
-	start(t, "fakeupstream", nil, "-addr", fakeAddr)
-	waitHealthy(t, "http://"+fakeAddr+"/_fake/stats", nil)
-	st := seedPublished(t, dsn, "http://"+fakeAddr)
-	key := callerKey(t, st)
-	prefix := redisPrefix(dsn)
-	cleanRedisPrefix(t, prefix)
+	in := newInstallation(t)
+	dsn, st, key, prefix := in.dsn, in.st, in.key, in.prefix
 	proxy := storetest.NewProxy(t, pgHostPort(t, dsn))
 	proxied := viaProxy(t, dsn, proxy)
 	cacheDir := t.TempDir()
@@ -363,15 +371,9 @@ func waitFor(t *testing.T, within time.Duration, what string, ok func() bool) {
 // is loaded, so the first request a restarted instance accepts is served —
 // never "nothing has been published yet".
 func TestFirstAcceptedRequestAfterStartIsServed(t *testing.T) {
-	dsn := storetest.NewDatabase(t)
-	fakeAddr := freePort(t)
-	start(t, "fakeupstream", nil, "-addr", fakeAddr)
-	waitHealthy(t, "http://"+fakeAddr+"/_fake/stats", nil)
-	st := seedPublished(t, dsn, "http://"+fakeAddr)
-	key := callerKey(t, st)
-	prefix := redisPrefix(dsn)
-	cleanRedisPrefix(t, prefix)
-	g := startGateway(t, dsn, prefix, "SWITCHYARD_SPILL_DIR="+t.TempDir())
+	in := newInstallation(t)
+	key := in.key
+	g := startGateway(t, in.dsn, in.prefix, "SWITCHYARD_SPILL_DIR="+t.TempDir())
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, err := chat(t, g.URL, key, false)
@@ -397,14 +399,8 @@ func TestFirstAcceptedRequestAfterStartIsServed(t *testing.T) {
 // killed process had spilled are replayed by the next process on the same
 // spill directory, so they are not counted as lost.
 func TestKill9LosesOnlyTheLastFewAnsweredRequests(t *testing.T) {
-	dsn := storetest.NewDatabase(t)
-	fakeAddr := freePort(t)
-	start(t, "fakeupstream", nil, "-addr", fakeAddr)
-	waitHealthy(t, "http://"+fakeAddr+"/_fake/stats", nil)
-	st := seedPublished(t, dsn, "http://"+fakeAddr)
-	key := callerKey(t, st)
-	prefix := redisPrefix(dsn)
-	cleanRedisPrefix(t, prefix)
+	in := newInstallation(t)
+	dsn, st, key, prefix := in.dsn, in.st, in.key, in.prefix
 	spill := t.TempDir()
 	g := startGateway(t, dsn, prefix, "SWITCHYARD_SPILL_DIR="+spill)
 	waitHealthy(t, g.URL+"/readyz", g.proc)

@@ -23,16 +23,11 @@ import (
 // no singleton job slot runs twice, and when a worker dies the other goes
 // on running the jobs (taking over its lease). The figures are printed.
 func TestThreeAPIInstancesAndTwoWorkersActAsOne(t *testing.T) {
-	dsn := storetest.NewDatabase(t)
-	fakeAddr := freePort(t)
-	start(t, "fakeupstream", nil, "-addr", fakeAddr)
-	waitHealthy(t, "http://"+fakeAddr+"/_fake/stats", nil)
-	st := seedPublished(t, dsn, "http://"+fakeAddr)
+	in := newInstallation(t)
+	dsn, st, key, prefix := in.dsn, in.st, in.key, in.prefix
 	ctx := context.Background()
-	key := callerKey(t, st)
 	const rpm = 30
 	setFastRPM(t, st, rpm)
-	prefix := redisPrefix(dsn)
 	// The installation's Redis is a private local Redis Cluster (3 masters,
 	// 3 replicas), reached through a redis+cluster:// URL.
 	cluster := storetest.NewCluster(t)
