@@ -11,8 +11,10 @@ TEST_DB_URL  ?= postgres://switchyard:switchyard@127.0.0.1:5432/switchyard_test?
 export SWITCHYARD_TEST_DATABASE_URL ?= $(TEST_DB_URL)
 export SWITCHYARD_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-# Packages whose concurrency is the point: run them under the race detector.
+# Packages whose concurrency is the point: their tests run under the race
+# detector (make race), and only there; make unit runs every other package.
 RACE_PKGS := ./routing/... ./store/redis/... ./cmd/switchyard/worker/
+RACE_RE   := ^switchyard/(routing|store/redis)(/|$$)|^switchyard/cmd/switchyard/worker$$
 
 .PHONY: run test services build generate lint unit race fuzz e2e e2e-deps bench demo clean
 
@@ -52,8 +54,9 @@ lint:
 	@go tool templ generate -path views >/dev/null 2>&1
 	@if ! git diff --quiet -- views; then echo "templ output is stale; run make generate and commit:"; git diff --stat -- views; exit 1; fi
 
+## unit: every package's tests once, except the race packages (make race runs those)
 unit:
-	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) go test -count=1 -timeout 15m ./...
+	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) go test -count=1 -timeout 15m $$(go list ./... | grep -v -E '$(RACE_RE)')
 
 race:
 	go test -race -count=1 -timeout 10m $(RACE_PKGS)
