@@ -57,7 +57,8 @@ type TrafficShape struct {
 
 // Impact is what a draft would change, per day at the traffic of Window.
 type Impact struct {
-	Window   time.Duration `json:"window"`
+	Window        time.Duration `json:"-"`
+	WindowSeconds int64         `json:"window_seconds"`
 	Shapes   int           `json:"shapes"`
 	Requests int64         `json:"requests"` // replayed (callers in both versions)
 	// Lost are the requests that the live version serves and the draft
@@ -149,7 +150,9 @@ func (im *Impact) Findings() (lost, partly []config.Finding) {
 		}
 		obj := config.ObjectRef{Kind: "tier", Name: l.RouteGroup + " / " + string(l.Tier), Group: l.RouteGroup, Tier: l.Tier}
 		if l.LogicModel != "" {
-			obj = config.ObjectRef{Kind: "caller", ID: l.CallerID, Name: l.Caller, Field: "route_group"}
+			// Named explicitly: the fix is the group's tiers, which must
+			// list the model for its callers to reach it.
+			obj = config.ObjectRef{Kind: "route_group", Name: l.RouteGroup, Model: l.LogicModel}
 		}
 		f := config.Finding{Object: obj, Callers: []string{l.Caller},
 			Params: map[string]string{"caller": l.Caller, "route_group": l.RouteGroup, "target": l.Target(), "code": l.Code,
@@ -242,7 +245,7 @@ func Replay(live, draft *config.Runtime, shapes []TrafficShape, window time.Dura
 		window = 24 * time.Hour
 	}
 	perDay := float64(24*time.Hour) / float64(window)
-	im := &Impact{Window: window, Shapes: len(shapes)}
+	im := &Impact{Window: window, WindowSeconds: int64(window / time.Second), Shapes: len(shapes)}
 	type lossKey struct {
 		caller int64
 		target string

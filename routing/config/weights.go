@@ -71,6 +71,19 @@ func ProposeWeight(ds []Deployment) WeightProposal {
 	return WeightProposal{Weight: share, Rebalance: scaleWeights(ds, 100-share)}
 }
 
+// Rebalance is the new weights of ds's in-service deployments that keep
+// the sum at 100 beside a new deployment of weight w, or nil when they
+// can stay (the rule already holds with w, or w is no share of 100).
+func Rebalance(ds []Deployment, w int) map[int64]int {
+	with := append(slicesClone(ds), Deployment{ID: -1, Weight: w, Enabled: true})
+	if w <= 0 || w >= 100 || SumWeights(with).Balanced() || SumWeights(ds).Active == 0 {
+		return nil
+	}
+	return scaleWeights(ds, 100-w)
+}
+
+func slicesClone(ds []Deployment) []Deployment { return append([]Deployment(nil), ds...) }
+
 // scaleWeights scales the in-service deployments' weights to sum to total
 // by the largest-remainder method (ties go to the earlier deployment). A
 // weight the rounding would take to 0 is kept at 1, so no deployment is
