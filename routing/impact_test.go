@@ -267,3 +267,22 @@ func TestNeedsRecordRoundTrip(t *testing.T) {
 		t.Fatal("embedding kind lost")
 	}
 }
+
+// BenchmarkReplay replays 1,000 request shapes (the preview of a busy
+// installation) against a live version and a draft.
+func BenchmarkReplay(b *testing.B) {
+	live := world(b, nil)
+	draft := world(b, func(s *config.Snapshot) { s.LogicModels[0].Deployments[1].Weight = 0 })
+	models := []string{"fast", "standard", "deep", "main", "canary"}
+	var shapes []TrafficShape
+	for i := range 1000 {
+		shapes = append(shapes, TrafficShape{CallerID: 1, Caller: "c", Model: models[i%len(models)], Needs: record.Needs(i % 8 &^ int(record.NeedEmbedding)),
+			Fields: uint64(i), Requests: 10, Served: 9, Usage: 9, PromptTokens: 9000, CompletionTokens: 900})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Replay(live, draft, shapes, 24*time.Hour); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
