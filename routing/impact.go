@@ -59,8 +59,8 @@ type TrafficShape struct {
 type Impact struct {
 	Window        time.Duration `json:"-"`
 	WindowSeconds int64         `json:"window_seconds"`
-	Shapes   int           `json:"shapes"`
-	Requests int64         `json:"requests"` // replayed (callers in both versions)
+	Shapes        int           `json:"shapes"`
+	Requests      int64         `json:"requests"` // replayed (callers in both versions)
 	// Lost are the requests that the live version serves and the draft
 	// would refuse, by caller, target and what refuses them.
 	Lost []Loss `json:"lost"`

@@ -32,7 +32,10 @@ func TestTierUnservableNeedsAcknowledgementNamingTheTier(t *testing.T) {
 		{"the only unparked candidate's deployments are all disabled", func(s *Snapshot) { s.LogicModels[1].Deployments[0].Enabled = false },
 			// big serves deep alone; standard keeps small.
 			[]Ack{{RouteGroup: "default", Tier: TierDeep}}, CauseNoDeployment},
-		{"provider without an active key", func(s *Snapshot) { s.Providers[1].Keys[0].Status = KeyDisabled; s.Providers[0].Keys[0].Status = KeyDisabled },
+		{"provider without an active key", func(s *Snapshot) {
+			s.Providers[1].Keys[0].Status = KeyDisabled
+			s.Providers[0].Keys[0].Status = KeyDisabled
+		},
 			[]Ack{{RouteGroup: "default", Tier: TierFast}, {RouteGroup: "default", Tier: TierStandard}, {RouteGroup: "default", Tier: TierDeep}}, CauseNoDeployment},
 		{"one candidate of two parked still serves", func(s *Snapshot) { s.RouteGroups[0].Tiers[1].Candidates[0].Weight = 0 }, nil, ""},
 		{"a disabled caller is nobody to serve", func(s *Snapshot) {
