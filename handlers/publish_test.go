@@ -36,6 +36,7 @@ func candidateOf(t *testing.T, env *webtest.Env, tier config.TierName) config.Ca
 // default/deep; the acknowledgement is on the version afterwards. The admin
 // API enforces the same.
 func TestPublishParkedTierNeedsTypedAcknowledgement(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t)
 	seedDraft(t, env.Store)
 	ctx := t.Context()
@@ -162,6 +163,20 @@ func TestPublishParkedTierNeedsTypedAcknowledgement(t *testing.T) {
 	if code != http.StatusCreated || !strings.Contains(string(body), `"acknowledged":[`) {
 		t.Fatalf("acknowledged API publish: %d %s", code, body)
 	}
+
+	// Rolling back to v2 (deep parked) asks for default/deep too.
+	_, doc = admin.Get("/versions/2")
+	if webtest.TestID(doc, "rollback-form").Find(`[data-testid="ack-default-deep"]`).Length() != 1 {
+		t.Fatal("the rollback form does not ask for default/deep")
+	}
+	res, doc = admin.PostForm("/versions/2/rollback", url.Values{"message": {"back to v2"}})
+	if res.StatusCode != http.StatusOK || !strings.Contains(doc.Text(), "Rollback refused") {
+		t.Fatalf("unacknowledged rollback: %d", res.StatusCode)
+	}
+	res, _ = admin.PostForm("/versions/2/rollback", url.Values{"message": {"back to v2"}, "acknowledge": {"default/deep"}})
+	if n, _ := env.Store.LatestVersionNumber(ctx); res.StatusCode != http.StatusOK || n != 4 {
+		t.Fatalf("acknowledged rollback: %d, live v%d", res.StatusCode, n)
+	}
 }
 
 // TestDiffShowsWhatChangedAndHidesIDChurn: a candidate removed and added
@@ -169,6 +184,7 @@ func TestPublishParkedTierNeedsTypedAcknowledgement(t *testing.T) {
 // two versions says nothing changed, and a real change reads as a sentence
 // above the text.
 func TestDiffShowsWhatChangedAndHidesIDChurn(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t)
 	tiers := seedDraft(t, env.Store)
 	ctx := t.Context()
@@ -216,6 +232,7 @@ func TestDiffShowsWhatChangedAndHidesIDChurn(t *testing.T) {
 // rebalanced in the same save), and Park takes one out of service without
 // re-weighting the others.
 func TestNewDeploymentKeepsTheWeightsRule(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t)
 	seedDraft(t, env.Store)
 	ctx := t.Context()

@@ -110,6 +110,7 @@ func hasCheck(r config.Result, id string) bool {
 // default/deep, a stale acknowledgement is refused, and the accepted one is
 // recorded on the version.
 func TestPublishAnUnservableTierOnlyWhenAcknowledged(t *testing.T) {
+	t.Parallel()
 	st, _ := storetest.New(t)
 	ctx := context.Background()
 	seed(t, st)

@@ -13,6 +13,7 @@ import (
 // back as distinct shapes with counts and token sums; rows outside the
 // window, without a caller or a model, and idempotent replays are left out.
 func TestShapesGroupTheWindowInSQL(t *testing.T) {
+	t.Parallel()
 	db, _ := newTestDB(t)
 	ctx := context.Background()
 	now := time.Now().UTC()
