@@ -1,5 +1,7 @@
 package config
 
+import "slices"
+
 // The weights rule (check weights_sum): a logic model's deployment weights
 // split its traffic, and they must add up to 100 over the deployments in
 // service — enabled and not parked. Taking a deployment out of service
@@ -75,14 +77,12 @@ func ProposeWeight(ds []Deployment) WeightProposal {
 // the sum at 100 beside a new deployment of weight w, or nil when they
 // can stay (the rule already holds with w, or w is no share of 100).
 func Rebalance(ds []Deployment, w int) map[int64]int {
-	with := append(slicesClone(ds), Deployment{ID: -1, Weight: w, Enabled: true})
+	with := append(slices.Clone(ds), Deployment{ID: -1, Weight: w, Enabled: true})
 	if w <= 0 || w >= 100 || SumWeights(with).Balanced() || SumWeights(ds).Active == 0 {
 		return nil
 	}
 	return scaleWeights(ds, 100-w)
 }
-
-func slicesClone(ds []Deployment) []Deployment { return append([]Deployment(nil), ds...) }
 
 // scaleWeights scales the in-service deployments' weights to sum to total
 // by the largest-remainder method (ties go to the earlier deployment). A
