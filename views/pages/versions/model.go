@@ -93,6 +93,10 @@ type AckRow struct {
 	Checks  []string
 }
 
+// WholeTier reports whether the tier answers 503 to everyone (a static
+// finding), not only to the callers whose traffic the replay lost.
+func (a AckRow) WholeTier() bool { return slices.Contains(a.Checks, config.CheckTierUnservable) }
+
 // AckRows lists the distinct acks the result's findings need, in order.
 func AckRows(r config.Result) []AckRow {
 	var out []AckRow
