@@ -52,8 +52,8 @@ func (h *Handler) APILogicModelDelete(c echo.Context) error {
 }
 
 // APIDeploymentCreate adds a deployment to a logic model. Unless the body
-// says otherwise it is enabled and takes the weight the model's other
-// deployments leave to 100, as the console form proposes.
+// says otherwise it is enabled and takes the weight the console form
+// proposes: what the others leave of 100, or an even share.
 func (h *Handler) APIDeploymentCreate(c echo.Context) error {
 	mid, err := apiID(c, "logic model")
 	if err != nil {
@@ -67,13 +67,9 @@ func (h *Handler) APIDeploymentCreate(c echo.Context) error {
 	if !ok {
 		return apiFail(c, apiNotFound("logic model", mid))
 	}
-	used := 0
-	for _, d := range m.Deployments {
-		if !d.Parked() {
-			used += d.Weight
-		}
-	}
-	in := config.Deployment{Enabled: true, Weight: max(100-used, 0), Prices: config.Prices{Currency: "USD"}}
+	// The weight the console form proposes (without its rebalancing of the
+	// others, which a script does by setting their weights).
+	in := config.Deployment{Enabled: true, Weight: config.ProposeWeight(m.Deployments).Weight, Prices: config.Prices{Currency: "USD"}}
 	return apiDeployments.create(h, c, in, nil, func(ctx context.Context, in config.Deployment) (int64, error) {
 		id, err := h.Store.CreateDeployment(ctx, mid, in)
 		return id, orNotFound(err, "logic model", mid)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -77,19 +78,39 @@ func (h *Handler) APIConfigImport(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// APIDryRun runs the checks on the draft.
+// APIDryRun runs the checks on the draft and replays the last day's
+// traffic against it. "blocking" is true when a publish without
+// acknowledgements would be refused; "acknowledge" lists what a publish
+// must acknowledge (besides fixing every error).
 func (h *Handler) APIDryRun(c echo.Context) error {
-	snap, rev, err := h.Store.Draft(c.Request().Context())
+	ctx := c.Request().Context()
+	snap, rev, err := h.Store.Draft(ctx)
 	if err != nil {
 		return err
 	}
-	r := h.dryRun(snap)
-	return c.JSON(http.StatusOK, map[string]any{"draft_revision": rev, "blocking": r.Blocking(), "findings": r.Findings, "checks": r.Checks})
+	r, im, problem, truncated := h.draftCheck(ctx, snap)
+	acks := []string{}
+	for _, f := range r.NeedAck() {
+		if f.Ack != nil && !slices.Contains(acks, f.Ack.String()) {
+			acks = append(acks, f.Ack.String())
+		}
+	}
+	impact := map[string]any{"available": im != nil}
+	if im != nil {
+		impact["replay"], impact["truncated"] = im, truncated
+	} else {
+		impact["problem"] = problem
+	}
+	return c.JSON(http.StatusOK, map[string]any{"draft_revision": rev, "blocking": r.Blocking(), "errors": len(r.Errors()),
+		"acknowledge": acks, "findings": r.Findings, "checks": r.Checks, "impact": impact})
 }
 
 type publishBody struct {
 	Message          string `json:"message"`
 	ExpectedRevision *int64 `json:"expected_revision,omitempty"`
+	// Acknowledge names the findings accepted: "group/tier" (or
+	// "group/logic-model"), each as the dry-run's "acknowledge" lists it.
+	Acknowledge []config.Ack `json:"acknowledge,omitempty"`
 }
 
 // decodeJSON decodes a strict JSON body onto dst. Its error is an unwritten
@@ -143,7 +164,9 @@ func (h *Handler) APIPublish(c echo.Context) error {
 	if err := readJSON(c, &b); err != nil {
 		return apiFail(c, err)
 	}
-	out, err := h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), ExpectedRevision: b.ExpectedRevision, Check: h.dryRun})
+	ctx := c.Request().Context()
+	out, err := h.Store.Publish(ctx, store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), ExpectedRevision: b.ExpectedRevision,
+		Check: h.publishCheck(ctx), Acknowledge: b.Acknowledge})
 	if err != nil {
 		return h.apiPublishError(c, err)
 	}
@@ -155,8 +178,12 @@ func (h *Handler) apiPublishError(c echo.Context, err error) error {
 	var cf *store.ChecksFailedError
 	switch {
 	case errors.As(err, &cf):
+		code := "dry_run_failed"
+		if len(cf.Result.Errors()) == 0 {
+			code = "acknowledgement_required" // only unacknowledged findings block
+		}
 		return c.JSON(http.StatusUnprocessableEntity, map[string]any{"error": httpx.APIError{
-			Message: cf.Error(), Type: "invalid_request_error", Code: "dry_run_failed", Details: cf.Result.Errors()}})
+			Message: cf.Error(), Type: "invalid_request_error", Code: code, Details: cf.Blocking}})
 	case errors.Is(err, store.ErrDraftChanged):
 		return httpx.JSONError(c, http.StatusConflict, "draft_changed", err.Error(), nil)
 	case errors.Is(err, store.ErrNothingToPublish):
@@ -239,7 +266,7 @@ func (h *Handler) APIRollback(c echo.Context) error {
 	if err := readJSON(c, &b); err != nil {
 		return apiFail(c, err)
 	}
-	out, err := h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), RollbackTo: n, Check: h.dryRun})
+	out, err := h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), RollbackTo: n, Check: h.dryRun, Acknowledge: b.Acknowledge})
 	if err != nil {
 		return h.apiPublishError(c, err)
 	}

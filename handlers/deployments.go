@@ -41,18 +41,6 @@ func deploymentProviderOptions(snap config.Snapshot, current string) []component
 	return out
 }
 
-// remainingWeight is a new deployment's suggested weight: what the active
-// deployments leave of 100 (0 parks it when they already take it all).
-func remainingWeight(m config.LogicModel) int {
-	sum := 0
-	for _, d := range m.Deployments {
-		if !d.Parked() {
-			sum += d.Weight
-		}
-	}
-	return max(100-sum, 0)
-}
-
 // DeploymentNew shows an empty deployment form for a logic model.
 func (h *Handler) DeploymentNew(c echo.Context) error {
 	id, err := idParam(c, "id")
@@ -67,11 +55,12 @@ func (h *Handler) DeploymentNew(c echo.Context) error {
 	if !ok {
 		return echo.NewHTTPError(http.StatusNotFound, "no such logic model")
 	}
-	d := config.Deployment{Enabled: true, Weight: remainingWeight(m), Prices: config.Prices{Currency: "USD"}}
+	prop := config.ProposeWeight(m.Deployments)
+	d := config.Deployment{Enabled: true, Weight: prop.Weight, Prices: config.Prices{Currency: "USD"}}
 	if len(snap.Providers) == 1 {
 		d.Provider = snap.Providers[0].Name
 	}
-	f := models.DeploymentForm{Model: m, V: d, Providers: deploymentProviderOptions(snap, d.Provider), CSRF: httpx.CSRFToken(c)}
+	f := models.DeploymentForm{Model: m, V: d, Providers: deploymentProviderOptions(snap, d.Provider), CSRF: httpx.CSRFToken(c), Rebalance: prop.Rebalance, RebalanceOn: prop.Rebalance != nil}
 	return httpx.Render(c, http.StatusOK, models.DeploymentFormPage(h.page(c, "Add deployment of "+m.Code, "models"), f), nil)
 }
 
@@ -155,8 +144,14 @@ func (h *Handler) DeploymentCreate(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "no such logic model")
 	}
 	d, errs := deploymentFromForm(c, config.Deployment{}, m.Kind)
+	// "Rebalance the others": scale them so the weights still sum to 100
+	// beside the posted weight (from the draft as it is now).
+	var reweight map[int64]int
+	if formBool(c, "rebalance") && d.InService() {
+		reweight = config.Rebalance(m.Deployments, d.Weight)
+	}
 	if len(errs) == 0 {
-		if _, err := h.Store.CreateDeployment(ctx, m.ID, d); err != nil {
+		if _, err := h.Store.CreateDeploymentRebalanced(ctx, m.ID, d, reweight); err != nil {
 			fe, ok := fieldErrors(err)
 			if !ok {
 				return notFoundOr(err)
@@ -201,6 +196,9 @@ func (h *Handler) deploymentSaved(c echo.Context, snap config.Snapshot, id int64
 	if len(errs) > 0 {
 		posted, _ := c.FormParams()
 		f := models.DeploymentForm{ID: id, Model: m, V: d, Providers: deploymentProviderOptions(snap, d.Provider), Posted: posted, Errors: errs, CSRF: httpx.CSRFToken(c)}
+		if id == 0 {
+			f.Rebalance, f.RebalanceOn = config.ProposeWeight(m.Deployments).Rebalance, formBool(c, "rebalance")
+		}
 		return httpx.Render(c, http.StatusUnprocessableEntity, models.DeploymentFormPage(h.page(c, "Deployment of "+m.Code, "models"), f), models.DeploymentFormBody(f))
 	}
 	h.flash(c, "Deployment of "+m.Code+" on "+d.Provider+" ("+d.UpstreamModel+") saved. Publish to make it live.")

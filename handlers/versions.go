@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,10 @@ func (h *Handler) VersionShow(c echo.Context) error {
 	}
 	live, _ := h.Store.LatestVersionNumber(ctx)
 	p := versions.ShowPage{Page: h.page(c, fmt.Sprintf("Version %d", n), "versions"), Version: versionView(v), IsLive: live == n}
+	if snap, err := config.Decode([]byte(v.Snapshot)); err == nil && live != n {
+		// A rollback to it runs the dry-run again: ask for what it needs.
+		p.RollbackAcks = versions.AckRows(h.dryRun(snap))
+	}
 	return httpx.Render(c, http.StatusOK, versions.Show(p), nil)
 }
 
@@ -95,6 +100,16 @@ func (h *Handler) VersionsDiff(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	var changes []config.Change
+	if sa, err := config.Decode([]byte(a)); err == nil {
+		if sb, err := config.Decode([]byte(b)); err == nil {
+			changes = config.Changes(sa, sb)
+		}
+	}
+	showIDs := c.QueryParam("ids") == "show"
+	if !showIDs {
+		a, b = config.WithoutIDs(a), config.WithoutIDs(b)
+	}
 	lines := textdiff.Lines(a, b)
 	ins, del := textdiff.Changed(lines)
 	vs, err := h.Store.Versions(c.Request().Context(), 200)
@@ -105,39 +120,69 @@ func (h *Handler) VersionsDiff(c echo.Context) error {
 	for _, v := range vs {
 		opts = append(opts, strconv.FormatInt(v.Number, 10))
 	}
-	p := versions.DiffPage{Page: h.page(c, "Diff", "versions"), From: from, To: to, Options: opts, Lines: textdiff.FoldContext(lines, 3), Ins: ins, Del: del}
+	p := versions.DiffPage{Page: h.page(c, "Diff", "versions"), From: from, To: to, Options: opts, Lines: textdiff.FoldContext(lines, 3), Ins: ins, Del: del,
+		Changes: changes, ShowIDs: showIDs}
 	return httpx.Render(c, http.StatusOK, versions.Diff(p), nil)
 }
 
 // DryRunPage runs the checks on the draft and offers to publish.
 func (h *Handler) DryRunPage(c echo.Context) error {
-	p, err := h.dryRunPage(c, "", "")
+	p, err := h.dryRunPage(c, "", "", nil)
 	if err != nil {
 		return err
 	}
 	return httpx.Render(c, http.StatusOK, versions.DryRun(p), nil)
 }
 
-func (h *Handler) dryRunPage(c echo.Context, message, publishErr string) (versions.DryRunPage, error) {
+func (h *Handler) dryRunPage(c echo.Context, message, publishErr string, typed map[string]string) (versions.DryRunPage, error) {
 	ctx := c.Request().Context()
 	snap, rev, err := h.Store.Draft(ctx)
 	if err != nil {
 		return versions.DryRunPage{}, err
 	}
-	p := versions.DryRunPage{Page: h.page(c, "Dry-run", "dryrun"), Result: h.dryRun(snap), Revision: rev, Message: message, Error: publishErr}
+	result, im, problem, truncated := h.draftCheck(ctx, snap)
+	p := versions.DryRunPage{Page: h.page(c, "Dry-run", "dryrun"), Result: result, Revision: rev, Message: message, Error: publishErr,
+		Impact: im, ImpactProblem: problem, ImpactTruncated: truncated, Typed: typed}
 	if p.Page.LiveVersion > 0 {
 		if live, err := h.Store.Version(ctx, p.Page.LiveVersion); err == nil {
 			text, _ := config.Encode(snap)
-			p.Ins, p.Del = textdiff.Changed(textdiff.Lines(live.Snapshot, string(text)))
+			p.Ins, p.Del = textdiff.Changed(textdiff.Lines(config.WithoutIDs(live.Snapshot), config.WithoutIDs(string(text))))
+			if ls, err := config.Decode([]byte(live.Snapshot)); err == nil {
+				p.Changes = config.Changes(ls, snap)
+			}
 		}
 	}
 	return p, nil
 }
 
+// formAcks reads the acknowledgements typed on a publish form: each
+// non-blank "acknowledge" value must be an ack's text form.
+func formAcks(c echo.Context) ([]config.Ack, map[string]string, error) {
+	params, _ := c.FormParams()
+	raw := params["acknowledge"]
+	typed := map[string]string{}
+	for _, v := range raw {
+		if a, err := config.ParseAck(v); err == nil {
+			typed[a.String()] = strings.TrimSpace(v)
+		}
+	}
+	acks, err := config.ParseAcks(raw)
+	return acks, typed, err
+}
+
 // Publish publishes the draft the operator reviewed.
 func (h *Handler) Publish(c echo.Context) error {
 	msg := strings.TrimSpace(c.FormValue("message"))
-	in := store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: msg, Check: h.dryRun}
+	acks, typed, ackErr := formAcks(c)
+	if ackErr != nil {
+		reason, _ := publishRefusal(ackErr)
+		p, err := h.dryRunPage(c, msg, reason, typed)
+		if err != nil {
+			return err
+		}
+		return httpx.Render(c, http.StatusUnprocessableEntity, versions.DryRun(p), nil)
+	}
+	in := store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: msg, Check: h.publishCheck(c.Request().Context()), Acknowledge: acks}
 	if r := c.FormValue("revision"); r != "" {
 		rev, err := strconv.ParseInt(r, 10, 64)
 		if err != nil {
@@ -151,13 +196,13 @@ func (h *Handler) Publish(c echo.Context) error {
 		if !ok {
 			return err
 		}
-		p, perr := h.dryRunPage(c, msg, reason)
+		p, perr := h.dryRunPage(c, msg, reason, typed)
 		if perr != nil {
 			return perr
 		}
 		return httpx.Render(c, http.StatusUnprocessableEntity, versions.DryRun(p), nil)
 	}
-	h.Log.Info("configuration published", "version", out.Version.Number, "author", out.Version.Author, "message", out.Version.Message)
+	h.Log.Info("configuration published", "version", out.Version.Number, "author", out.Version.Author, "message", out.Version.Message, "acknowledged", ackList(acks))
 	h.flash(c, fmt.Sprintf("Published version %d. Every instance serves it within seconds.", out.Version.Number))
 	return httpx.Redirect(c, "/versions")
 }
@@ -168,7 +213,16 @@ func publishRefusal(err error) (string, bool) {
 	var cf *store.ChecksFailedError
 	switch {
 	case errors.As(err, &cf):
-		return fmt.Sprintf("Publish refused: the dry-run has %d blocking finding(s). Fix them and publish again.", len(cf.Result.Errors())), true
+		if n := len(cf.Result.Errors()); n > 0 {
+			return fmt.Sprintf("Publish refused: the dry-run has %d blocking error(s). Fix them and publish again.", n), true
+		}
+		var need []string
+		for _, f := range cf.Blocking {
+			if f.Ack != nil && !slices.Contains(need, f.Ack.String()) {
+				need = append(need, f.Ack.String())
+			}
+		}
+		return "Publish refused: it would take service from callers. Type " + strings.Join(need, " and ") + " below to publish anyway, or change the draft.", true
 	case errors.Is(err, store.ErrDraftChanged):
 		return "Publish refused: " + store.ErrDraftChanged.Error() + ".", true
 	case errors.Is(err, store.ErrNothingToPublish):
@@ -187,14 +241,22 @@ func (h *Handler) VersionRollback(c echo.Context) error {
 		return err
 	}
 	msg := strings.TrimSpace(c.FormValue("message"))
-	out, err := h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: msg, RollbackTo: n, Check: h.dryRun})
-	if err != nil {
-		if reason, ok := publishRefusal(err); ok {
-			h.flashError(c, "Rollback refused: "+reason)
-			return httpx.Redirect(c, fmt.Sprintf("/versions/%d#rollback", n))
+	acks, _, err := formAcks(c)
+	if err == nil {
+		var out store.PublishOutcome
+		out, err = h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: msg, RollbackTo: n, Check: h.dryRun, Acknowledge: acks})
+		if err == nil {
+			return h.rolledBack(c, n, out)
 		}
-		return notFoundOr(err)
 	}
+	if reason, ok := publishRefusal(err); ok {
+		h.flashError(c, "Rollback refused: "+reason)
+		return httpx.Redirect(c, fmt.Sprintf("/versions/%d#rollback", n))
+	}
+	return notFoundOr(err)
+}
+
+func (h *Handler) rolledBack(c echo.Context, n int64, out store.PublishOutcome) error {
 	h.Log.Info("configuration rolled back", "version", out.Version.Number, "to", n, "author", out.Version.Author)
 	note := ""
 	for _, nt := range out.Notes {
@@ -325,4 +387,12 @@ func (h *Handler) ImportApply(c echo.Context) error {
 	h.Log.Info("draft replaced by import", "by", httpx.CurrentPrincipal(c).Name)
 	h.flash(c, msg)
 	return httpx.Redirect(c, "/dry-run")
+}
+
+func ackList(acks []config.Ack) []string {
+	out := make([]string, len(acks))
+	for i, a := range acks {
+		out[i] = a.String()
+	}
+	return out
 }

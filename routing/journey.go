@@ -797,6 +797,7 @@ func (x *exchange) route(model string, reasoning bool, needs Needs) (*Plan, bool
 		x.reject(http.StatusInternalServerError, "internal_error", "", "could not resolve the model: "+err.Error())
 		return nil, false
 	}
+	x.rec.Needs, x.rec.Fields = needs.Record()
 	p := NewPlan()
 	x.plan = p
 	Build(p, x.caller, target, needs, &x.j.Exec.State)

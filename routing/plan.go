@@ -7,6 +7,7 @@ import (
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 	"switchyard/routing/reason"
+	"switchyard/routing/record"
 )
 
 // Needs are what a request requires of a deployment.
@@ -18,6 +19,48 @@ type Needs struct {
 	// Chat is the chat request, when there is one: a deployment whose
 	// protocol refuses one of its fields is skipped (unsupported_parameter).
 	Chat *adapter.ChatRequest
+}
+
+// Record is the needs as the call log keeps them (the impact preview
+// replays them): the need bits and the chat fields set.
+func (n Needs) Record() (record.Needs, uint64) {
+	var r record.Needs
+	if n.Kind == config.KindEmbedding {
+		r |= record.NeedEmbedding
+	}
+	if n.Thinking {
+		r |= record.NeedThinking
+	}
+	if n.Vision {
+		r |= record.NeedVision
+	}
+	if n.Tools {
+		r |= record.NeedTools
+	}
+	if n.Chat == nil {
+		return r, 0
+	}
+	if len(n.Chat.Unknown) > 0 {
+		r |= record.NeedOtherField
+	}
+	return r, uint64(n.Chat.Set)
+}
+
+// ReplayNeeds rebuilds the needs of a request from its call-log shape:
+// what routing decides by. A field's value is not kept, so a refusal that
+// depends on one (Anthropic's temperature above 1) is not replayed.
+func ReplayNeeds(r record.Needs, fields uint64) Needs {
+	n := Needs{Kind: config.KindChat, Thinking: r.Has(record.NeedThinking), Vision: r.Has(record.NeedVision), Tools: r.Has(record.NeedTools)}
+	if r.Has(record.NeedEmbedding) {
+		return Needs{Kind: config.KindEmbedding}
+	}
+	if fields != 0 || r.Has(record.NeedOtherField) {
+		n.Chat = &adapter.ChatRequest{Set: adapter.FieldSet(fields)}
+		if r.Has(record.NeedOtherField) {
+			n.Chat.Unknown = []string{"(a field this build does not know)"}
+		}
+	}
+	return n
 }
 
 // Step is one deployment to try, in order.

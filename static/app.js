@@ -31,6 +31,20 @@
     if (box) box.hidden = true;
   });
 
+  // A dry-run finding links to the control that fixes it (#its-id): open
+  // the <details> it sits in, and put the cursor in it.
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var el = id && document.getElementById(id);
+    if (!el) return;
+    for (var d = el.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+    if (el.matches("input, select, textarea")) el.focus({ preventScroll: true });
+    el.scrollIntoView({ block: "center" });
+  }
+  window.addEventListener("hashchange", openTarget);
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", openTarget);
+  else openTarget();
+
   // Copy buttons: <button data-copy="#id"> copies that element's text.
   document.addEventListener("click", function (ev) {
     var b = ev.target.closest("[data-copy]");

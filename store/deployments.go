@@ -35,15 +35,40 @@ const deploymentDup = "this logic model already has a deployment of that upstrea
 
 // CreateDeployment adds a deployment to a logic model. d.Provider names the provider.
 func (s *Store) CreateDeployment(ctx context.Context, logicModelID int64, d config.Deployment) (int64, error) {
+	return s.createDeployment(ctx, s.db, logicModelID, d)
+}
+
+// CreateDeploymentRebalanced adds a deployment and, in the same
+// transaction, sets the weights of other deployments of the same logic
+// model (id → weight), so the weights rule holds at every moment.
+func (s *Store) CreateDeploymentRebalanced(ctx context.Context, logicModelID int64, d config.Deployment, weights map[int64]int) (int64, error) {
+	var id int64
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		if id, err = s.createDeployment(ctx, tx, logicModelID, d); err != nil {
+			return err
+		}
+		for other, w := range weights {
+			res, err := tx.ExecContext(ctx, `UPDATE deployments SET weight=$3 WHERE id=$1 AND logic_model_id=$2`, other, logicModelID, w)
+			if err := rowsAffected(res, err); err != nil {
+				return fmt.Errorf("store: rebalance deployment %d: %w", other, err)
+			}
+		}
+		return nil
+	})
+	return id, err
+}
+
+func (s *Store) createDeployment(ctx context.Context, q sqlx.QueryerContext, logicModelID int64, d config.Deployment) (int64, error) {
 	if err := config.ValidateDeployment(d).Err(); err != nil {
 		return 0, err
 	}
-	pid, err := s.deploymentProvider(ctx, s.db, d.Provider)
+	pid, err := s.deploymentProvider(ctx, q, d.Provider)
 	if err != nil {
 		return 0, err
 	}
 	var id int64
-	err = s.db.GetContext(ctx, &id, `
+	err = sqlx.GetContext(ctx, q, &id, `
 		INSERT INTO deployments (logic_model_id, provider_id, upstream_model, weight, enabled, max_concurrency,
 			price_input_micros, price_output_micros, price_cached_micros, currency, cap_thinking, cap_vision, cap_tools,
 			embedding_batch_limit, timeout_ms, breaker, cap_structured_output)

@@ -104,3 +104,51 @@ func hasCheck(r config.Result, id string) bool {
 	}
 	return false
 }
+
+// TestPublishAnUnservableTierOnlyWhenAcknowledged parks the deep tier's
+// only candidate: the publish is refused until the operator acknowledges
+// default/deep, a stale acknowledgement is refused, and the accepted one is
+// recorded on the version.
+func TestPublishAnUnservableTierOnlyWhenAcknowledged(t *testing.T) {
+	t.Parallel()
+	st, _ := storetest.New(t)
+	ctx := context.Background()
+	seed(t, st)
+	if _, err := st.Publish(ctx, store.PublishInput{Author: "t", Message: "first", Check: check}); err != nil {
+		t.Fatal(err)
+	}
+	snap, _, _ := st.Draft(ctx)
+	deep := snap.RouteGroups[0].Tier(config.TierDeep).Candidates[0]
+	if err := st.UpdateCandidate(ctx, deep.ID, deep.Priority, 0); err != nil {
+		t.Fatal(err)
+	}
+	var cf *store.ChecksFailedError
+	_, err := st.Publish(ctx, store.PublishInput{Author: "t", Message: "park deep", Check: check})
+	if !errors.As(err, &cf) || len(cf.Blocking) != 1 || cf.Blocking[0].Check != config.CheckTierUnservable || cf.Blocking[0].Ack.String() != "default/deep" {
+		t.Fatalf("unacknowledged: %v", err)
+	}
+	fast := config.Ack{RouteGroup: "default", Tier: config.TierFast}
+	deepAck := config.Ack{RouteGroup: "default", Tier: config.TierDeep}
+	if _, err := st.Publish(ctx, store.PublishInput{Author: "t", Message: "park deep", Check: check, Acknowledge: []config.Ack{fast}}); !errors.As(err, &cf) {
+		t.Fatalf("acknowledging another tier must not admit it: %v", err)
+	}
+	var ve *config.ValidationError
+	if _, err := st.Publish(ctx, store.PublishInput{Author: "t", Message: "park deep", Check: check, Acknowledge: []config.Ack{deepAck, fast}}); !errors.As(err, &ve) || ve.Fields["acknowledge"] == "" {
+		t.Fatalf("a stale acknowledgement must be refused: %v", err)
+	}
+	if n, _ := st.LatestVersionNumber(ctx); n != 1 {
+		t.Fatalf("a refused publish stored version %d", n)
+	}
+	out, err := st.Publish(ctx, store.PublishInput{Author: "t", Message: "park deep", Check: check, Acknowledge: []config.Ack{deepAck}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := st.Version(ctx, out.Version.Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acked := v.CheckResults().Acknowledged
+	if len(acked) != 1 || acked[0].Ack != deepAck || acked[0].Check != config.CheckTierUnservable || acked[0].Callers[0] != "contracts" {
+		t.Fatalf("recorded acknowledgements: %+v", acked)
+	}
+}

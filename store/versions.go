@@ -25,11 +25,16 @@ var ErrDraftChanged = errors.New("the draft changed since it was checked; review
 // ErrNothingToPublish refuses a publish identical to the live version.
 var ErrNothingToPublish = errors.New("the draft is identical to the live version; there is nothing to publish")
 
-// ChecksFailedError refuses a publish whose dry-run has blocking findings.
-type ChecksFailedError struct{ Result config.Result }
+// ChecksFailedError refuses a publish whose dry-run has blocking findings:
+// errors, and findings that need an acknowledgement the publish did not
+// give (Blocking lists both).
+type ChecksFailedError struct {
+	Result   config.Result
+	Blocking []config.Finding
+}
 
 func (e *ChecksFailedError) Error() string {
-	errs := e.Result.Errors()
+	errs := e.Blocking
 	msgs := make([]string, 0, len(errs))
 	for _, f := range errs {
 		msgs = append(msgs, f.Check+": "+f.Message)
@@ -67,6 +72,10 @@ type PublishInput struct {
 	Check func(config.Snapshot) config.Result
 	// RollbackTo, when set, first resets the draft to that version.
 	RollbackTo int64
+	// Acknowledge names the findings the operator accepts (a tier that
+	// will answer 503, by group/tier); each must match a finding that
+	// needs one, and they are recorded on the version.
+	Acknowledge []config.Ack
 }
 
 // PublishOutcome is what a publish did.
@@ -122,8 +131,11 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 			return err
 		}
 		result := in.Check(snap)
-		if result.Blocking() {
-			return &ChecksFailedError{Result: result}
+		if blocking := result.Unacknowledged(in.Acknowledge); len(blocking) > 0 {
+			return &ChecksFailedError{Result: result, Blocking: blocking}
+		}
+		if result.Acknowledged, err = result.Acknowledge(in.Acknowledge); err != nil {
+			return err
 		}
 		text, err := config.Encode(snap)
 		if err != nil {

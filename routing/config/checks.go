@@ -6,11 +6,18 @@ import (
 	"strings"
 )
 
-// Severity of a dry-run finding. Only errors block publishing.
+// Severity of a dry-run finding: what it does to a publish.
 type Severity string
 
 const (
-	SeverityError   Severity = "error"
+	// SeverityError always blocks publishing: the configuration is broken.
+	SeverityError Severity = "error"
+	// SeverityAcknowledge blocks publishing unless the operator
+	// acknowledges the finding's Ack by name: the configuration is valid
+	// but would leave a bound caller's tier (or a logic model it names)
+	// answering 503, which an operator may mean to do.
+	SeverityAcknowledge Severity = "acknowledge"
+	// SeverityWarning never blocks.
 	SeverityWarning Severity = "warning"
 )
 
@@ -22,7 +29,12 @@ type ObjectRef struct {
 	Name  string   `json:"name"`            // human name: "default / fast", "qwen3-max on dashscope"
 	Group string   `json:"group,omitempty"` // route group of a tier or candidate
 	Tier  TierName `json:"tier,omitempty"`
-	Model string   `json:"model,omitempty"` // logic model code of a deployment
+	Model string   `json:"model,omitempty"` // logic model code of a deployment or candidate
+	// ModelID is the id of that logic model (a candidate's or deployment's).
+	ModelID int64 `json:"model_id,omitempty"`
+	// Field is the object's field at fault, when one is (e.g. route_group
+	// of a caller that names a missing group): the control that fixes it.
+	Field string `json:"field,omitempty"`
 }
 
 // Finding is one problem the dry-run found.
@@ -34,6 +46,11 @@ type Finding struct {
 	// Params are the finding's facts by name (codes, names, currencies), for
 	// a view that words the finding itself.
 	Params map[string]string `json:"params,omitempty"`
+	// Ack is what an operator must acknowledge to publish anyway; set on
+	// every finding of severity acknowledge.
+	Ack *Ack `json:"ack,omitempty"`
+	// Callers are the enabled callers the finding takes service from.
+	Callers []string `json:"callers,omitempty"`
 }
 
 // Check is one named static check over a snapshot.
@@ -73,7 +90,7 @@ var Checks = []Check{
 	{ID: CheckBudgetCurrencyMismatch, Title: "A caller's budget currency matches the prices of every deployment it can reach", Severity: SeverityError, Run: checkBudgetCurrencyMismatch},
 	{ID: "same_model_all_tiers", Title: "Tiers of a group differ", Severity: SeverityWarning, Run: checkSameModelAllTiers},
 	{ID: "unused_logic_model", Title: "Every logic model is used by a candidate", Severity: SeverityWarning, Run: checkUnusedLogicModel},
-	{ID: "parked_only_tier", Title: "No caller's tier has only parked candidates", Severity: SeverityWarning, Run: checkParkedOnlyTier},
+	{ID: CheckTierUnservable, Title: "Every tier a caller is bound to can serve", Severity: SeverityAcknowledge, Run: checkTierUnservable},
 	{ID: "mixed_kinds", Title: "A tier does not mix chat and embedding models", Severity: SeverityWarning, Run: checkMixedKinds},
 }
 
@@ -81,6 +98,9 @@ var Checks = []Check{
 type Result struct {
 	Findings []Finding     `json:"findings"`
 	Checks   []CheckResult `json:"checks"`
+	// Acknowledged lists what the operator accepted when publishing (set
+	// on a published version's result only).
+	Acknowledged []Acknowledgement `json:"acknowledged,omitempty"`
 }
 
 // CheckResult records one check's outcome for the version history.
@@ -90,25 +110,76 @@ type CheckResult struct {
 	Findings int      `json:"findings"`
 }
 
-// Blocking reports whether any finding blocks publishing.
-func (r Result) Blocking() bool {
-	for _, f := range r.Findings {
-		if f.Severity == SeverityError {
-			return true
-		}
-	}
-	return false
-}
+// Blocking reports whether publishing with no acknowledgement is refused:
+// an error, or a finding that needs acknowledging.
+func (r Result) Blocking() bool { return len(r.Unacknowledged(nil)) > 0 }
 
-// Errors returns only the blocking findings.
-func (r Result) Errors() []Finding {
+// Errors returns the findings that always block (severity error).
+func (r Result) Errors() []Finding { return r.bySeverity(SeverityError) }
+
+// NeedAck returns the findings that block unless acknowledged.
+func (r Result) NeedAck() []Finding { return r.bySeverity(SeverityAcknowledge) }
+
+// Warnings returns the findings that never block.
+func (r Result) Warnings() []Finding { return r.bySeverity(SeverityWarning) }
+
+func (r Result) bySeverity(sev Severity) []Finding {
 	var out []Finding
 	for _, f := range r.Findings {
-		if f.Severity == SeverityError {
+		if f.Severity == sev {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// Unacknowledged returns the findings that block a publish with these
+// acknowledgements: every error, and every finding whose Ack is not among
+// acks.
+func (r Result) Unacknowledged(acks []Ack) []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		switch f.Severity {
+		case SeverityError:
+			out = append(out, f)
+		case SeverityAcknowledge:
+			if f.Ack == nil || !slices.Contains(acks, *f.Ack) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// Acknowledge checks acks against the findings and returns what they
+// acknowledge, one entry per acknowledged finding. An ack that names
+// nothing needing acknowledgement is refused (field "acknowledge"): a
+// stale or mistyped acknowledgement must not be recorded on a version.
+func (r Result) Acknowledge(acks []Ack) ([]Acknowledgement, error) {
+	var out []Acknowledgement
+	for _, a := range acks {
+		n := 0
+		for _, f := range r.Findings {
+			if f.Severity == SeverityAcknowledge && f.Ack != nil && *f.Ack == a {
+				out = append(out, Acknowledgement{Ack: a, Check: f.Check, Callers: f.Callers, Message: f.Message})
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, (FieldErrors{"acknowledge": a.String() + " needs no acknowledgement: no finding of this dry-run names it"}).Err()
+		}
+	}
+	return out, nil
+}
+
+// Add appends findings of checks run outside DryRun (the impact preview),
+// with their check's outcome.
+func (r *Result) Add(check string, sev Severity, fs []Finding) {
+	for i := range fs {
+		fs[i].Check, fs[i].Severity = check, sev
+	}
+	r.Findings = append(r.Findings, fs...)
+	r.Checks = append(r.Checks, CheckResult{ID: check, Severity: sev, Findings: len(fs)})
 }
 
 // DryRun runs every check over s.
@@ -117,12 +188,7 @@ func DryRun(s Snapshot, env Env) Result {
 	Canonicalize(&c)
 	r := Result{Findings: []Finding{}}
 	for _, ch := range Checks {
-		fs := ch.Run(&c, env)
-		for i := range fs {
-			fs[i].Check, fs[i].Severity = ch.ID, ch.Severity
-		}
-		r.Findings = append(r.Findings, fs...)
-		r.Checks = append(r.Checks, CheckResult{ID: ch.ID, Severity: ch.Severity, Findings: len(fs)})
+		r.Add(ch.ID, ch.Severity, ch.Run(&c, env))
 	}
 	return r
 }
@@ -131,12 +197,18 @@ func tierRef(g *RouteGroup, t *Tier) ObjectRef {
 	return ObjectRef{Kind: "tier", ID: t.ID, Name: g.Name + " / " + string(t.Name), Group: g.Name, Tier: t.Name}
 }
 
+func tierField(g *RouteGroup, t *Tier, field string) ObjectRef {
+	r := tierRef(g, t)
+	r.Field = field
+	return r
+}
+
 func deploymentRef(m *LogicModel, d *Deployment) ObjectRef {
-	return ObjectRef{Kind: "deployment", ID: d.ID, Name: m.Code + " on " + d.Provider + " (" + d.UpstreamModel + ")", Model: m.Code}
+	return ObjectRef{Kind: "deployment", ID: d.ID, Name: m.Code + " on " + d.Provider + " (" + d.UpstreamModel + ")", Model: m.Code, ModelID: m.ID}
 }
 
 func modelRef(m *LogicModel) ObjectRef {
-	return ObjectRef{Kind: "logic_model", ID: m.ID, Name: m.Code}
+	return ObjectRef{Kind: "logic_model", ID: m.ID, Name: m.Code, Model: m.Code, ModelID: m.ID}
 }
 
 func providerRef(p *Provider) ObjectRef {
@@ -164,9 +236,9 @@ func checkTierTimeout(s *Snapshot, _ Env) []Finding {
 	eachTier(s, func(g *RouteGroup, t *Tier) {
 		switch {
 		case t.TimeoutMS <= 0:
-			out = append(out, Finding{Object: tierRef(g, t), Message: fmt.Sprintf("tier %s of route group %s has timeout %d ms; it must be positive", t.Name, g.Name, t.TimeoutMS)})
+			out = append(out, Finding{Object: tierField(g, t, "timeout_ms"), Message: fmt.Sprintf("tier %s of route group %s has timeout %d ms; it must be positive", t.Name, g.Name, t.TimeoutMS)})
 		case t.FirstChunkTimeoutMS <= 0:
-			out = append(out, Finding{Object: tierRef(g, t), Message: fmt.Sprintf("tier %s of route group %s has first-chunk timeout %d ms; it must be positive", t.Name, g.Name, t.FirstChunkTimeoutMS)})
+			out = append(out, Finding{Object: tierField(g, t, "first_chunk_timeout_ms"), Message: fmt.Sprintf("tier %s of route group %s has first-chunk timeout %d ms; it must be positive", t.Name, g.Name, t.FirstChunkTimeoutMS)})
 		}
 	})
 	return out
@@ -226,10 +298,10 @@ func checkNoUsableDeployment(s *Snapshot, _ Env) []Finding {
 	eachTier(s, func(g *RouteGroup, t *Tier) {
 		for _, c := range t.Candidates {
 			m := models[c.LogicModel]
-			ref := ObjectRef{Kind: "candidate", ID: c.ID, Name: fmt.Sprintf("%s in %s / %s", c.LogicModel, g.Name, t.Name), Group: g.Name, Tier: t.Name, Model: c.LogicModel}
 			if m == nil {
 				continue // unknown_reference reports it
 			}
+			ref := ObjectRef{Kind: "candidate", ID: c.ID, Name: fmt.Sprintf("%s in %s / %s", c.LogicModel, g.Name, t.Name), Group: g.Name, Tier: t.Name, Model: c.LogicModel, ModelID: m.ID}
 			if len(m.Deployments) == 0 {
 				out = append(out, Finding{Object: ref, Message: fmt.Sprintf("logic model %s (candidate in %s / %s) has no deployments", m.Code, g.Name, t.Name)})
 				continue
@@ -256,16 +328,18 @@ func checkWeightsSum(s *Snapshot, _ Env) []Finding {
 	var out []Finding
 	for i := range s.LogicModels {
 		m := &s.LogicModels[i]
-		sum, active := 0, 0
-		for _, d := range m.Deployments {
-			if !d.Parked() {
-				sum += d.Weight
-				active++
-			}
+		w := SumWeights(m.Deployments)
+		if w.Balanced() {
+			continue
 		}
-		if active > 0 && sum != 100 {
-			out = append(out, Finding{Object: modelRef(m), Message: fmt.Sprintf("deployment weights of logic model %s sum to %d (parked ones excluded); they must sum to 100", m.Code, sum)})
+		msg := fmt.Sprintf("deployment weights of logic model %s sum to %d over the %d deployment(s) in service (disabled and parked ones excluded); they must sum to 100", m.Code, w.InService, w.Active)
+		if w.OutOfService > 0 {
+			msg += fmt.Sprintf(", alone or with the %d taken out of service", w.OutOfService)
 		}
+		ref := modelRef(m)
+		ref.Field = "weight"
+		out = append(out, Finding{Object: ref, Message: msg,
+			Params: map[string]string{"in_service": fmt.Sprint(w.InService), "out_of_service": fmt.Sprint(w.OutOfService)}})
 	}
 	return out
 }
@@ -278,7 +352,9 @@ func checkUnknownProvider(s *Snapshot, _ Env) []Finding {
 		for j := range m.Deployments {
 			d := &m.Deployments[j]
 			if providers[d.Provider] == nil {
-				out = append(out, Finding{Object: deploymentRef(m, d), Message: fmt.Sprintf("deployment %s/%s of logic model %s references provider %q, which does not exist", d.Provider, d.UpstreamModel, m.Code, d.Provider)})
+				ref := deploymentRef(m, d)
+				ref.Field = "provider"
+				out = append(out, Finding{Object: ref, Message: fmt.Sprintf("deployment %s/%s of logic model %s references provider %q, which does not exist", d.Provider, d.UpstreamModel, m.Code, d.Provider)})
 			}
 		}
 	}
@@ -291,7 +367,9 @@ func checkProtocolUnimplemented(s *Snapshot, env Env) []Finding {
 	for i := range s.Providers {
 		p := &s.Providers[i]
 		if sup, ok := env.Implemented[p.Protocol]; !ok || !sup.Chat {
-			out = append(out, Finding{Object: providerRef(p), Message: fmt.Sprintf("provider %s uses protocol %q, which this build does not implement", p.Name, p.Protocol)})
+			ref := providerRef(p)
+			ref.Field = "protocol"
+			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("provider %s uses protocol %q, which this build does not implement", p.Name, p.Protocol)})
 		}
 	}
 	for i := range s.LogicModels {
@@ -306,7 +384,9 @@ func checkProtocolUnimplemented(s *Snapshot, env Env) []Finding {
 				continue
 			}
 			if sup, ok := env.Implemented[p.Protocol]; ok && !sup.Embeddings {
-				out = append(out, Finding{Object: deploymentRef(m, d), Message: fmt.Sprintf("embedding model %s is deployed on provider %s, whose protocol %s has no embeddings API", m.Code, p.Name, p.Protocol)})
+				ref := deploymentRef(m, d)
+				ref.Field = "provider"
+				out = append(out, Finding{Object: ref, Message: fmt.Sprintf("embedding model %s is deployed on provider %s, whose protocol %s has no embeddings API", m.Code, p.Name, p.Protocol)})
 			}
 		}
 	}
@@ -318,7 +398,9 @@ func checkEmbeddingDimensionMissing(s *Snapshot, _ Env) []Finding {
 	for i := range s.LogicModels {
 		m := &s.LogicModels[i]
 		if m.Kind == KindEmbedding && m.EmbeddingDimension <= 0 {
-			out = append(out, Finding{Object: modelRef(m), Message: fmt.Sprintf("embedding logic model %s has no dimension set; returned vectors could not be checked", m.Code)})
+			ref := modelRef(m)
+			ref.Field = "embedding_dimension"
+			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("embedding logic model %s has no dimension set; returned vectors could not be checked", m.Code)})
 		}
 	}
 	return out
@@ -366,10 +448,11 @@ func checkUnknownReference(s *Snapshot, _ Env) []Finding {
 	})
 	for i := range s.RouteGroups {
 		g := &s.RouteGroups[i]
-		ref := ObjectRef{Kind: "route_group", ID: g.ID, Name: g.Name}
+		ref := ObjectRef{Kind: "route_group", ID: g.ID, Name: g.Name, Field: "tenant"}
 		if g.Tenant != "" && !tenants[g.Tenant] {
 			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("route group %s is dedicated to tenant %q, which does not exist", g.Name, g.Tenant)})
 		}
+		ref.Field = "fallback"
 		if g.Fallback != "" && g.Fallback != FallbackNone {
 			fb := groups[g.Fallback]
 			switch {
@@ -382,7 +465,7 @@ func checkUnknownReference(s *Snapshot, _ Env) []Finding {
 	}
 	for i := range s.Callers {
 		c := &s.Callers[i]
-		ref := ObjectRef{Kind: "caller", ID: c.ID, Name: c.Name}
+		ref := ObjectRef{Kind: "caller", ID: c.ID, Name: c.Name, Field: "route_group"}
 		g := groups[c.RouteGroup]
 		switch {
 		case g == nil:
@@ -391,6 +474,7 @@ func checkUnknownReference(s *Snapshot, _ Env) []Finding {
 			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("caller %s is bound to route group %s, which is dedicated to tenant %s; the caller belongs to %s", c.Name, g.Name, g.Tenant, orNone(c.Tenant))})
 		}
 		if c.Tenant != "" && !tenants[c.Tenant] {
+			ref.Field = "tenant"
 			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("caller %s belongs to tenant %q, which does not exist", c.Name, c.Tenant)})
 		}
 	}
@@ -445,22 +529,92 @@ func checkUnusedLogicModel(s *Snapshot, _ Env) []Finding {
 	return out
 }
 
-func checkParkedOnlyTier(s *Snapshot, _ Env) []Finding {
+// CheckTierUnservable is the id of the check that every tier of a route
+// group with enabled callers can serve: at least one candidate (of the
+// group, or of its fallback group) is unparked and has a usable
+// deployment. A tier that cannot answers every request with 503
+// no_available_model; publishing it needs the operator's acknowledgement.
+const CheckTierUnservable = "tier_unservable"
+
+// Causes of an unservable tier (Params["cause"]).
+const (
+	CauseAllParked    = "all_parked"    // every candidate is parked
+	CauseNoDeployment = "no_deployment" // no unparked candidate has a usable deployment
+)
+
+func checkTierUnservable(s *Snapshot, _ Env) []Finding {
+	providers, models := s.providerIndex(), s.modelIndex()
+	groups := map[string]*RouteGroup{}
+	for i := range s.RouteGroups {
+		groups[s.RouteGroups[i].Name] = &s.RouteGroups[i]
+	}
 	callersOf := map[string][]string{}
 	for _, c := range s.Callers {
-		callersOf[c.RouteGroup] = append(callersOf[c.RouteGroup], c.Name)
+		if c.Enabled {
+			callersOf[c.RouteGroup] = append(callersOf[c.RouteGroup], c.Name)
+		}
+	}
+	// servable reports whether a tier has a candidate that can take
+	// traffic, and why not.
+	servable := func(t *Tier) (bool, string, []string) {
+		if t == nil || len(t.Candidates) == 0 {
+			return false, "", nil
+		}
+		var why []string
+		parked := 0
+		for _, c := range t.Candidates {
+			if c.Parked() {
+				parked++
+				why = append(why, fmt.Sprintf("%s parked (weight %d)", c.LogicModel, c.Weight))
+				continue
+			}
+			m := models[c.LogicModel]
+			if m == nil {
+				why = append(why, c.LogicModel+" does not exist")
+				continue
+			}
+			usable := false
+			for i := range m.Deployments {
+				if Unusable(&m.Deployments[i], providers) == "" {
+					usable = true
+					break
+				}
+			}
+			if usable {
+				return true, "", nil
+			}
+			why = append(why, c.LogicModel+" has no usable deployment")
+		}
+		if parked == len(t.Candidates) {
+			return false, CauseAllParked, why
+		}
+		return false, CauseNoDeployment, why
 	}
 	var out []Finding
 	eachTier(s, func(g *RouteGroup, t *Tier) {
-		if len(t.Candidates) == 0 || len(callersOf[g.Name]) == 0 {
+		callers := callersOf[g.Name]
+		if len(callers) == 0 || len(t.Candidates) == 0 {
+			return // no one to serve, or tier_empty says it
+		}
+		ok, cause, why := servable(t)
+		if ok {
 			return
 		}
-		for _, c := range t.Candidates {
-			if !c.Parked() {
-				return
+		if g.Tenant != "" && g.Fallback != "" && g.Fallback != FallbackNone {
+			if fb := groups[g.Fallback]; fb != nil {
+				if fok, _, _ := servable(fb.Tier(t.Name)); fok {
+					return // the fallback group serves it
+				}
 			}
 		}
-		out = append(out, Finding{Object: tierRef(g, t), Message: fmt.Sprintf("every candidate of %s / %s is parked; callers %s would get no_available_model", g.Name, t.Name, strings.Join(callersOf[g.Name], ", "))})
+		out = append(out, Finding{
+			Object:  tierRef(g, t),
+			Ack:     &Ack{RouteGroup: g.Name, Tier: t.Name},
+			Callers: callers,
+			Params:  map[string]string{"route_group": g.Name, "tier": string(t.Name), "cause": cause},
+			Message: fmt.Sprintf("%s / %s cannot serve (%s): callers %s would get 503 no_available_model for every %s request",
+				g.Name, t.Name, strings.Join(why, "; "), strings.Join(callers, ", "), t.Name),
+		})
 	})
 	return out
 }
@@ -540,7 +694,7 @@ func checkBudgetCurrencyMismatch(s *Snapshot, _ Env) []Finding {
 						}
 						seen[key] = true
 						out = append(out, Finding{
-							Object: ObjectRef{Kind: "caller", ID: c.ID, Name: c.Name},
+							Object: ObjectRef{Kind: "caller", ID: c.ID, Name: c.Name, Field: "budget_currency"},
 							Message: fmt.Sprintf("caller %s has a monthly budget in %s but can be served by %s, priced in %s; its calls could not be charged to the budget",
 								c.Name, budgetCur, deploymentRef(m, d).Name, priceCur),
 							Params: map[string]string{

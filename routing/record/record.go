@@ -57,7 +57,28 @@ type Call struct {
 	Fallback          string          `json:"fallback,omitempty"` // e.g. "policy shared → group general"
 	ConfigVersion     *int64          `json:"config_version,omitempty"`
 	Attempts          json.RawMessage `json:"attempts,omitempty"` // the attempt trail, stored as given (jsonb)
+	// Needs and Fields are the request's shape as routing saw it, so the
+	// impact preview can replay the request against a draft: what it
+	// required of a deployment, and the OpenAI chat fields it set (the
+	// bits of adapter.FieldSet) that a protocol may refuse.
+	Needs  Needs  `json:"needs,omitempty"`
+	Fields uint64 `json:"fields,omitempty"`
 }
+
+// Needs are what a request required of a deployment, as bits (one
+// smallint column).
+type Needs uint16
+
+const (
+	NeedThinking   Needs = 1 << iota // reasoning asked for (also forces deep)
+	NeedVision                       // an image in the messages
+	NeedTools                        // tools offered
+	NeedEmbedding                    // an embeddings request
+	NeedOtherField                   // a top-level field this build does not know
+)
+
+// Has reports whether every bit of n is set.
+func (s Needs) Has(n Needs) bool { return s&n == n }
 
 // ValidStatus reports whether s is one of the call statuses.
 func ValidStatus(s string) bool {

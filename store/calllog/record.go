@@ -95,6 +95,7 @@ var columns = []string{
 	"prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens", "usage_estimated",
 	"cost_micros", "currency", "stream", "idempotency_replay", "fallback", "config_version",
 	"attempts",
+	"needs", "fields",
 }
 
 var columnList = strings.Join(columns, ", ")
@@ -115,6 +116,7 @@ func values(r *Record) []any {
 		nullInt64(r.ReasoningTokens), r.UsageEstimated, nullInt64(r.CostMicros), nullText(r.Currency),
 		r.Stream, r.IdempotencyReplay, nullText(r.Fallback), nullInt64(r.ConfigVersion),
 		attempts,
+		int64(r.Needs), int64(r.Fields),
 	}
 }
 
@@ -155,13 +157,15 @@ func scanRecord(s scanner) (Record, error) {
 		prompt, completion, cached, reasoning                          sql.NullInt64
 		cost                                                           sql.NullInt64
 		attempts                                                       []byte
+		needs, fields                                                  int64
 	)
 	err := s.Scan(&r.At, &r.RequestID, &callerID, &caller, &tenant, &routeGroup, &tier,
 		&requestedModel, &logicModel, &deploymentID, &provider, &keyFingerprint,
 		&r.Status, &errorClass, &errorCode, &r.HTTPStatus, &r.LatencyMS, &ttfc,
 		&prompt, &completion, &cached, &reasoning, &r.UsageEstimated,
 		&cost, &currency, &r.Stream, &r.IdempotencyReplay, &fbk, &configVersion,
-		&attempts)
+		&attempts,
+		&needs, &fields)
 	if err != nil {
 		return Record{}, err
 	}
@@ -191,6 +195,7 @@ func scanRecord(s scanner) (Record, error) {
 	r.Fallback = fbk.String
 	r.ConfigVersion = int64Ptr(configVersion)
 	r.Attempts = json.RawMessage(attempts)
+	r.Needs, r.Fields = record.Needs(needs), uint64(fields)
 	return r, nil
 }
 

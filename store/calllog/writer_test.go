@@ -96,6 +96,7 @@ func TestWriterRoundTrip(t *testing.T) {
 		ReasoningTokens: new(int64(5)), UsageEstimated: true, CostMicros: new(int64(12_500)), Currency: "CNY", Stream: true,
 		IdempotencyReplay: true, Fallback: "policy shared → group general", ConfigVersion: new(int64(12)),
 		Attempts: json.RawMessage(`[{"deployment_id": 9, "class": "server", "status": 502}]`),
+		Needs:    record.NeedThinking | record.NeedTools, Fields: 1<<35 | 1<<9,
 	}
 	rejected := Record{At: at, RequestID: record.NewRequestID(), Caller: "billing", Tier: "fast",
 		Status: StatusRejected, ErrorClass: "rate_limited", ErrorCode: "rate_limited", HTTPStatus: 429}

@@ -5,6 +5,7 @@ package models
 import (
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/a-h/templ"
 
@@ -38,23 +39,12 @@ type Panel struct {
 	WeightInput string
 }
 
-// WeightSum adds the weights of the deployments that are not parked, as the
-// dry-run check weights_sum does; active counts them.
-func (p Panel) WeightSum() (sum, active int) {
-	for _, d := range p.Model.Deployments {
-		if !d.Parked() {
-			sum += d.Weight
-			active++
-		}
-	}
-	return sum, active
-}
+// WeightSums adds the deployments' weights as the dry-run check
+// weights_sum does (config.SumWeights).
+func (p Panel) WeightSums() config.WeightSums { return config.SumWeights(p.Model.Deployments) }
 
 // WeightsOK reports whether the dry-run check weights_sum passes.
-func (p Panel) WeightsOK() bool {
-	sum, active := p.WeightSum()
-	return active == 0 || sum == 100
-}
+func (p Panel) WeightsOK() bool { return p.WeightSums().Balanced() }
 
 // Embedding reports whether the model is an embedding model.
 func (p Panel) Embedding() bool { return p.Model.Kind == config.KindEmbedding }
@@ -107,6 +97,22 @@ type DeploymentForm struct {
 	Posted    url.Values
 	Errors    config.FieldErrors
 	CSRF      string
+	// Rebalance, when adding to a logic model whose deployments already
+	// take the whole 100, is what they would become beside the proposed
+	// weight (config.ProposeWeight); RebalanceOn ticks the box.
+	Rebalance   map[int64]int
+	RebalanceOn bool
+}
+
+// RebalanceWords describes the proposed rebalancing: "openai gpt-4o 100 → 50".
+func (f DeploymentForm) RebalanceWords() string {
+	var parts []string
+	for _, d := range f.Model.Deployments {
+		if w, ok := f.Rebalance[d.ID]; ok {
+			parts = append(parts, d.Provider+" "+d.UpstreamModel+" "+itoa(d.Weight)+" → "+itoa(w))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Action is where the form posts.
