@@ -189,6 +189,12 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			if timeout <= 0 || timeout > remaining {
 				timeout = remaining
 			}
+			if skip, ok := e.budgetAllows(ctx, p, attempts); !ok {
+				skipNow(skip)
+				done(OutcomeIgnored)
+				release()
+				return Served{}, nil, budgetSpent(final(last, p, tr), skip, p)
+			}
 			actx, cancel := context.WithTimeout(ctx, timeout)
 			start := e.now()
 			attempts++
