@@ -16,8 +16,8 @@ import (
 // caller's failover would otherwise multiply the load on the candidates
 // that are left.
 
-// BudgetKey names one retry budget: a route group's tier.
-type BudgetKey struct {
+// TierKey names a route group's tier: one retry budget, one SLA window.
+type TierKey struct {
 	Group int64
 	Tier  config.TierName
 }
@@ -37,15 +37,15 @@ type BudgetVerdict struct {
 type RetryBudget interface {
 	// First counts one first attempt. It must not wait on the network:
 	// it is on every request's path.
-	First(k BudgetKey, b config.RBudget)
+	First(k TierKey, b config.RBudget)
 	// Retry spends one retry when the budget allows it. An implementation
 	// that cannot reach its shared counter decides per instance and says so
 	// (Local); an error allows the retry.
-	Retry(ctx context.Context, k BudgetKey, b config.RBudget) (BudgetVerdict, error)
+	Retry(ctx context.Context, k TierKey, b config.RBudget) (BudgetVerdict, error)
 }
 
-func (p *Plan) budgetKey() BudgetKey {
-	k := BudgetKey{Group: p.Group.ID}
+func (p *Plan) tierKey() TierKey {
+	k := TierKey{Group: p.Group.ID}
 	if p.Tier != nil {
 		k.Tier = p.Tier.Name
 	}
@@ -59,7 +59,7 @@ func (e *Executor) budgetAllows(ctx context.Context, p *Plan, attempts int) (rea
 	if b == nil || p.Group == nil || p.Group.Budget.Off {
 		return reason.Reason{}, true
 	}
-	k, s := p.budgetKey(), p.Group.Budget
+	k, s := p.tierKey(), p.Group.Budget
 	if attempts == 0 {
 		b.First(k, s)
 		return reason.Reason{}, true

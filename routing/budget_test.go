@@ -15,12 +15,12 @@ import (
 type quota struct {
 	firsts, asked int
 	left          int
-	keys          []BudgetKey
+	keys          []TierKey
 }
 
-func (q *quota) First(k BudgetKey, _ config.RBudget) { q.firsts++; q.keys = append(q.keys, k) }
+func (q *quota) First(k TierKey, _ config.RBudget) { q.firsts++; q.keys = append(q.keys, k) }
 
-func (q *quota) Retry(_ context.Context, k BudgetKey, _ config.RBudget) (BudgetVerdict, error) {
+func (q *quota) Retry(_ context.Context, k TierKey, _ config.RBudget) (BudgetVerdict, error) {
 	q.asked++
 	q.keys = append(q.keys, k)
 	if q.left == 0 {
@@ -73,7 +73,7 @@ func TestRetryBudgetStopsTheChain(t *testing.T) {
 				t.Fatalf("calls %v, firsts %d, retries asked %d; want %d calls, 1 first, %d asked", sc.calls, q.firsts, q.asked, tc.calls, tc.asked)
 			}
 			for _, k := range q.keys {
-				if k != (BudgetKey{Group: 1, Tier: config.TierStandard}) {
+				if k != (TierKey{Group: 1, Tier: config.TierStandard}) {
 					t.Fatalf("budget key %+v", k)
 				}
 			}

@@ -60,6 +60,9 @@ type Trail struct {
 	Skips    []Skip    `json:"skips,omitempty"`
 	Attempts []Attempt `json:"attempts"`
 	Fallback string    `json:"fallback,omitempty"` // "policy → group X" when the fallback group served
+	// Degraded lists the rungs of the degradation ladder the request took
+	// (a step-down, then a cached or static answer).
+	Degraded []Degraded `json:"degraded,omitempty"`
 }
 
 // Served says which deployment and key answered.

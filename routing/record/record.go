@@ -57,6 +57,12 @@ type Call struct {
 	Fallback          string          `json:"fallback,omitempty"` // e.g. "policy shared → group general"
 	ConfigVersion     *int64          `json:"config_version,omitempty"`
 	Attempts          json.RawMessage `json:"attempts,omitempty"` // the attempt trail, stored as given (jsonb)
+	// Degraded is the rung of the degradation ladder that answered:
+	// step_down, cached or static ("" when none).
+	Degraded string `json:"degraded,omitempty"`
+	// Retries counts the attempts after the first (the roll-ups of the
+	// retry budget; the trail has them one by one).
+	Retries int `json:"retries,omitempty"`
 }
 
 // ValidStatus reports whether s is one of the call statuses.

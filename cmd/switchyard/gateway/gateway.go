@@ -29,10 +29,12 @@ import (
 	"switchyard/routing/breaker"
 	"switchyard/routing/config"
 	"switchyard/routing/config/onboarding"
+	"switchyard/routing/ladder"
 	"switchyard/routing/live"
 	"switchyard/store"
 	"switchyard/store/calllog"
 	"switchyard/store/lastgood"
+	"switchyard/store/redis/answercache"
 	"switchyard/store/redis/breakerboard"
 	"switchyard/store/redis/idempotency"
 	"switchyard/store/redis/keypool"
@@ -91,6 +93,8 @@ type Gateway struct {
 	Load     *loadcount.Counters
 	Limiter  *limits.Limiter
 	Budget   *retrybudget.Budget
+	SLA      *ladder.Watch
+	Answers  *answercache.Cache
 	Idem     *idempotency.Store
 	CallLog  *calllog.Writer
 	Metrics  *metrics.Metrics
@@ -163,6 +167,8 @@ func New(o Options) (*Gateway, error) {
 	g.Keys = keypool.New(o.Redis, keypool.Options{Prefix: o.RedisPrefix, Logger: log, Timeout: o.RedisTimeout})
 	g.Load = loadcount.New(o.Redis, loadcount.Options{Prefix: o.RedisPrefix, InstanceCap: o.InstanceCap, Logger: log, OpTimeout: o.RedisTimeout})
 	g.Limiter = limits.New(o.Redis, limits.Options{Prefix: o.RedisPrefix, Location: o.Location, Logger: log, Timeout: o.RedisTimeout})
+	g.SLA = ladder.New(nil)
+	g.Answers = answercache.New(o.Redis, o.RedisPrefix)
 	g.Budget = retrybudget.New(o.Redis, retrybudget.Options{Prefix: o.RedisPrefix, Logger: log, Timeout: o.RedisTimeout})
 	g.Idem = idempotency.New(o.Redis, idempotency.Options{Prefix: o.RedisPrefix, TTL: o.IdemTTL})
 	w, err := calllog.NewWriter(o.Store.DB(), calllog.WriterOptions{SpillDir: o.SpillDir, Logger: log})
@@ -232,6 +238,7 @@ func New(o Options) (*Gateway, error) {
 		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, Calls: w, Watch: g.Metrics,
 		Admit:   func(batch bool) (func(), bool) { return g.Load.AdmitInstance(classOf(batch)) },
 		MaxBody: o.MaxBody, Log: log,
+		SLA: slaWatch{g.SLA}, Answers: g.Answers,
 	}
 	var cut context.Context
 	cut, g.cutNow = context.WithCancel(context.Background())

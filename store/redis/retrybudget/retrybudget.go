@@ -62,7 +62,7 @@ type Budget struct {
 	opts Options
 
 	mu      sync.RWMutex
-	entries map[routing.BudgetKey]*entry
+	entries map[routing.TierKey]*entry
 
 	degraded  atomic.Bool
 	fallbacks atomic.Uint64
@@ -108,7 +108,7 @@ func New(rdb redis.UniversalClient, opts Options) *Budget {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	b := &Budget{rdb: rdb, opts: opts, entries: map[routing.BudgetKey]*entry{}, stop: make(chan struct{}), done: make(chan struct{})}
+	b := &Budget{rdb: rdb, opts: opts, entries: map[routing.TierKey]*entry{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go b.loop()
 	return b
 }
@@ -129,11 +129,11 @@ func (b *Budget) FallbackDecisions() uint64 { return b.fallbacks.Load() }
 
 func bucketMS(s config.RBudget) int64 { return max(s.Window.Milliseconds()/buckets, 10) }
 
-func (b *Budget) key(k routing.BudgetKey, s config.RBudget) string {
+func (b *Budget) key(k routing.TierKey, s config.RBudget) string {
 	return b.opts.Prefix + ":rb:{g" + strconv.FormatInt(k.Group, 10) + ":" + string(k.Tier) + "}:" + strconv.FormatInt(bucketMS(s), 10)
 }
 
-func (b *Budget) entry(k routing.BudgetKey, s config.RBudget) *entry {
+func (b *Budget) entry(k routing.TierKey, s config.RBudget) *entry {
 	b.mu.RLock()
 	e := b.entries[k]
 	b.mu.RUnlock()
@@ -155,7 +155,7 @@ func (b *Budget) entry(k routing.BudgetKey, s config.RBudget) *entry {
 }
 
 // First counts one first attempt; no network call.
-func (b *Budget) First(k routing.BudgetKey, s config.RBudget) {
+func (b *Budget) First(k routing.TierKey, s config.RBudget) {
 	b.mu.RLock()
 	e := b.entries[k]
 	b.mu.RUnlock()
@@ -167,17 +167,17 @@ func (b *Budget) First(k routing.BudgetKey, s config.RBudget) {
 
 // Retry spends one retry when the budget allows it, in one round trip; with
 // Redis unreachable, per instance.
-func (b *Budget) Retry(ctx context.Context, k routing.BudgetKey, s config.RBudget) (routing.BudgetVerdict, error) {
+func (b *Budget) Retry(ctx context.Context, k routing.TierKey, s config.RBudget) (routing.BudgetVerdict, error) {
 	return b.decide(ctx, k, s, true)
 }
 
 // Peek is the budget's state as a retry would find it now, spending nothing
 // (the Test route page).
-func (b *Budget) Peek(ctx context.Context, k routing.BudgetKey, s config.RBudget) (routing.BudgetVerdict, error) {
+func (b *Budget) Peek(ctx context.Context, k routing.TierKey, s config.RBudget) (routing.BudgetVerdict, error) {
 	return b.decide(ctx, k, s, false)
 }
 
-func (b *Budget) decide(ctx context.Context, k routing.BudgetKey, s config.RBudget, spend bool) (routing.BudgetVerdict, error) {
+func (b *Budget) decide(ctx context.Context, k routing.TierKey, s config.RBudget, spend bool) (routing.BudgetVerdict, error) {
 	e := b.entry(k, s)
 	n := e.pending.Swap(0)
 	now := time.Now()

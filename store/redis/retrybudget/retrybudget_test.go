@@ -24,7 +24,7 @@ func newBudget(t testing.TB, rdb redis.UniversalClient, prefix string) *Budget {
 	return b
 }
 
-var key = routing.BudgetKey{Group: 7, Tier: config.TierFast}
+var key = routing.TierKey{Group: 7, Tier: config.TierFast}
 
 // Two instances sharing one budget, every request failing and wanting to
 // walk a four-step chain: the retries they are allowed together stay within
