@@ -24,31 +24,41 @@ type ladderState struct {
 	collect   *streamAnswer // a streamed answer being collected for the cache
 }
 
-// stepDown moves a tier request whose tier's SLA is violated to the lighter
-// tier its rule names (at most twice: deep → standard → fast). Explicit
-// logic-model requests and reasoning requests (hard-wired to deep) are
-// never substituted.
+// stepDown applies StepDown to the request and reports it.
 func (x *exchange) stepDown(t Target, reasoning bool) Target {
-	l := x.caller.Group.Ladder
-	if l == nil || x.j.SLA == nil || t.Explicit != nil || reasoning {
-		return t
+	t, steps := StepDown(x.caller, t, reasoning, x.j.SLA)
+	if len(steps) > 0 {
+		x.trail.Degraded = append(x.trail.Degraded, steps...)
+		x.rec.Degraded = DegradedStepDown
+		x.a.Header.Set(HeaderDegraded, DegradedStepDown)
 	}
+	return t
+}
+
+// StepDown moves a tier request whose tier's SLA is violated to the lighter
+// tier its rule names (at most twice: deep → standard → fast), and says
+// each step. Explicit logic-model requests and reasoning requests
+// (hard-wired to deep) are never substituted. Test route calls it too.
+func StepDown(caller *config.RCaller, t Target, reasoning bool, sla SLAWatch) (Target, []Degraded) {
+	l := caller.Group.Ladder
+	if l == nil || sla == nil || t.Explicit != nil || reasoning {
+		return t, nil
+	}
+	var steps []Degraded
 	for range 2 {
 		r := l.StepDownFor(t.Tier)
-		if r == nil || x.caller.Group.Tier(r.To) == nil {
+		if r == nil || caller.Group.Tier(r.To) == nil {
 			break
 		}
-		why, down := x.j.SLA.SteppedDown(TierKey{Group: x.caller.Group.ID, Tier: t.Tier})
+		why, down := sla.SteppedDown(TierKey{Group: caller.Group.ID, Tier: t.Tier})
 		if !down {
 			break
 		}
-		x.trail.Degraded = append(x.trail.Degraded, Degraded{Level: DegradedStepDown, From: string(t.Tier), To: string(r.To),
+		steps = append(steps, Degraded{Level: DegradedStepDown, From: string(t.Tier), To: string(r.To),
 			Calls: why.Calls, P95MS: why.P95.Milliseconds(), ErrorPercent: why.ErrorPercent, OverP95MS: why.OverP95.Milliseconds(), OverErrors: why.OverErrors})
-		x.rec.Degraded = DegradedStepDown
-		x.a.Header.Set(HeaderDegraded, DegradedStepDown)
 		t.Tier = r.To
 	}
-	return t
+	return t, steps
 }
 
 // prepareLadder notes a chat request for the ladder's answers: the

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,8 @@ import (
 	"switchyard/routing"
 	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
+	"switchyard/store"
+	"switchyard/store/calllog"
 )
 
 // A breaker that never opens in these tests: the retry budget alone decides
@@ -86,7 +89,7 @@ func TestRetryBudgetHoldsAcrossTwoInstances(t *testing.T) {
 		chain = append(chain, config.Candidate{LogicModel: code, Priority: i, Weight: 100})
 	}
 	b.Group("default", map[config.TierName][]config.Candidate{config.TierFast: chain, config.TierStandard: chain, config.TierDeep: chain})
-	_, key := b.Caller(config.Caller{Name: "app", RouteGroup: "default"})
+	callerID, key := b.Caller(config.Caller{Name: "app", RouteGroup: "default"})
 	setGroup(t, e1, "default", func(g *config.RouteGroup) {
 		g.RetryBudget = &config.RetryBudget{Percent: 20, MinPerS: 1, WindowMS: 1000}
 	})
@@ -171,6 +174,73 @@ func TestRetryBudgetHoldsAcrossTwoInstances(t *testing.T) {
 	if r.Status.String != "upstream_error" || r.Code.String != routing.CodeRetryBudgetExhausted || r.HTTP != 503 || !strings.Contains(r.Attempts, `"code": "retry_budget_exhausted"`) {
 		t.Fatalf("call log: %+v", r)
 	}
+
+	// Test route states the budget and its window; the dashboard counts
+	// the retries and the requests the budget stopped.
+	admin := obsLogin(t, e1, "ops", store.RoleAdmin)
+	_, doc, _ := admin.get("/test-route?caller=" + strconv.FormatInt(callerID, 10) + "&model=fast")
+	if got := testID(doc, "testroute-retry-budget").Text(); !strings.Contains(got, "retries may be 20% of tier fast's first attempts over 1s, at least 1/s") ||
+		testID(doc, "testroute-retry-budget-state").Length() != 1 {
+		t.Fatalf("Test route budget: %q", got)
+	}
+	waitLadder(t, e1, 40+n)
+	_, doc, _ = admin.get("/dashboard?range=24h")
+	row := doc.Find(`[data-testid="ladder-row"][data-group="default"][data-tier="fast"]`)
+	if testID(doc, "chart-retries").Length() != 1 || row.Find(`[data-testid="ladder-exhausted"]`).Text() != strconv.FormatInt(exhausted.Load(), 10) ||
+		!strings.HasPrefix(row.Find(`[data-testid="ladder-retries"]`).Text(), strconv.FormatInt(retries, 10)+" ") {
+		t.Fatalf("dashboard row: exhausted %q retries %q (want %d, %d)", row.Find(`[data-testid="ladder-exhausted"]`).Text(), row.Find(`[data-testid="ladder-retries"]`).Text(), exhausted.Load(), retries)
+	}
+}
+
+// waitLadderTier waits until a group × tier's ladder_stats pass ok.
+func waitLadderTier(t *testing.T, e *gatewaytest.Env, group, tier string, ok func(calllog.LadderPoint) bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		pts, err := calllog.LadderSeries(context.Background(), e.Store.DB(), calllog.LadderQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum calllog.LadderPoint
+		for _, p := range pts {
+			if p.Group == group && p.Tier == tier {
+				sum.Requests += p.Requests
+				sum.StepDown += p.StepDown
+				sum.Cached += p.Cached
+				sum.Static += p.Static
+			}
+		}
+		if ok(sum) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ladder_stats of %s/%s: %+v", group, tier, sum)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitLadder waits until ladder_stats counts n requests.
+func waitLadder(t *testing.T, e *gatewaytest.Env, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		pts, err := calllog.LadderSeries(context.Background(), e.Store.DB(), calllog.LadderQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int64
+		for _, p := range pts {
+			got += p.Requests
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ladder_stats counts %d requests, want %d", got, n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // The ladder, rung by rung, on two instances sharing Redis: a tier whose
@@ -189,7 +259,7 @@ func TestDegradationLadderSteps(t *testing.T) {
 	b.Model(config.LogicModel{Code: "big", Kind: config.KindChat}, config.Deployment{Provider: "fake", UpstreamModel: "fake-big", Weight: 100, Enabled: true, Breaker: neverOpen})
 	small := []config.Candidate{{LogicModel: "small", Weight: 100}}
 	b.Group("default", map[config.TierName][]config.Candidate{config.TierFast: small, config.TierStandard: small, config.TierDeep: {{LogicModel: "big", Weight: 100}}})
-	_, key := b.Caller(config.Caller{Name: "app", RouteGroup: "default"})
+	callerID, key := b.Caller(config.Caller{Name: "app", RouteGroup: "default"})
 	const static = "The assistant is unavailable right now; please try again in a few minutes."
 	setGroup(t, e1, "default", func(g *config.RouteGroup) {
 		g.Degradation = &config.Degradation{
@@ -229,6 +299,16 @@ func TestDegradationLadderSteps(t *testing.T) {
 	if r.Status.String != "ok" || r.Degraded.String != "step_down" || r.Tier.String != "standard" ||
 		!strings.Contains(r.Attempts, `"from": "deep"`) || !strings.Contains(r.Attempts, `"over_error_percent": 50`) {
 		t.Fatalf("step-down call log: %+v", r)
+	}
+	// Test route plans what the data plane would: deep steps down to standard.
+	admin := obsLogin(t, e1, "ops", store.RoleAdmin)
+	_, doc, _ := admin.get("/test-route?caller=" + strconv.FormatInt(callerID, 10) + "&model=deep")
+	if got := testID(doc, "testroute-stepped").Text(); !strings.Contains(got, "stepped down from tier deep to standard") ||
+		!strings.Contains(testID(doc, "testroute-target").Text(), "standard") || !strings.Contains(testID(doc, "testroute-step-down").Text(), "stepped down") {
+		t.Fatalf("Test route: stepped %q target %q", got, testID(doc, "testroute-target").Text())
+	}
+	if !strings.Contains(testID(doc, "testroute-static").Text(), static) || !strings.Contains(testID(doc, "testroute-cache").Text(), "any caller of default's") {
+		t.Fatalf("Test route ladder: %q", testID(doc, "testroute-ladder").Text())
 	}
 	// The window is per instance: the other instance has judged nothing yet.
 	if res, _ := post(t, e2, key, "/v1/chat/completions", deepHello); res.Header.Get(routing.HeaderDegraded) != routing.DegradedStatic {
@@ -322,6 +402,21 @@ func TestDegradationLadderSteps(t *testing.T) {
 	res, body = post(t, e1, key, "/v1/chat/completions", cacheable)
 	if res.StatusCode != 400 || res.Header.Get(routing.HeaderDegraded) != "" {
 		t.Fatalf("a refused request was degraded: %d %v %s", res.StatusCode, res.Header, body)
+	}
+
+	// The call-log detail and the dashboard show every rung.
+	_, doc, _ = admin.get("/call-logs/" + staticID)
+	if got := testID(doc, "calllog-degraded").Text(); !strings.Contains(got, "static answer") || testID(doc, "calllog-field-degraded").Text() != "static" {
+		t.Fatalf("call-log detail: %q", got)
+	}
+	waitLadderTier(t, e1, "default", "standard", func(p calllog.LadderPoint) bool { return p.Static >= 2 && p.Cached >= 2 && p.StepDown >= 1 })
+	_, doc, _ = admin.get("/dashboard?range=24h")
+	std := doc.Find(`[data-testid="ladder-row"][data-group="default"][data-tier="standard"]`)
+	if std.Find(`[data-testid="ladder-step-down"]`).Text() != "1" || std.Find(`[data-testid="ladder-cached"]`).Text() != "2" || std.Find(`[data-testid="ladder-static"]`).Text() != "2" {
+		t.Fatalf("dashboard standard row: %q", std.Text())
+	}
+	if deep := doc.Find(`[data-testid="ladder-row"][data-group="default"][data-tier="deep"]`); !strings.Contains(deep.Find(`[data-testid="ladder-now"]`).Text(), "stepped down") {
+		t.Fatalf("dashboard deep row: %q", deep.Text())
 	}
 }
 
