@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -173,6 +174,10 @@ func TestRetryBudgetHoldsAcrossTwoInstances(t *testing.T) {
 	r := waitLadderRow(t, e1, hdr.Get("X-Request-Id"))
 	if r.Status.String != "upstream_error" || r.Code.String != routing.CodeRetryBudgetExhausted || r.HTTP != 503 || !strings.Contains(r.Attempts, `"code": "retry_budget_exhausted"`) {
 		t.Fatalf("call log: %+v", r)
+	}
+
+	if m := scrape(t, e1); !strings.Contains(m, `switchyard_retry_budget_exhausted_total{group="default",tier="fast"}`) {
+		t.Fatal("/metrics does not count the requests the budget stopped")
 	}
 
 	// Test route states the budget and its window; the dashboard counts
@@ -396,6 +401,9 @@ func TestDegradationLadderSteps(t *testing.T) {
 	if r.Status.String != "upstream_error" || r.Degraded.String != "static" || r.HTTP != 200 || !strings.Contains(r.Attempts, `"level": "static"`) {
 		t.Fatalf("static call log: %+v", r)
 	}
+	if m := scrape(t, e1); !strings.Contains(m, `switchyard_degraded_total{group="default",level="static",tier="standard"}`) {
+		t.Fatal("/metrics does not count degraded answers")
+	}
 
 	// The caller's own fault is answered as such, never degraded.
 	e1.Fake.SetRules(fakevendor.Rule{Model: "fake-small", Fault: fakevendor.Fault{Status: 400}})
@@ -443,4 +451,16 @@ func streamText(t *testing.T, sse []byte) string {
 		}
 	}
 	return out.String()
+}
+
+func scrape(t *testing.T, e *gatewaytest.Env) string {
+	t.Helper()
+	res, err := http.Get(e.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var b strings.Builder
+	_, _ = io.Copy(&b, res.Body)
+	return b.String()
 }
