@@ -203,7 +203,7 @@ func AnswerChunks(body []byte) []adapter.Chunk {
 		finish = "stop"
 	}
 	delta := map[string]any{}
-	if c := msg.Get("content"); c.Exists() && c.Type != gjson.Null {
+	if c := msg.Get("content"); present(c) {
 		delta["content"] = c.String()
 	}
 	if calls := msg.Get("tool_calls"); calls.IsArray() {
@@ -217,7 +217,7 @@ func AnswerChunks(body []byte) []adapter.Chunk {
 		}
 		delta["tool_calls"] = out
 	}
-	if rf := msg.Get("refusal"); rf.Exists() && rf.Type != gjson.Null {
+	if rf := msg.Get("refusal"); present(rf) {
 		delta["refusal"] = rf.String()
 	}
 	content, _ := json.Marshal(delta)
@@ -234,6 +234,9 @@ func AnswerChunks(body []byte) []adapter.Chunk {
 	}
 	return chunks
 }
+
+// present reports a JSON member that is there and not null.
+func present(v gjson.Result) bool { return v.Exists() && v.Type != gjson.Null }
 
 func jsonString(s string) []byte {
 	b, _ := json.Marshal(s)
@@ -266,7 +269,7 @@ func (a *streamAnswer) add(data []byte) {
 		a.id, a.created = r.Get("id").String(), r.Get("created").Int()
 	}
 	d := r.Get("choices.0.delta")
-	if d.Get("tool_calls").Exists() || d.Get("refusal").Exists() || a.content.Len() > MaxCachedAnswer {
+	if present(d.Get("tool_calls")) || present(d.Get("refusal")) || a.content.Len() > MaxCachedAnswer {
 		a.broken = true
 		return
 	}

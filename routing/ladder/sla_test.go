@@ -93,3 +93,28 @@ func TestQuantile(t *testing.T) {
 		t.Fatalf("p95 of 1..1000 ms = %v", got)
 	}
 }
+
+// The hot path: every tier request of a group with a step-down rule asks
+// SteppedDown in route, and records one outcome after its answer.
+func BenchmarkSteppedDown(b *testing.B) {
+	w := New(nil)
+	k := Key{Group: 1, Tier: config.TierDeep}
+	r := &config.RStepDown{From: config.TierDeep, To: config.TierStandard, P95: time.Second, Window: time.Minute, MinCalls: 20, Hold: time.Second}
+	w.Observe(k, r, time.Millisecond, false)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			w.SteppedDown(k)
+		}
+	})
+}
+
+func BenchmarkObserve(b *testing.B) {
+	w := New(nil)
+	k := Key{Group: 1, Tier: config.TierDeep}
+	r := &config.RStepDown{From: config.TierDeep, To: config.TierStandard, P95: time.Second, Window: time.Minute, MinCalls: 20, Hold: time.Second}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		w.Observe(k, r, time.Duration(i%500)*time.Millisecond, i%50 == 0)
+	}
+}

@@ -363,6 +363,35 @@ func TestDegradationLadderSteps(t *testing.T) {
 		t.Fatalf("cached stream: %v\n%s", res.Header, sse)
 	}
 
+	// A streamed answer is kept too, and served to a plain request.
+	e1.Fake.ClearRules()
+	streamed := `{"model":"standard","stream":true,"temperature":0,"messages":[{"role":"user","content":"What is 3+3?"}]}`
+	res, sse = post(t, e1, key, "/v1/chat/completions", streamed)
+	text := streamText(t, sse)
+	if res.StatusCode != 200 || text == "" {
+		t.Fatalf("healthy stream: %d %s", res.StatusCode, sse)
+	}
+	e1.Fake.SetRules(fakevendor.Rule{Model: "fake-small", Fault: fakevendor.Fault{Status: 503}})
+	plain := strings.Replace(streamed, `"stream":true,`, "", 1)
+	var fromStream struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Message      struct{ Content string } `json:"message"`
+			FinishReason string                   `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	for range 50 {
+		res, body = post(t, e2, key, "/v1/chat/completions", plain)
+		if res.Header.Get(routing.HeaderDegraded) == routing.DegradedCached {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := json.Unmarshal(body, &fromStream); err != nil || res.Header.Get(routing.HeaderDegraded) != routing.DegradedCached ||
+		fromStream.Choices[0].Message.Content != text || fromStream.Model != "small" || fromStream.Choices[0].FinishReason != "stop" {
+		t.Fatalf("answer kept from a stream: %v %s", res.Header, body)
+	}
+
 	// Static answer, through the official SDK, plain and streamed: marked by
 	// its finish_reason, model and header.
 	var hdr http.Header
@@ -384,7 +413,8 @@ func TestDegradationLadderSteps(t *testing.T) {
 	}
 	staticID := hdr.Get("X-Request-Id")
 	stream := client.Chat.Completions.NewStreaming(ctx, params)
-	var text, finish string
+	var finish string
+	text = ""
 	for stream.Next() {
 		ch := stream.Current()
 		if len(ch.Choices) > 0 {
@@ -417,10 +447,10 @@ func TestDegradationLadderSteps(t *testing.T) {
 	if got := testID(doc, "calllog-degraded").Text(); !strings.Contains(got, "static answer") || testID(doc, "calllog-field-degraded").Text() != "static" {
 		t.Fatalf("call-log detail: %q", got)
 	}
-	waitLadderTier(t, e1, "default", "standard", func(p calllog.LadderPoint) bool { return p.Static >= 2 && p.Cached >= 2 && p.StepDown >= 1 })
+	waitLadderTier(t, e1, "default", "standard", func(p calllog.LadderPoint) bool { return p.Static >= 2 && p.Cached >= 3 && p.StepDown >= 1 })
 	_, doc, _ = admin.get("/dashboard?range=24h")
 	std := doc.Find(`[data-testid="ladder-row"][data-group="default"][data-tier="standard"]`)
-	if std.Find(`[data-testid="ladder-step-down"]`).Text() != "1" || std.Find(`[data-testid="ladder-cached"]`).Text() != "2" || std.Find(`[data-testid="ladder-static"]`).Text() != "2" {
+	if std.Find(`[data-testid="ladder-step-down"]`).Text() != "1" || std.Find(`[data-testid="ladder-cached"]`).Text() != "3" || std.Find(`[data-testid="ladder-static"]`).Text() != "2" {
 		t.Fatalf("dashboard standard row: %q", std.Text())
 	}
 	if deep := doc.Find(`[data-testid="ladder-row"][data-group="default"][data-tier="deep"]`); !strings.Contains(deep.Find(`[data-testid="ladder-now"]`).Text(), "stepped down") {
