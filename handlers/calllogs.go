@@ -245,6 +245,7 @@ func (h *Handler) CallLogShow(c echo.Context) error {
 	p := calllogs.DetailPage{Page: h.page(c, "Call "+id, "calllogs"), Rec: rec, Back: "/call-logs"}
 	if tr, ok := calllogs.ParseTrail(rec.Attempts); ok {
 		p.Steps = calllogs.Steps(tr)
+		p.Degraded = calllogs.DegradedWords(tr)
 		if rec.Fallback == "" {
 			rec.Fallback = tr.Fallback
 			p.Rec.Fallback = tr.Fallback

@@ -68,6 +68,9 @@ func (h *Handler) Dashboard(c echo.Context) error {
 			CachedTokens: c.CachedTokens, CostMicros: c.CostMicros}
 	}
 	p.States, p.StatesNote = h.deploymentStates(ctx)
+	if p.Resilience, err = h.dashboardResilience(ctx, db, p.From, p.To, step); err != nil {
+		return err
+	}
 
 	if httpx.IsPartial(c) {
 		return httpx.Render(c, http.StatusOK, dashboard.Body(p), nil)

@@ -32,6 +32,12 @@ type Ops interface {
 	// caller (no API key needed: the console is trusted) and returns the
 	// answer with its attempt trail. The call is logged like any other.
 	TestRequest(ctx context.Context, callerID int64, path string, body []byte) TestResult
+	// SLA is this instance's SLA windows of the degradation ladder (the
+	// step-down the data plane would take now).
+	SLA() routing.SLAWatch
+	// Resilience reads a tier's retry budget (shared across instances), its
+	// SLA window on this instance and the group's answer-cache size.
+	Resilience(ctx context.Context, g *config.RGroup, tier config.TierName) ResilienceState
 }
 
 // TestResult is the outcome of a console test request.

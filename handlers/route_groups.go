@@ -84,7 +84,9 @@ func routeGroupFromForm(c echo.Context) (config.RouteGroup, config.FieldErrors) 
 	case g.Tenant != "" && g.Fallback == "":
 		g.Fallback = config.FallbackNone
 	}
-	return g, config.ValidateRouteGroup(g)
+	errs := config.FieldErrors{}
+	resilienceFromForm(c, &g, errs)
+	return g, resilienceErrors(g, merge(errs, config.ValidateRouteGroup(g)))
 }
 
 // RouteGroupSave creates (no id) or updates a route group. A new group gets
@@ -111,7 +113,7 @@ func (h *Handler) RouteGroupSave(c echo.Context) error {
 			if !ok {
 				return notFoundOr(err)
 			}
-			errs = fe
+			errs = resilienceErrors(g, fe)
 		}
 	}
 	if len(errs) > 0 {

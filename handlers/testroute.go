@@ -157,6 +157,7 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 		return x
 	}
 	x.Target, x.Explicit, x.Forced = target.Name(), target.Explicit != nil, target.Forced
+	target, stepped := routing.StepDown(caller, target, reasoning, h.Ops.SLA())
 
 	needs := routing.Needs{Kind: kind}
 	if kind == config.KindChat {
@@ -180,6 +181,7 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 			Words: calllogs.ExplainSkip(s.Reason), Fallback: s.Fallback})
 	}
 	x.Limits = h.peekLimits(ctx, caller, x.Tier)
+	x.Resilience = h.explainResilience(ctx, caller.Group, x.Tier, stepped)
 	return x
 }
 
@@ -409,7 +411,9 @@ func sendResult(out TestResult, embedding bool) testroute.SendResult {
 	r := testroute.SendResult{Status: out.Status, RequestID: out.RequestID, Steps: calllogs.Steps(out.Trail)}
 	if out.Header != nil {
 		r.Tier, r.Model, r.Provider = out.Header.Get("X-Switchyard-Tier"), out.Header.Get("X-Switchyard-Model"), out.Header.Get("X-Switchyard-Provider")
+		r.Degraded = out.Header.Get(routing.HeaderDegraded)
 	}
+	r.DegradedWords = calllogs.DegradedWords(out.Trail)
 	if out.Status >= 200 && out.Status < 300 {
 		if embedding {
 			var e struct {

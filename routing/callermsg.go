@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/reason"
@@ -65,6 +66,9 @@ type Told struct {
 	// Param is the request field no deployment can carry
 	// (ToldUnsupportedParameter).
 	Param string
+	// Budget is the retry budget that stopped the request after a failed
+	// attempt (reason.RetryBudgetExhausted); Group names its route group.
+	Budget *reason.Reason
 	// Dimension is our own finding that ended the request: an embedding of
 	// the wrong size (the caller may have asked for dimensions the model
 	// does not support).
@@ -150,6 +154,19 @@ func (t Told) Text(requestID string) string {
 	if t.Dimension != nil && t.Code == ToldUpstreamFailed {
 		b.WriteString("; ")
 		b.WriteString(t.Dimension.Error())
+	}
+	if r := t.Budget; r != nil {
+		b.WriteString("; the retry budget of route group ")
+		b.WriteString(t.Group)
+		b.WriteString(", tier ")
+		b.WriteString(r.Tier)
+		b.WriteString(" is spent (")
+		b.WriteString(strconv.Itoa(r.Percent))
+		b.WriteString("% of first attempts, at least ")
+		b.WriteString(strconv.Itoa(r.PerSecond))
+		b.WriteString("/s, over ")
+		b.WriteString((time.Duration(r.WindowMS) * time.Millisecond).String())
+		b.WriteString("), so the next step was not tried: retry_budget_exhausted")
 	}
 	switch t.Code {
 	case ToldNoModel, ToldBudgetSpent, ToldUpstreamFailed, ToldUnsupportedParameter:

@@ -60,6 +60,9 @@ type Trail struct {
 	Skips    []Skip    `json:"skips,omitempty"`
 	Attempts []Attempt `json:"attempts"`
 	Fallback string    `json:"fallback,omitempty"` // "policy → group X" when the fallback group served
+	// Degraded lists the rungs of the degradation ladder the request took
+	// (a step-down, then a cached or static answer).
+	Degraded []Degraded `json:"degraded,omitempty"`
 }
 
 // Served says which deployment and key answered.
@@ -188,6 +191,12 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			}
 			if timeout <= 0 || timeout > remaining {
 				timeout = remaining
+			}
+			if skip, ok := e.budgetAllows(ctx, p, attempts); !ok {
+				skipNow(skip)
+				done(OutcomeIgnored)
+				release()
+				return Served{}, nil, budgetSpent(final(last, p, tr), skip, p)
 			}
 			actx, cancel := context.WithTimeout(ctx, timeout)
 			start := e.now()

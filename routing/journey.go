@@ -70,6 +70,10 @@ type Journey struct {
 	DefaultTimeout time.Duration
 	// Clock is the time source of latencies (default time.Now).
 	Clock func() time.Time
+	// SLA and Answers serve the degradation ladder: the tiers' SLA windows
+	// (nil: no step-down) and the answer cache (nil: no cached answers).
+	SLA     SLAWatch
+	Answers AnswerCache
 
 	avg outputAverages
 }
@@ -172,6 +176,7 @@ type exchange struct {
 	settleDec    *limit.Decision
 	settleActual int64
 	settleCost   int64
+	ladder       ladderState
 }
 
 func (j *Journey) now() time.Time {
@@ -506,10 +511,14 @@ func (x *exchange) finish() {
 	x.finishIdempotency()
 	elapsed := x.j.now().Sub(x.start)
 	x.rec.LatencyMS = int(elapsed.Milliseconds())
+	x.rec.Retries = max(countAttempts(x.trail)-1, 0)
+	if x.caller != nil {
+		x.finishLadder()
+	}
 	if x.rec.Tier == "" {
 		x.rec.Tier = x.tier
 	}
-	if len(x.trail.Attempts) > 0 || len(x.trail.Skips) > 0 {
+	if len(x.trail.Attempts) > 0 || len(x.trail.Skips) > 0 || len(x.trail.Degraded) > 0 {
 		x.rec.Attempts, _ = json.Marshal(x.trail)
 		x.rec.Fallback = x.trail.Fallback
 	}
@@ -754,6 +763,9 @@ func (x *exchange) failed(f *Failure) {
 	default:
 		x.rec.Status = record.StatusUpstreamError
 	}
+	if x.degrade(f) {
+		return
+	}
 	if f.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int((f.RetryAfter+time.Second-1)/time.Second)))
 		h.Set("Retry-After-Ms", strconv.FormatInt(int64((f.RetryAfter+time.Millisecond-1)/time.Millisecond), 10))
@@ -787,6 +799,9 @@ func countAttempts(tr Trail) int {
 // the plan.
 func (x *exchange) route(model string, reasoning bool, needs Needs) (*Plan, bool) {
 	target, err := Resolve(x.caller, model, needs.Kind, reasoning)
+	if err == nil {
+		target = x.stepDown(target, reasoning)
+	}
 	if err != nil {
 		var nf *ModelNotFoundError
 		if errors.As(err, &nf) {

@@ -29,6 +29,7 @@ func (x *exchange) chat() {
 		return
 	}
 	x.rec.RequestedModel, x.rec.Stream = req.Model, req.Stream
+	x.prepareLadder(req, body)
 	deadline, err := x.deadline()
 	if err != nil {
 		x.invalid(&adapter.RequestError{Param: "X-Request-Timeout", Message: err.Error()})
@@ -61,6 +62,7 @@ func (x *exchange) chat() {
 	x.account(dec, out.Served, out.Result.Usage, estimate)
 	x.routeHeaders(out.Served)
 	x.writeBody(http.StatusOK, "application/json", adapter.AppendAnswerModel(nil, out.Result.Body, out.Served.Deployment.Model.Code))
+	x.keep(x.a.Body)
 }
 
 // Stream is a streamed answer: SSE events, the first content chunk first.
@@ -76,6 +78,7 @@ type Stream struct {
 	firstDone bool
 	sawFirst  bool
 	endErr    error
+	degraded  bool   // a degraded answer from memory: the call stays an upstream error
 	tail      []byte // the closing event ([DONE] or an error), then nil
 	over      bool
 	ended     bool
@@ -114,6 +117,12 @@ func (s *Stream) event(data []byte) []byte {
 // chunkEvent formats a chunk, its model field the logic model that serves
 // (the answer's one rule for model, as in a complete answer).
 func (s *Stream) chunkEvent(data []byte) []byte {
+	if c := s.x.ladder.collect; c != nil {
+		c.add(data)
+	}
+	if s.committed.Served.Deployment == nil {
+		return s.event(data) // a degraded answer carries its own model
+	}
 	s.buf = append(s.buf[:0], "data: "...)
 	s.buf = adapter.AppendAnswerModel(s.buf, data, s.committed.Served.Deployment.Model.Code)
 	return s.endEvent()
@@ -162,7 +171,9 @@ func (s *Stream) Next() ([]byte, error) {
 	x := s.x
 	switch {
 	case errors.Is(s.endErr, io.EOF):
-		x.rec.Status = record.StatusOK
+		if !s.degraded {
+			x.rec.Status = record.StatusOK
+		}
 		return s.event([]byte("[DONE]")), nil
 	case shuttingDown(x.ctx):
 		// Cut at the end of the shutdown grace: the caller gets an error
@@ -204,7 +215,7 @@ func (s *Stream) end(sendErr error) {
 	// A stream that ended with [DONE] and was written whole is complete,
 	// even if the client hung up right after reading it (SDKs close the
 	// connection at [DONE]; the context may be cancelled before end runs).
-	complete := wasOver && x.rec.Status == record.StatusOK && sendErr == nil
+	complete := wasOver && (x.rec.Status == record.StatusOK || s.degraded) && sendErr == nil
 	if x.rec.Status != record.StatusInterrupted && !complete && (x.ctx.Err() != nil || (sendErr != nil && x.rec.Status != record.StatusOK)) {
 		// The client went away: the upstream request was cancelled with
 		// the context; record what was used so far.

@@ -111,7 +111,7 @@ func TestNoAvailableModelRetryHint(t *testing.T) {
 }
 
 func TestReasonCodesTemporary(t *testing.T) {
-	for _, c := range []reason.Code{reason.KeysCooling, reason.BreakerOpen, reason.OverCapacity, reason.Unhealthy, reason.LoadUnavailable, reason.KeysTried} {
+	for _, c := range []reason.Code{reason.KeysCooling, reason.BreakerOpen, reason.OverCapacity, reason.Unhealthy, reason.LoadUnavailable, reason.KeysTried, reason.RetryBudgetExhausted} {
 		if !c.Temporary() {
 			t.Errorf("%s should be temporary", c)
 		}

@@ -71,6 +71,8 @@ type State struct {
 	Keys     Keys
 	Load     Load
 	Health   Health
+	// Budget is the retry budget (nil: every request may walk its chain).
+	Budget RetryBudget
 }
 
 type noBreakers struct{}

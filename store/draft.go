@@ -145,15 +145,20 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		Description string  `db:"description"`
 		Tenant      *string `db:"tenant"`
 		Fallback    *string `db:"fallback"`
+		Budget      []byte  `db:"retry_budget"`
+		Ladder      []byte  `db:"degradation"`
 	}
 	if err := sqlx.SelectContext(ctx, q, &groups, `
-		SELECT g.id, g.name, g.description, t.name AS tenant, fb.name AS fallback
+		SELECT g.id, g.name, g.description, t.name AS tenant, fb.name AS fallback, g.retry_budget, g.degradation
 		FROM route_groups g LEFT JOIN tenants t ON t.id = g.tenant_id LEFT JOIN route_groups fb ON fb.id = g.fallback_group_id`); err != nil {
 		return fail("route groups", err)
 	}
 	groupIdx := map[int64]int{}
 	for i, g := range groups {
 		rg := config.RouteGroup{ID: g.ID, Name: g.Name, Description: g.Description}
+		if err := readResilience(&rg, g.Budget, g.Ladder); err != nil {
+			return fail("route groups", err)
+		}
 		if g.Tenant != nil {
 			rg.Tenant, rg.Fallback = *g.Tenant, config.FallbackNone
 			if g.Fallback != nil {

@@ -180,9 +180,10 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 			id := tenantIDs[g.Tenant]
 			tenant = &id
 		}
-		id, err := upsert("route_groups", "name, description, tenant_id, fallback_group_id", "$1,$2,$3,NULL",
-			"name=EXCLUDED.name, description=EXCLUDED.description, tenant_id=EXCLUDED.tenant_id, fallback_group_id=NULL",
-			g.ID, g.Name, g.Description, tenant)
+		budget, ladder := resilienceJSON(g)
+		id, err := upsert("route_groups", "name, description, tenant_id, fallback_group_id, retry_budget, degradation", "$1,$2,$3,NULL,$4,$5",
+			"name=EXCLUDED.name, description=EXCLUDED.description, tenant_id=EXCLUDED.tenant_id, fallback_group_id=NULL, retry_budget=EXCLUDED.retry_budget, degradation=EXCLUDED.degradation",
+			g.ID, g.Name, g.Description, tenant, budget, ladder)
 		if err != nil {
 			return nil, fmt.Errorf("store: route group %s: %w", g.Name, err)
 		}

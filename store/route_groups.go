@@ -43,8 +43,9 @@ func (s *Store) CreateRouteGroup(ctx context.Context, g config.RouteGroup) (int6
 		if err != nil {
 			return err
 		}
-		if err := tx.GetContext(ctx, &id, `INSERT INTO route_groups (name, description, tenant_id, fallback_group_id) VALUES ($1,$2,$3,$4) RETURNING id`,
-			g.Name, g.Description, tenant, fb); err != nil {
+		budget, ladder := resilienceJSON(g)
+		if err := tx.GetContext(ctx, &id, `INSERT INTO route_groups (name, description, tenant_id, fallback_group_id, retry_budget, degradation) VALUES ($1,$2,$3,$4,$5,$6) RETURNING id`,
+			g.Name, g.Description, tenant, fb, budget, ladder); err != nil {
 			return uniqueField(err, "name", "route group name "+strconv.Quote(g.Name))
 		}
 		for _, t := range config.TierNames {
@@ -61,7 +62,8 @@ func (s *Store) CreateRouteGroup(ctx context.Context, g config.RouteGroup) (int6
 	return id, nil
 }
 
-// UpdateRouteGroup changes a group's name, description, tenant and fallback.
+// UpdateRouteGroup changes a group's name, description, tenant, fallback,
+// retry budget and degradation ladder.
 func (s *Store) UpdateRouteGroup(ctx context.Context, id int64, g config.RouteGroup) error {
 	if err := config.ValidateRouteGroup(g).Err(); err != nil {
 		return err
@@ -78,8 +80,9 @@ func (s *Store) UpdateRouteGroup(ctx context.Context, id int64, g config.RouteGr
 		if fb != nil && *fb == id {
 			return (config.FieldErrors{"fallback": "a group cannot fall back to itself"}).Err()
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE route_groups SET name=$2, description=$3, tenant_id=$4, fallback_group_id=$5 WHERE id=$1`,
-			id, g.Name, g.Description, tenant, fb)
+		budget, ladder := resilienceJSON(g)
+		res, err := tx.ExecContext(ctx, `UPDATE route_groups SET name=$2, description=$3, tenant_id=$4, fallback_group_id=$5, retry_budget=$6, degradation=$7 WHERE id=$1`,
+			id, g.Name, g.Description, tenant, fb, budget, ladder)
 		if err := rowsAffected(res, err); err != nil {
 			return fmt.Errorf("store: update route group %d: %w", id, uniqueField(err, "name", "route group name "+strconv.Quote(g.Name)))
 		}

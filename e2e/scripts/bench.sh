@@ -7,6 +7,7 @@ out=${BENCH_OUT:-.cache/bench-report.txt}
 mkdir -p "$(dirname "$out")"
 echo "== end to end: gateway vs direct (this takes a few minutes) =="
 BENCH_BIN="$PWD/bin" BENCH_REPORT="$PWD/$out.e2e" go test -tags bench -v -count=1 -run TestGatewayVersusDirect -timeout 30m ./e2e/bench/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS' || true
+BENCH_BIN="$PWD/bin" BENCH_REPORT="$PWD/$out.e2e" go test -tags bench -v -count=1 -run TestRetryBudgetOutage -timeout 10m ./e2e/bench/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS' || true
 echo
 echo "== micro-benchmarks =="
 go test -run '^$' -bench 'RouteResolution' -benchmem -count=3 ./routing/ | grep -E '^Benchmark|ns/op'

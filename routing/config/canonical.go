@@ -47,6 +47,7 @@ func Canonicalize(s *Snapshot) {
 	slices.SortFunc(s.RouteGroups, func(a, b RouteGroup) int { return cmp.Compare(a.Name, b.Name) })
 	for i := range s.RouteGroups {
 		g := &s.RouteGroups[i]
+		canonicalResilience(g)
 		g.Tiers = nonNil(g.Tiers)
 		slices.SortFunc(g.Tiers, func(a, b Tier) int { return cmp.Compare(tierIndex(a.Name), tierIndex(b.Name)) })
 		for j := range g.Tiers {
@@ -153,6 +154,7 @@ func Clone(s Snapshot) Snapshot {
 			ts[j].Candidates = slices.Clone(ts[j].Candidates)
 		}
 		c.RouteGroups[i].Tiers = ts
+		cloneResilience(&c.RouteGroups[i])
 	}
 	c.Callers = slices.Clone(s.Callers)
 	for i := range c.Callers {

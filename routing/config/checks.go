@@ -92,7 +92,11 @@ var Checks = []Check{
 	{ID: "unused_logic_model", Title: "Every logic model is used by a candidate", Severity: SeverityWarning, Run: checkUnusedLogicModel},
 	{ID: CheckTierUnservable, Title: "Every tier a caller is bound to can serve", Severity: SeverityAcknowledge, Run: checkTierUnservable},
 	{ID: "mixed_kinds", Title: "A tier does not mix chat and embedding models", Severity: SeverityWarning, Run: checkMixedKinds},
+	{ID: CheckStepDownTarget, Title: "A tier steps down to a lighter tier that can serve", Severity: SeverityError, Run: checkStepDownTarget},
 }
+
+// CheckStepDownTarget is the id of the step-down target check.
+const CheckStepDownTarget = "step_down_target"
 
 // Result is the outcome of a dry-run.
 type Result struct {

@@ -102,6 +102,10 @@ type RGroup struct {
 	Tenant   string
 	Fallback *RGroup // a shared group, or nil for policy none
 	Tiers    [3]*RTier
+	// Budget is the retry budget of each tier; Ladder the degradation
+	// ladder (nil: not opted in).
+	Budget RBudget
+	Ladder *RLadder
 }
 
 // Tier returns the group's tier by name.
@@ -250,7 +254,9 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 		rt.Models[m.Code] = rm
 	}
 	for _, g := range s.RouteGroups {
-		rt.Groups[g.Name] = &RGroup{ID: g.ID, Name: g.Name, Tenant: g.Tenant}
+		rg := &RGroup{ID: g.ID, Name: g.Name, Tenant: g.Tenant}
+		compileResilience(g, rg)
+		rt.Groups[g.Name] = rg
 	}
 	for _, g := range s.RouteGroups {
 		rg := rt.Groups[g.Name]

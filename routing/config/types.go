@@ -189,6 +189,10 @@ type RouteGroup struct {
 	Tenant      string `yaml:"tenant,omitempty" json:"tenant,omitempty"`
 	Fallback    string `yaml:"fallback,omitempty" json:"fallback,omitempty"`
 	Tiers       []Tier `yaml:"tiers" json:"tiers"`
+	// RetryBudget caps failover retries per tier (nil: the defaults, see
+	// resilience.go); Degradation is the opt-in degradation ladder.
+	RetryBudget *RetryBudget `yaml:"retry_budget,omitempty" json:"retry_budget,omitempty"`
+	Degradation *Degradation `yaml:"degradation,omitempty" json:"degradation,omitempty"`
 }
 
 // Tier returns the group's tier with that name, or nil.

@@ -224,6 +224,7 @@ func ValidateRouteGroup(g RouteGroup) FieldErrors {
 	if g.Fallback != "" && g.Fallback == g.Name {
 		f.Add("fallback", "a group cannot fall back to itself")
 	}
+	validateResilience(f, g)
 	return f
 }
 

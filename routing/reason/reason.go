@@ -43,6 +43,11 @@ const (
 	// the request set (its adapter's field table refuses it). Param: the
 	// field; Protocol.
 	UnsupportedParameter Code = "unsupported_parameter"
+	// RetryBudgetExhausted: the route group × tier has spent its retry
+	// budget, so this step was not tried after the previous one failed.
+	// Percent: retries allowed per 100 first attempts; PerSecond: the
+	// floor; WindowMS: the sliding window; Tier.
+	RetryBudgetExhausted Code = "retry_budget_exhausted"
 )
 
 // Reason is one skip: a code and the parameters it needs.
@@ -56,6 +61,10 @@ type Reason struct {
 	Max        int    `json:"max,omitempty"`
 	Protocol   string `json:"protocol,omitempty"`
 	Param      string `json:"param,omitempty"`
+	Tier       string `json:"tier,omitempty"`
+	Percent    int    `json:"percent,omitempty"`
+	PerSecond  int    `json:"per_second,omitempty"`
+	WindowMS   int64  `json:"window_ms,omitempty"`
 	// Until is, for a temporary skip, when it is expected to pass (a key's
 	// cooling ends, a breaker half-opens), in Unix milliseconds; 0 when
 	// nobody knows (a concurrency slot frees at any moment). An integer, not
@@ -77,7 +86,7 @@ func Of(c Code) Reason { return Reason{Code: c} }
 // refused only for permanent skips is not worth retrying.
 func (c Code) Temporary() bool {
 	switch c {
-	case Unhealthy, BreakerOpen, OverCapacity, LoadUnavailable, KeysCooling, KeysTried:
+	case Unhealthy, BreakerOpen, OverCapacity, LoadUnavailable, KeysCooling, KeysTried, RetryBudgetExhausted:
 		return true
 	}
 	return false
@@ -158,6 +167,9 @@ func (r Reason) String() string {
 		return "all keys tried"
 	case UnsupportedParameter:
 		return "cannot carry parameter " + r.Param + " (" + r.Protocol + " protocol)"
+	case RetryBudgetExhausted:
+		return "not tried: the retry budget of tier " + r.Tier + " is spent (" + strconv.Itoa(r.Percent) + "% of first attempts, at least " +
+			strconv.Itoa(r.PerSecond) + "/s, over " + (time.Duration(r.WindowMS) * time.Millisecond).String() + ")"
 	}
 	return string(r.Code)
 }

@@ -63,6 +63,12 @@ type Call struct {
 	// bits of adapter.FieldSet) that a protocol may refuse.
 	Needs  Needs  `json:"needs,omitempty"`
 	Fields uint64 `json:"fields,omitempty"`
+	// Degraded is the rung of the degradation ladder that answered:
+	// step_down, cached or static ("" when none).
+	Degraded string `json:"degraded,omitempty"`
+	// Retries counts the attempts after the first (the roll-ups of the
+	// retry budget; the trail has them one by one).
+	Retries int `json:"retries,omitempty"`
 }
 
 // Needs are what a request required of a deployment, as bits (one

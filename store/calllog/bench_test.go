@@ -304,7 +304,8 @@ SELECT at,
     CASE WHEN status = 'ok' THEN (r2 * 10000)::bigint END,
     CASE WHEN status = 'ok' THEN 'USD' END,
     tier <> 'deep', false, NULL, 42,
-    '[{"deployment_id": 1, "outcome": "ok", "latency_ms": 120}]'::jsonb
+    '[{"deployment_id": 1, "outcome": "ok", "latency_ms": 120}]'::jsonb,
+    NULL
 FROM v`, day, count, spacingUS, day.Format(time.DateOnly))
 	return err
 }

@@ -209,15 +209,17 @@ type callStat struct {
 
 // rollups accumulates one batch's increments of cost_rollups and call_stats.
 type rollups struct {
-	costs map[rollupKey]*costRollup
-	stats map[rollupKey]*callStat
+	costs  map[rollupKey]*costRollup
+	stats  map[rollupKey]*callStat
+	ladder ladderRollup
 }
 
 func newRollups() *rollups {
-	return &rollups{costs: map[rollupKey]*costRollup{}, stats: map[rollupKey]*callStat{}}
+	return &rollups{costs: map[rollupKey]*costRollup{}, stats: map[rollupKey]*callStat{}, ladder: ladderRollup{}}
 }
 
 func (ru *rollups) add(r *Record) {
+	ru.ladder.add(r)
 	at := r.At.UTC()
 	key := rollupKey{caller: r.Caller, tier: r.Tier, logicModel: r.LogicModel, currency: r.Currency}
 
@@ -313,7 +315,7 @@ func (ru *rollups) store(ctx context.Context, tx *sql.Tx) error {
 		pq.Array(sCosts), pq.Array(latSum), pq.Array(hists)); err != nil {
 		return fmt.Errorf("calllog: update call stats: %w", err)
 	}
-	return nil
+	return ru.ladder.store(ctx, tx)
 }
 
 func sortedKeys[V any](m map[rollupKey]V) []rollupKey {

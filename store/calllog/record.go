@@ -50,7 +50,7 @@ func normalize(r *Record) error {
 	for _, s := range []*string{
 		&r.RequestID, &r.Caller, &r.Tenant, &r.RouteGroup, &r.Tier, &r.RequestedModel,
 		&r.LogicModel, &r.Provider, &r.KeyFingerprint, &r.ErrorClass, &r.ErrorCode,
-		&r.Currency, &r.Fallback,
+		&r.Currency, &r.Fallback, &r.Degraded,
 	} {
 		*s = cleanText(*s)
 	}
@@ -96,6 +96,7 @@ var columns = []string{
 	"cost_micros", "currency", "stream", "idempotency_replay", "fallback", "config_version",
 	"attempts",
 	"needs", "fields",
+	"degraded",
 }
 
 var columnList = strings.Join(columns, ", ")
@@ -117,6 +118,7 @@ func values(r *Record) []any {
 		r.Stream, r.IdempotencyReplay, nullText(r.Fallback), nullInt64(r.ConfigVersion),
 		attempts,
 		int64(r.Needs), int64(r.Fields),
+		nullText(r.Degraded),
 	}
 }
 
@@ -158,6 +160,7 @@ func scanRecord(s scanner) (Record, error) {
 		cost                                                           sql.NullInt64
 		attempts                                                       []byte
 		needs, fields                                                  int64
+		degraded                                                       sql.NullString
 	)
 	err := s.Scan(&r.At, &r.RequestID, &callerID, &caller, &tenant, &routeGroup, &tier,
 		&requestedModel, &logicModel, &deploymentID, &provider, &keyFingerprint,
@@ -165,7 +168,8 @@ func scanRecord(s scanner) (Record, error) {
 		&prompt, &completion, &cached, &reasoning, &r.UsageEstimated,
 		&cost, &currency, &r.Stream, &r.IdempotencyReplay, &fbk, &configVersion,
 		&attempts,
-		&needs, &fields)
+		&needs, &fields,
+		&degraded)
 	if err != nil {
 		return Record{}, err
 	}
@@ -196,6 +200,7 @@ func scanRecord(s scanner) (Record, error) {
 	r.ConfigVersion = int64Ptr(configVersion)
 	r.Attempts = json.RawMessage(attempts)
 	r.Needs, r.Fields = record.Needs(needs), uint64(fields)
+	r.Degraded = degraded.String
 	return r, nil
 }
 

@@ -27,6 +27,10 @@ type Metrics struct {
 	Breakers   *prometheus.GaugeVec
 	Reloads    *prometheus.CounterVec
 	Live       prometheus.Gauge
+	// Degraded counts answers by rung of the degradation ladder; Budget
+	// counts requests the retry budget stopped, by route group and tier.
+	Degraded *prometheus.CounterVec
+	Budget   *prometheus.CounterVec
 }
 
 // New registers every metric. gauges adds callback gauges (buffer depth,
@@ -58,7 +62,11 @@ func New(gauges map[string]func() float64) *Metrics {
 			Help: "Configuration loads by result (ok|refused)."}, []string{"result"}),
 		Live: prometheus.NewGauge(prometheus.GaugeOpts{Name: "switchyard_config_version", Help: "The configuration version this instance serves."}),
 	}
-	r.MustRegister(m.Requests, m.Duration, m.TTFC, m.Tokens, m.Cost, m.Rejections, m.Attempts, m.Breakers, m.Reloads, m.Live)
+	m.Degraded = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_degraded_total",
+		Help: "Answers of the degradation ladder by route group, tier and level (step_down|cached|static)."}, []string{"group", "tier", "level"})
+	m.Budget = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_retry_budget_exhausted_total",
+		Help: "Requests the retry budget stopped before their next step, by route group and tier."}, []string{"group", "tier"})
+	r.MustRegister(m.Requests, m.Duration, m.TTFC, m.Tokens, m.Cost, m.Rejections, m.Attempts, m.Breakers, m.Reloads, m.Live, m.Degraded, m.Budget)
 	for name, f := range gauges {
 		r.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: gaugeHelp[name]}, f))
 	}
@@ -98,6 +106,12 @@ func (m *Metrics) Finished(c *record.Call, tr *routing.Trail, elapsed time.Durat
 	}
 	if c.CostMicros != nil && *c.CostMicros > 0 {
 		m.Cost.WithLabelValues(c.Caller, c.Currency).Add(float64(*c.CostMicros) / 1e6)
+	}
+	if c.Degraded != "" {
+		m.Degraded.WithLabelValues(c.RouteGroup, c.Tier, c.Degraded).Inc()
+	}
+	if c.ErrorCode == routing.CodeRetryBudgetExhausted {
+		m.Budget.WithLabelValues(c.RouteGroup, c.Tier).Inc()
 	}
 	for _, a := range tr.Attempts {
 		switch a.Outcome {

@@ -29,16 +29,19 @@ import (
 	"switchyard/routing/breaker"
 	"switchyard/routing/config"
 	"switchyard/routing/config/onboarding"
+	"switchyard/routing/ladder"
 	"switchyard/routing/live"
 	"switchyard/store"
 	"switchyard/store/calllog"
 	"switchyard/store/lastgood"
+	"switchyard/store/redis/answercache"
 	"switchyard/store/redis/breakerboard"
 	"switchyard/store/redis/idempotency"
 	"switchyard/store/redis/keypool"
 	"switchyard/store/redis/limits"
 	"switchyard/store/redis/loadcount"
 	"switchyard/store/redis/loginguard"
+	"switchyard/store/redis/retrybudget"
 	"switchyard/store/secrets"
 	"switchyard/web"
 	"switchyard/web/metrics"
@@ -89,6 +92,9 @@ type Gateway struct {
 	Keys     *keypool.Pool
 	Load     *loadcount.Counters
 	Limiter  *limits.Limiter
+	Budget   *retrybudget.Budget
+	SLA      *ladder.Watch
+	Answers  *answercache.Cache
 	Idem     *idempotency.Store
 	CallLog  *calllog.Writer
 	Metrics  *metrics.Metrics
@@ -161,6 +167,9 @@ func New(o Options) (*Gateway, error) {
 	g.Keys = keypool.New(o.Redis, keypool.Options{Prefix: o.RedisPrefix, Logger: log, Timeout: o.RedisTimeout})
 	g.Load = loadcount.New(o.Redis, loadcount.Options{Prefix: o.RedisPrefix, InstanceCap: o.InstanceCap, Logger: log, OpTimeout: o.RedisTimeout})
 	g.Limiter = limits.New(o.Redis, limits.Options{Prefix: o.RedisPrefix, Location: o.Location, Logger: log, Timeout: o.RedisTimeout})
+	g.SLA = ladder.New(nil)
+	g.Answers = answercache.New(o.Redis, o.RedisPrefix)
+	g.Budget = retrybudget.New(o.Redis, retrybudget.Options{Prefix: o.RedisPrefix, Logger: log, Timeout: o.RedisTimeout})
 	g.Idem = idempotency.New(o.Redis, idempotency.Options{Prefix: o.RedisPrefix, TTL: o.IdemTTL})
 	w, err := calllog.NewWriter(o.Store.DB(), calllog.WriterOptions{SpillDir: o.SpillDir, Logger: log})
 	if err != nil {
@@ -180,7 +189,7 @@ func New(o Options) (*Gateway, error) {
 		g.Loader.Cache = cache
 	}
 	degraded := func() float64 {
-		if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() {
+		if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() || g.Budget.Degraded() {
 			return 1
 		}
 		return 0
@@ -223,12 +232,13 @@ func New(o Options) (*Gateway, error) {
 	g.Exec = &routing.Executor{
 		Adapters: Adapters(),
 		Client:   UpstreamClient(),
-		State:    routing.State{Breakers: breakers{g.Breakers}, Keys: g.Keys, Load: load{g.Load}},
+		State:    routing.State{Breakers: breakers{g.Breakers}, Keys: g.Keys, Load: load{g.Load}, Budget: g.Budget},
 	}
 	g.Journey = &routing.Journey{
 		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, Calls: w, Watch: g.Metrics,
 		Admit:   func(batch bool) (func(), bool) { return g.Load.AdmitInstance(classOf(batch)) },
 		MaxBody: o.MaxBody, Log: log,
+		SLA: slaWatch{g.SLA}, Answers: g.Answers,
 	}
 	var cut context.Context
 	cut, g.cutNow = context.WithCancel(context.Background())
@@ -275,8 +285,8 @@ func (g *Gateway) notices() []string {
 	if cached, at := g.Loader.FromCache(); cached {
 		out = append(out, fmt.Sprintf("PostgreSQL has not answered since this instance started: it serves the last-known-good configuration version %d, cached %s.", g.Holder.Current().Version, at.Format(time.RFC3339)))
 	}
-	if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() {
-		out = append(out, "Redis is unreachable: rate limits, key states and load counters are enforced per instance until it returns.")
+	if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() || g.Budget.Degraded() {
+		out = append(out, "Redis is unreachable: rate limits, key states, load counters and retry budgets are enforced per instance until it returns.")
 	}
 	if e := g.Loader.LastError(); e != "" {
 		out = append(out, "Configuration: "+e)
@@ -338,6 +348,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 	g.wg.Wait()
 	g.Keys.Close()
 	g.Load.Close()
+	g.Budget.Close()
 	return g.CallLog.Close(ctx)
 }
 

@@ -7,6 +7,7 @@ import (
 	"switchyard/routing"
 	"switchyard/routing/breaker"
 	"switchyard/routing/config"
+	"switchyard/routing/ladder"
 	"switchyard/store/redis/breakerboard"
 	"switchyard/store/redis/keypool"
 	"switchyard/store/redis/limits"
@@ -49,4 +50,21 @@ func (o ops) LimitUsage(ctx context.Context, callerID int64, tier string) (limit
 
 func (o ops) TestRequest(ctx context.Context, callerID int64, path string, body []byte) handlers.TestResult {
 	return o.g.Data.TestRequest(ctx, callerID, path, body)
+}
+
+func (o ops) SLA() routing.SLAWatch { return slaWatch{o.g.SLA} }
+
+func (o ops) Resilience(ctx context.Context, g *config.RGroup, tier config.TierName) handlers.ResilienceState {
+	var st handlers.ResilienceState
+	k := routing.TierKey{Group: g.ID, Tier: tier}
+	if !g.Budget.Off {
+		st.Budget, st.BudgetErr = o.g.Budget.Peek(ctx, k, g.Budget)
+	}
+	if g.Ladder != nil {
+		st.SLA = o.g.SLA.State(ladder.Key{Group: g.ID, Tier: tier}, g.Ladder.StepDownFor(tier))
+		if g.Ladder.Cache != nil {
+			st.CacheSize, st.CacheErr = o.g.Answers.Size(ctx, g.ID)
+		}
+	}
+	return st
 }

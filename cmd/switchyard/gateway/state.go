@@ -8,6 +8,7 @@ import (
 	"switchyard/routing"
 	"switchyard/routing/breaker"
 	"switchyard/routing/config"
+	"switchyard/routing/ladder"
 	"switchyard/store/redis/keypool"
 	"switchyard/store/redis/loadcount"
 	"switchyard/views/components"
@@ -74,3 +75,15 @@ func (k keyStates) KeyRuntime(ctx context.Context) (map[int64]providers.KeyRunti
 }
 
 func (k keyStates) Reenable(ctx context.Context, keyID int64) error { return k.p.Reenable(ctx, keyID) }
+
+// slaWatch bridges ladder.Watch to routing.SLAWatch.
+type slaWatch struct{ w *ladder.Watch }
+
+func (s slaWatch) Observe(k routing.TierKey, r *config.RStepDown, latency time.Duration, failed bool) {
+	s.w.Observe(ladder.Key{Group: k.Group, Tier: k.Tier}, r, latency, failed)
+}
+
+func (s slaWatch) SteppedDown(k routing.TierKey) (routing.SLAViolation, bool) {
+	v, ok := s.w.SteppedDown(ladder.Key{Group: k.Group, Tier: k.Tier})
+	return routing.SLAViolation{Calls: v.Calls, P95: v.P95, ErrorPercent: v.ErrorPercent, OverP95: v.OverP95, OverErrors: v.OverErrors}, ok
+}

@@ -48,7 +48,7 @@ func ParseTrail(raw json.RawMessage) (routing.Trail, bool) {
 			return tr, false
 		}
 	}
-	return tr, len(tr.Skips)+len(tr.Attempts) > 0 || tr.Fallback != ""
+	return tr, len(tr.Skips)+len(tr.Attempts)+len(tr.Degraded) > 0 || tr.Fallback != ""
 }
 
 // Steps turns a trail into timeline steps: the plan's skips first, then
@@ -129,6 +129,9 @@ func ExplainSkip(r reason.Reason) string {
 		return "skipped: all keys are quarantined after the vendor refused them (auth or billing); an operator must re-enable them on the Providers page"
 	case reason.KeysTried:
 		return "skipped: every key of the provider was already tried for this request"
+	case reason.RetryBudgetExhausted:
+		return "not tried: the retry budget of tier " + r.Tier + " was spent — retries may be " + strconv.Itoa(r.Percent) + "% of the tier's first attempts (at least " +
+			strconv.Itoa(r.PerSecond) + "/s) over " + ms(r.WindowMS) + ", across instances — so the caller got the last failure as 503 retry_budget_exhausted"
 	case reason.UnsupportedParameter:
 		return "skipped: the request sets " + r.Param + ", which the " + r.Protocol + " protocol cannot carry (see \"Request fields per upstream protocol\" in the README); the field is never dropped silently"
 	}

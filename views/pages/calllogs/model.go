@@ -168,6 +168,8 @@ type DetailPage struct {
 	Steps []Step
 	// Rejection explains a call we answered ourselves, "" otherwise.
 	Rejection string
+	// Degraded explains the rungs of the degradation ladder the call took.
+	Degraded []string
 	// Back is the search to return to.
 	Back string
 }

@@ -101,6 +101,9 @@ type Page struct {
 
 	Costs []CostRow
 
+	// Resilience is the retry budget and degradation ladder section.
+	Resilience Resilience
+
 	// States is the live state per deployment; StatesNote says why it is
 	// missing or partial.
 	States     []DeploymentState

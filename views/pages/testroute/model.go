@@ -114,6 +114,8 @@ type Explain struct {
 	Pool string
 
 	Limits Limits
+	// Resilience is the tier's retry budget and the group's ladder.
+	Resilience Resilience
 
 	CanSend bool
 	CSRF    string
@@ -186,6 +188,10 @@ type SendResult struct {
 	Model     string
 	Provider  string
 	Steps     []calllogs.Step
+	// Degraded is the rung of the degradation ladder that answered ("" none)
+	// and DegradedWords why.
+	Degraded      string
+	DegradedWords []string
 	// Problem says why nothing was sent.
 	Problem string
 }
