@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -92,23 +94,50 @@ func nonNil[T any](s []T) []T {
 // snapshot (TestEncodeMatchesWholeDocument), but the YAML emitter keeps every
 // event of a document until the document ends, so a whole-document encode of
 // a 2 MB configuration held over 400 MB at once; item by item it holds one
-// item's events.
+// item's events per core, and the cores share the items.
 func Encode(s Snapshot) ([]byte, error) {
 	c := Clone(s)
 	Canonicalize(&c)
-	w := itemWriter{out: bytes.NewBuffer(make([]byte, 0, 256*(1+len(c.Providers)+len(c.RouteGroups)+len(c.Callers)+6*len(c.LogicModels))))}
-	w.doc(struct {
-		Format string `yaml:"format"`
-	}{c.Format})
-	writeItems(&w, "tenants", c.Tenants)
-	writeItems(&w, "providers", c.Providers)
-	writeItems(&w, "logic_models", c.LogicModels)
-	writeItems(&w, "route_groups", c.RouteGroups)
-	writeItems(&w, "callers", c.Callers)
-	if w.err != nil {
-		return nil, fmt.Errorf("config: encode snapshot: %w", w.err)
+	var parts []func(*itemWriter) // in document order, each writing one line or one item
+	parts = append(parts, func(w *itemWriter) {
+		w.doc(struct {
+			Format string `yaml:"format"`
+		}{c.Format})
+	})
+	parts = appendItems(parts, "tenants", c.Tenants)
+	parts = appendItems(parts, "providers", c.Providers)
+	parts = appendItems(parts, "logic_models", c.LogicModels)
+	parts = appendItems(parts, "route_groups", c.RouteGroups)
+	parts = appendItems(parts, "callers", c.Callers)
+
+	// The items are independent: encode them on every core, in contiguous
+	// runs, and join the runs in order.
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(parts)/64))
+	outs := make([]itemWriter, workers)
+	var wg sync.WaitGroup
+	for i := range outs {
+		lo, hi := len(parts)*i/workers, len(parts)*(i+1)/workers
+		wg.Go(func() {
+			w := &outs[i]
+			w.out = bytes.NewBuffer(make([]byte, 0, 1024*(hi-lo)))
+			for _, p := range parts[lo:hi] {
+				p(w)
+			}
+		})
 	}
-	return w.out.Bytes(), nil
+	wg.Wait()
+	size := 0
+	for i := range outs {
+		if outs[i].err != nil {
+			return nil, fmt.Errorf("config: encode snapshot: %w", outs[i].err)
+		}
+		size += outs[i].out.Len()
+	}
+	text := make([]byte, 0, size)
+	for i := range outs {
+		text = append(text, outs[i].out.Bytes()...)
+	}
+	return text, nil
 }
 
 // itemWriter appends YAML documents to out, each from a fresh encoder.
@@ -140,28 +169,32 @@ func (w *itemWriter) encode(v any) []byte {
 
 func (w *itemWriter) doc(v any) { w.out.Write(w.encode(v)) }
 
-// writeItems writes the top-level key and its list. Each item is encoded
-// under the same key, as a list of one, so that it is emitted at the
-// indentation and column it has in the whole document; the key line is
-// then cut off.
-func writeItems[T any](w *itemWriter, key string, items []T) {
+// appendItems adds the parts writing a top-level key and its list. Each
+// item is encoded under the same key, as a list of one, so that it is
+// emitted at the indentation and column it has in the whole document; the
+// key line is then cut off.
+func appendItems[T any](parts []func(*itemWriter), key string, items []T) []func(*itemWriter) {
 	if len(items) == 0 {
-		w.out.WriteString(key + ": []\n")
-		return
+		return append(parts, func(w *itemWriter) { w.out.WriteString(key + ": []\n") })
 	}
-	w.out.WriteString(key + ":\n")
-	head := len(key) + 2 // "key:\n"
+	head := key + ":\n"
 	for i := range items {
-		b := w.encode(map[string][]T{key: items[i : i+1]})
-		if w.err != nil {
-			return
-		}
-		if len(b) < head || string(b[:head]) != key+":\n" {
-			w.err = fmt.Errorf("unexpected encoding of %s item %d", key, i)
-			return
-		}
-		w.out.Write(b[head:])
+		parts = append(parts, func(w *itemWriter) {
+			if i == 0 {
+				w.out.WriteString(head)
+			}
+			b := w.encode(map[string][]T{key: items[i : i+1]})
+			if w.err != nil {
+				return
+			}
+			if len(b) < len(head) || string(b[:len(head)]) != head {
+				w.err = fmt.Errorf("unexpected encoding of %s item %d", key, i)
+				return
+			}
+			w.out.Write(b[len(head):])
+		})
 	}
+	return parts
 }
 
 // Decode parses snapshot text (YAML, or JSON, which YAML accepts). Unknown

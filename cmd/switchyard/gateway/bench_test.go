@@ -3,6 +3,8 @@ package gateway_test
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -46,3 +48,62 @@ func benchChat(b *testing.B, url, key string) {
 		}
 	})
 }
+
+// BenchmarkProxiedRequest serves non-streamed chat requests through the
+// real handler chain and journey (auth, route, limits, breaker, key pool,
+// adapter, call log, metrics) with no HTTP client or listener of ours in
+// the process, so -benchmem counts the allocations a proxied request
+// costs the gateway. Set BENCH_UPSTREAM_URL to a fake vendor in another
+// process (make bench starts bin/fakeupstream) so that the vendor's own
+// allocations are not counted; without it the in-process one is used and
+// its allocations are included.
+func BenchmarkProxiedRequest(b *testing.B) {
+	e := gatewaytest.New(b)
+	if u := os.Getenv("BENCH_UPSTREAM_URL"); u != "" {
+		e.FakeURL = u
+	}
+	key := e.Simple()
+	h := e.GW.Server.Echo
+	body := `{"model":"standard","messages":[{"role":"user","content":"benchmark"}]}`
+	serve := func() int {
+		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
+		req.RemoteAddr = "127.0.0.1:40000"
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		w := &discard{h: http.Header{}}
+		h.ServeHTTP(w, req)
+		return w.status
+	}
+	for range 100 { // warm pools, connections and the call-log writer
+		if s := serve(); s != http.StatusOK {
+			b.Fatalf("status %d", s)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if s := serve(); s != http.StatusOK {
+			b.Fatalf("status %d", s)
+		}
+	}
+}
+
+// discard is a ResponseWriter that keeps only the status.
+type discard struct {
+	h      http.Header
+	status int
+}
+
+func (d *discard) Header() http.Header { return d.h }
+func (d *discard) Write(p []byte) (int, error) {
+	if d.status == 0 {
+		d.status = http.StatusOK
+	}
+	return len(p), nil
+}
+func (d *discard) WriteHeader(s int) {
+	if d.status == 0 {
+		d.status = s
+	}
+}
+func (d *discard) Flush() {}
