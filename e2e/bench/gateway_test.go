@@ -85,35 +85,65 @@ func TestGatewayVersusDirect(t *testing.T) {
 	fmt.Fprintf(report, "\n=== Switchyard gateway vs direct to the fake vendor (same run, same drivers: wrk and loadgen in their own processes; %d rounds interleaved, medians) ===\n", rounds)
 	fmt.Fprintf(report, "the fake vendor pauses 2 ms between a stream's role chunk and its first content chunk; limits, breakers, call logging on; SWITCHYARD_MAX_INFLIGHT=%d\n", inflightCap)
 
-	// Warm both paths (connections, caches, GC).
-	loadgen(t, bin, direct, bodyChat, rate, 2*time.Second, false)
-	loadgen(t, bin, gateway, bodyChat, rate, 2*time.Second, false)
+	pid := gw.Process.Pid
+	idleSmall := idleCPU(pid)
 
-	small := scenarios(t, bin, gw.Process.Pid, direct, gateway)
-	small.print(report, "1 route group")
-	fmt.Fprintf(report, "gateway CPU per request at %d req/s: %.3f ms (1 route group)\n", rate, small.cpuPerReq.Seconds()*1000)
+	// Configuration at scale first, on a fresh instance, so its RSS peak is
+	// its own. The large configuration is live afterwards.
+	var scaleProfile chan struct{}
+	if profiles != "" { // a CPU profile of the configuration at scale, and its allocations
+		fetchProfile(t, pprofAddr, "/debug/pprof/allocs", filepath.Join(profiles, "allocs-config-before.pprof"))
+		scaleProfile = make(chan struct{})
+		go func() {
+			defer close(scaleProfile)
+			fetchProfile(t, pprofAddr, "/debug/pprof/profile?seconds=20", filepath.Join(profiles, "cpu-config.pprof"))
+		}()
+		time.Sleep(200 * time.Millisecond)
+	}
+	scale := atScale(t, st, b, gwBase, pid)
+	if scaleProfile != nil {
+		fetchProfile(t, pprofAddr, "/debug/pprof/allocs?gc=1", filepath.Join(profiles, "allocs-config.pprof"))
+		<-scaleProfile
+	}
+	fmt.Fprintf(report, "config at scale      %d route groups, %d deployments, %d callers, %.1f MB of text: import %s | publish %s (live on the instance after %s) | rollback %s (live after %s) | server RSS peak %.1f MB (idle before: %.1f MB)\n",
+		scale.groups, scale.deployments, scale.callers, float64(scale.bytes)/(1<<20), ms(scale.imp), ms(scale.publish), ms(scale.publishLive), ms(scale.rollback), ms(scale.rollbackLive),
+		float64(scale.peakKB)/1024, float64(scale.beforeKB)/1024)
+	idleLarge := idleCPU(pid)
+
+	var large figures
+	if scenariosOn {
+		loadgen(t, bin, direct, bodyChat, rate, 2*time.Second, false) // warm both paths
+		loadgen(t, bin, gateway, bodyChat, rate, 2*time.Second, false)
+		large = scenarios(t, bin, pid, direct, gateway)
+	}
+	fmt.Fprintf(report, "gateway RSS with the large configuration live, after its scenarios: %.1f MB\n", float64(rssKB(pid))/1024)
+
+	// Back to the bench's one route group (a rollback to version 1).
+	code, out := adminCall(t, gwBase, b.adminToken, http.MethodPost, "/admin/api/versions/1/rollback", "application/json", []byte(`{"message":"back to one group"}`))
+	if code != http.StatusCreated {
+		t.Fatalf("rollback to version 1: %d %s", code, out)
+	}
+	waitLive(t, gwBase, scale.lastVersion+1)
+	var small figures
+	if scenariosOn {
+		small = scenarios(t, bin, pid, direct, gateway)
+		small.print(report, "1 route group")
+		fmt.Fprintf(report, "gateway CPU per request at %d req/s: %.3f ms\n", rate, small.cpuPerReq.Seconds()*1000)
+		large.print(report, fmt.Sprintf("%d route groups, %d deployments, %d callers", scale.groups, scale.deployments, scale.callers))
+		fmt.Fprintf(report, "gateway CPU per request at %d req/s: %.3f ms\n", rate, large.cpuPerReq.Seconds()*1000)
+	}
+	fmt.Fprintf(report, "gateway idle CPU     1 route group %.1f%% of a core | %d route groups %.1f%% (background work: reloads, health probes, boards)\n", idleSmall*100, scale.groups, idleLarge*100)
 
 	if profiles != "" {
 		collectProfiles(t, bin, profiles, pprofAddr, direct, gateway)
-		fmt.Fprintf(report, "profiles of the gateway under %d req/s written to %s (cpu.pprof, allocs.pprof)\n", rate, profiles)
+		fmt.Fprintf(report, "profiles of the gateway under %d req/s written to %s (cpu.pprof, allocs.pprof, allocs-before.pprof)\n", rate, profiles)
 	}
 
 	// RSS with many concurrent streams held open by a slow vendor.
-	streamRSS, open := holdStreams(t, fakeAddr, gateway, gw.Process.Pid)
+	streamRSS, open := holdStreams(t, fakeAddr, gateway, pid)
 	fmt.Fprintf(report, "gateway RSS          idle %.1f MB | with %d concurrent streams open %.1f MB\n", float64(idleRSS)/1024, open, float64(streamRSS)/1024)
 
 	prioritisation(t, bin, fakeAddr, b, gwBase, report)
-
-	// Configuration at scale, through the admin API.
-	scale := atScale(t, st, b, gwBase, gw.Process.Pid)
-	fmt.Fprintf(report, "config at scale      %d route groups, %d deployments, %d callers, %.1f MB of text: import %s | publish %s (live on the instance after %s) | rollback %s (live after %s) | server RSS peak %.1f MB (was %.1f MB before)\n",
-		scale.groups, scale.deployments, scale.callers, float64(scale.bytes)/(1<<20), ms(scale.imp), ms(scale.publish), ms(scale.publishLive), ms(scale.rollback), ms(scale.rollbackLive),
-		float64(scale.peakKB)/1024, float64(scale.beforeKB)/1024)
-
-	large := scenarios(t, bin, gw.Process.Pid, direct, gateway)
-	large.print(report, fmt.Sprintf("%d route groups", scale.groups))
-	fmt.Fprintf(report, "gateway CPU per request at %d req/s: %.3f ms (%d route groups)\n", rate, large.cpuPerReq.Seconds()*1000, scale.groups)
-	fmt.Fprintf(report, "gateway RSS after the large configuration's scenarios: %.1f MB\n", float64(rssKB(gw.Process.Pid))/1024)
 
 	fmt.Print(report.String())
 	if out := os.Getenv("BENCH_REPORT"); out != "" {
@@ -121,7 +151,20 @@ func TestGatewayVersusDirect(t *testing.T) {
 	}
 }
 
-const inflightCap = 100
+const inflightCap = 400
+
+// scenariosOn is false with BENCH_SCENARIOS=0: only the configuration at
+// scale, idle CPU, streams RSS and priority run (to iterate on those).
+var scenariosOn = os.Getenv("BENCH_SCENARIOS") != "0"
+
+// idleCPU is the share of a core the process uses over a few seconds of no
+// traffic.
+func idleCPU(pid int) float64 {
+	const window = 3 * time.Second
+	c0 := cpuTicks(pid)
+	time.Sleep(window)
+	return float64(time.Duration(cpuTicks(pid)-c0)*clockTick) / float64(window)
+}
 
 var streamBody = `{"model":"standard","stream":true,"messages":[{"role":"user","content":"benchmark"}]}`
 
@@ -135,7 +178,7 @@ type benchConfig struct {
 // newBenchConfig stores and publishes the bench's configuration: provider
 // "fake" with three keys, logic model "small" on it, route group "default",
 // an interactive caller (the measured one) and a batch caller, plus a "prio"
-// group whose vendor answers after 20 ms for the priority scenario. The
+// group whose vendor answers after 100 ms for the priority scenario. The
 // providers of the large configuration are created too (with their keys,
 // which are credentials, not configuration), so importing it later keeps
 // them.
@@ -353,25 +396,25 @@ func setRules(t *testing.T, fakeAddr, rules string) {
 
 // prioritisation: interactive callers' latency alone and under a batch
 // load that saturates the instance's in-flight cap (the vendor answers in
-// 20 ms, so requests hold their slots). Batch requests above 80 % of the
+// 100 ms, so requests hold their slots). Batch requests above 80 % of the
 // cap are refused; interactive ones never should be.
 func prioritisation(t *testing.T, bin, fakeAddr string, b benchConfig, gwBase string, report io.Writer) {
-	setRules(t, fakeAddr, `[{"model":"prio-model","fault":{"latency":"20ms"}}]`)
+	setRules(t, fakeAddr, `[{"model":"prio-model","fault":{"latency":"100ms"}}]`)
 	defer setRules(t, fakeAddr, "")
 	inter := target{name: "prio-interactive", url: gwBase + "/v1/chat/completions", key: b.prioKey}
 	batch := target{name: "prio-batch", url: gwBase + "/v1/chat/completions", key: b.prioBatch}
-	alone := loadgen(t, bin, inter, bodyChat, 50, phase/2, false)
+	alone := loadgen(t, bin, inter, bodyChat, 50, phase, false)
 	type wrkOut struct {
 		rps    float64
 		failed int
 	}
 	done := make(chan wrkOut, 1)
 	go func() {
-		r, failed := wrk(t, batch, bodyChat, 2*inflightCap, phase/2+2*time.Second)
+		r, failed := wrk(t, batch, bodyChat, 2*inflightCap, phase+2*time.Second)
 		done <- wrkOut{r, failed}
 	}()
 	time.Sleep(time.Second)
-	loaded := loadgen(t, bin, inter, bodyChat, 50, phase/2, false)
+	loaded := loadgen(t, bin, inter, bodyChat, 50, phase, false)
 	bo := <-done
 	fmt.Fprintf(report, "priority             interactive p99 alone %s | under a batch load of %d connections %s (interactive refused %d of %d) | batch served %.0f req/s, refused %d (cap %d in flight, batch shed above 80%%)\n",
 		ms(us(alone.Latency.P99US)), 2*inflightCap, ms(us(loaded.Latency.P99US)), loaded.Errors, loaded.OK+loaded.Errors, bo.rps, bo.failed, inflightCap)
@@ -387,6 +430,7 @@ type scaleFigures struct {
 	imp, publish, publishLive, rollback time.Duration
 	rollbackLive                        time.Duration
 	peakKB, beforeKB                    int
+	lastVersion                         int64
 }
 
 // atScale imports the large configuration through the admin API, publishes
@@ -449,6 +493,8 @@ func atScale(t *testing.T, st *store.Store, b benchConfig, gwBase string, pid in
 	f.rollback = time.Since(t0)
 	f.rollbackLive = waitLive(t, gwBase, rb)
 	f.peakKB = peak()
+	f.lastVersion = rb
+	f.lastVersion = rb
 	return f
 }
 
@@ -458,20 +504,7 @@ func collectProfiles(t *testing.T, bin, dir, pprofAddr string, direct, gateway t
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	get := func(path, file string) {
-		res, err := http.Get("http://" + pprofAddr + path)
-		if err != nil {
-			t.Errorf("profile %s: %v", path, err)
-			return
-		}
-		defer res.Body.Close()
-		out, err := os.Create(filepath.Join(dir, file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer out.Close()
-		_, _ = io.Copy(out, res.Body)
-	}
+	get := func(path, file string) { fetchProfile(t, pprofAddr, path, filepath.Join(dir, file)) }
 	done := make(chan struct{})
 	go func() {
 		loadgen(t, bin, gateway, bodyChat, rate, 12*time.Second, false)
@@ -482,4 +515,22 @@ func collectProfiles(t *testing.T, bin, dir, pprofAddr string, direct, gateway t
 	get("/debug/pprof/profile?seconds=8", "cpu.pprof")
 	get("/debug/pprof/allocs", "allocs.pprof")
 	<-done
+}
+
+func fetchProfile(t *testing.T, pprofAddr, path, file string) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get("http://" + pprofAddr + path)
+	if err != nil {
+		t.Errorf("profile %s: %v", path, err)
+		return
+	}
+	defer res.Body.Close()
+	out, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	_, _ = io.Copy(out, res.Body)
 }

@@ -40,10 +40,11 @@ type Line struct {
 // line by line (an import that replaces most of a configuration) is shown
 // as its blocks deleted and inserted.
 func Lines(a, b string) []Line {
-	la, lb := splitLines(a), splitLines(b)
+	la, oa := splitLines(a)
+	lb, ob := splitLines(b)
 	ba, bb := blocks(la), blocks(lb)
 	ids := make(map[string]rune, len(ba)+len(bb))
-	ra, rb := runesOf(ba, la, ids), runesOf(bb, lb, ids)
+	ra, rb := runesOf(ba, a, la, oa, ids), runesOf(bb, b, lb, ob, ids)
 	d := differ{la: la, lb: lb, out: make([]Line, 0, max(len(la), len(lb))+8)}
 	if ra == nil || rb == nil {
 		d.lines(0, len(la), 0, len(lb))
@@ -110,11 +111,12 @@ const maxRunes = 1_000_000
 const lineBudget = 4000
 
 // runesOf gives each distinct piece (the lines of a span) its rune; nil when
-// there are too many distinct pieces.
-func runesOf(spans []span, lines []string, ids map[string]rune) []rune {
+// there are too many distinct pieces. A piece is the span's own part of
+// text (lines are substrings of text), so no piece is copied.
+func runesOf(spans []span, text string, lines []string, at []int, ids map[string]rune) []rune {
 	out := make([]rune, len(spans))
 	for i, s := range spans {
-		key := strings.Join(lines[s.start:s.end], "\n")
+		key := text[at[s.start] : at[s.end-1]+len(lines[s.end-1])]
 		r, ok := ids[key]
 		if !ok {
 			if len(ids) >= maxRunes {
@@ -227,13 +229,25 @@ func lineRunes(lines []string, ids map[string]rune) []rune {
 	return out
 }
 
-// splitLines splits text into lines without their line feeds; a final line
-// feed ends the last line rather than starting an empty one.
-func splitLines(text string) []string {
+// splitLines splits text into lines without their line feeds (a final line
+// feed ends the last line rather than starting an empty one), with where
+// each line starts in text.
+func splitLines(text string) ([]string, []int) {
 	if text == "" {
-		return nil
+		return nil, nil
 	}
-	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	body := strings.TrimSuffix(text, "\n")
+	n := strings.Count(body, "\n") + 1
+	lines, at := make([]string, 0, n), make([]int, 0, n)
+	for pos := 0; ; {
+		i := strings.IndexByte(body[pos:], '\n')
+		if i < 0 {
+			lines, at = append(lines, body[pos:]), append(at, pos)
+			return lines, at
+		}
+		lines, at = append(lines, body[pos:pos+i]), append(at, pos)
+		pos += i + 1
+	}
 }
 
 // Changed counts inserted and deleted lines.
@@ -261,7 +275,13 @@ func FoldContext(lines []Line, context int) []Line {
 			keep[j] = true
 		}
 	}
-	var out []Line
+	n := 0
+	for i := range lines {
+		if keep[i] || lines[i].Op != Equal {
+			n++
+		}
+	}
+	out := make([]Line, 0, n+n/2+1)
 	for i := 0; i < len(lines); {
 		if keep[i] || lines[i].Op != Equal {
 			out = append(out, lines[i])
@@ -281,14 +301,20 @@ func FoldContext(lines []Line, context int) []Line {
 // Unified renders lines as unified-diff-like text ("+", "-", " ").
 func Unified(lines []Line) string {
 	var b strings.Builder
+	size := 0
+	for _, l := range lines {
+		size += len(l.Text) + 2
+		if l.Op == Fold {
+			size += 32
+		}
+	}
+	b.Grow(size)
 	for _, l := range lines {
 		switch l.Op {
-		case Insert:
-			b.WriteString("+" + l.Text + "\n")
-		case Delete:
-			b.WriteString("-" + l.Text + "\n")
-		case Equal:
-			b.WriteString(" " + l.Text + "\n")
+		case Insert, Delete, Equal:
+			b.WriteByte(" +-"[l.Op])
+			b.WriteString(l.Text)
+			b.WriteByte('\n')
 		case Fold:
 			b.WriteString("@@ " + itoa(l.Folded) + " unchanged lines @@\n")
 		}
