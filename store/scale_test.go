@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,6 +177,7 @@ func ids(s config.Snapshot) map[string]map[int64]bool {
 // given ids no object ever had), and a rollback gives back the very rows
 // of the old version, byte for byte in canonical text.
 func TestConfigurationAtScale(t *testing.T) {
+	t.Parallel() // its own database; it mostly waits on PostgreSQL
 	sz := scaleSize(t)
 	st, _ := storetest.New(t)
 	ctx := context.Background()
@@ -334,4 +336,40 @@ func firstDiff(a, b string) string {
 		i++
 	}
 	return fmt.Sprintf("at byte %d:\n--- want\n%s\n--- got\n%s", i, a[max(0, i-200):min(len(a), i+200)], b[max(0, i-200):min(len(b), i+200)])
+}
+
+// TestSnapshotNamingTwiceIsRefused: an object or an id given twice is a
+// field error before anything is written, not a database error (or, for
+// ids, two objects merged into one row).
+func TestSnapshotNamingTwiceIsRefused(t *testing.T) {
+	base := configtest.Generate(configtest.Small, "http://127.0.0.1:9/v1")
+	for name, edit := range map[string]func(s *config.Snapshot){
+		"route group name": func(s *config.Snapshot) { s.RouteGroups[1].Name = s.RouteGroups[0].Name },
+		"caller name":      func(s *config.Snapshot) { s.Callers[1].Name = s.Callers[0].Name },
+		"deployment id": func(s *config.Snapshot) {
+			s.LogicModels[0].Deployments[0].ID, s.LogicModels[1].Deployments[0].ID = 7, 7
+		},
+		"deployment": func(s *config.Snapshot) {
+			m := &s.LogicModels[0]
+			m.Deployments = append(m.Deployments, m.Deployments[0])
+		},
+		"candidate": func(s *config.Snapshot) {
+			tr := &s.RouteGroups[0].Tiers[0]
+			tr.Candidates = append(tr.Candidates, tr.Candidates[0])
+		},
+		"tier limit": func(s *config.Snapshot) {
+			c := &s.Callers[0]
+			c.Limits = append(c.Limits, c.Limits[0])
+		},
+	} {
+		s := config.Clone(base)
+		edit(&s)
+		err := store.ValidateSnapshot(s)
+		if err == nil || !strings.Contains(err.Error(), "appears twice") {
+			t.Errorf("%s given twice: %v", name, err)
+		}
+	}
+	if err := store.ValidateSnapshot(base); err != nil {
+		t.Fatalf("the generated snapshot is refused: %v", err)
+	}
 }

@@ -67,6 +67,9 @@ func TestGatewayVersusDirect(t *testing.T) {
 		// Caps, so the priority scenario measures shedding: batch callers
 		// are refused above 80 of 100 requests in flight.
 		fmt.Sprintf("SWITCHYARD_MAX_INFLIGHT=%d", inflightCap),
+		// Every driver connects from 127.0.0.1, like clients behind a load
+		// balancer: the per-address caps would refuse the load itself.
+		"SWITCHYARD_MAX_PENDING_PER_IP=0", "SWITCHYARD_MAX_CONNS_PER_IP=0",
 	}
 	pprofAddr := ""
 	if profiles != "" {
@@ -284,6 +287,7 @@ func waitServes(t *testing.T, tg target) {
 type figures struct {
 	dP50, dP99, gP50, gP99 time.Duration // latency at the fixed rate
 	gErrors                int
+	statuses               map[string]int // gateway failures by status (-1: no answer)
 	dRPS, gRPS             float64
 	gFailed                int
 	dFB, gFB, dFC, gFC     time.Duration // stream first byte and first content, p50
@@ -308,6 +312,7 @@ func scenarios(t *testing.T, bin string, pid int, direct, gateway target) figure
 		dp50, dp99 = append(dp50, us(d.Latency.P50US)), append(dp99, us(d.Latency.P99US))
 		gp50, gp99 = append(gp50, us(g.Latency.P50US)), append(gp99, us(g.Latency.P99US))
 		f.gErrors += g.Errors
+		f.countStatuses(g)
 		f.maxLag = max(f.maxLag, us(d.MaxLagUS), us(g.MaxLagUS))
 	}
 	for range rounds {
@@ -324,6 +329,7 @@ func scenarios(t *testing.T, bin string, pid int, direct, gateway target) figure
 		dfc, gfc = append(dfc, us(d.Content.P50US)), append(gfc, us(g.Content.P50US))
 		dfc99, gfc99 = append(dfc99, us(d.Content.P99US)), append(gfc99, us(g.Content.P99US))
 		f.gErrors += g.Errors
+		f.countStatuses(g)
 	}
 	f.dP50, f.dP99, f.gP50, f.gP99 = median(dp50), median(dp99), median(gp50), median(gp99)
 	f.dRPS, f.gRPS = median(drps), median(grps)
@@ -336,10 +342,19 @@ func scenarios(t *testing.T, bin string, pid int, direct, gateway target) figure
 
 var throughputPhase = envDur("BENCH_THROUGHPUT_PHASE", 5*time.Second)
 
+func (f *figures) countStatuses(r loadResult) {
+	if f.statuses == nil {
+		f.statuses = map[string]int{}
+	}
+	for k, v := range r.Statuses {
+		f.statuses[k] += v
+	}
+}
+
 func (f figures) print(w io.Writer, what string) {
 	fmt.Fprintf(w, "--- %s ---\n", what)
-	fmt.Fprintf(w, "latency @%d req/s   direct p50 %s p99 %s | gateway p50 %s p99 %s | added p50 %s p99 %s (gateway errors %d; driver lag max %s)\n",
-		rate, ms(f.dP50), ms(f.dP99), ms(f.gP50), ms(f.gP99), ms(f.gP50-f.dP50), ms(f.gP99-f.dP99), f.gErrors, ms(f.maxLag))
+	fmt.Fprintf(w, "latency @%d req/s   direct p50 %s p99 %s | gateway p50 %s p99 %s | added p50 %s p99 %s (gateway errors %d %v; driver lag max %s)\n",
+		rate, ms(f.dP50), ms(f.dP99), ms(f.gP50), ms(f.gP99), ms(f.gP50-f.dP50), ms(f.gP99-f.dP99), f.gErrors, f.statuses, ms(f.maxLag))
 	fmt.Fprintf(w, "max throughput       direct %.0f req/s | gateway %.0f req/s | ratio gateway/direct %.3f (wrk, %d connections; gateway failures %d)\n",
 		f.dRPS, f.gRPS, f.gRPS/f.dRPS, workers, f.gFailed)
 	fmt.Fprintf(w, "stream @%d req/s     first byte direct %s gateway %s added %s | first content direct %s gateway %s added %s (p99 added %s)\n",

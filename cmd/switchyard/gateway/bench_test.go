@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"switchyard/cmd/switchyard/gateway/gatewaytest"
+	"switchyard/routing/config/configtest"
 )
 
 // BenchmarkGatewayChat measures a full non-streamed request through the
@@ -58,11 +60,42 @@ func benchChat(b *testing.B, url, key string) {
 // allocations are not counted; without it the in-process one is used and
 // its allocations are included.
 func BenchmarkProxiedRequest(b *testing.B) {
+	b.Run("groups=1", func(b *testing.B) { benchProxied(b, false) })
+	// The same request with 500 route groups, 5,000 deployments and 500
+	// callers live: a request's work must not grow with the configuration.
+	b.Run("groups=500", func(b *testing.B) { benchProxied(b, true) })
+}
+
+func benchProxied(b *testing.B, large bool) {
 	e := gatewaytest.New(b)
 	if u := os.Getenv("BENCH_UPSTREAM_URL"); u != "" {
 		e.FakeURL = u
 	}
 	key := e.Simple()
+	if large {
+		ctx := context.Background()
+		draft, _, err := e.Store.Draft(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		big := configtest.Generate(configtest.Size{Tenants: 5, Providers: 50, Deployments: 4999, Groups: 499, Callers: 499}, e.FakeURL+"/v1")
+		big.Providers = append(big.Providers, draft.Providers...)
+		big.LogicModels = append(big.LogicModels, draft.LogicModels...)
+		big.RouteGroups = append(big.RouteGroups, draft.RouteGroups...)
+		big.Callers = append(big.Callers, draft.Callers...)
+		if _, err := e.Store.ReplaceDraft(ctx, big); err != nil {
+			b.Fatal(err)
+		}
+		d, _, _ := e.Store.Draft(ctx)
+		for _, p := range d.Providers {
+			if p.Name != "fake" {
+				if _, err := e.Store.AddProviderKey(ctx, p.ID, "", "sk-"+p.Name+"-0123456789"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		e.WaitVersion(e.Publish("500 route groups"))
+	}
 	h := e.GW.Server.Echo
 	body := `{"model":"standard","messages":[{"role":"user","content":"benchmark"}]}`
 	serve := func() int {
