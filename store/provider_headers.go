@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -60,7 +61,18 @@ func (s *Store) saveHeaders(ctx context.Context, tx *sqlx.Tx, id int64, p config
 
 // storeHeaders writes the canonical header lists of provider id.
 func storeHeaders(ctx context.Context, tx *sqlx.Tx, id int64, headers []config.ProviderHeader, pass []string) error {
-	p := config.Provider{Headers: headers, PassHeaders: pass}
+	hj, pj, err := headersJSON(headers, pass)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE providers SET headers=$2, pass_headers=$3 WHERE id=$1`, id, hj, pj) // text: jsonb takes no binary JSON
+	return err
+}
+
+// headersJSON is the canonical JSON of a provider's header lists, secret
+// values left out.
+func headersJSON(headers []config.ProviderHeader, pass []string) (string, string, error) {
+	p := config.Provider{Headers: slices.Clone(headers), PassHeaders: slices.Clone(pass)}
 	config.CanonicalHeaders(&p)
 	for i := range p.Headers {
 		if p.Headers[i].Secret {
@@ -69,14 +81,13 @@ func storeHeaders(ctx context.Context, tx *sqlx.Tx, id int64, headers []config.P
 	}
 	hj, err := json.Marshal(nonNilSlice(p.Headers))
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	pj, err := json.Marshal(nonNilSlice(p.PassHeaders))
 	if err != nil {
-		return err
+		return "", "", err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE providers SET headers=$2, pass_headers=$3 WHERE id=$1`, id, string(hj), string(pj)) // text: jsonb takes no binary JSON
-	return err
+	return string(hj), string(pj), nil
 }
 
 func nonNilSlice[T any](s []T) []T {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"switchyard/routing/config"
 )
@@ -42,6 +43,143 @@ func (s *Store) ReplaceDraft(ctx context.Context, snap config.Snapshot) ([]Repla
 	return notes, err
 }
 
+// The columns of each draft table as ReplaceDraft writes them. A new column
+// is one line here (and one in loadSnapshot, which reads it back).
+var (
+	tenantCols = []column[config.Tenant]{
+		{"id", "bigint", func(t *config.Tenant) any { return t.ID }},
+		{"name", "text", func(t *config.Tenant) any { return t.Name }},
+		{"description", "text", func(t *config.Tenant) any { return t.Description }},
+	}
+	providerCols = []column[providerRow]{
+		{"id", "bigint", func(r *providerRow) any { return r.p.ID }},
+		{"name", "text", func(r *providerRow) any { return r.p.Name }},
+		{"protocol", "text", func(r *providerRow) any { return string(r.p.Protocol) }},
+		{"base_url", "text", func(r *providerRow) any { return r.p.BaseURL }},
+		{"enabled", "boolean", func(r *providerRow) any { return r.p.Enabled }},
+		{"timeout_ms", "integer", func(r *providerRow) any { return r.p.TimeoutMS }},
+		{"notes", "text", func(r *providerRow) any { return r.p.Notes }},
+		{"headers", "jsonb", func(r *providerRow) any { return r.headers }},
+		{"pass_headers", "jsonb", func(r *providerRow) any { return r.pass }},
+	}
+	providerKeyCols = []column[providerKeyRow]{
+		{"id", "bigint", func(r *providerKeyRow) any { return r.k.ID }},
+		{"provider_id", "bigint", func(r *providerKeyRow) any { return r.providerID }},
+		{"label", "text", func(r *providerKeyRow) any { return r.k.Label }},
+		{"status", "text", func(r *providerKeyRow) any { return r.k.Status }},
+	}
+	logicModelCols = []column[config.LogicModel]{
+		{"id", "bigint", func(m *config.LogicModel) any { return m.ID }},
+		{"code", "text", func(m *config.LogicModel) any { return m.Code }},
+		{"kind", "text", func(m *config.LogicModel) any { return string(m.Kind) }},
+		{"embedding_dimension", "integer", func(m *config.LogicModel) any { return m.EmbeddingDimension }},
+		{"query_prefix", "text", func(m *config.LogicModel) any { return m.QueryPrefix }},
+		{"document_prefix", "text", func(m *config.LogicModel) any { return m.DocumentPrefix }},
+		{"description", "text", func(m *config.LogicModel) any { return m.Description }},
+	}
+	deploymentCols = []column[deploymentRow]{
+		{"id", "bigint", func(r *deploymentRow) any { return r.d.ID }},
+		{"logic_model_id", "bigint", func(r *deploymentRow) any { return r.modelID }},
+		{"provider_id", "bigint", func(r *deploymentRow) any { return r.providerID }},
+		{"upstream_model", "text", func(r *deploymentRow) any { return r.d.UpstreamModel }},
+		{"weight", "integer", func(r *deploymentRow) any { return r.d.Weight }},
+		{"enabled", "boolean", func(r *deploymentRow) any { return r.d.Enabled }},
+		{"max_concurrency", "integer", func(r *deploymentRow) any { return r.d.MaxConcurrency }},
+		{"price_input_micros", "bigint", func(r *deploymentRow) any { return int64(r.d.Prices.InputMicros) }},
+		{"price_output_micros", "bigint", func(r *deploymentRow) any { return int64(r.d.Prices.OutputMicros) }},
+		{"price_cached_micros", "bigint", func(r *deploymentRow) any { return int64(r.d.Prices.CachedMicros) }},
+		{"currency", "text", func(r *deploymentRow) any { return currencyOr(r.d.Prices.Currency) }},
+		{"cap_thinking", "boolean", func(r *deploymentRow) any { return r.d.Capabilities.Thinking }},
+		{"cap_vision", "boolean", func(r *deploymentRow) any { return r.d.Capabilities.Vision }},
+		{"cap_tools", "boolean", func(r *deploymentRow) any { return r.d.Capabilities.Tools }},
+		{"cap_structured_output", "boolean", func(r *deploymentRow) any { return r.d.Capabilities.StructuredOutput }},
+		{"embedding_batch_limit", "integer", func(r *deploymentRow) any { return r.d.EmbeddingBatchLimit }},
+		{"timeout_ms", "integer", func(r *deploymentRow) any { return r.d.TimeoutMS }},
+		{"breaker", "jsonb", func(r *deploymentRow) any { return rawJSON(breakerJSON(r.d.Breaker).String) }},
+	}
+	routeGroupCols = []column[routeGroupRow]{
+		{"id", "bigint", func(r *routeGroupRow) any { return r.g.ID }},
+		{"name", "text", func(r *routeGroupRow) any { return r.g.Name }},
+		{"description", "text", func(r *routeGroupRow) any { return r.g.Description }},
+		{"tenant_id", "bigint", func(r *routeGroupRow) any { return r.tenantID }},
+		{"fallback_group_id", "bigint", func(r *routeGroupRow) any { return r.fallbackID }},
+		{"retry_budget", "jsonb", func(r *routeGroupRow) any { return r.budget }},
+		{"degradation", "jsonb", func(r *routeGroupRow) any { return r.ladder }},
+	}
+	tierCols = []column[tierRow]{
+		{"id", "bigint", func(r *tierRow) any { return r.t.ID }},
+		{"route_group_id", "bigint", func(r *tierRow) any { return r.groupID }},
+		{"name", "text", func(r *tierRow) any { return string(r.t.Name) }},
+		{"timeout_ms", "integer", func(r *tierRow) any { return r.t.TimeoutMS }},
+		{"first_chunk_timeout_ms", "integer", func(r *tierRow) any { return r.t.FirstChunkTimeoutMS }},
+	}
+	candidateCols = []column[candidateRow]{
+		{"id", "bigint", func(r *candidateRow) any { return r.c.ID }},
+		{"tier_id", "bigint", func(r *candidateRow) any { return r.tierID }},
+		{"logic_model_id", "bigint", func(r *candidateRow) any { return r.modelID }},
+		{"priority", "integer", func(r *candidateRow) any { return r.c.Priority }},
+		{"weight", "integer", func(r *candidateRow) any { return r.c.Weight }},
+	}
+	callerCols = []column[callerRow]{
+		{"id", "bigint", func(r *callerRow) any { return r.c.ID }},
+		{"name", "text", func(r *callerRow) any { return r.c.Name }},
+		{"business_line", "text", func(r *callerRow) any { return r.c.BusinessLine }},
+		{"tenant_id", "bigint", func(r *callerRow) any { return r.tenantID }},
+		{"route_group_id", "bigint", func(r *callerRow) any { return r.groupID }},
+		{"priority_class", "text", func(r *callerRow) any { return string(r.c.PriorityClass) }},
+		{"enabled", "boolean", func(r *callerRow) any { return r.c.Enabled }},
+		{"monthly_budget_micros", "bigint", func(r *callerRow) any { return int64(r.c.MonthlyBudgetMicros) }},
+		{"budget_currency", "text", func(r *callerRow) any { return currencyOr(r.c.BudgetCurrency) }},
+	}
+	callerLimitCols = []column[callerLimitRow]{
+		{"caller_id", "bigint", func(r *callerLimitRow) any { return r.callerID }},
+		{"tier", "text", func(r *callerLimitRow) any { return string(r.l.Tier) }},
+		{"rpm", "bigint", func(r *callerLimitRow) any { return r.l.RPM }},
+		{"tpm", "bigint", func(r *callerLimitRow) any { return r.l.TPM }},
+		{"daily_tokens", "bigint", func(r *callerLimitRow) any { return r.l.DailyTokens }},
+	}
+)
+
+// Rows of the draft tables: the snapshot object and the ids it refers to.
+type (
+	providerRow struct {
+		p             *config.Provider
+		headers, pass rawJSON
+	}
+	providerKeyRow struct {
+		k          *config.ProviderKey
+		providerID int64
+	}
+	deploymentRow struct {
+		d                   *config.Deployment
+		modelID, providerID int64
+	}
+	routeGroupRow struct {
+		g                    *config.RouteGroup
+		tenantID, fallbackID *int64
+		budget, ladder       rawJSON // the retry budget and degradation ladder (resilienceJSON)
+	}
+	tierRow struct {
+		t       *config.Tier
+		groupID int64
+	}
+	candidateRow struct {
+		c               *config.Candidate
+		tierID, modelID int64
+	}
+	callerRow struct {
+		c        *config.Caller
+		tenantID *int64
+		groupID  int64
+	}
+	callerLimitRow struct {
+		l        config.TierLimit
+		callerID int64
+	}
+)
+
+// replaceDraft writes snap over the draft tables with one statement per
+// table (plus the id and name bookkeeping around them), whatever its size.
 func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]ReplaceNote, error) {
 	snap = config.Clone(snap)
 	config.Canonicalize(&snap)
@@ -49,227 +187,272 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 		return nil, err
 	}
 	var notes []ReplaceNote
-	exec := func(q string, args ...any) error {
-		_, err := tx.ExecContext(ctx, q, args...)
-		return err
-	}
-	// upsert inserts a row with its id (or a new one when id is 0) and
-	// returns the id. cols excludes id.
-	upsert := func(table, cols, placeholders, updates string, id int64, args ...any) (int64, error) {
-		var out int64
-		if id == 0 {
-			err := tx.GetContext(ctx, &out, `INSERT INTO `+table+` (`+cols+`) VALUES (`+placeholders+`) RETURNING id`, args...)
-			return out, err
-		}
-		n := len(args) + 1
-		q := `INSERT INTO ` + table + ` (id, ` + cols + `) VALUES ($` + strconv.Itoa(n) + `, ` + placeholders + `)
-			ON CONFLICT (id) DO UPDATE SET ` + updates + ` RETURNING id`
-		err := tx.GetContext(ctx, &out, q, append(args, id)...)
-		return out, err
-	}
 
-	// Rows nothing else refers to are rebuilt from scratch.
-	for _, q := range []string{`DELETE FROM candidates`, `DELETE FROM deployments`, `DELETE FROM caller_limits`} {
-		if err := exec(q); err != nil {
-			return nil, err
+	// Every object gets its id first (new objects a fresh one), so rows
+	// refer to each other by id in Go and each table is one statement.
+	var tenantIDs, providerIDs, modelIDs, deploymentIDs, groupIDs, tierIDs, candidateIDs, callerIDs []*int64
+	for i := range snap.Tenants {
+		tenantIDs = append(tenantIDs, &snap.Tenants[i].ID)
+	}
+	for i := range snap.Providers {
+		providerIDs = append(providerIDs, &snap.Providers[i].ID)
+	}
+	for i := range snap.LogicModels {
+		m := &snap.LogicModels[i]
+		modelIDs = append(modelIDs, &m.ID)
+		for j := range m.Deployments {
+			deploymentIDs = append(deploymentIDs, &m.Deployments[j].ID)
 		}
 	}
-	// Names are unique: park every existing name out of the way first so a
-	// snapshot that swaps two names does not collide with itself.
-	for _, t := range []struct{ table, col string }{{"tenants", "name"}, {"providers", "name"}, {"logic_models", "code"}, {"route_groups", "name"}, {"callers", "name"}} {
-		if err := exec(`UPDATE ` + t.table + ` SET ` + t.col + ` = '~replacing~' || id`); err != nil {
-			return nil, err
-		}
-	}
-
-	tenantIDs := map[string]int64{}
-	for _, t := range snap.Tenants {
-		id, err := upsert("tenants", "name, description", "$1, $2", "name=EXCLUDED.name, description=EXCLUDED.description", t.ID, t.Name, t.Description)
-		if err != nil {
-			return nil, fmt.Errorf("store: tenant %s: %w", t.Name, err)
-		}
-		tenantIDs[t.Name] = id
-	}
-
-	providerIDs := map[string]int64{}
-	var keepKeys []int64
-	for _, p := range snap.Providers {
-		id, err := upsert("providers", "name, protocol, base_url, enabled, timeout_ms, notes", "$1,$2,$3,$4,$5,$6",
-			"name=EXCLUDED.name, protocol=EXCLUDED.protocol, base_url=EXCLUDED.base_url, enabled=EXCLUDED.enabled, timeout_ms=EXCLUDED.timeout_ms, notes=EXCLUDED.notes",
-			p.ID, p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes)
-		if err != nil {
-			return nil, fmt.Errorf("store: provider %s: %w", p.Name, err)
-		}
-		providerIDs[p.Name] = id
-		headers := make([]config.ProviderHeader, 0, len(p.Headers))
-		if len(p.Headers) > 0 {
-			var ids []int64
-			for _, h := range p.Headers {
-				if h.Secret {
-					ids = append(ids, h.SecretID)
-				}
-			}
-			owners, err := headerSecretOwners(ctx, tx, ids)
-			if err != nil {
-				return nil, fmt.Errorf("store: provider %s headers: %w", p.Name, err)
-			}
-			for _, h := range p.Headers {
-				if h.Secret && (h.SecretID == 0 || owners[h.SecretID] != id) {
-					notes = append(notes, ReplaceNote{Object: "provider " + p.Name, Message: "secret header " + h.Name + " has no value stored for this provider in this installation and was left out; set it in the console"})
-					continue
-				}
-				headers = append(headers, h)
-			}
-		}
-		if err := storeHeaders(ctx, tx, id, headers, p.PassHeaders); err != nil {
-			return nil, fmt.Errorf("store: provider %s headers: %w", p.Name, err)
-		}
-		for _, k := range p.Keys {
-			res, err := tx.ExecContext(ctx, `UPDATE provider_keys SET provider_id=$2, label=$3, status=$4, deleted_at=NULL WHERE id=$1`, k.ID, id, k.Label, k.Status)
-			if err != nil {
-				return nil, fmt.Errorf("store: provider %s key %d: %w", p.Name, k.ID, err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				notes = append(notes, ReplaceNote{Object: "provider " + p.Name, Message: fmt.Sprintf("key %d (%s) is not stored in this installation and was left out; add its secret in the console", k.ID, k.Fingerprint)})
-				continue
-			}
-			keepKeys = append(keepKeys, k.ID)
-		}
-	}
-	q, args, err := sqlx.In(`UPDATE provider_keys SET deleted_at=now() WHERE deleted_at IS NULL AND id NOT IN (?)`, append(keepKeys, -1))
-	if err != nil {
-		return nil, err
-	}
-	if err := exec(tx.Rebind(q), args...); err != nil {
-		return nil, err
-	}
-
-	modelIDs := map[string]int64{}
-	for _, m := range snap.LogicModels {
-		id, err := upsert("logic_models", "code, kind, embedding_dimension, query_prefix, document_prefix, description", "$1,$2,$3,$4,$5,$6",
-			"code=EXCLUDED.code, kind=EXCLUDED.kind, embedding_dimension=EXCLUDED.embedding_dimension, query_prefix=EXCLUDED.query_prefix, document_prefix=EXCLUDED.document_prefix, description=EXCLUDED.description",
-			m.ID, m.Code, m.Kind, m.EmbeddingDimension, m.QueryPrefix, m.DocumentPrefix, m.Description)
-		if err != nil {
-			return nil, fmt.Errorf("store: logic model %s: %w", m.Code, err)
-		}
-		modelIDs[m.Code] = id
-	}
-	for _, m := range snap.LogicModels {
-		for _, d := range m.Deployments {
-			pid, ok := providerIDs[d.Provider]
-			if !ok {
-				return nil, fmt.Errorf("store: deployment of %s: %w", m.Code, (config.FieldErrors{"provider": "provider " + strconv.Quote(d.Provider) + " does not exist"}).Err())
-			}
-			_, err := upsert("deployments", `logic_model_id, provider_id, upstream_model, weight, enabled, max_concurrency,
-				price_input_micros, price_output_micros, price_cached_micros, currency, cap_thinking, cap_vision, cap_tools, embedding_batch_limit, timeout_ms, breaker, cap_structured_output`,
-				"$1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17", "logic_model_id=EXCLUDED.logic_model_id",
-				d.ID, modelIDs[m.Code], pid, d.UpstreamModel, d.Weight, d.Enabled, d.MaxConcurrency,
-				d.Prices.InputMicros, d.Prices.OutputMicros, d.Prices.CachedMicros, currencyOr(d.Prices.Currency),
-				d.Capabilities.Thinking, d.Capabilities.Vision, d.Capabilities.Tools, d.EmbeddingBatchLimit, d.TimeoutMS, breakerJSON(d.Breaker),
-				d.Capabilities.StructuredOutput)
-			if err != nil {
-				return nil, fmt.Errorf("store: deployment %s/%s of %s: %w", d.Provider, d.UpstreamModel, m.Code, err)
-			}
-		}
-	}
-
-	groupIDs := map[string]int64{}
-	for _, g := range snap.RouteGroups {
-		var tenant *int64
-		if g.Tenant != "" {
-			id := tenantIDs[g.Tenant]
-			tenant = &id
-		}
-		budget, ladder := resilienceJSON(g)
-		id, err := upsert("route_groups", "name, description, tenant_id, fallback_group_id, retry_budget, degradation", "$1,$2,$3,NULL,$4,$5",
-			"name=EXCLUDED.name, description=EXCLUDED.description, tenant_id=EXCLUDED.tenant_id, fallback_group_id=NULL, retry_budget=EXCLUDED.retry_budget, degradation=EXCLUDED.degradation",
-			g.ID, g.Name, g.Description, tenant, budget, ladder)
-		if err != nil {
-			return nil, fmt.Errorf("store: route group %s: %w", g.Name, err)
-		}
-		groupIDs[g.Name] = id
-	}
-	for _, g := range snap.RouteGroups {
-		if g.Fallback != "" && g.Fallback != config.FallbackNone {
-			if err := exec(`UPDATE route_groups SET fallback_group_id=$2 WHERE id=$1`, groupIDs[g.Name], groupIDs[g.Fallback]); err != nil {
-				return nil, err
-			}
-		}
+	for i := range snap.RouteGroups {
+		g := &snap.RouteGroups[i]
+		groupIDs = append(groupIDs, &g.ID)
 		for _, name := range config.TierNames {
-			t := g.Tier(name)
-			if t == nil {
-				t = &config.Tier{Name: name, TimeoutMS: config.DefaultTierTimeoutMS[name], FirstChunkTimeoutMS: config.DefaultFirstChunkTimeoutMS[name]}
+			if g.Tier(name) == nil { // a missing tier is created with the defaults
+				g.Tiers = append(g.Tiers, config.Tier{Name: name, TimeoutMS: config.DefaultTierTimeoutMS[name], FirstChunkTimeoutMS: config.DefaultFirstChunkTimeoutMS[name]})
 			}
-			var tierID int64
-			err := tx.GetContext(ctx, &tierID, `
-				INSERT INTO tiers (route_group_id, name, timeout_ms, first_chunk_timeout_ms) VALUES ($1,$2,$3,$4)
-				ON CONFLICT (route_group_id, name) DO UPDATE SET timeout_ms=EXCLUDED.timeout_ms, first_chunk_timeout_ms=EXCLUDED.first_chunk_timeout_ms
-				RETURNING id`, groupIDs[g.Name], name, t.TimeoutMS, t.FirstChunkTimeoutMS)
-			if err != nil {
-				return nil, fmt.Errorf("store: tier %s/%s: %w", g.Name, name, err)
-			}
-			for _, c := range t.Candidates {
-				if _, err := upsert("candidates", "tier_id, logic_model_id, priority, weight", "$1,$2,$3,$4", "tier_id=EXCLUDED.tier_id",
-					c.ID, tierID, modelIDs[c.LogicModel], c.Priority, c.Weight); err != nil {
-					return nil, fmt.Errorf("store: candidate %s in %s/%s: %w", c.LogicModel, g.Name, name, err)
-				}
+		}
+		for j := range g.Tiers {
+			t := &g.Tiers[j]
+			tierIDs = append(tierIDs, &t.ID)
+			for k := range t.Candidates {
+				candidateIDs = append(candidateIDs, &t.Candidates[k].ID)
 			}
 		}
 	}
-
-	callerIDs := []int64{-1}
-	for _, c := range snap.Callers {
-		var tenant *int64
-		if c.Tenant != "" {
-			id := tenantIDs[c.Tenant]
-			tenant = &id
-		}
-		id, err := upsert("callers", "name, business_line, tenant_id, route_group_id, priority_class, enabled, monthly_budget_micros, budget_currency", "$1,$2,$3,$4,$5,$6,$7,$8",
-			"name=EXCLUDED.name, business_line=EXCLUDED.business_line, tenant_id=EXCLUDED.tenant_id, route_group_id=EXCLUDED.route_group_id, priority_class=EXCLUDED.priority_class, enabled=EXCLUDED.enabled, monthly_budget_micros=EXCLUDED.monthly_budget_micros, budget_currency=EXCLUDED.budget_currency",
-			c.ID, c.Name, c.BusinessLine, tenant, groupIDs[c.RouteGroup], c.PriorityClass, c.Enabled, c.MonthlyBudgetMicros, currencyOr(c.BudgetCurrency))
-		if err != nil {
-			return nil, fmt.Errorf("store: caller %s: %w", c.Name, err)
-		}
-		callerIDs = append(callerIDs, id)
-		for _, l := range c.Limits {
-			if l.RPM == 0 && l.TPM == 0 && l.DailyTokens == 0 {
-				continue
-			}
-			if err := exec(`INSERT INTO caller_limits (caller_id, tier, rpm, tpm, daily_tokens) VALUES ($1,$2,$3,$4,$5)`, id, l.Tier, l.RPM, l.TPM, l.DailyTokens); err != nil {
-				return nil, err
-			}
+	for i := range snap.Callers {
+		callerIDs = append(callerIDs, &snap.Callers[i].ID)
+	}
+	for _, a := range []struct {
+		table string
+		ids   []*int64
+	}{{"tenants", tenantIDs}, {"providers", providerIDs}, {"logic_models", modelIDs}, {"deployments", deploymentIDs},
+		{"route_groups", groupIDs}, {"tiers", tierIDs}, {"candidates", candidateIDs}, {"callers", callerIDs}} {
+		if err := assignIDs(ctx, tx, a.table, a.ids); err != nil {
+			return nil, err
 		}
 	}
-
-	// Remove what the snapshot no longer has, dependants first.
-	deleteMissing := func(table string, keep []int64) error {
-		q, args, err := sqlx.In(`DELETE FROM `+table+` WHERE id NOT IN (?)`, append(keep, -1))
-		if err != nil {
-			return err
-		}
-		return exec(tx.Rebind(q), args...)
-	}
-	ids := func(m map[string]int64) []int64 {
-		out := make([]int64, 0, len(m))
-		for _, v := range m {
-			out = append(out, v)
+	idOf := func(ids []*int64) []int64 {
+		out := make([]int64, len(ids))
+		for i, id := range ids {
+			out[i] = *id
 		}
 		return out
 	}
+	tenantByName := map[string]int64{}
+	for _, t := range snap.Tenants {
+		tenantByName[t.Name] = t.ID
+	}
+	providerByName := map[string]int64{}
+	for _, p := range snap.Providers {
+		providerByName[p.Name] = p.ID
+	}
+	modelByCode := map[string]int64{}
+	for _, m := range snap.LogicModels {
+		modelByCode[m.Code] = m.ID
+	}
+	groupByName := map[string]int64{}
+	for _, g := range snap.RouteGroups {
+		groupByName[g.Name] = g.ID
+	}
+	tenantRef := func(name string) *int64 {
+		if name == "" {
+			return nil
+		}
+		id := tenantByName[name]
+		return &id
+	}
+
+	providers := make([]providerRow, len(snap.Providers))
+	var keys []providerKeyRow
+	var secretIDs []int64
+	for _, p := range snap.Providers {
+		for _, h := range p.Headers {
+			if h.Secret {
+				secretIDs = append(secretIDs, h.SecretID)
+			}
+		}
+	}
+	owners, err := headerSecretOwners(ctx, tx, secretIDs)
+	if err != nil {
+		return nil, fmt.Errorf("store: provider header secrets: %w", err)
+	}
+	for i := range snap.Providers {
+		p := &snap.Providers[i]
+		headers := make([]config.ProviderHeader, 0, len(p.Headers))
+		for _, h := range p.Headers {
+			if h.Secret && (h.SecretID == 0 || owners[h.SecretID] != p.ID) {
+				notes = append(notes, ReplaceNote{Object: "provider " + p.Name, Message: "secret header " + h.Name + " has no value stored for this provider in this installation and was left out; set it in the console"})
+				continue
+			}
+			headers = append(headers, h)
+		}
+		hj, pj, err := headersJSON(headers, p.PassHeaders)
+		if err != nil {
+			return nil, fmt.Errorf("store: provider %s headers: %w", p.Name, err)
+		}
+		providers[i] = providerRow{p: p, headers: rawJSON(hj), pass: rawJSON(pj)}
+		for j := range p.Keys {
+			keys = append(keys, providerKeyRow{k: &p.Keys[j], providerID: p.ID})
+		}
+	}
+
+	var deployments []deploymentRow
+	for i := range snap.LogicModels {
+		m := &snap.LogicModels[i]
+		for j := range m.Deployments {
+			d := &m.Deployments[j]
+			deployments = append(deployments, deploymentRow{d: d, modelID: m.ID, providerID: providerByName[d.Provider]})
+		}
+	}
+	groups := make([]routeGroupRow, len(snap.RouteGroups))
+	var tiers []tierRow
+	var candidates []candidateRow
+	for i := range snap.RouteGroups {
+		g := &snap.RouteGroups[i]
+		budget, ladder := resilienceJSON(*g)
+		groups[i] = routeGroupRow{g: g, tenantID: tenantRef(g.Tenant), budget: rawJSON(budget.String), ladder: rawJSON(ladder.String)}
+		if g.Fallback != "" && g.Fallback != config.FallbackNone {
+			id := groupByName[g.Fallback]
+			groups[i].fallbackID = &id
+		}
+		for j := range g.Tiers {
+			t := &g.Tiers[j]
+			tiers = append(tiers, tierRow{t: t, groupID: g.ID})
+			for k := range t.Candidates {
+				candidates = append(candidates, candidateRow{c: &t.Candidates[k], tierID: t.ID, modelID: modelByCode[t.Candidates[k].LogicModel]})
+			}
+		}
+	}
+	callers := make([]callerRow, len(snap.Callers))
+	var limits []callerLimitRow
+	for i := range snap.Callers {
+		c := &snap.Callers[i]
+		callers[i] = callerRow{c: c, tenantID: tenantRef(c.Tenant), groupID: groupByName[c.RouteGroup]}
+		for _, l := range c.Limits {
+			if l.RPM != 0 || l.TPM != 0 || l.DailyTokens != 0 { // unlimited is the absence of a row
+				limits = append(limits, callerLimitRow{l: l, callerID: c.ID})
+			}
+		}
+	}
+
+	// Rows below the named objects go where the snapshot does not have them
+	// as they are (same id, same unique key); what stays is updated in place.
+	if err := deleteStale(ctx, tx, "candidates", candidateCols, candidates, "id", "tier_id", "logic_model_id"); err != nil {
+		return nil, err
+	}
+	if err := deleteStale(ctx, tx, "tiers", tierCols, tiers, "id", "route_group_id", "name"); err != nil {
+		return nil, err
+	}
+	if err := deleteStale(ctx, tx, "deployments", deploymentCols, deployments, "id", "logic_model_id", "provider_id", "upstream_model"); err != nil {
+		return nil, err
+	}
+	if err := deleteStale(ctx, tx, "caller_limits", callerLimitCols, limits, "caller_id", "tier"); err != nil {
+		return nil, err
+	}
+
+	// Names are unique: a row holding a name the snapshot gives to another
+	// object steps aside first.
+	if err := parkNames(ctx, tx, "tenants", "name", tenantCols, snap.Tenants); err != nil {
+		return nil, err
+	}
+	if err := parkNames(ctx, tx, "providers", "name", providerCols, providers); err != nil {
+		return nil, err
+	}
+	if err := parkNames(ctx, tx, "logic_models", "code", logicModelCols, snap.LogicModels); err != nil {
+		return nil, err
+	}
+	if err := parkNames(ctx, tx, "route_groups", "name", routeGroupCols, groups); err != nil {
+		return nil, err
+	}
+	if err := parkNames(ctx, tx, "callers", "name", callerCols, callers); err != nil {
+		return nil, err
+	}
+
+	if err := writeRows(ctx, tx, "tenants", tenantCols, snap.Tenants, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "providers", providerCols, providers, "id"); err != nil {
+		return nil, err
+	}
+	kept, err := updateProviderKeys(ctx, tx, keys)
+	if err != nil {
+		return nil, err
+	}
+	keepKeys := []int64{}
+	for _, k := range keys {
+		if !kept[k.k.ID] {
+			notes = append(notes, ReplaceNote{Object: "provider " + providerName(snap, k.providerID), Message: fmt.Sprintf("key %d (%s) is not stored in this installation and was left out; add its secret in the console", k.k.ID, k.k.Fingerprint)})
+			continue
+		}
+		keepKeys = append(keepKeys, k.k.ID)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE provider_keys SET deleted_at=now() WHERE deleted_at IS NULL AND id <> ALL($1::bigint[])`, pq.Array(keepKeys)); err != nil {
+		return nil, fmt.Errorf("store: remove provider keys not in the snapshot: %w", err)
+	}
+	if err := writeRows(ctx, tx, "logic_models", logicModelCols, snap.LogicModels, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "deployments", deploymentCols, deployments, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "route_groups", routeGroupCols, groups, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "tiers", tierCols, tiers, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "candidates", candidateCols, candidates, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "callers", callerCols, callers, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "caller_limits", callerLimitCols, limits, "caller_id", "tier"); err != nil {
+		return nil, err
+	}
+
+	// Remove what the snapshot no longer has, dependants first.
 	for _, step := range []struct {
 		table string
 		keep  []int64
-	}{{"callers", callerIDs}, {"route_groups", ids(groupIDs)}, {"logic_models", ids(modelIDs)}, {"providers", ids(providerIDs)}, {"tenants", ids(tenantIDs)}} {
-		if err := deleteMissing(step.table, step.keep); err != nil {
-			return nil, fmt.Errorf("store: remove %s not in the snapshot: %w", step.table, err)
-		}
-	}
-	for _, table := range []string{"tenants", "providers", "logic_models", "deployments", "route_groups", "tiers", "candidates", "callers"} {
-		if err := exec(`SELECT setval(pg_get_serial_sequence('` + table + `','id'), GREATEST((SELECT max(id) FROM ` + table + `), 1))`); err != nil {
+	}{{"callers", idOf(callerIDs)}, {"route_groups", idOf(groupIDs)}, {"logic_models", idOf(modelIDs)}, {"providers", idOf(providerIDs)}, {"tenants", idOf(tenantIDs)}} {
+		if err := deleteOthers(ctx, tx, step.table, step.keep); err != nil {
 			return nil, err
 		}
 	}
 	return notes, nil
+}
+
+// updateProviderKeys binds the listed keys to their providers, labels and
+// statuses (undeleting them), in one statement, and reports which exist.
+func updateProviderKeys(ctx context.Context, tx *sqlx.Tx, keys []providerKeyRow) (map[int64]bool, error) {
+	kept := map[int64]bool{}
+	if len(keys) == 0 {
+		return kept, nil
+	}
+	data, err := rowsJSON(keys, providerKeyCols)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	if err := tx.SelectContext(ctx, &ids, `UPDATE provider_keys k SET provider_id = r.provider_id, label = r.label, status = r.status, deleted_at = NULL
+		FROM `+recordset(providerKeyCols)+` WHERE k.id = r.id RETURNING k.id`, data); err != nil {
+		return nil, fmt.Errorf("store: provider keys: %w", err)
+	}
+	for _, id := range ids {
+		kept[id] = true
+	}
+	return kept, nil
+}
+
+func providerName(s config.Snapshot, id int64) string {
+	for _, p := range s.Providers {
+		if p.ID == id {
+			return p.Name
+		}
+	}
+	return strconv.FormatInt(id, 10)
 }
 
 // ValidateSnapshot runs the per-entity validators and the reference checks
@@ -347,5 +530,64 @@ func ValidateSnapshot(s config.Snapshot) error {
 			f.Add("caller "+c.Name+".tenant", "tenant "+strconv.Quote(c.Tenant)+" does not exist")
 		}
 	}
+	duplicates(s, f)
 	return f.Err()
+}
+
+// duplicates reports names and ids that a snapshot gives twice: the tables'
+// unique keys would refuse them with a database error, and two objects
+// with one id would be one row.
+func duplicates(s config.Snapshot, f config.FieldErrors) {
+	seen := map[string]bool{}
+	once := func(field, kind, what string) {
+		k := kind + "\x00" + what
+		if seen[k] {
+			f.Add(field, kind+" "+what+" appears twice")
+		}
+		seen[k] = true
+	}
+	id := func(field, kind string, v int64) {
+		if v != 0 {
+			once(field, kind+" id", strconv.FormatInt(v, 10))
+		}
+	}
+	for _, t := range s.Tenants {
+		once("tenant "+t.Name+".name", "tenant", strconv.Quote(t.Name))
+		id("tenant "+t.Name+".id", "tenant", t.ID)
+	}
+	for _, p := range s.Providers {
+		once("provider "+p.Name+".name", "provider", strconv.Quote(p.Name))
+		id("provider "+p.Name+".id", "provider", p.ID)
+		for _, k := range p.Keys {
+			id("provider "+p.Name+".keys", "provider key", k.ID)
+		}
+	}
+	for _, m := range s.LogicModels {
+		once("logic model "+m.Code+".code", "logic model", strconv.Quote(m.Code))
+		id("logic model "+m.Code+".id", "logic model", m.ID)
+		for _, d := range m.Deployments {
+			field := "logic model " + m.Code + " deployment " + d.Provider + "/" + d.UpstreamModel
+			once(field+".upstream_model", "deployment", strconv.Quote(m.Code+" on "+d.Provider+" ("+d.UpstreamModel+")"))
+			id(field+".id", "deployment", d.ID)
+		}
+	}
+	for _, g := range s.RouteGroups {
+		once("route group "+g.Name+".name", "route group", strconv.Quote(g.Name))
+		id("route group "+g.Name+".id", "route group", g.ID)
+		for _, t := range g.Tiers {
+			id("route group "+g.Name+" "+string(t.Name)+".id", "tier", t.ID)
+			for _, c := range t.Candidates {
+				field := "route group " + g.Name + " " + string(t.Name) + ".candidates"
+				once(field, "candidate", strconv.Quote(c.LogicModel+" in "+g.Name+" / "+string(t.Name)))
+				id(field, "candidate", c.ID)
+			}
+		}
+	}
+	for _, c := range s.Callers {
+		once("caller "+c.Name+".name", "caller", strconv.Quote(c.Name))
+		id("caller "+c.Name+".id", "caller", c.ID)
+		for _, l := range c.Limits {
+			once("caller "+c.Name+".limits", "limit of tier", string(l.Tier)+" of caller "+c.Name)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -109,16 +110,17 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 			return err
 		}
 		var rollbackOf *int64
+		var old string
+		var oldSnap config.Snapshot
 		if in.RollbackTo != 0 {
-			var old string
 			if err := tx.GetContext(ctx, &old, `SELECT snapshot FROM config_versions WHERE number=$1`, in.RollbackTo); err != nil {
 				return fmt.Errorf("store: version %d: %w", in.RollbackTo, notFound(err))
 			}
-			snap, err := config.Decode([]byte(old))
-			if err != nil {
+			var err error
+			if oldSnap, err = config.Decode([]byte(old)); err != nil {
 				return fmt.Errorf("store: version %d does not decode: %w", in.RollbackTo, err)
 			}
-			if out.Notes, err = replaceDraft(ctx, tx, snap); err != nil {
+			if out.Notes, err = replaceDraft(ctx, tx, oldSnap); err != nil {
 				return err
 			}
 			rollbackOf = &in.RollbackTo
@@ -137,8 +139,13 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 		if result.Acknowledged, err = result.Acknowledge(in.Acknowledge); err != nil {
 			return err
 		}
-		text, err := config.Encode(snap)
-		if err != nil {
+		// A rollback that restored the old version exactly (no key left out)
+		// publishes its text as it is; the same snapshot encodes to the same
+		// bytes, so this only saves encoding it again.
+		var text []byte
+		if rollbackOf != nil && reflect.DeepEqual(snap, oldSnap) {
+			text = []byte(old)
+		} else if text, err = config.Encode(snap); err != nil {
 			return err
 		}
 		if rollbackOf == nil && latest.Number > 0 && bytes.Equal(text, []byte(latest.Snapshot)) {

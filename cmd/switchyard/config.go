@@ -56,6 +56,9 @@ type Config struct {
 	// Probes in flight at once (the worker spreads a round over the
 	// interval).
 	ProbeConcurrency int // SWITCHYARD_PROBE_CONCURRENCY
+	// PprofAddr, when set, serves net/http/pprof on a listener of its own
+	// (never on the console's); off by default.
+	PprofAddr string // SWITCHYARD_PPROF_ADDR
 }
 
 // Clients are the slow-client limits of the HTTP server.
@@ -88,6 +91,7 @@ func loadConfig() (Config, error) {
 		TimeZone:      env("SWITCHYARD_TIMEZONE", "UTC"),
 		CatalogFile:   env("SWITCHYARD_CATALOG_FILE", ""),
 		SandboxURL:    env("SWITCHYARD_SANDBOX_URL", ""),
+		PprofAddr:     env("SWITCHYARD_PPROF_ADDR", ""),
 	}
 	c.DatabaseListenURL = env("SWITCHYARD_DATABASE_LISTEN_URL", c.DatabaseURL)
 	var errs []string

@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -134,6 +135,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	if cfg.PprofAddr != "" {
+		if err := servePprof(ctx, cfg.PprofAddr, log); err != nil {
+			return err
+		}
+	}
 	httpSrv := cfg.Clients().Server(handler) // read deadline, idle timeout, per-IP pending cap
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(cfg.Clients().Listener(ln)) }()
@@ -243,4 +249,28 @@ func randomPassword() string {
 		}
 	}
 	return b.String()
+}
+
+// servePprof serves the Go profiler on its own listener until ctx ends
+// (SWITCHYARD_PPROF_ADDR, for profiling under load; keep it on loopback:
+// profiles show request data and cost CPU while they run).
+func servePprof(ctx context.Context, addr string, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("SWITCHYARD_PPROF_ADDR %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	log.Warn("profiler listening (SWITCHYARD_PPROF_ADDR)", "addr", "http://"+ln.Addr().String()+"/debug/pprof/")
+	return nil
 }

@@ -3,18 +3,13 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,210 +17,34 @@ import (
 	"time"
 
 	"switchyard/routing/config"
+	"switchyard/routing/config/configtest"
 	"switchyard/store"
 	"switchyard/store/secrets"
 	"switchyard/store/storetest"
 )
 
-// Run with `make bench` (or: go test -tags bench -run TestGateway -v -timeout 30m ./bench/).
-// Everything is measured in one run against a baseline taken in the same run
-// (the fake vendor called directly), because this machine is noisy.
-
-var (
-	rate     = envInt("BENCH_RATE", 1000)           // req/s of the fixed-rate phases
-	phase    = envDur("BENCH_PHASE", 8*time.Second) // length of each fixed-rate phase
-	rounds   = envInt("BENCH_ROUNDS", 2)            // direct/gateway phases alternate this many times
-	workers  = envInt("BENCH_WORKERS", 64)          // closed-loop throughput concurrency
-	streams  = envInt("BENCH_STREAMS", 1000)        // concurrent streams for the RSS check
-	bodyChat = `{"model":"standard","messages":[{"role":"user","content":"benchmark"}]}`
-)
-
-func envInt(k string, d int) int {
-	if v, err := strconv.Atoi(os.Getenv(k)); err == nil && v > 0 {
-		return v
-	}
-	return d
-}
-
-func envDur(k string, d time.Duration) time.Duration {
-	if v, err := time.ParseDuration(os.Getenv(k)); err == nil && v > 0 {
-		return v
-	}
-	return d
-}
-
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func startProc(t *testing.T, bin string, env []string, args ...string) *exec.Cmd {
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", filepath.Base(bin), out.String())
-		}
-	})
-	return cmd
-}
-
-func waitOK(t *testing.T, url string) {
-	for i := 0; i < 300; i++ {
-		if res, err := http.Get(url); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s not ready", url)
-}
-
-func rssKB(pid int) int {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "VmRSS:") {
-			n, _ := strconv.Atoi(strings.Fields(sc.Text())[1])
-			return n
-		}
-	}
-	return 0
-}
-
-type target struct {
-	name, url, key string
-	hdr            map[string]string
-}
-
-func (tg target) request(ctx context.Context, body string) *http.Request {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, tg.url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+tg.key)
-	for k, v := range tg.hdr {
-		req.Header.Set(k, v)
-	}
-	return req
-}
-
-var client = &http.Client{Transport: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}}
-
-// fixedRate sends rate req/s for d (open loop) and returns latencies.
-func fixedRate(tg target, rate int, d time.Duration, body string, ttfb bool) ([]time.Duration, int) {
-	var mu sync.Mutex
-	lat := make([]time.Duration, 0, int(float64(rate)*d.Seconds()))
-	var errs atomic.Int64
-	var wg sync.WaitGroup
-	interval := time.Second / time.Duration(rate)
-	start := time.Now()
-	for i := 0; ; i++ {
-		at := start.Add(time.Duration(i) * interval)
-		if at.Sub(start) >= d {
-			break
-		}
-		if w := time.Until(at); w > 0 {
-			time.Sleep(w)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t0 := time.Now()
-			res, err := client.Do(tg.request(context.Background(), body))
-			if err != nil {
-				errs.Add(1)
-				return
-			}
-			var el time.Duration
-			if ttfb {
-				buf := make([]byte, 1)
-				_, _ = io.ReadFull(res.Body, buf)
-				el = time.Since(t0)
-				_, _ = io.Copy(io.Discard, res.Body)
-			} else {
-				_, _ = io.Copy(io.Discard, res.Body)
-				el = time.Since(t0)
-			}
-			res.Body.Close()
-			if res.StatusCode != 200 {
-				errs.Add(1)
-				return
-			}
-			mu.Lock()
-			lat = append(lat, el)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return lat, int(errs.Load())
-}
-
-func pct(lat []time.Duration, p float64) time.Duration {
-	if len(lat) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), lat...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[min(len(s)-1, int(p*float64(len(s))))]
-}
-
-// closedLoop runs n workers as fast as they go for d and returns req/s.
-func closedLoop(tg target, n int, d time.Duration) float64 {
-	var done atomic.Int64
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				res, err := client.Do(tg.request(context.Background(), bodyChat))
-				if err != nil {
-					continue
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if res.StatusCode == 200 && ctx.Err() == nil {
-					done.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return float64(done.Load()) / d.Seconds()
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d.Microseconds())/1000) }
-
+// TestGatewayVersusDirect is `make bench`: the gateway binary against the
+// fake vendor called directly, both driven by the same external drivers in
+// the same run, interleaved, several rounds, medians. Limits, breakers and
+// call logging are on. The three scenarios (latency at a fixed rate,
+// maximum throughput, stream timings) run with the bench's one route group
+// and again with a configuration of 500 route groups, 5,000 deployments and
+// 500 callers, which is imported, published and rolled back through the
+// admin API in between (timed, with the server's peak RSS).
 func TestGatewayVersusDirect(t *testing.T) {
 	bin := os.Getenv("BENCH_BIN")
 	if bin == "" {
-		bin = "../bin"
+		bin = "../../bin"
 	}
+	profiles := os.Getenv("BENCH_PROFILE_DIR") // collect CPU and allocation profiles of the gateway here
 	fakeAddr := freeAddr(t)
-	fake := startProc(t, filepath.Join(bin, "fakeupstream"), nil, "-addr", fakeAddr, "-reply-chunks", "5")
-	_ = fake
+	// The fake vendor pauses between a stream's role chunk and its first
+	// content chunk, as real vendors do, so first byte and first content
+	// differ on the direct path too.
+	startProc(t, filepath.Join(bin, "fakeupstream"), nil, "-addr", fakeAddr, "-reply-chunks", "5", "-first-chunk-delay", "2ms")
 	waitOK(t, "http://"+fakeAddr+"/_fake/stats")
+	fakeBase := "http://" + fakeAddr + "/v1"
 
-	// A fresh database with a realistic configuration: limits, breakers and
-	// call logging all on.
 	dsn := storetest.NewDatabase(t)
 	key, _ := secrets.ParseKey(storetest.TestKey)
 	sealer, _ := secrets.NewSealer(key)
@@ -238,54 +57,223 @@ func TestGatewayVersusDirect(t *testing.T) {
 	if _, err := st.Migrate(); err != nil {
 		t.Fatal(err)
 	}
-	pid, _ := st.CreateProvider(ctx, config.Provider{Name: "fake", Protocol: config.ProtocolOpenAI, BaseURL: "http://" + fakeAddr + "/v1", Enabled: true, TimeoutMS: 30000})
+	b := newBenchConfig(t, st, fakeBase)
+
+	gwAddr := freeAddr(t)
+	env := []string{
+		"SWITCHYARD_ADDR=" + gwAddr, "SWITCHYARD_DATABASE_URL=" + dsn, "SWITCHYARD_SECRET_KEY=" + storetest.TestKey,
+		"SWITCHYARD_ADMIN_PASSWORD=bench-password-1", "SWITCHYARD_SPILL_DIR=" + t.TempDir(), "SWITCHYARD_LOG_LEVEL=warn",
+		"SWITCHYARD_REDIS_URL=" + redisURL(), fmt.Sprintf("SWITCHYARD_REDIS_PREFIX=sybench%d", time.Now().UnixNano()),
+		// Caps, so the priority scenario measures shedding: batch callers
+		// are refused above 80 of 100 requests in flight.
+		fmt.Sprintf("SWITCHYARD_MAX_INFLIGHT=%d", inflightCap),
+		// Every driver connects from 127.0.0.1, like clients behind a load
+		// balancer: the per-address caps would refuse the load itself.
+		"SWITCHYARD_MAX_PENDING_PER_IP=0", "SWITCHYARD_MAX_CONNS_PER_IP=0",
+	}
+	pprofAddr := ""
+	if profiles != "" {
+		pprofAddr = freeAddr(t)
+		env = append(env, "SWITCHYARD_PPROF_ADDR="+pprofAddr)
+	}
+	gw := startProc(t, filepath.Join(bin, "switchyard"), env)
+	gwBase := "http://" + gwAddr
+	waitOK(t, gwBase+"/healthz")
+	direct := target{name: "direct", url: fakeBase + "/chat/completions", key: "sk-bench-key-0000-xxxx"}
+	gateway := target{name: "gateway", url: gwBase + "/v1/chat/completions", key: b.callerKey}
+	waitServes(t, gateway)
+	idleRSS := rssKB(gw.Process.Pid)
+
+	report := &strings.Builder{}
+	fmt.Fprintf(report, "\n=== Switchyard gateway vs direct to the fake vendor (same run, same drivers: wrk and loadgen in their own processes; %d rounds interleaved, medians) ===\n", rounds)
+	fmt.Fprintf(report, "the fake vendor pauses 2 ms between a stream's role chunk and its first content chunk; limits, breakers, call logging on; SWITCHYARD_MAX_INFLIGHT=%d\n", inflightCap)
+
+	pid := gw.Process.Pid
+	idleSmall := idleCPU(pid)
+
+	// Configuration at scale first, on a fresh instance, so its RSS peak is
+	// its own. The large configuration is live afterwards.
+	var scaleProfile chan struct{}
+	if profiles != "" { // a CPU profile of the configuration at scale, and its allocations
+		fetchProfile(t, pprofAddr, "/debug/pprof/allocs", filepath.Join(profiles, "allocs-config-before.pprof"))
+		scaleProfile = make(chan struct{})
+		go func() {
+			defer close(scaleProfile)
+			fetchProfile(t, pprofAddr, "/debug/pprof/profile?seconds=20", filepath.Join(profiles, "cpu-config.pprof"))
+		}()
+		time.Sleep(200 * time.Millisecond)
+	}
+	scale := atScale(t, st, b, gwBase, pid)
+	if scaleProfile != nil {
+		fetchProfile(t, pprofAddr, "/debug/pprof/allocs?gc=1", filepath.Join(profiles, "allocs-config.pprof"))
+		<-scaleProfile
+	}
+	fmt.Fprintf(report, "config at scale      %d route groups, %d deployments, %d callers, %.1f MB of text: import %s | publish %s (live on the instance after %s) | rollback %s (live after %s) | server RSS peak %.1f MB (idle before: %.1f MB)\n",
+		scale.groups, scale.deployments, scale.callers, float64(scale.bytes)/(1<<20), ms(scale.imp), ms(scale.publish), ms(scale.publishLive), ms(scale.rollback), ms(scale.rollbackLive),
+		float64(scale.peakKB)/1024, float64(scale.beforeKB)/1024)
+	idleLarge := idleCPU(pid)
+
+	var large figures
+	if scenariosOn {
+		loadgen(t, bin, direct, bodyChat, rate, 2*time.Second, false) // warm both paths
+		loadgen(t, bin, gateway, bodyChat, rate, 2*time.Second, false)
+		large = scenarios(t, bin, pid, direct, gateway)
+	}
+	fmt.Fprintf(report, "gateway RSS with the large configuration live, after its scenarios: %.1f MB\n", float64(rssKB(pid))/1024)
+
+	// Back to the bench's one route group (a rollback to version 1).
+	code, out := adminCall(t, gwBase, b.adminToken, http.MethodPost, "/admin/api/versions/1/rollback", "application/json", []byte(`{"message":"back to one group"}`))
+	if code != http.StatusCreated {
+		t.Fatalf("rollback to version 1: %d %s", code, out)
+	}
+	waitLive(t, gwBase, scale.lastVersion+1)
+	var small figures
+	if scenariosOn {
+		small = scenarios(t, bin, pid, direct, gateway)
+		small.print(report, "1 route group")
+		fmt.Fprintf(report, "gateway CPU per request at %d req/s: %.3f ms\n", rate, small.cpuPerReq.Seconds()*1000)
+		large.print(report, fmt.Sprintf("%d route groups, %d deployments, %d callers", scale.groups, scale.deployments, scale.callers))
+		fmt.Fprintf(report, "gateway CPU per request at %d req/s: %.3f ms\n", rate, large.cpuPerReq.Seconds()*1000)
+	}
+	fmt.Fprintf(report, "gateway idle CPU     1 route group %.1f%% of a core | %d route groups %.1f%% (background work: reloads, health probes, boards)\n", idleSmall*100, scale.groups, idleLarge*100)
+
+	if profiles != "" {
+		collectProfiles(t, bin, profiles, pprofAddr, direct, gateway)
+		fmt.Fprintf(report, "profiles of the gateway under %d req/s written to %s (cpu.pprof, allocs.pprof, allocs-before.pprof)\n", rate, profiles)
+	}
+
+	// RSS with many concurrent streams held open by a slow vendor.
+	streamRSS, open := holdStreams(t, fakeAddr, gateway, pid)
+	fmt.Fprintf(report, "gateway RSS          idle %.1f MB | with %d concurrent streams open %.1f MB\n", float64(idleRSS)/1024, open, float64(streamRSS)/1024)
+
+	prioritisation(t, bin, fakeAddr, b, gwBase, report)
+
+	fmt.Print(report.String())
+	if out := os.Getenv("BENCH_REPORT"); out != "" {
+		_ = os.WriteFile(out, []byte(report.String()), 0o644)
+	}
+}
+
+const inflightCap = 400
+
+// scenariosOn is false with BENCH_SCENARIOS=0: only the configuration at
+// scale, idle CPU, streams RSS and priority run (to iterate on those).
+var scenariosOn = os.Getenv("BENCH_SCENARIOS") != "0"
+
+// idleCPU is the share of a core the process uses over a few seconds of no
+// traffic.
+func idleCPU(pid int) float64 {
+	const window = 3 * time.Second
+	c0 := cpuTicks(pid)
+	time.Sleep(window)
+	return float64(time.Duration(cpuTicks(pid)-c0)*clockTick) / float64(window)
+}
+
+var streamBody = `{"model":"standard","stream":true,"messages":[{"role":"user","content":"benchmark"}]}`
+
+// benchConfig is the bench's own configuration: what its callers use.
+type benchConfig struct {
+	callerKey, batchKey string
+	prioKey, prioBatch  string
+	adminToken          string
+}
+
+// newBenchConfig stores and publishes the bench's configuration: provider
+// "fake" with three keys, logic model "small" on it, route group "default",
+// an interactive caller (the measured one) and a batch caller, plus a "prio"
+// group whose vendor answers after 100 ms for the priority scenario. The
+// providers of the large configuration are created too (with their keys,
+// which are credentials, not configuration), so importing it later keeps
+// them.
+func newBenchConfig(t *testing.T, st *store.Store, fakeBase string) benchConfig {
+	ctx := context.Background()
+	var b benchConfig
+	pid, err := st.CreateProvider(ctx, config.Provider{Name: "fake", Protocol: config.ProtocolOpenAI, BaseURL: fakeBase, Enabled: true, TimeoutMS: 30000})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range 3 {
 		if _, err := st.AddProviderKey(ctx, pid, "", fmt.Sprintf("sk-bench-key-%04d-xxxx", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mid, _ := st.CreateLogicModel(ctx, config.LogicModel{Code: "small", Kind: config.KindChat})
-	if _, err := st.CreateDeployment(ctx, mid, config.Deployment{Provider: "fake", UpstreamModel: "bench-model", Weight: 100, Enabled: true, Prices: config.Prices{InputMicros: config.Unit, OutputMicros: 2 * config.Unit, Currency: "USD"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.CreateRouteGroup(ctx, config.RouteGroup{Name: "default"}); err != nil {
-		t.Fatal(err)
-	}
-	snap, _, _ := st.Draft(ctx)
-	for _, tr := range snap.RouteGroups[0].Tiers {
-		if _, err := st.AddCandidate(ctx, tr.ID, config.Candidate{LogicModel: "small", Weight: 100}); err != nil {
+	for _, p := range configtest.Generate(largeSize, fakeBase).Providers {
+		p.Keys = nil
+		id, err := st.CreateProvider(ctx, p)
+		if err != nil {
 			t.Fatal(err)
+		}
+		for i := range 2 {
+			if _, err := st.AddProviderKey(ctx, id, "", fmt.Sprintf("sk-%s-%d-xxxxxxxx", p.Name, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, m := range []struct{ code, upstream string }{{"small", "bench-model"}, {"prio", "prio-model"}} {
+		mid, err := st.CreateLogicModel(ctx, config.LogicModel{Code: m.code, Kind: config.KindChat})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.CreateDeployment(ctx, mid, config.Deployment{Provider: "fake", UpstreamModel: m.upstream, Weight: 100, Enabled: true, Prices: config.Prices{InputMicros: config.Unit, OutputMicros: 2 * config.Unit, Currency: "USD"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, g := range []struct{ name, model string }{{"default", "small"}, {"prio", "prio"}} {
+		if _, err := st.CreateRouteGroup(ctx, config.RouteGroup{Name: g.name}); err != nil {
+			t.Fatal(err)
+		}
+		snap, _, _ := st.Draft(ctx)
+		for _, rg := range snap.RouteGroups {
+			if rg.Name != g.name {
+				continue
+			}
+			for _, tr := range rg.Tiers {
+				if _, err := st.AddCandidate(ctx, tr.ID, config.Candidate{LogicModel: g.model, Weight: 100}); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 	}
 	limits := []config.TierLimit{}
 	for _, tn := range config.TierNames {
 		limits = append(limits, config.TierLimit{Tier: tn, RPM: 100_000_000, TPM: 1_000_000_000_000, DailyTokens: 1_000_000_000_000})
 	}
-	cid, _ := st.CreateCaller(ctx, config.Caller{Name: "bench", RouteGroup: "default", PriorityClass: config.ClassInteractive, Enabled: true, Limits: limits, MonthlyBudgetMicros: 1e8 * config.Unit, BudgetCurrency: "USD"})
-	bid, _ := st.CreateCaller(ctx, config.Caller{Name: "batch", RouteGroup: "default", PriorityClass: config.ClassBatch, Enabled: true, Limits: limits})
-	callerKey, _, _ := st.CreateCallerKey(ctx, cid, "bench")
-	batchKey, _, _ := st.CreateCallerKey(ctx, bid, "batch")
+	caller := func(name, group string, class config.PriorityClass) string {
+		id, err := st.CreateCaller(ctx, config.Caller{Name: name, RouteGroup: group, PriorityClass: class, Enabled: true, Limits: limits, MonthlyBudgetMicros: 1e8 * config.Unit, BudgetCurrency: "USD"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, _, err := st.CreateCallerKey(ctx, id, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	b.callerKey = caller("bench", "default", config.ClassInteractive)
+	b.batchKey = caller("batch", "default", config.ClassBatch)
+	b.prioKey = caller("prio-interactive", "prio", config.ClassInteractive)
+	b.prioBatch = caller("prio-batch", "prio", config.ClassBatch)
 	if _, err := st.Publish(ctx, store.PublishInput{Author: "bench", Message: "bench", Check: func(s config.Snapshot) config.Result { return config.Result{} }}); err != nil {
 		t.Fatal(err)
 	}
+	tok, _, err := st.CreateAdminToken(ctx, "bench", "admin", "bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.adminToken = tok
+	return b
+}
 
-	gwAddr := freeAddr(t)
-	gw := startProc(t, filepath.Join(bin, "switchyard"), []string{
-		"SWITCHYARD_ADDR=" + gwAddr, "SWITCHYARD_DATABASE_URL=" + dsn, "SWITCHYARD_SECRET_KEY=" + storetest.TestKey,
-		"SWITCHYARD_ADMIN_PASSWORD=bench-password-1", "SWITCHYARD_SPILL_DIR=" + t.TempDir(), "SWITCHYARD_LOG_LEVEL=warn",
-		"SWITCHYARD_REDIS_URL=" + redisURL(), fmt.Sprintf("SWITCHYARD_REDIS_PREFIX=sybench%d", time.Now().UnixNano()),
-	})
-	waitOK(t, "http://"+gwAddr+"/healthz")
-	direct := target{name: "direct", url: "http://" + fakeAddr + "/v1/chat/completions", key: "sk-bench-key-0000-xxxx"}
-	gateway := target{name: "gateway", url: "http://" + gwAddr + "/v1/chat/completions", key: callerKey}
-	// The gateway must serve before measuring (the config is loaded).
+// waitServes waits until the gateway answers 200 (its configuration is loaded).
+func waitServes(t *testing.T, tg target) {
+	t.Helper()
 	for i := 0; ; i++ {
-		res, err := client.Do(gateway.request(ctx, bodyChat))
+		res, err := client.Do(tg.request(context.Background(), bodyChat))
 		if err == nil {
-			io.Copy(io.Discard, res.Body)
+			_, _ = io.Copy(io.Discard, res.Body)
 			res.Body.Close()
 			if res.StatusCode == 200 {
-				break
+				return
 			}
 		}
 		if i > 100 {
@@ -293,61 +281,99 @@ func TestGatewayVersusDirect(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	idleRSS := rssKB(gw.Process.Pid)
+}
 
-	// Warm up both paths (connections, caches, JIT-free but GC-warm).
-	fixedRate(direct, rate, 2*time.Second, bodyChat, false)
-	fixedRate(gateway, rate, 2*time.Second, bodyChat, false)
+// figures are the three scenarios' results for one configuration.
+type figures struct {
+	dP50, dP99, gP50, gP99 time.Duration // latency at the fixed rate
+	gErrors                int
+	statuses               map[string]int // gateway failures by status (-1: no answer)
+	dRPS, gRPS             float64
+	gFailed                int
+	dFB, gFB, dFC, gFC     time.Duration // stream first byte and first content, p50
+	dFC99, gFC99           time.Duration
+	cpuPerReq              time.Duration
+	maxLag                 time.Duration
+}
 
-	var dl, gl []time.Duration
-	var gErrs int
+// scenarios measures latency at the fixed rate, maximum throughput and
+// stream timings, direct and through the gateway, interleaved.
+func scenarios(t *testing.T, bin string, pid int, direct, gateway target) figures {
+	var f figures
+	var dp50, dp99, gp50, gp99, dfb, gfb, dfc, gfc, dfc99, gfc99 []time.Duration
+	var drps, grps []float64
+	var cpu, served int64
 	for range rounds {
-		l, _ := fixedRate(direct, rate, phase, bodyChat, false)
-		dl = append(dl, l...)
-		l, e := fixedRate(gateway, rate, phase, bodyChat, false)
-		gl = append(gl, l...)
-		gErrs += e
+		d := loadgen(t, bin, direct, bodyChat, rate, phase, false)
+		c0 := cpuTicks(pid)
+		g := loadgen(t, bin, gateway, bodyChat, rate, phase, false)
+		cpu += cpuTicks(pid) - c0
+		served += int64(g.OK)
+		dp50, dp99 = append(dp50, us(d.Latency.P50US)), append(dp99, us(d.Latency.P99US))
+		gp50, gp99 = append(gp50, us(g.Latency.P50US)), append(gp99, us(g.Latency.P99US))
+		f.gErrors += g.Errors
+		f.countStatuses(g)
+		f.maxLag = max(f.maxLag, us(d.MaxLagUS), us(g.MaxLagUS))
 	}
-	report := &strings.Builder{}
-	fmt.Fprintf(report, "\n=== Switchyard gateway vs direct-to-fakeupstream (same run, %d req/s, %d×%v per side) ===\n", rate, rounds, phase)
-	fmt.Fprintf(report, "non-stream latency   direct p50 %s p99 %s | gateway p50 %s p99 %s | added p50 %s p99 %s | ratio p50 %.2fx (gateway errors: %d)\n",
-		ms(pct(dl, .5)), ms(pct(dl, .99)), ms(pct(gl, .5)), ms(pct(gl, .99)), ms(pct(gl, .5)-pct(dl, .5)), ms(pct(gl, .99)-pct(dl, .99)),
-		float64(pct(gl, .5))/float64(pct(dl, .5)), gErrs)
-
-	streamBody := `{"model":"standard","stream":true,"messages":[{"role":"user","content":"benchmark"}]}`
-	var ds, gs []time.Duration
 	for range rounds {
-		l, _ := fixedRate(direct, rate/5, phase/2, streamBody, true)
-		ds = append(ds, l...)
-		l, _ = fixedRate(gateway, rate/5, phase/2, streamBody, true)
-		gs = append(gs, l...)
+		r, _ := wrk(t, direct, bodyChat, workers, throughputPhase)
+		drps = append(drps, r)
+		r, failed := wrk(t, gateway, bodyChat, workers, throughputPhase)
+		grps = append(grps, r)
+		f.gFailed += failed
 	}
-	fmt.Fprintf(report, "stream first byte    direct p50 %s | gateway p50 %s | added p50 %s (at %d req/s)\n",
-		ms(pct(ds, .5)), ms(pct(gs, .5)), ms(pct(gs, .5)-pct(ds, .5)), rate/5)
+	for range rounds {
+		d := loadgen(t, bin, direct, streamBody, rate/5, phase/2, true)
+		g := loadgen(t, bin, gateway, streamBody, rate/5, phase/2, true)
+		dfb, gfb = append(dfb, us(d.FirstByte.P50US)), append(gfb, us(g.FirstByte.P50US))
+		dfc, gfc = append(dfc, us(d.Content.P50US)), append(gfc, us(g.Content.P50US))
+		dfc99, gfc99 = append(dfc99, us(d.Content.P99US)), append(gfc99, us(g.Content.P99US))
+		f.gErrors += g.Errors
+		f.countStatuses(g)
+	}
+	f.dP50, f.dP99, f.gP50, f.gP99 = median(dp50), median(dp99), median(gp50), median(gp99)
+	f.dRPS, f.gRPS = median(drps), median(grps)
+	f.dFB, f.gFB, f.dFC, f.gFC, f.dFC99, f.gFC99 = median(dfb), median(gfb), median(dfc), median(gfc), median(dfc99), median(gfc99)
+	if served > 0 {
+		f.cpuPerReq = time.Duration(cpu) * clockTick / time.Duration(served)
+	}
+	return f
+}
 
-	dRPS := closedLoop(direct, workers, phase)
-	gRPS := closedLoop(gateway, workers, phase)
-	fmt.Fprintf(report, "max throughput       direct %.0f req/s | gateway %.0f req/s | ratio gateway/direct %.2f (%d workers, load generator on the same 2 cores)\n",
-		dRPS, gRPS, gRPS/dRPS, workers)
+var throughputPhase = envDur("BENCH_THROUGHPUT_PHASE", 5*time.Second)
 
-	// RSS idle and with many concurrent streams held open by a slow vendor.
-	slow := gateway
-	slow.hdr = nil
+func (f *figures) countStatuses(r loadResult) {
+	if f.statuses == nil {
+		f.statuses = map[string]int{}
+	}
+	for k, v := range r.Statuses {
+		f.statuses[k] += v
+	}
+}
+
+func (f figures) print(w io.Writer, what string) {
+	fmt.Fprintf(w, "--- %s ---\n", what)
+	fmt.Fprintf(w, "latency @%d req/s   direct p50 %s p99 %s | gateway p50 %s p99 %s | added p50 %s p99 %s (gateway errors %d %v; driver lag max %s)\n",
+		rate, ms(f.dP50), ms(f.dP99), ms(f.gP50), ms(f.gP99), ms(f.gP50-f.dP50), ms(f.gP99-f.dP99), f.gErrors, f.statuses, ms(f.maxLag))
+	fmt.Fprintf(w, "max throughput       direct %.0f req/s | gateway %.0f req/s | ratio gateway/direct %.3f (wrk, %d connections; gateway failures %d)\n",
+		f.dRPS, f.gRPS, f.gRPS/f.dRPS, workers, f.gFailed)
+	fmt.Fprintf(w, "stream @%d req/s     first byte direct %s gateway %s added %s | first content direct %s gateway %s added %s (p99 added %s)\n",
+		rate/5, ms(f.dFB), ms(f.gFB), ms(f.gFB-f.dFB), ms(f.dFC), ms(f.gFC), ms(f.gFC-f.dFC), ms(f.gFC99-f.dFC99))
+}
+
+// holdStreams opens many streams that the vendor paces slowly and returns
+// the gateway's RSS while they are open.
+func holdStreams(t *testing.T, fakeAddr string, gateway target, pid int) (int, int64) {
 	var open sync.WaitGroup
 	var started atomic.Int64
-	streamCtx, stopStreams := context.WithCancel(ctx)
+	streamCtx, stopStreams := context.WithCancel(context.Background())
 	slowBody := `{"model":"standard","stream":true,"messages":[{"role":"user","content":"slow"}]}`
-	// The fake vendor paces this model's chunks by rule.
-	rule := `[{"model":"bench-model","fault":{"inter_chunk_delay":"6s","reply_chunks":3}}]`
-	req, _ := http.NewRequest(http.MethodPut, "http://"+fakeAddr+"/_fake/rules", strings.NewReader(rule))
-	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode >= 300 {
-		t.Fatalf("set slow rule: %v %v", err, res)
-	}
+	setRules(t, fakeAddr, `[{"model":"bench-model","fault":{"inter_chunk_delay":"6s","reply_chunks":3}}]`)
 	for range streams {
 		open.Add(1)
 		go func() {
 			defer open.Done()
-			res, err := client.Do(slow.request(streamCtx, slowBody))
+			res, err := client.Do(gateway.request(streamCtx, slowBody))
 			if err != nil {
 				return
 			}
@@ -363,52 +389,163 @@ func TestGatewayVersusDirect(t *testing.T) {
 	for started.Load() < int64(streams) && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
-	streamRSS := rssKB(gw.Process.Pid)
+	rss := rssKB(pid)
 	stopStreams()
 	open.Wait()
-	req, _ = http.NewRequest(http.MethodDelete, "http://"+fakeAddr+"/_fake/rules", nil)
-	http.DefaultClient.Do(req)
-	fmt.Fprintf(report, "gateway RSS          idle %.1f MB | with %d concurrent streams open %.1f MB\n", float64(idleRSS)/1024, started.Load(), float64(streamRSS)/1024)
-
-	// Priority: interactive p99 alone, then under a saturating batch load.
-	alone, _ := fixedRate(gateway, 50, phase/2, bodyChat, false)
-	batch := target{name: "batch", url: gateway.url, key: batchKey}
-	stopBatch := make(chan struct{})
-	var bwg sync.WaitGroup
-	for range workers * 2 {
-		bwg.Add(1)
-		go func() {
-			defer bwg.Done()
-			for {
-				select {
-				case <-stopBatch:
-					return
-				default:
-				}
-				res, err := client.Do(batch.request(ctx, bodyChat))
-				if err == nil {
-					io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-				}
-			}
-		}()
-	}
-	time.Sleep(time.Second)
-	loaded, _ := fixedRate(gateway, 50, phase/2, bodyChat, false)
-	close(stopBatch)
-	bwg.Wait()
-	fmt.Fprintf(report, "priority             interactive p99 alone %s | under a saturating batch load (%d batch workers) %s | ratio %.2fx\n",
-		ms(pct(alone, .99)), workers*2, ms(pct(loaded, .99)), float64(pct(loaded, .99))/float64(pct(alone, .99)))
-
-	fmt.Print(report.String())
-	if out := os.Getenv("BENCH_REPORT"); out != "" {
-		_ = os.WriteFile(out, []byte(report.String()), 0o644)
-	}
+	setRules(t, fakeAddr, "")
+	return rss, started.Load()
 }
 
-func redisURL() string {
-	if v := os.Getenv("SWITCHYARD_TEST_REDIS_URL"); v != "" {
-		return v
+func setRules(t *testing.T, fakeAddr, rules string) {
+	method := http.MethodPut
+	if rules == "" {
+		method = http.MethodDelete
 	}
-	return "redis://127.0.0.1:6379/0"
+	req, _ := http.NewRequest(method, "http://"+fakeAddr+"/_fake/rules", strings.NewReader(rules))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode >= 300 {
+		t.Fatalf("fake vendor rules: %v %v", err, res)
+	}
+	res.Body.Close()
+}
+
+// prioritisation: interactive callers' latency alone and under a batch
+// load that saturates the instance's in-flight cap (the vendor answers in
+// 100 ms, so requests hold their slots). Batch requests above 80 % of the
+// cap are refused; interactive ones never should be.
+func prioritisation(t *testing.T, bin, fakeAddr string, b benchConfig, gwBase string, report io.Writer) {
+	setRules(t, fakeAddr, `[{"model":"prio-model","fault":{"latency":"100ms"}}]`)
+	defer setRules(t, fakeAddr, "")
+	inter := target{name: "prio-interactive", url: gwBase + "/v1/chat/completions", key: b.prioKey}
+	batch := target{name: "prio-batch", url: gwBase + "/v1/chat/completions", key: b.prioBatch}
+	alone := loadgen(t, bin, inter, bodyChat, 50, phase, false)
+	type wrkOut struct {
+		rps    float64
+		failed int
+	}
+	done := make(chan wrkOut, 1)
+	go func() {
+		r, failed := wrk(t, batch, bodyChat, 2*inflightCap, phase+2*time.Second)
+		done <- wrkOut{r, failed}
+	}()
+	time.Sleep(time.Second)
+	loaded := loadgen(t, bin, inter, bodyChat, 50, phase, false)
+	bo := <-done
+	fmt.Fprintf(report, "priority             interactive p99 alone %s | under a batch load of %d connections %s (interactive refused %d of %d) | batch served %.0f req/s, refused %d (cap %d in flight, batch shed above 80%%)\n",
+		ms(us(alone.Latency.P99US)), 2*inflightCap, ms(us(loaded.Latency.P99US)), loaded.Errors, loaded.OK+loaded.Errors, bo.rps, bo.failed, inflightCap)
+}
+
+// largeSize is the generated part of the large configuration; with the
+// bench's own objects it makes 500 route groups, 5,000 deployments and 500
+// callers.
+var largeSize = configtest.Size{Tenants: 5, Providers: 50, Deployments: 4998, Groups: 498, Callers: 496}
+
+type scaleFigures struct {
+	groups, deployments, callers, bytes int
+	imp, publish, publishLive, rollback time.Duration
+	rollbackLive                        time.Duration
+	peakKB, beforeKB                    int
+	lastVersion                         int64
+}
+
+// atScale imports the large configuration through the admin API, publishes
+// it, publishes the small one again and rolls back to the large one, timing
+// each call and reading the server's peak RSS over all of it. The large
+// configuration is live afterwards.
+func atScale(t *testing.T, st *store.Store, b benchConfig, gwBase string, pid int) scaleFigures {
+	ctx := context.Background()
+	draft, _, err := st.Draft(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smallText, _ := config.Encode(draft)
+	fakeBase := ""
+	for _, p := range draft.Providers {
+		if p.Name == "fake" {
+			fakeBase = p.BaseURL
+		}
+	}
+	large := configtest.WithProviderKeys(configtest.Generate(largeSize, fakeBase), draft.Providers)
+	large.Providers = draft.Providers // the same providers, with their keys
+	large.LogicModels = append(large.LogicModels, draft.LogicModels...)
+	large.RouteGroups = append(large.RouteGroups, draft.RouteGroups...)
+	large.Callers = append(large.Callers, draft.Callers...)
+	text, err := config.Encode(large)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f scaleFigures
+	f.groups, f.callers, f.bytes = len(large.RouteGroups), len(large.Callers), len(text)
+	for _, m := range large.LogicModels {
+		f.deployments += len(m.Deployments)
+	}
+	f.beforeKB = rssKB(pid)
+	peak := peakRSS(pid)
+	call := func(method, path, ctype string, body []byte, want int) []byte {
+		code, out := adminCall(t, gwBase, b.adminToken, method, path, ctype, body)
+		if code != want {
+			t.Fatalf("%s %s: %d %s", method, path, code, out[:min(len(out), 2000)])
+		}
+		return out
+	}
+	number := func(out []byte) int64 {
+		var v struct{ Number int64 }
+		_ = json.Unmarshal(out, &v)
+		return v.Number
+	}
+	t0 := time.Now()
+	call(http.MethodPost, "/admin/api/config/import", "application/yaml", text, http.StatusOK)
+	f.imp = time.Since(t0)
+	t0 = time.Now()
+	v := number(call(http.MethodPost, "/admin/api/publish", "application/json", []byte(`{"message":"large"}`), http.StatusCreated))
+	f.publish = time.Since(t0)
+	f.publishLive = waitLive(t, gwBase, v)
+	call(http.MethodPost, "/admin/api/config/import", "application/yaml", smallText, http.StatusOK)
+	back := number(call(http.MethodPost, "/admin/api/publish", "application/json", []byte(`{"message":"small again"}`), http.StatusCreated))
+	waitLive(t, gwBase, back)
+	t0 = time.Now()
+	rb := number(call(http.MethodPost, fmt.Sprintf("/admin/api/versions/%d/rollback", v), "application/json", []byte(`{"message":"back to large"}`), http.StatusCreated))
+	f.rollback = time.Since(t0)
+	f.rollbackLive = waitLive(t, gwBase, rb)
+	f.peakKB = peak()
+	f.lastVersion = rb
+	f.lastVersion = rb
+	return f
+}
+
+// collectProfiles takes a CPU and an allocation profile of the gateway
+// while it serves the fixed rate.
+func collectProfiles(t *testing.T, bin, dir, pprofAddr string, direct, gateway target) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path, file string) { fetchProfile(t, pprofAddr, path, filepath.Join(dir, file)) }
+	done := make(chan struct{})
+	go func() {
+		loadgen(t, bin, gateway, bodyChat, rate, 12*time.Second, false)
+		close(done)
+	}()
+	time.Sleep(time.Second)
+	get("/debug/pprof/allocs", "allocs-before.pprof")
+	get("/debug/pprof/profile?seconds=8", "cpu.pprof")
+	get("/debug/pprof/allocs", "allocs.pprof")
+	<-done
+}
+
+func fetchProfile(t *testing.T, pprofAddr, path, file string) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get("http://" + pprofAddr + path)
+	if err != nil {
+		t.Errorf("profile %s: %v", path, err)
+		return
+	}
+	defer res.Body.Close()
+	out, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	_, _ = io.Copy(out, res.Body)
 }

@@ -1,13 +1,37 @@
 #!/usr/bin/env bash
 # make bench: end-to-end gateway figures (as ratios against the direct path,
-# measured in the same run) and the Go micro-benchmarks.
+# measured in the same run by the same external drivers) and the Go
+# micro-benchmarks. BENCH_PROFILE_DIR=dir also writes CPU and allocation
+# profiles of the gateway under the fixed-rate load.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${BENCH_OUT:-.cache/bench-report.txt}
-mkdir -p "$(dirname "$out")"
-echo "== end to end: gateway vs direct (this takes a few minutes) =="
+mkdir -p "$(dirname "$out")" bin
+
+# The closed-loop driver: Debian's wrk (installed once; loopback only).
+if ! command -v wrk >/dev/null 2>&1; then
+	echo "==> installing wrk (apt)"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null
+fi
+# The open-loop driver.
+go build -o bin/loadgen ./e2e/bench/loadgen
+
+echo "== end to end: gateway vs direct (a few minutes) =="
 BENCH_BIN="$PWD/bin" BENCH_REPORT="$PWD/$out.e2e" go test -tags bench -v -count=1 -run TestGatewayVersusDirect -timeout 30m ./e2e/bench/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS' || true
 BENCH_BIN="$PWD/bin" BENCH_REPORT="$PWD/$out.e2e" go test -tags bench -v -count=1 -run TestRetryBudgetOutage -timeout 10m ./e2e/bench/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS' || true
+echo
+echo "== allocations per proxied non-stream request (real handler and journey; the fake vendor in its own process) =="
+fake_log=$(mktemp)
+./bin/fakeupstream -addr 127.0.0.1:0 >"$fake_log" 2>&1 &
+fake_pid=$!
+trap 'kill $fake_pid 2>/dev/null || true; rm -f "$fake_log"' EXIT
+for _ in $(seq 50); do grep -q listening "$fake_log" && break; sleep 0.1; done
+fake_url=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$fake_log" | head -1)
+BENCH_UPSTREAM_URL="$fake_url" go test -run '^$' -bench 'ProxiedRequest' -benchmem -benchtime 5000x -count=3 ./cmd/switchyard/gateway/ | grep -E '^Benchmark'
+kill $fake_pid 2>/dev/null || true
+echo
+echo "== configuration at scale in the store: import, publish, rollback of 500 route groups / 5,000 deployments, checked exactly =="
+go test -count=1 -run TestConfigurationAtScale -v ./store/ -args -scale=large | grep -E 'scale_test|^(ok|FAIL|---)' || true
 echo
 echo "== micro-benchmarks =="
 go test -run '^$' -bench 'RouteResolution' -benchmem -count=3 ./routing/ | grep -E '^Benchmark|ns/op'

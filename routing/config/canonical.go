@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -87,25 +89,133 @@ func nonNil[T any](s []T) []T {
 // Encode returns the canonical text of s: YAML with fields in declaration
 // order and lists in canonical order. Encode canonicalizes a copy; s is not
 // modified.
+//
+// The text is emitted one list item at a time, each by its own encoder, and
+// concatenated. The bytes are the ones a single encoder writes for the whole
+// snapshot (TestEncodeMatchesWholeDocument), but the YAML emitter keeps every
+// event of a document until the document ends, so a whole-document encode of
+// a 2 MB configuration held over 400 MB at once; item by item it holds one
+// item's events per core, and the cores share the items.
 func Encode(s Snapshot) ([]byte, error) {
 	c := Clone(s)
 	Canonicalize(&c)
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
+	var parts []func(*itemWriter) // in document order, each writing one line or one item
+	parts = append(parts, func(w *itemWriter) {
+		w.doc(struct {
+			Format string `yaml:"format"`
+		}{c.Format})
+	})
+	parts = appendItems(parts, "tenants", c.Tenants)
+	parts = appendItems(parts, "providers", c.Providers)
+	parts = appendItems(parts, "logic_models", c.LogicModels)
+	parts = appendItems(parts, "route_groups", c.RouteGroups)
+	parts = appendItems(parts, "callers", c.Callers)
+
+	// The items are independent: encode them on every core, in contiguous
+	// runs, and join the runs in order.
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(parts)/64))
+	outs := make([]itemWriter, workers)
+	var wg sync.WaitGroup
+	for i := range outs {
+		lo, hi := len(parts)*i/workers, len(parts)*(i+1)/workers
+		wg.Go(func() {
+			w := &outs[i]
+			w.out = bytes.NewBuffer(make([]byte, 0, 1024*(hi-lo)))
+			for _, p := range parts[lo:hi] {
+				p(w)
+			}
+		})
+	}
+	wg.Wait()
+	size := 0
+	for i := range outs {
+		if outs[i].err != nil {
+			return nil, fmt.Errorf("config: encode snapshot: %w", outs[i].err)
+		}
+		size += outs[i].out.Len()
+	}
+	text := make([]byte, 0, size)
+	for i := range outs {
+		text = append(text, outs[i].out.Bytes()...)
+	}
+	return text, nil
+}
+
+// itemWriter appends YAML documents to out, each from a fresh encoder.
+type itemWriter struct {
+	out  *bytes.Buffer
+	part bytes.Buffer
+	err  error
+}
+
+// encode encodes v as a document of its own and returns its text (valid until
+// the next call).
+func (w *itemWriter) encode(v any) []byte {
+	w.part.Reset()
+	if w.err != nil {
+		return nil
+	}
+	enc := yaml.NewEncoder(&w.part)
 	enc.SetIndent(2)
-	if err := enc.Encode(&c); err != nil {
-		return nil, fmt.Errorf("config: encode snapshot: %w", err)
+	if err := enc.Encode(v); err != nil {
+		w.err = err
+		return nil
 	}
 	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("config: encode snapshot: %w", err)
+		w.err = err
+		return nil
 	}
-	return buf.Bytes(), nil
+	return w.part.Bytes()
+}
+
+func (w *itemWriter) doc(v any) { w.out.Write(w.encode(v)) }
+
+// appendItems adds the parts writing a top-level key and its list. Each
+// item is encoded under the same key, as a list of one, so that it is
+// emitted at the indentation and column it has in the whole document; the
+// key line is then cut off.
+func appendItems[T any](parts []func(*itemWriter), key string, items []T) []func(*itemWriter) {
+	if len(items) == 0 {
+		return append(parts, func(w *itemWriter) { w.out.WriteString(key + ": []\n") })
+	}
+	head := key + ":\n"
+	for i := range items {
+		parts = append(parts, func(w *itemWriter) {
+			if i == 0 {
+				w.out.WriteString(head)
+			}
+			b := w.encode(map[string][]T{key: items[i : i+1]})
+			if w.err != nil {
+				return
+			}
+			if len(b) < len(head) || string(b[:len(head)]) != head {
+				w.err = fmt.Errorf("unexpected encoding of %s item %d", key, i)
+				return
+			}
+			w.out.Write(b[len(head):])
+		})
+	}
+	return parts
 }
 
 // Decode parses snapshot text (YAML, or JSON, which YAML accepts). Unknown
 // fields and a missing or unknown format are refused, so a typo in an
 // imported file is an error rather than a silently dropped setting.
+//
+// Text laid out as Encode writes it (top-level keys at the margin, list
+// items at "  - ") is decoded one list item at a time: the YAML decoder
+// builds a node tree of its whole input first, some 25 bytes of tree per
+// byte of text, and item by item only one item's tree exists at once.
+// Anything else, and any error, goes through the decoder whole, so the
+// result and the error messages are the decoder's own.
 func Decode(text []byte) (Snapshot, error) {
+	if s, ok := decodeByItem(text); ok {
+		if s.Format != FormatV1 {
+			return s, fmt.Errorf("%w: format %q is not %q", ErrFormat, s.Format, FormatV1)
+		}
+		Canonicalize(&s)
+		return s, nil
+	}
 	var s Snapshot
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	dec.KnownFields(true)
@@ -124,6 +234,142 @@ func Decode(text []byte) (Snapshot, error) {
 	}
 	Canonicalize(&s)
 	return s, nil
+}
+
+// decodeByItem decodes text in the layout Encode writes, section by
+// section and list item by list item. ok is false when the text is laid out
+// otherwise or any part fails to decode; the caller then decodes it whole.
+//
+// A section is a line at the margin naming a top-level key, with the lines
+// below it up to the next line at the margin. A block list's items start at
+// lines beginning "  - "; each is decoded alone as a list of one. Document
+// markers, directives, unknown or repeated keys and lines at the margin that
+// are not keys refuse the layout. A line at the margin ends every YAML node
+// below a top-level key, so the sections and items cut here are the nodes
+// the whole decoder would see.
+func decodeByItem(text []byte) (s Snapshot, ok bool) {
+	if len(text) == 0 || text[0] == '{' || bytes.IndexByte(text, '\r') >= 0 || bytes.IndexByte(text, '\t') >= 0 {
+		return s, false
+	}
+	type section struct {
+		key        string
+		head, body []byte // the key line; the lines below it
+	}
+	var sections []section
+	seen := map[string]bool{}
+	bodyStart := 0 // where the lines below the last key line begin
+	endBody := func(end int) {
+		if n := len(sections); n > 0 {
+			sections[n-1].body = text[bodyStart:end]
+		}
+	}
+	for pos := 0; pos < len(text); {
+		line := text[pos:]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i+1]
+		}
+		next := pos + len(line)
+		switch {
+		case line[0] == ' ' || line[0] == '\n' || line[0] == '#':
+			if len(sections) == 0 && line[0] != '#' && len(bytes.TrimSpace(line)) > 0 {
+				return s, false
+			}
+		default:
+			key, _, found := bytes.Cut(line, []byte(":"))
+			k := string(key)
+			if !found || seen[k] || !topLevelKey[k] {
+				return s, false
+			}
+			seen[k] = true
+			endBody(pos)
+			sections = append(sections, section{key: k, head: line})
+			bodyStart = next
+		}
+		pos = next
+	}
+	endBody(len(text))
+	for _, sec := range sections {
+		var good bool
+		switch sec.key {
+		case "format":
+			var f struct {
+				Format string `yaml:"format"`
+			}
+			good = decodeStrict(append(append([]byte(nil), sec.head...), sec.body...), &f)
+			s.Format = f.Format
+		case "tenants":
+			s.Tenants, good = decodeSection[Tenant](sec.key, sec.head, sec.body)
+		case "providers":
+			s.Providers, good = decodeSection[Provider](sec.key, sec.head, sec.body)
+		case "logic_models":
+			s.LogicModels, good = decodeSection[LogicModel](sec.key, sec.head, sec.body)
+		case "route_groups":
+			s.RouteGroups, good = decodeSection[RouteGroup](sec.key, sec.head, sec.body)
+		case "callers":
+			s.Callers, good = decodeSection[Caller](sec.key, sec.head, sec.body)
+		}
+		if !good {
+			return Snapshot{}, false
+		}
+	}
+	return s, len(sections) > 0
+}
+
+var topLevelKey = map[string]bool{"format": true, "tenants": true, "providers": true, "logic_models": true, "route_groups": true, "callers": true}
+
+// decodeSection decodes one top-level list: "key:" followed by block items
+// at "  - ", item by item; any other form ("key: []", a flow list) whole.
+func decodeSection[T any](key string, head, body []byte) ([]T, bool) {
+	if string(head) != key+":\n" {
+		var whole map[string][]T
+		if !decodeStrict(append(append([]byte(nil), head...), body...), &whole) || len(whole) != 1 {
+			return nil, false
+		}
+		return whole[key], true
+	}
+	var out []T
+	start := -1 // where the current item begins in body
+	flush := func(end int) bool {
+		if start < 0 {
+			return true
+		}
+		var one []T
+		if !decodeStrict(body[start:end], &one) || len(one) != 1 {
+			return false
+		}
+		out = append(out, one[0])
+		return true
+	}
+	for i := 0; i < len(body); {
+		line := body[i:]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j+1]
+		}
+		if bytes.HasPrefix(line, []byte("  - ")) || string(line) == "  -\n" {
+			if !flush(i) {
+				return nil, false
+			}
+			start = i
+		} else if start < 0 && len(bytes.TrimSpace(line)) > 0 && bytes.TrimSpace(line)[0] != '#' {
+			return nil, false // content before the first item
+		}
+		i += len(line)
+	}
+	if start < 0 {
+		return nil, false // "key:" with no items is null, which the whole decoder handles
+	}
+	return out, flush(len(body))
+}
+
+// decodeStrict decodes one YAML document with unknown fields refused.
+func decodeStrict(text []byte, v any) bool {
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return false
+	}
+	var extra any
+	return errors.Is(dec.Decode(&extra), io.EOF)
 }
 
 // Clone returns a deep copy of s.

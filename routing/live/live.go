@@ -274,7 +274,7 @@ func (l *Loader) load(ctx context.Context) (*config.Runtime, error) {
 		return nil, err
 	}
 	c := Cached{Version: number, Snapshot: snapshot, ProviderKeySecrets: secrets, ProviderHeaderSecrets: headerSecrets, CallerKeys: keys}
-	rt, err := compile(c)
+	rt, err := compileDecoded(c, snap) // decoded once: a large snapshot takes a while
 	if err == nil {
 		l.last = c
 	}
@@ -286,5 +286,9 @@ func compile(c Cached) (*config.Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compileDecoded(c, snap)
+}
+
+func compileDecoded(c Cached, snap config.Snapshot) (*config.Runtime, error) {
 	return config.Compile(c.Version, snap, config.Credentials{ProviderKeySecrets: c.ProviderKeySecrets, ProviderHeaderSecrets: c.ProviderHeaderSecrets, CallerKeys: c.CallerKeys})
 }

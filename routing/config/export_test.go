@@ -1,0 +1,4 @@
+package config
+
+// DecodeByItem exposes the item-by-item decoder to the tests.
+var DecodeByItem = decodeByItem
