@@ -57,6 +57,12 @@ type Call struct {
 	Fallback          string          `json:"fallback,omitempty"` // e.g. "policy shared → group general"
 	ConfigVersion     *int64          `json:"config_version,omitempty"`
 	Attempts          json.RawMessage `json:"attempts,omitempty"` // the attempt trail, stored as given (jsonb)
+	// PriorityClass is the caller's class (interactive | normal | batch).
+	PriorityClass string `json:"priority_class,omitempty"`
+	// QueueWaitMS is how long the request waited in its class's queue for
+	// capacity (the instance's in-flight cap and deployments at capacity
+	// together); nil when it never queued.
+	QueueWaitMS *int `json:"queue_wait_ms,omitempty"`
 }
 
 // ValidStatus reports whether s is one of the call statuses.

@@ -50,7 +50,7 @@ func normalize(r *Record) error {
 	for _, s := range []*string{
 		&r.RequestID, &r.Caller, &r.Tenant, &r.RouteGroup, &r.Tier, &r.RequestedModel,
 		&r.LogicModel, &r.Provider, &r.KeyFingerprint, &r.ErrorClass, &r.ErrorCode,
-		&r.Currency, &r.Fallback,
+		&r.Currency, &r.Fallback, &r.PriorityClass,
 	} {
 		*s = cleanText(*s)
 	}
@@ -59,6 +59,10 @@ func normalize(r *Record) error {
 	if r.TTFCMS != nil {
 		v := clampInt32(*r.TTFCMS)
 		r.TTFCMS = &v
+	}
+	if r.QueueWaitMS != nil {
+		v := min(max(*r.QueueWaitMS, 0), math.MaxInt32)
+		r.QueueWaitMS = &v
 	}
 	if r.CostMicros != nil && (*r.CostMicros < 0 || *r.CostMicros > MaxCallCostMicros) {
 		v := min(max(*r.CostMicros, 0), MaxCallCostMicros)
@@ -94,7 +98,7 @@ var columns = []string{
 	"status", "error_class", "error_code", "http_status", "latency_ms", "ttfc_ms",
 	"prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens", "usage_estimated",
 	"cost_micros", "currency", "stream", "idempotency_replay", "fallback", "config_version",
-	"attempts",
+	"attempts", "priority_class", "queue_wait_ms",
 }
 
 var columnList = strings.Join(columns, ", ")
@@ -114,7 +118,7 @@ func values(r *Record) []any {
 		nullInt64(r.PromptTokens), nullInt64(r.CompletionTokens), nullInt64(r.CachedTokens),
 		nullInt64(r.ReasoningTokens), r.UsageEstimated, nullInt64(r.CostMicros), nullText(r.Currency),
 		r.Stream, r.IdempotencyReplay, nullText(r.Fallback), nullInt64(r.ConfigVersion),
-		attempts,
+		attempts, nullText(r.PriorityClass), nullInt(r.QueueWaitMS),
 	}
 }
 
@@ -155,13 +159,15 @@ func scanRecord(s scanner) (Record, error) {
 		prompt, completion, cached, reasoning                          sql.NullInt64
 		cost                                                           sql.NullInt64
 		attempts                                                       []byte
+		class                                                          sql.NullString
+		queueWait                                                      sql.NullInt64
 	)
 	err := s.Scan(&r.At, &r.RequestID, &callerID, &caller, &tenant, &routeGroup, &tier,
 		&requestedModel, &logicModel, &deploymentID, &provider, &keyFingerprint,
 		&r.Status, &errorClass, &errorCode, &r.HTTPStatus, &r.LatencyMS, &ttfc,
 		&prompt, &completion, &cached, &reasoning, &r.UsageEstimated,
 		&cost, &currency, &r.Stream, &r.IdempotencyReplay, &fbk, &configVersion,
-		&attempts)
+		&attempts, &class, &queueWait)
 	if err != nil {
 		return Record{}, err
 	}
@@ -191,6 +197,11 @@ func scanRecord(s scanner) (Record, error) {
 	r.Fallback = fbk.String
 	r.ConfigVersion = int64Ptr(configVersion)
 	r.Attempts = json.RawMessage(attempts)
+	r.PriorityClass = class.String
+	if queueWait.Valid {
+		v := int(queueWait.Int64)
+		r.QueueWaitMS = &v
+	}
 	return r, nil
 }
 
