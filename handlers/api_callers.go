@@ -28,10 +28,10 @@ func (h *Handler) APICaller(c echo.Context) error { return apiCallers.get(h, c) 
 
 const callerKeysHint = "manage keys with /admin/api/callers/{id}/keys and /admin/api/caller-keys/{id}/revoke"
 
-// APICallerCreate adds a caller (enabled, interactive, USD unless the body
+// APICallerCreate adds a caller (enabled, normal class, USD unless the body
 // says otherwise).
 func (h *Handler) APICallerCreate(c echo.Context) error {
-	in := config.Caller{Enabled: true, PriorityClass: config.ClassInteractive, BudgetCurrency: "USD"}
+	in := config.Caller{Enabled: true, PriorityClass: config.DefaultClass, BudgetCurrency: "USD"}
 	return apiCallers.create(h, c, in, func(f config.FieldErrors, in config.Caller) {
 		readOnly(f, "keys", in.Keys, nil, "create keys with POST /admin/api/callers/{id}/keys")
 	}, h.Store.CreateCaller)

@@ -445,7 +445,8 @@ func TestAPICRUDCallersAndKeys(t *testing.T) {
 	a := newCRUD(t, env)
 	s := crudSeed(t, a)
 	cl := s.caller
-	if cl.ID == 0 || !cl.Enabled || cl.PriorityClass != config.ClassInteractive || cl.RouteGroup != "default" {
+	// A caller created without a class is normal: interactive is claimed on purpose.
+	if cl.ID == 0 || !cl.Enabled || cl.PriorityClass != config.ClassNormal || cl.RouteGroup != "default" {
 		t.Fatalf("created caller %+v", cl)
 	}
 	id := itoa(cl.ID)
@@ -458,6 +459,10 @@ func TestAPICRUDCallersAndKeys(t *testing.T) {
 	a.call("PUT", "/callers/"+id, `{"priority_class":"batch"}`, http.StatusOK, &cl)
 	if cl.PriorityClass != config.ClassBatch || len(cl.Limits) != 1 {
 		t.Fatalf("partial update %+v", cl)
+	}
+	a.call("PUT", "/callers/"+id, `{"priority_class":"interactive"}`, http.StatusOK, &cl)
+	if cl.PriorityClass != config.ClassInteractive {
+		t.Fatalf("class update %+v", cl)
 	}
 	e := a.fails("PUT", "/callers/"+id, `{"priority_class":"vip","limits":[{"tier":"fast","rpm":-1}]}`, http.StatusUnprocessableEntity, "validation_failed")
 	if e.Error.Fields["priority_class"] == "" || e.Error.Fields["limits.fast.rpm"] == "" {

@@ -132,7 +132,7 @@ func sameCallerSettings(a, b config.Caller) bool {
 
 // CallerNew shows an empty caller form.
 func (h *Handler) CallerNew(c echo.Context) error {
-	f, err := h.callerForm(c, 0, config.Caller{PriorityClass: config.ClassInteractive, Enabled: true, BudgetCurrency: "USD"})
+	f, err := h.callerForm(c, 0, config.Caller{PriorityClass: config.DefaultClass, Enabled: true, BudgetCurrency: "USD"})
 	if err != nil {
 		return err
 	}

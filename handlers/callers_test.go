@@ -203,7 +203,7 @@ func TestCallerInvalidInputRefused(t *testing.T) {
 		{"negative budget", map[string]string{"monthly_budget": "-1"}, "monthly_budget", "positive"},
 		{"unknown route group", map[string]string{"route_group": "ghost"}, "route_group", "does not exist"},
 		{"no route group", map[string]string{"route_group": ""}, "route_group", "required"},
-		{"bad class", map[string]string{"priority_class": "urgent"}, "priority_class", "interactive or batch"},
+		{"bad class", map[string]string{"priority_class": "urgent"}, "priority_class", "interactive, normal or batch"},
 		{"unknown tenant", map[string]string{"tenant": "nobody"}, "tenant", "does not exist"},
 		{"bad name", map[string]string{"name": "has space"}, "name", "letters"},
 	}

@@ -44,6 +44,11 @@ func (h *Handler) Dashboard(c echo.Context) error {
 	}
 	p.Totals = dashboard.Total(points, calllog.HistogramQuantile)
 	p.Charts = dashboard.Charts(points, dashboard.Steps(p.From, p.To, step), p.GroupBy, calllog.HistogramQuantile)
+	queues, err := dashboardQueues(ctx, db, p.From, p.To, step)
+	if err != nil {
+		return err
+	}
+	p.Charts = append(p.Charts, dashboard.QueueCharts(queues, dashboard.Steps(p.From, p.To, step), calllog.HistogramQuantile)...)
 	for _, b := range []struct {
 		group string
 		dst   *[]dashboard.Breakdown
@@ -91,6 +96,19 @@ func dashboardSeries(ctx context.Context, db calllog.Queryer, q calllog.SeriesQu
 		out[i] = dashboard.Point{Time: p.Time, Group: p.Group, Requests: p.Requests, Errors: p.Errors, Rejected: p.Rejected,
 			Cancelled: p.Cancelled, PromptTokens: p.PromptTokens, CompletionTokens: p.CompletionTokens, CachedTokens: p.CachedTokens,
 			ReasoningTokens: p.ReasoningTokens, CostMicros: p.CostMicros, Hist: slices.Clone(p.Hist[:])}
+	}
+	return out, nil
+}
+
+// dashboardQueues reads the queue roll-up as the Dashboard's view model.
+func dashboardQueues(ctx context.Context, db calllog.Queryer, from, to time.Time, step time.Duration) ([]dashboard.QueuePoint, error) {
+	pts, err := calllog.QueueSeries(ctx, db, from, to, step)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dashboard.QueuePoint, len(pts))
+	for i, p := range pts {
+		out[i] = dashboard.QueuePoint{Time: p.Time, Class: p.Class, Queued: p.Queued, Refused: p.Refused, MeanDepth: p.MeanDepth, Hist: slices.Clone(p.Hist[:])}
 	}
 	return out, nil
 }

@@ -97,6 +97,7 @@ func deploymentFromForm(c echo.Context, base config.Deployment, kind config.Kind
 	d.Weight = formInt(c, "weight", errs)
 	d.Enabled = formBool(c, "enabled")
 	d.MaxConcurrency = formInt(c, "max_concurrency", errs)
+	d.MaxInflightTokens = formInt64(c, "max_inflight_tokens", errs)
 	d.Prices = config.Prices{
 		InputMicros:  formMoney(c, "price_input", errs),
 		OutputMicros: formMoney(c, "price_output", errs),

@@ -114,6 +114,7 @@ func TestLogicModelCreateWithTwoDeployments(t *testing.T) {
 	first.Set("cap_thinking", "on")
 	first.Set("cap_tools", "on")
 	first.Set("max_concurrency", "8")
+	first.Set("max_inflight_tokens", "48000")
 	first.Set("breaker_window", "100")
 	first.Set("breaker_failure_percent", "50")
 	res, doc = admin.PostForm(path, first)
@@ -130,7 +131,7 @@ func TestLogicModelCreateWithTwoDeployments(t *testing.T) {
 		t.Fatalf("deployments stored: %d", len(m.Deployments))
 	}
 	d := m.Deployments[0]
-	if d.Provider != "dashscope" || d.Weight != 70 || !d.Capabilities.Thinking || d.Capabilities.Vision || d.MaxConcurrency != 8 ||
+	if d.Provider != "dashscope" || d.Weight != 70 || !d.Capabilities.Thinking || d.Capabilities.Vision || d.MaxConcurrency != 8 || d.MaxInflightTokens != 48000 ||
 		d.Prices.Currency != "USD" || d.Prices.InputMicros != 800_000 || d.Prices.CachedMicros != 200_000 || d.Breaker == nil || d.Breaker.Window != 100 || d.Breaker.MinCalls != 0 {
 		t.Fatalf("first deployment stored as %+v breaker %+v", d, d.Breaker)
 	}

@@ -37,6 +37,10 @@ const (
 	// ToldUnsupportedParameter: no deployment's protocol can carry a field
 	// the request set. Param, Model, Tier, Steps.
 	ToldUnsupportedParameter ToldCode = "unsupported_parameter"
+	// ToldQueueRefused: the request's class queue was full, or it was shed
+	// for an interactive request. Queue, QueueBound, Shed, Model, Tier,
+	// Steps (empty at the instance gate).
+	ToldQueueRefused ToldCode = "queue_refused"
 )
 
 // Told is what a caller is told about a request that was not served (or a
@@ -73,6 +77,14 @@ type Told struct {
 	// the wrong size (the caller may have asked for dimensions the model
 	// does not support).
 	Dimension *DimensionMismatch
+	// Queue is the priority class whose queue the request waited in or was
+	// refused by; Queued how long it waited (ToldBudgetSpent); QueueBound
+	// the full queue's bound and Shed whether it was shed
+	// (ToldQueueRefused).
+	Queue      string
+	Queued     time.Duration
+	QueueBound int
+	Shed       bool
 }
 
 // DimensionMismatch is an embedding deployment that returned a vector of
@@ -128,6 +140,33 @@ func (t Told) Text(requestID string) string {
 		b.WriteString(strconv.Itoa(t.Attempts))
 		b.WriteString(" attempt(s) for ")
 		b.WriteString(t.target())
+		if t.Queue != "" {
+			b.WriteString(", after waiting ")
+			b.WriteString(t.Queued.Round(time.Millisecond).String())
+			b.WriteString(" in the ")
+			b.WriteString(t.Queue)
+			b.WriteString(" queue for a deployment at capacity")
+		}
+	case ToldQueueRefused:
+		if t.Shed {
+			b.WriteString("this ")
+			b.WriteString(t.Queue)
+			b.WriteString(" request was shed from its queue to make room for an interactive request")
+		} else {
+			b.WriteString("the ")
+			b.WriteString(t.Queue)
+			b.WriteString(" queue of this gateway instance is full (")
+			b.WriteString(strconv.Itoa(t.QueueBound))
+			b.WriteString(" waiting)")
+		}
+		if len(t.Steps) > 0 {
+			b.WriteString(": every deployment for ")
+			b.WriteString(t.target())
+			b.WriteString(" is at capacity")
+		} else {
+			b.WriteString(": the instance is at its in-flight cap")
+		}
+		b.WriteString("; retry shortly")
 	case ToldCancelled:
 		b.WriteString("the client went away")
 	case ToldUnsupportedParameter:
@@ -169,7 +208,7 @@ func (t Told) Text(requestID string) string {
 		b.WriteString("), so the next step was not tried: retry_budget_exhausted")
 	}
 	switch t.Code {
-	case ToldNoModel, ToldBudgetSpent, ToldUpstreamFailed, ToldUnsupportedParameter:
+	case ToldNoModel, ToldBudgetSpent, ToldUpstreamFailed, ToldUnsupportedParameter, ToldQueueRefused:
 		if s := t.chain(); s != "" {
 			b.WriteString("; ")
 			b.WriteString(s)

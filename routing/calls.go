@@ -21,7 +21,7 @@ type ChatOutcome struct {
 // Chat executes a non-streamed chat request along the plan.
 func (e *Executor) Chat(ctx context.Context, p *Plan, call Call, req *adapter.ChatRequest, tr *Trail) (ChatOutcome, *Failure) {
 	var res *adapter.ChatResult
-	served, finish, fail := e.run(ctx, p, call, tr, func(actx context.Context, _ context.CancelFunc, d *config.RDeployment, t adapter.Target) error {
+	served, finish, fail := e.runQueued(ctx, p, call, tr, func(actx context.Context, _ context.CancelFunc, d *config.RDeployment, t adapter.Target) error {
 		r, err := e.Adapters[d.Provider.Protocol].Chat(actx, t, req)
 		res = r
 		return err
@@ -75,7 +75,7 @@ func (c *Committed) Close(err error) {
 func (e *Executor) ChatStream(ctx context.Context, p *Plan, call Call, req *adapter.ChatRequest, tr *Trail) (*Committed, *Failure) {
 	firstChunk := p.Tier.FirstChunk
 	var committed *Committed
-	served, finish, fail := e.run(ctx, p, call, tr, func(actx context.Context, cancel context.CancelFunc, d *config.RDeployment, t adapter.Target) error {
+	served, finish, fail := e.runQueued(ctx, p, call, tr, func(actx context.Context, cancel context.CancelFunc, d *config.RDeployment, t adapter.Target) error {
 		var timedOut bool
 		var mu sync.Mutex
 		var timer *time.Timer
@@ -171,7 +171,7 @@ type EmbedOutcome struct {
 // the logic model's fails the attempt, naming the deployment.
 func (e *Executor) Embed(ctx context.Context, p *Plan, call Call, req EmbedRequest, tr *Trail) (EmbedOutcome, *Failure) {
 	var out EmbedOutcome
-	served, finish, fail := e.run(ctx, p, call, tr, func(actx context.Context, _ context.CancelFunc, d *config.RDeployment, t adapter.Target) error {
+	served, finish, fail := e.runQueued(ctx, p, call, tr, func(actx context.Context, _ context.CancelFunc, d *config.RDeployment, t adapter.Target) error {
 		inputs := withPrefix(req.Inputs, d.Model, req.InputType)
 		vecs, usage, err := embedBatches(actx, e.Adapters[d.Provider.Protocol], t, inputs, req.Dimensions, d.EmbeddingBatchLimit, req.Concurrency)
 		if err != nil {

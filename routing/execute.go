@@ -9,6 +9,7 @@ import (
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/queue"
 	"switchyard/routing/reason"
 )
 
@@ -23,15 +24,26 @@ type Executor struct {
 	Client *http.Client
 	State  State
 	Now    func() time.Time
+	// Queue is where a request waits when every deployment it may use is
+	// at capacity (nil: it fails at once).
+	Queue *queue.Queue
 }
 
 // Call is one request to execute.
 type Call struct {
-	Batch    bool      // the caller's priority class is batch
-	Deadline time.Time // the request budget (layer 1 of the timeouts)
+	Class    config.PriorityClass // the caller's priority class
+	Deadline time.Time            // the request budget (layer 1 of the timeouts)
+	// Tokens is the request's estimated tokens, held against deployments'
+	// max in-flight tokens.
+	Tokens int64
 	// Header is the caller's request headers; each provider passes on only
 	// those its allowlist names (config.RProvider.Outgoing).
 	Header http.Header
+
+	// Set by runQueued for a run after waiting: the step to start from and
+	// the slot the queue took for it.
+	from int
+	held *heldSlot
 }
 
 // Attempt is one entry of the attempt trail: a call made, or a step skipped
@@ -63,6 +75,21 @@ type Trail struct {
 	// Degraded lists the rungs of the degradation ladder the request took
 	// (a step-down, then a cached or static answer).
 	Degraded []Degraded `json:"degraded,omitempty"`
+	// QueuedMS is how long the request waited in its class's queue for
+	// capacity (this instance's in-flight cap, deployments at capacity);
+	// QueuedBehind how many requests the queue let in meanwhile.
+	QueuedMS     int64 `json:"queued_ms,omitempty"`
+	QueuedBehind int64 `json:"queued_behind,omitempty"`
+	queued       bool  // it queued, if only for less than a millisecond
+}
+
+// waited adds a wait in the queue to the trail.
+func (tr *Trail) waited(w queue.Waited) {
+	if w.Queued {
+		tr.queued = true
+		tr.QueuedMS += w.For.Milliseconds()
+		tr.QueuedBehind += w.Behind
+	}
 }
 
 // Served says which deployment and key answered.
@@ -86,6 +113,8 @@ type Failure struct {
 	NoRetry bool
 	// Param is the request field at fault, if any (OpenAI's error param).
 	Param string
+	// Refusal is set when our own queue refused the request (429).
+	Refusal *Refusal
 }
 
 // Text is the caller's error message, naming requestID.
@@ -113,7 +142,9 @@ func (e *Executor) now() time.Time {
 // run walks the plan: for each step, for each usable key, try; the failure
 // class decides between the next key, the next step and returning at once.
 func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do attemptFn) (Served, finishFn, *Failure) {
-	tr.Skips = append(tr.Skips, p.Skips...)
+	if call.held == nil {
+		tr.Skips = append(tr.Skips, p.Skips...)
+	}
 	breakers, load := e.State.Breakers, e.State.Load
 	if breakers == nil {
 		breakers = noBreakers{}
@@ -123,7 +154,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 	}
 	var last *adapter.Error
 	attempts := 0
-	for _, step := range p.Steps {
+	for _, step := range p.Steps[call.from:] {
 		d := step.Deployment
 		skipNow := func(r reason.Reason) {
 			tr.Attempts = append(tr.Attempts, Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Outcome: "skipped", Skip: &r, Fallback: step.Fallback})
@@ -147,17 +178,13 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			skipNow(reason.Reason{Code: reason.BreakerOpen, Until: reason.UntilOf(until)})
 			continue
 		}
-		release, err := load.Acquire(ctx, d.ID, d.MaxConcurrency, call.Batch)
+		release, err := e.acquire(ctx, load, d, call)
 		if err != nil {
 			done(OutcomeIgnored)
 			if ctx.Err() != nil {
 				return Served{}, nil, cancelled(ctx)
 			}
-			if errors.Is(err, ErrFull) {
-				skipNow(reason.Reason{Code: reason.OverCapacity, Max: d.MaxConcurrency})
-			} else {
-				skipNow(reason.Reason{Code: reason.LoadUnavailable, Detail: err.Error()})
-			}
+			skipNow(capacitySkip(err, d))
 			continue
 		}
 		var triedBuf [16]int64

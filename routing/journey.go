@@ -18,6 +18,7 @@ import (
 	"switchyard/routing/config"
 	"switchyard/routing/idem"
 	"switchyard/routing/limit"
+	"switchyard/routing/queue"
 	"switchyard/routing/record"
 )
 
@@ -49,7 +50,8 @@ type Observer interface {
 	// Finished is called once per request with its call-log row and trail.
 	Finished(c *record.Call, tr *Trail, elapsed time.Duration)
 	// Refused counts a request refused by a limit ("rate_limited",
-	// "quota_exceeded", "budget_exceeded") or by the instance gate ("shed").
+	// "quota_exceeded", "budget_exceeded") or by a priority queue
+	// ("queue_full", "queue_shed").
 	Refused(code string)
 }
 
@@ -61,9 +63,7 @@ type Journey struct {
 	Idem   Idempotency // nil: Idempotency-Key is refused with 503
 	Calls  CallLogSink // nil: records are dropped
 	Watch  Observer    // nil: nothing observes
-	// Admit is the instance-level saturation gate: batch callers are shed
-	// first. nil admits everything.
-	Admit   func(batch bool) (release func(), ok bool)
+	// The instance's in-flight cap and priority queues are Exec.Queue.
 	MaxBody int64 // default 10 MB
 	Log     *slog.Logger
 	// DefaultTimeout is the request budget without X-Request-Timeout.
@@ -138,6 +138,9 @@ type Refusal struct {
 	Limit      limit.Kind
 	Value      int64
 	RetryAfter time.Duration
+	// Class is the priority class a queue refusal concerns (Value is then
+	// the queue's bound).
+	Class string
 }
 
 // Done finishes the request; sendErr is the error writing the answer met
@@ -169,6 +172,8 @@ type exchange struct {
 	logged   bool
 	release  func() // the saturation gate's slot
 	plan     *Plan
+	// deadlineAt is the request budget's end.
+	deadlineAt time.Time
 	// gateDec is the limit decision that admitted the request (its window
 	// headers are re-sent to agree with an upstream's 429).
 	gateDec *limit.Decision
@@ -515,6 +520,7 @@ func (x *exchange) finish() {
 	if x.caller != nil {
 		x.finishLadder()
 	}
+	x.recordQueue()
 	if x.rec.Tier == "" {
 		x.rec.Tier = x.tier
 	}
@@ -776,6 +782,12 @@ func (x *exchange) failed(f *Failure) {
 	if f.NoRetry {
 		h.Set("x-should-retry", "false")
 	}
+	if f.Refusal != nil { // our queue refused it
+		x.a.Refusal = f.Refusal
+		if x.j.Watch != nil {
+			x.j.Watch.Refused(f.Code)
+		}
+	}
 	var param *string
 	if f.Param != "" {
 		param = &f.Param
@@ -838,21 +850,50 @@ func (x *exchange) gate(estimate int64) (limit.Decision, bool) {
 	return x.limit(estimate)
 }
 
-// admit applies the instance saturation gate (batch shed first).
+// admit takes one of the instance's in-flight slots
+// (SWITCHYARD_MAX_INFLIGHT), waiting in the caller's class queue while the
+// instance is at its cap; a full queue answers 429 queue_full (a full
+// interactive queue sheds a batch waiter first), and a request still waiting
+// at its deadline 504.
 func (x *exchange) admit() bool {
-	if x.j.Admit == nil {
+	q := x.j.Exec.Queue
+	if q == nil {
 		return true
 	}
-	rel, ok := x.j.Admit(x.caller.PriorityClass == config.ClassBatch)
-	if !ok {
+	class := queue.ClassOf(x.caller.PriorityClass)
+	rel, waited, err := q.Admit(x.ctx, class, x.deadlineAt)
+	x.trail.waited(waited)
+	var r *queue.Refusal
+	switch {
+	case err == nil:
+		x.release = rel
+		return true
+	case errors.As(err, &r):
+		f := refusedByQueue(r, nil, nil)
 		if x.j.Watch != nil {
-			x.j.Watch.Refused("shed")
+			x.j.Watch.Refused(f.Code)
 		}
-		x.a.Header.Set("Retry-After", "1")
-		x.a.Refusal = &Refusal{Limit: limit.KindInstance, RetryAfter: time.Second}
-		x.reject(http.StatusTooManyRequests, "rate_limited", "rate_limited", "this gateway instance is saturated; "+string(x.caller.PriorityClass)+" requests are shed first, retry shortly")
-		return false
+		x.a.Header.Set("Retry-After", strconv.Itoa(int(QueueRetryAfter/time.Second)))
+		x.a.Refusal = f.Refusal
+		x.reject(http.StatusTooManyRequests, f.Code, "rate_limited", f.Told.Text(x.rec.RequestID))
+	case errors.Is(err, queue.ErrExpired):
+		x.reject(http.StatusGatewayTimeout, "timeout", string(adapter.ClassTimeout), "the request's time budget ran out after waiting "+
+			waited.For.Round(time.Millisecond).String()+" in the "+class.String()+" queue for this gateway instance's in-flight cap (request id "+x.rec.RequestID+")")
+	default: // the caller left
+		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, string(adapter.ClassCancelled), "client_cancelled", 499
+		x.a.Status, x.a.Silent = 499, true
 	}
-	x.release = rel
-	return true
+	return false
+}
+
+// recordQueue puts the caller's class and the time queued (for the
+// instance's cap and for deployments at capacity) in the call-log row.
+func (x *exchange) recordQueue() {
+	if x.caller != nil {
+		x.rec.PriorityClass = string(x.caller.PriorityClass)
+	}
+	if x.trail.queued {
+		ms := int(x.trail.QueuedMS)
+		x.rec.QueueWaitMS = &ms
+	}
 }

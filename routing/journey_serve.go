@@ -38,18 +38,19 @@ func (x *exchange) chat() {
 	if !x.idempotent(body) {
 		return
 	}
-	p, ok := x.route(req.Model, req.WantsReasoning(), Needs{Kind: config.KindChat, Thinking: req.WantsReasoning(), Vision: req.NeedsVision(), Tools: req.NeedsTools(), Chat: req})
+	x.deadlineAt = deadline
+	estimate := func(tier string) int64 { return x.j.estimateTokens(tier, len(body), req.MaxTokens) }
+	p, ok := x.route(req.Model, req.WantsReasoning(), Needs{Kind: config.KindChat, Thinking: req.WantsReasoning(), Vision: req.NeedsVision(), Tools: req.NeedsTools(), Chat: req, Estimate: estimate})
 	if !ok {
 		return
 	}
-	estimate := x.j.estimateTokens(x.tier, len(body), req.MaxTokens)
-	dec, ok := x.gate(estimate)
+	dec, ok := x.gate(p.Tokens)
 	if !ok {
 		return
 	}
-	call := Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline, Header: x.req.Header}
+	call := Call{Class: x.caller.PriorityClass, Deadline: deadline, Tokens: p.Tokens, Header: x.req.Header}
 	if req.Stream {
-		x.stream(p, call, req, dec, estimate)
+		x.stream(p, call, req, dec, p.Tokens)
 		return
 	}
 	out, fail := x.j.Exec.Chat(x.ctx, p, call, req, &x.trail)
@@ -59,7 +60,7 @@ func (x *exchange) chat() {
 		return
 	}
 	x.rec.Status = record.StatusOK
-	x.account(dec, out.Served, out.Result.Usage, estimate)
+	x.account(dec, out.Served, out.Result.Usage, call.Tokens)
 	x.routeHeaders(out.Served)
 	x.writeBody(http.StatusOK, "application/json", adapter.AppendAnswerModel(nil, out.Result.Body, out.Served.Deployment.Model.Code))
 	x.keep(x.a.Body)
@@ -254,19 +255,20 @@ func (x *exchange) embeddings() {
 	if !x.idempotent(body) {
 		return
 	}
-	p, ok := x.route(req.Model, false, Needs{Kind: config.KindEmbedding})
-	if !ok {
-		return
-	}
+	x.deadlineAt = deadline
 	var estimate int64
 	for _, in := range req.Inputs {
 		estimate += int64(len(in)/4 + 1)
+	}
+	p, ok := x.route(req.Model, false, Needs{Kind: config.KindEmbedding, Estimate: func(string) int64 { return estimate }})
+	if !ok {
+		return
 	}
 	dec, ok := x.gate(estimate)
 	if !ok {
 		return
 	}
-	out, fail := x.j.Exec.Embed(x.ctx, p, Call{Batch: x.caller.PriorityClass == config.ClassBatch, Deadline: deadline, Header: x.req.Header},
+	out, fail := x.j.Exec.Embed(x.ctx, p, Call{Class: x.caller.PriorityClass, Deadline: deadline, Tokens: estimate, Header: x.req.Header},
 		EmbedRequest{Inputs: req.Inputs, Dimensions: req.Dimensions, InputType: inputType}, &x.trail)
 	if fail != nil {
 		x.settle(dec, 0, 0)

@@ -19,6 +19,10 @@ type Needs struct {
 	// Chat is the chat request, when there is one: a deployment whose
 	// protocol refuses one of its fields is skipped (unsupported_parameter).
 	Chat *adapter.ChatRequest
+	// Estimate, when set, is the request's estimated tokens on a tier
+	// (prompt + expected output, the limiter's estimate); Build keeps it as
+	// Plan.Tokens and weighs deployments with a token cap by it.
+	Estimate func(tier string) int64
 }
 
 // Record is the needs as the call log keeps them (the impact preview
@@ -90,6 +94,8 @@ type Plan struct {
 	Steps    []Step
 	Skips    []Skip
 	Fallback *config.RGroup // the shared group a dedicated group may fall back to
+	// Tokens is the request's estimated tokens on Tier (Needs.Estimate).
+	Tokens int64
 
 	weights [32]int
 	order   [32]int
@@ -102,7 +108,7 @@ func NewPlan() *Plan { return planPool.Get().(*Plan) }
 
 // Release returns the plan to the pool; it must not be used afterwards.
 func (p *Plan) Release() {
-	p.Target, p.Group, p.Tier, p.Fallback = Target{}, nil, nil, nil
+	p.Target, p.Group, p.Tier, p.Fallback, p.Tokens = Target{}, nil, nil, nil, 0
 	clear(p.Steps)
 	p.Steps = p.Steps[:0]
 	clear(p.Skips)
@@ -130,13 +136,21 @@ func Build(p *Plan, caller *config.RCaller, t Target, needs Needs, st *State) {
 		if p.Tier == nil {
 			p.Tier = caller.Group.Tier(config.TierStandard)
 		}
+		p.estimate(needs)
 		p.addModel(t.Explicit, needs, st, false)
 		return
 	}
 	p.Tier = caller.Group.Tier(t.Tier)
+	p.estimate(needs)
 	p.addTier(p.Tier, needs, st, false)
 	if p.Fallback != nil {
 		p.addTier(p.Fallback.Tier(t.Tier), needs, st, true)
+	}
+}
+
+func (p *Plan) estimate(needs Needs) {
+	if needs.Estimate != nil && p.Tier != nil {
+		p.Tokens = needs.Estimate(string(p.Tier.Name))
 	}
 }
 
@@ -207,9 +221,9 @@ func (p *Plan) addModel(m *config.RModel, needs Needs, st *State, fallback bool)
 			continue
 		}
 		w := d.Weight
-		if st != nil && st.Load != nil && d.MaxConcurrency > 0 {
-			in, _ := st.Load.Load(d.ID)
-			w = effectiveWeight(d.Weight, in, d.MaxConcurrency)
+		if st != nil && st.Load != nil && (d.MaxConcurrency > 0 || d.MaxInflightTokens > 0) {
+			slots, tokens := st.Load.Load(d.ID)
+			w = effectiveWeight(d.Weight, slots, d.MaxConcurrency, tokens+p.Tokens, d.MaxInflightTokens)
 		}
 		p.weights[n], p.order[n] = w, i
 		n++
@@ -263,21 +277,23 @@ func unusable(d *config.RDeployment, needs Needs, st *State) reason.Reason {
 	return reason.Reason{}
 }
 
-// effectiveWeight is weight × free slots / max slots, floored at 1 so a full
-// deployment is still ordered (last) rather than dropped.
-func effectiveWeight(weight, inFlight, max int) int {
-	if max <= 0 {
-		return weight
+// effectiveWeight is weight × the smaller free share of the deployment's
+// two caps: free slots / max slots, and free tokens / max in-flight tokens,
+// where tokens are those in flight plus this request's estimate (so one
+// 12k-token call weighs what it costs, and a long request shuns a deployment
+// busy with long ones even when their slot counts are equal). A cap of 0 is
+// no constraint. Floored at 1 so a full deployment is still ordered (last)
+// rather than dropped.
+func effectiveWeight(weight, inFlight, maxSlots int, tokens, maxTokens int64) int {
+	w := weight
+	if maxSlots > 0 {
+		w = min(w, weight*min(max(maxSlots-inFlight, 0), maxSlots)/maxSlots)
 	}
-	free := max - inFlight
-	if free < 0 {
-		free = 0
+	if maxTokens > 0 {
+		free := min(max(maxTokens-tokens, 0), maxTokens)
+		w = min(w, int(int64(weight)*free/maxTokens))
 	}
-	w := weight * free / max
-	if w < 1 {
-		w = 1
-	}
-	return w
+	return max(w, 1)
 }
 
 // weightedOrder reorders idx (in place) by repeated weighted draws without

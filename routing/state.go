@@ -51,12 +51,27 @@ type KeyFault struct {
 // ErrFull means a deployment is at its max concurrency for this class.
 var ErrFull = errors.New("at max concurrency")
 
-// Load enforces max concurrency with shared in-flight counters.
+// ErrTokensFull means a request's estimated tokens do not fit under a
+// deployment's max in-flight tokens.
+var ErrTokensFull = errors.New("at max in-flight tokens")
+
+// LoadRequest is what one request asks of a deployment's shared counters.
+type LoadRequest struct {
+	Deployment *config.RDeployment // its MaxConcurrency and MaxInflightTokens are the caps
+	// Tokens is the request's estimate (prompt + expected output), held
+	// against MaxInflightTokens while the slot is.
+	Tokens int64
+}
+
+// Load enforces max concurrency and max in-flight tokens with shared
+// in-flight counters (slots and estimated tokens, one round trip).
 type Load interface {
-	// Acquire takes a slot; release must be called exactly once.
-	Acquire(ctx context.Context, deploymentID int64, max int, batch bool) (release func(), err error)
-	// Load is the cached in-flight count used for weighting.
-	Load(deploymentID int64) (inFlight, max int)
+	// Acquire takes a slot and the request's tokens without waiting, or
+	// returns ErrFull / ErrTokensFull; release must be called exactly once.
+	Acquire(ctx context.Context, r LoadRequest) (release func(), err error)
+	// Load is the cached in-flight slots and estimated tokens used for
+	// weighting (tokens are counted for deployments with a token cap).
+	Load(deploymentID int64) (slots int, tokens int64)
 }
 
 // Health reports deployments the worker found down (the health checker).
@@ -85,5 +100,5 @@ func (noBreakers) Open(int64) (time.Time, bool) { return time.Time{}, false }
 
 type noLoad struct{}
 
-func (noLoad) Acquire(context.Context, int64, int, bool) (func(), error) { return func() {}, nil }
-func (noLoad) Load(int64) (int, int)                                     { return 0, 0 }
+func (noLoad) Acquire(context.Context, LoadRequest) (func(), error) { return func() {}, nil }
+func (noLoad) Load(int64) (int, int64)                              { return 0, 0 }

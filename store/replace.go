@@ -96,6 +96,7 @@ var (
 		{"embedding_batch_limit", "integer", func(r *deploymentRow) any { return r.d.EmbeddingBatchLimit }},
 		{"timeout_ms", "integer", func(r *deploymentRow) any { return r.d.TimeoutMS }},
 		{"breaker", "jsonb", func(r *deploymentRow) any { return rawJSON(breakerJSON(r.d.Breaker).String) }},
+		{"max_inflight_tokens", "bigint", func(r *deploymentRow) any { return r.d.MaxInflightTokens }},
 	}
 	routeGroupCols = []column[routeGroupRow]{
 		{"id", "bigint", func(r *routeGroupRow) any { return r.g.ID }},

@@ -10,6 +10,7 @@ import (
 
 	"switchyard/handlers"
 	"switchyard/routing/health"
+	"switchyard/routing/queue"
 	"switchyard/store/redis/loginguard"
 	"switchyard/web/guard"
 )
@@ -59,6 +60,11 @@ type Config struct {
 	// PprofAddr, when set, serves net/http/pprof on a listener of its own
 	// (never on the console's); off by default.
 	PprofAddr string // SWITCHYARD_PPROF_ADDR
+	// Queue bounds per class (SWITCHYARD_QUEUE_INTERACTIVE, _NORMAL,
+	// _BATCH; 0 there is no queue, here -1) and the re-poll period of
+	// shared capacity (SWITCHYARD_QUEUE_POLL).
+	QueueBounds [3]int
+	QueuePoll   time.Duration
 }
 
 // Clients are the slow-client limits of the HTTP server.
@@ -132,6 +138,21 @@ func loadConfig() (Config, error) {
 	var inflight int64
 	parseInt("SWITCHYARD_MAX_INFLIGHT", 0, &inflight)
 	c.InstanceCap = int(inflight)
+	for i, q := range []struct {
+		name string
+		def  int64
+	}{{"SWITCHYARD_QUEUE_INTERACTIVE", queue.DefaultInteractive}, {"SWITCHYARD_QUEUE_NORMAL", queue.DefaultNormal}, {"SWITCHYARD_QUEUE_BATCH", queue.DefaultBatch}} {
+		var n int64
+		parseInt(q.name, q.def, &n)
+		if n > 1_000_000 {
+			errs = append(errs, q.name+" must be at most 1000000")
+		}
+		c.QueueBounds[i] = int(n)
+		if n == 0 {
+			c.QueueBounds[i] = -1 // no queue: refuse at once
+		}
+	}
+	parseDur("SWITCHYARD_QUEUE_POLL", queue.DefaultPoll, &c.QueuePoll)
 	parseDur("SWITCHYARD_RELOAD_INTERVAL", time.Second, &c.ReloadEvery)
 	parseDur("SWITCHYARD_SHUTDOWN_GRACE", 0, &c.ShutdownGrace)
 	parseDur("SWITCHYARD_REDIS_TIMEOUT", 50*time.Millisecond, &c.RedisTimeout)

@@ -80,6 +80,7 @@ type RDeployment struct {
 	Weight              int
 	Enabled             bool
 	MaxConcurrency      int
+	MaxInflightTokens   int64 // 0: unlimited
 	Prices              Prices
 	Capabilities        Capabilities
 	EmbeddingBatchLimit int
@@ -232,7 +233,7 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 			}
 			rd := &RDeployment{
 				ID: d.ID, Model: rm, Provider: p, UpstreamModel: d.UpstreamModel, Weight: d.Weight, Enabled: d.Enabled,
-				MaxConcurrency: d.MaxConcurrency, Prices: d.Prices, Capabilities: d.Capabilities,
+				MaxConcurrency: d.MaxConcurrency, MaxInflightTokens: d.MaxInflightTokens, Prices: d.Prices, Capabilities: d.Capabilities,
 				EmbeddingBatchLimit: d.EmbeddingBatchLimit, Timeout: ms(d.TimeoutMS),
 			}
 			if d.Breaker != nil {

@@ -57,13 +57,31 @@ func ValidTier(s string) bool {
 	return false
 }
 
-// PriorityClass decides who is shed first under saturation.
+// PriorityClass decides the order in which requests waiting for capacity
+// are let in (10:3:1), and who is shed first when the queues are full.
 type PriorityClass string
 
 const (
 	ClassInteractive PriorityClass = "interactive"
+	ClassNormal      PriorityClass = "normal"
 	ClassBatch       PriorityClass = "batch"
 )
+
+// Classes are the priority classes, highest first.
+var Classes = []PriorityClass{ClassInteractive, ClassNormal, ClassBatch}
+
+// DefaultClass is the class of a new caller that names none: a caller must
+// claim interactive on purpose, or every caller would be first in line.
+const DefaultClass = ClassNormal
+
+// ValidClass reports whether c names a priority class.
+func ValidClass(c PriorityClass) bool {
+	switch c {
+	case ClassInteractive, ClassNormal, ClassBatch:
+		return true
+	}
+	return false
+}
 
 // Key statuses of a provider key in the configuration. Cooling and quarantine
 // are runtime states kept outside the configuration.
@@ -131,12 +149,16 @@ type LogicModel struct {
 
 // Deployment is a logic model served by one provider.
 type Deployment struct {
-	ID                  int64            `yaml:"id" json:"id"`
-	Provider            string           `yaml:"provider" json:"provider"`
-	UpstreamModel       string           `yaml:"upstream_model" json:"upstream_model"`
-	Weight              int              `yaml:"weight" json:"weight"`
-	Enabled             bool             `yaml:"enabled" json:"enabled"`
-	MaxConcurrency      int              `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
+	ID             int64  `yaml:"id" json:"id"`
+	Provider       string `yaml:"provider" json:"provider"`
+	UpstreamModel  string `yaml:"upstream_model" json:"upstream_model"`
+	Weight         int    `yaml:"weight" json:"weight"`
+	Enabled        bool   `yaml:"enabled" json:"enabled"`
+	MaxConcurrency int    `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
+	// MaxInflightTokens caps the estimated tokens (prompt + expected
+	// output) of the requests in flight on this deployment across
+	// instances; 0 is unlimited.
+	MaxInflightTokens   int64            `yaml:"max_inflight_tokens,omitempty" json:"max_inflight_tokens,omitempty"`
 	Prices              Prices           `yaml:"prices" json:"prices"`
 	Capabilities        Capabilities     `yaml:"capabilities" json:"capabilities"`
 	EmbeddingBatchLimit int              `yaml:"embedding_batch_limit,omitempty" json:"embedding_batch_limit,omitempty"`

@@ -170,6 +170,9 @@ func ValidateLogicModel(m LogicModel) FieldErrors {
 	return f
 }
 
+// MaxInflightTokens bounds a deployment's max_inflight_tokens.
+const MaxInflightTokens = 1_000_000_000
+
 // ValidateDeployment checks one deployment's own fields.
 func ValidateDeployment(d Deployment) FieldErrors {
 	f := FieldErrors{}
@@ -186,6 +189,9 @@ func ValidateDeployment(d Deployment) FieldErrors {
 	}
 	if d.MaxConcurrency < 0 || d.MaxConcurrency > 100000 {
 		f.Add("max_concurrency", "must be 0 (unlimited) or a positive number")
+	}
+	if d.MaxInflightTokens < 0 || d.MaxInflightTokens > MaxInflightTokens {
+		f.Add("max_inflight_tokens", "must be 0 (unlimited) or a positive number of tokens up to 1000000000")
 	}
 	for field, v := range map[string]Micros{"price_input": d.Prices.InputMicros, "price_output": d.Prices.OutputMicros, "price_cached": d.Prices.CachedMicros} {
 		if v < 0 || v > MaxPriceMicros {
@@ -266,8 +272,8 @@ func ValidateCaller(c Caller) FieldErrors {
 	if strings.TrimSpace(c.RouteGroup) == "" {
 		f.Add("route_group", "is required")
 	}
-	if c.PriorityClass != ClassInteractive && c.PriorityClass != ClassBatch {
-		f.Add("priority_class", "must be interactive or batch")
+	if !ValidClass(c.PriorityClass) {
+		f.Add("priority_class", "must be interactive, normal or batch")
 	}
 	for _, l := range c.Limits {
 		if !ValidTier(string(l.Tier)) {

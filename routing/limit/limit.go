@@ -36,8 +36,18 @@ const (
 	KindTPM    Kind = "tpm"    // tokens per minute
 	KindDaily  Kind = "daily"  // daily token quota
 	KindBudget Kind = "budget" // monthly budget
-	// KindInstance is the instance's saturation gate, not a caller limit.
+	// KindInstance was the instance's saturation gate (batch shed above 80 %
+	// of SWITCHYARD_MAX_INFLIGHT). No longer produced — the instance now
+	// queues requests at its cap (KindQueueFull, KindQueueShed) — and kept
+	// so refusals recorded before still read.
 	KindInstance Kind = "instance"
+	// KindQueueFull: the request's class queue (for the instance's
+	// in-flight cap or a deployment at capacity) was full. The refusal
+	// names the class and the queue's bound.
+	KindQueueFull Kind = "queue_full"
+	// KindQueueShed: the request was shed from its queue to make room for
+	// an interactive one. The refusal names its class.
+	KindQueueShed Kind = "queue_shed"
 )
 
 // Limits are a caller's limits for one tier. Zero means unlimited and costs

@@ -20,25 +20,28 @@ const (
 	// zero Reason (Code "") means no reason: usable.
 	Legacy Code = "legacy"
 
-	DisabledByOperator Code = "disabled_by_operator"     // the deployment is disabled
-	Parked             Code = "parked"                   // Weight: the deployment's weight (<= 0)
-	CandidateParked    Code = "candidate_parked"         // Weight: the candidate's weight (<= 0)
-	ProviderDisabled   Code = "provider_disabled"        // Provider
-	NoActiveKey        Code = "no_active_key"            // Provider: its pool has no active key
-	LacksCapability    Code = "lacks_capability"         // Capability: thinking | vision | tools
-	WrongKind          Code = "wrong_kind"               // Kind: the model's kind; Want: the request's
-	AlreadyInChain     Code = "already_in_chain"         // the same deployment is earlier in the chain
-	NoDeployments      Code = "no_deployments"           // the logic model has none
-	ChainFull          Code = "chain_full"               // Max: the chain's length limit was reached
-	Unhealthy          Code = "unhealthy"                // the health checker marked it down
-	BreakerOpen        Code = "breaker_open"             // its circuit breaker is open
-	OverCapacity       Code = "over_capacity"            // Max: its max concurrency, all slots busy
-	LoadUnavailable    Code = "load_unavailable"         // Detail: why the load counter failed
-	NoProtocol         Code = "protocol_not_implemented" // Protocol
-	NoKeys             Code = "no_keys"                  // the provider has no key (or no key pool)
-	KeysCooling        Code = "keys_cooling"             // every key is cooling after a 429
-	KeysQuarantined    Code = "keys_quarantined"         // every key is quarantined (auth, billing)
-	KeysTried          Code = "keys_tried"               // every key was tried for this request
+	DisabledByOperator Code = "disabled_by_operator" // the deployment is disabled
+	Parked             Code = "parked"               // Weight: the deployment's weight (<= 0)
+	CandidateParked    Code = "candidate_parked"     // Weight: the candidate's weight (<= 0)
+	ProviderDisabled   Code = "provider_disabled"    // Provider
+	NoActiveKey        Code = "no_active_key"        // Provider: its pool has no active key
+	LacksCapability    Code = "lacks_capability"     // Capability: thinking | vision | tools
+	WrongKind          Code = "wrong_kind"           // Kind: the model's kind; Want: the request's
+	AlreadyInChain     Code = "already_in_chain"     // the same deployment is earlier in the chain
+	NoDeployments      Code = "no_deployments"       // the logic model has none
+	ChainFull          Code = "chain_full"           // Max: the chain's length limit was reached
+	Unhealthy          Code = "unhealthy"            // the health checker marked it down
+	BreakerOpen        Code = "breaker_open"         // its circuit breaker is open
+	OverCapacity       Code = "over_capacity"        // Max: its max concurrency, all slots busy
+	// OverTokenCapacity: the request's estimated tokens do not fit beside
+	// those in flight. Max: its max in-flight tokens.
+	OverTokenCapacity Code = "over_token_capacity"
+	LoadUnavailable   Code = "load_unavailable"         // Detail: why the load counter failed
+	NoProtocol        Code = "protocol_not_implemented" // Protocol
+	NoKeys            Code = "no_keys"                  // the provider has no key (or no key pool)
+	KeysCooling       Code = "keys_cooling"             // every key is cooling after a 429
+	KeysQuarantined   Code = "keys_quarantined"         // every key is quarantined (auth, billing)
+	KeysTried         Code = "keys_tried"               // every key was tried for this request
 	// UnsupportedParameter: the deployment's protocol cannot carry a field
 	// the request set (its adapter's field table refuses it). Param: the
 	// field; Protocol.
@@ -86,7 +89,7 @@ func Of(c Code) Reason { return Reason{Code: c} }
 // refused only for permanent skips is not worth retrying.
 func (c Code) Temporary() bool {
 	switch c {
-	case Unhealthy, BreakerOpen, OverCapacity, LoadUnavailable, KeysCooling, KeysTried, RetryBudgetExhausted:
+	case Unhealthy, BreakerOpen, OverCapacity, OverTokenCapacity, LoadUnavailable, KeysCooling, KeysTried, RetryBudgetExhausted:
 		return true
 	}
 	return false
@@ -153,6 +156,8 @@ func (r Reason) String() string {
 		return "breaker open"
 	case OverCapacity:
 		return "at max concurrency (" + strconv.Itoa(r.Max) + ")"
+	case OverTokenCapacity:
+		return "at max in-flight tokens (" + strconv.Itoa(r.Max) + ")"
 	case LoadUnavailable:
 		return "load counter unavailable: " + r.Detail
 	case NoProtocol:

@@ -69,6 +69,12 @@ type Call struct {
 	// Retries counts the attempts after the first (the roll-ups of the
 	// retry budget; the trail has them one by one).
 	Retries int `json:"retries,omitempty"`
+	// PriorityClass is the caller's class (interactive | normal | batch).
+	PriorityClass string `json:"priority_class,omitempty"`
+	// QueueWaitMS is how long the request waited in its class's queue for
+	// capacity (the instance's in-flight cap and deployments at capacity
+	// together); nil when it never queued.
+	QueueWaitMS *int `json:"queue_wait_ms,omitempty"`
 }
 
 // Needs are what a request required of a deployment, as bits (one

@@ -255,3 +255,70 @@ func Costs(ctx context.Context, db Queryer, from, to time.Time) ([]CostRow, erro
 	}
 	return out, nil
 }
+
+// QueuePoint is one step of one priority class in queue_stats: requests
+// that waited in the class's queue for capacity, requests its queue refused
+// (full, or shed for an interactive request), and the waits.
+type QueuePoint struct {
+	Time    time.Time
+	Class   string
+	Queued  int64
+	Refused int64
+	// WaitSumMS is the summed wait; MeanDepth is it over the step's length,
+	// the mean number of requests waiting (Little's law).
+	WaitSumMS int64
+	MeanDepth float64
+	P95MS     float64
+	Hist      [latencyBuckets]int64
+}
+
+// QueueSeries returns queue_stats points in [from, to) by step (an hour or
+// a day), ordered by time, then class. Steps without queued or refused
+// requests have no point.
+func QueueSeries(ctx context.Context, db Queryer, from, to time.Time, step time.Duration) ([]QueuePoint, error) {
+	unit := "hour"
+	switch step {
+	case 0, time.Hour:
+		step = time.Hour
+	case 24 * time.Hour:
+		unit = "day"
+	default:
+		return nil, fmt.Errorf("%w: step must be an hour or a day", ErrInvalidFilter)
+	}
+	if to.IsZero() {
+		to = time.Now()
+	}
+	if from.IsZero() {
+		from = to.Add(-24 * time.Hour)
+	}
+	hist := make([]string, latencyBuckets)
+	for i := range hist {
+		hist[i] = "sum(wait_hist[" + strconv.Itoa(i+1) + "])::bigint"
+	}
+	rows, err := db.QueryContext(ctx, `SELECT date_trunc('`+unit+`', hour, 'UTC') AS t, class,
+		sum(queued)::bigint, sum(refused)::bigint, sum(wait_sum_ms)::bigint, ARRAY[`+strings.Join(hist, ", ")+`]
+		FROM queue_stats WHERE hour >= $1 AND hour < $2 GROUP BY 1, 2 ORDER BY 1, 2`, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("calllog: queue series: %w", err)
+	}
+	defer rows.Close()
+	var out []QueuePoint
+	for rows.Next() {
+		var p QueuePoint
+		var h pq.Int64Array
+		if err := rows.Scan(&p.Time, &p.Class, &p.Queued, &p.Refused, &p.WaitSumMS, &h); err != nil {
+			return nil, fmt.Errorf("calllog: queue series: %w", err)
+		}
+		p.Time = p.Time.UTC()
+		for i := range min(len(h), latencyBuckets) {
+			p.Hist[i] = h[i]
+		}
+		p.P95MS = HistogramQuantile(p.Hist[:], 0.95)
+		p.MeanDepth = float64(p.WaitSumMS) / float64(step.Milliseconds())
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("calllog: queue series: %w", err)
+	}
+	return out, nil
+}

@@ -234,3 +234,84 @@ func TestCostRollupsSaturate(t *testing.T) {
 		t.Error("addMicros does not saturate")
 	}
 }
+
+// TestQueueSeries: rows that waited in a class's queue, or that the queue
+// refused, add up per hour and class in queue_stats with the calls; a
+// replayed batch counts once; rows that never queued add nothing.
+func TestQueueSeries(t *testing.T) {
+	db, _ := newTestDB(t)
+	ctx := context.Background()
+	h0 := time.Date(2026, 4, 2, 10, 0, 0, 0, time.UTC)
+	if err := EnsurePartitions(ctx, db, h0, 1); err != nil {
+		t.Fatal(err)
+	}
+	var recs []Record
+	add := func(at time.Time, class, status, code string, wait *int) {
+		r := Record{At: at, RequestID: record.NewRequestIDAt(at), Caller: "c-" + class, Tier: "fast", Status: status,
+			ErrorCode: code, PriorityClass: class, QueueWaitMS: wait, HTTPStatus: 200}
+		if err := normalize(&r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	for i, w := range []int{10, 20, 900} {
+		add(h0.Add(time.Duration(i)*time.Minute), "interactive", StatusOK, "", new(w))
+	}
+	add(h0.Add(5*time.Minute), "batch", StatusOK, "", new(5000))
+	add(h0.Add(6*time.Minute), "batch", StatusRejected, "queue_full", nil)
+	add(h0.Add(7*time.Minute), "batch", StatusRejected, "queue_shed", new(300))
+	add(h0.Add(8*time.Minute), "normal", StatusOK, "", nil)                    // never queued
+	add(h0.Add(65*time.Minute), "normal", StatusOK, "", new(0))                // queued for under a millisecond
+	add(h0.Add(66*time.Minute), "normal", StatusRejected, "rate_limited", nil) // refused by a limit, not a queue
+	for range 2 {                                                              // the second insert is a replay
+		if _, err := insertBatch(ctx, db, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	points, err := QueueSeries(ctx, db, h0, h0.Add(2*time.Hour), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		hour            int
+		class           string
+		queued, refused int64
+		waitSum         int64
+	}
+	var got []row
+	for _, p := range points {
+		got = append(got, row{int(p.Time.Sub(h0).Hours()), p.Class, p.Queued, p.Refused, p.WaitSumMS})
+	}
+	want := []row{{0, "batch", 2, 2, 5300}, {0, "interactive", 3, 0, 930}, {1, "normal", 1, 0, 0}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("queue series = %+v, want %+v", got, want)
+	}
+	inter := points[1]
+	if inter.P95MS < 750 || inter.P95MS > 1000 {
+		t.Errorf("interactive wait p95 = %.0f ms, want in the 750-1000 bucket", inter.P95MS)
+	}
+	if d := inter.MeanDepth; math.Abs(d-930.0/3600000) > 1e-9 {
+		t.Errorf("interactive mean depth = %g, want 930 ms / 1 h", d)
+	}
+	days, err := QueueSeries(ctx, db, h0.Truncate(24*time.Hour), h0.Add(24*time.Hour), 24*time.Hour)
+	if err != nil || len(days) != 3 || days[2].Class != "normal" || days[2].Queued != 1 {
+		t.Fatalf("daily queue series = %+v, %v", days, err)
+	}
+	if _, err := QueueSeries(ctx, db, h0, h0.Add(time.Hour), time.Minute); err == nil {
+		t.Fatal("a minute step was accepted")
+	}
+	// The row keeps its class and wait.
+	page, err := Search(ctx, db, Filter{From: h0, To: h0.Add(time.Hour), Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen int
+	for _, r := range page.Rows {
+		if r.PriorityClass == "batch" && r.QueueWaitMS != nil && *r.QueueWaitMS == 5000 {
+			seen++
+		}
+	}
+	if seen != 1 {
+		t.Fatalf("the batch row with a 5000 ms wait read back %d times", seen)
+	}
+}

@@ -93,6 +93,25 @@ func buildCallStatsStmt() string {
         latency_hist = ARRAY[` + strings.Join(add, ", ") + `]`
 }
 
+var queueStatsStmt = buildQueueStatsStmt()
+
+func buildQueueStatsStmt() string {
+	add := make([]string, latencyBuckets)
+	for i := range add {
+		n := strconv.Itoa(i + 1)
+		add[i] = "q.wait_hist[" + n + "] + EXCLUDED.wait_hist[" + n + "]"
+	}
+	return `INSERT INTO queue_stats AS q (hour, class, queued, refused, wait_sum_ms, wait_hist)
+    SELECT hour, class, queued, refused, wait_sum_ms, wait_hist::bigint[]
+    FROM unnest($1::timestamptz[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[])
+        AS u(hour, class, queued, refused, wait_sum_ms, wait_hist)
+    ON CONFLICT (hour, class) DO UPDATE SET
+        queued = q.queued + EXCLUDED.queued,
+        refused = q.refused + EXCLUDED.refused,
+        wait_sum_ms = q.wait_sum_ms + EXCLUDED.wait_sum_ms,
+        wait_hist = ARRAY[` + strings.Join(add, ", ") + `]`
+}
+
 // insertBatch stores recs (already normalized) and returns how many were
 // new. In one transaction it copies them into the staging table, moves them
 // into call_logs skipping rows already present, and adds only the rows the
@@ -207,15 +226,55 @@ type callStat struct {
 	hist                                          [latencyBuckets]int64
 }
 
-// rollups accumulates one batch's increments of cost_rollups and call_stats.
+// queueKey is a queue_stats row's key.
+type queueKey struct {
+	hour  time.Time
+	class string
+}
+
+type queueStat struct {
+	queued, refused, waitSum int64
+	hist                     [latencyBuckets]int64
+}
+
+// rollups accumulates one batch's increments of cost_rollups, call_stats
+// and queue_stats.
 type rollups struct {
 	costs  map[rollupKey]*costRollup
 	stats  map[rollupKey]*callStat
 	ladder ladderRollup
+	queues map[queueKey]*queueStat
 }
 
 func newRollups() *rollups {
-	return &rollups{costs: map[rollupKey]*costRollup{}, stats: map[rollupKey]*callStat{}, ladder: ladderRollup{}}
+	return &rollups{costs: map[rollupKey]*costRollup{}, stats: map[rollupKey]*callStat{}, ladder: ladderRollup{}, queues: map[queueKey]*queueStat{}}
+}
+
+// QueueRefusalCodes are the error codes of requests our priority queues
+// refused (counted in queue_stats.refused).
+var QueueRefusalCodes = []string{"queue_full", "queue_shed"}
+
+// addQueue counts a request that waited in its class's queue, or that the
+// queue refused.
+func (ru *rollups) addQueue(r *Record, hour time.Time) {
+	refused := slices.Contains(QueueRefusalCodes, r.ErrorCode)
+	if r.QueueWaitMS == nil && !refused {
+		return
+	}
+	k := queueKey{hour: hour, class: r.PriorityClass}
+	q := ru.queues[k]
+	if q == nil {
+		q = &queueStat{}
+		ru.queues[k] = q
+	}
+	if refused {
+		q.refused++
+	}
+	if r.QueueWaitMS != nil {
+		q.queued++
+		q.waitSum += int64(*r.QueueWaitMS)
+		q.hist[latencyBucket(*r.QueueWaitMS)]++
+	}
 }
 
 func (ru *rollups) add(r *Record) {
@@ -262,6 +321,7 @@ func (ru *rollups) add(r *Record) {
 		s.latSum += int64(r.LatencyMS)
 		s.hist[latencyBucket(r.LatencyMS)]++
 	}
+	ru.addQueue(r, key.at)
 }
 
 // store upserts the increments in key order, so that concurrent writers
@@ -315,7 +375,37 @@ func (ru *rollups) store(ctx context.Context, tx *sql.Tx) error {
 		pq.Array(sCosts), pq.Array(latSum), pq.Array(hists)); err != nil {
 		return fmt.Errorf("calllog: update call stats: %w", err)
 	}
-	return ru.ladder.store(ctx, tx)
+	if err := ru.ladder.store(ctx, tx); err != nil {
+		return err
+	}
+	return ru.storeQueues(ctx, tx)
+}
+
+// storeQueues upserts the queue_stats increments in key order.
+func (ru *rollups) storeQueues(ctx context.Context, tx *sql.Tx) error {
+	if len(ru.queues) == 0 {
+		return nil
+	}
+	keys := make([]queueKey, 0, len(ru.queues))
+	for k := range ru.queues {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b queueKey) int { return cmp.Or(a.hour.Compare(b.hour), cmp.Compare(a.class, b.class)) })
+	var (
+		hours, classes, hists    []string
+		queued, refused, waitSum []int64
+	)
+	for _, k := range keys {
+		q := ru.queues[k]
+		hours, classes = append(hours, k.hour.Format(time.RFC3339)), append(classes, k.class)
+		queued, refused, waitSum = append(queued, q.queued), append(refused, q.refused), append(waitSum, q.waitSum)
+		hists = append(hists, histLiteral(q.hist[:]))
+	}
+	if _, err := tx.ExecContext(ctx, queueStatsStmt, pq.Array(hours), pq.Array(classes), pq.Array(queued),
+		pq.Array(refused), pq.Array(waitSum), pq.Array(hists)); err != nil {
+		return fmt.Errorf("calllog: update queue stats: %w", err)
+	}
+	return nil
 }
 
 func sortedKeys[V any](m map[rollupKey]V) []rollupKey {

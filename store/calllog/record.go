@@ -50,7 +50,7 @@ func normalize(r *Record) error {
 	for _, s := range []*string{
 		&r.RequestID, &r.Caller, &r.Tenant, &r.RouteGroup, &r.Tier, &r.RequestedModel,
 		&r.LogicModel, &r.Provider, &r.KeyFingerprint, &r.ErrorClass, &r.ErrorCode,
-		&r.Currency, &r.Fallback, &r.Degraded,
+		&r.Currency, &r.Fallback, &r.Degraded, &r.PriorityClass,
 	} {
 		*s = cleanText(*s)
 	}
@@ -59,6 +59,10 @@ func normalize(r *Record) error {
 	if r.TTFCMS != nil {
 		v := clampInt32(*r.TTFCMS)
 		r.TTFCMS = &v
+	}
+	if r.QueueWaitMS != nil {
+		v := min(max(*r.QueueWaitMS, 0), math.MaxInt32)
+		r.QueueWaitMS = &v
 	}
 	if r.CostMicros != nil && (*r.CostMicros < 0 || *r.CostMicros > MaxCallCostMicros) {
 		v := min(max(*r.CostMicros, 0), MaxCallCostMicros)
@@ -97,6 +101,7 @@ var columns = []string{
 	"attempts",
 	"needs", "fields",
 	"degraded",
+	"priority_class", "queue_wait_ms",
 }
 
 var columnList = strings.Join(columns, ", ")
@@ -119,6 +124,7 @@ func values(r *Record) []any {
 		attempts,
 		int64(r.Needs), int64(r.Fields),
 		nullText(r.Degraded),
+		nullText(r.PriorityClass), nullInt(r.QueueWaitMS),
 	}
 }
 
@@ -161,6 +167,8 @@ func scanRecord(s scanner) (Record, error) {
 		attempts                                                       []byte
 		needs, fields                                                  int64
 		degraded                                                       sql.NullString
+		class                                                          sql.NullString
+		queueWait                                                      sql.NullInt64
 	)
 	err := s.Scan(&r.At, &r.RequestID, &callerID, &caller, &tenant, &routeGroup, &tier,
 		&requestedModel, &logicModel, &deploymentID, &provider, &keyFingerprint,
@@ -169,7 +177,8 @@ func scanRecord(s scanner) (Record, error) {
 		&cost, &currency, &r.Stream, &r.IdempotencyReplay, &fbk, &configVersion,
 		&attempts,
 		&needs, &fields,
-		&degraded)
+		&degraded,
+		&class, &queueWait)
 	if err != nil {
 		return Record{}, err
 	}
@@ -201,6 +210,11 @@ func scanRecord(s scanner) (Record, error) {
 	r.Attempts = json.RawMessage(attempts)
 	r.Needs, r.Fields = record.Needs(needs), uint64(fields)
 	r.Degraded = degraded.String
+	r.PriorityClass = class.String
+	if queueWait.Valid {
+		v := int(queueWait.Int64)
+		r.QueueWaitMS = &v
+	}
 	return r, nil
 }
 

@@ -31,6 +31,11 @@ type Metrics struct {
 	// counts requests the retry budget stopped, by route group and tier.
 	Degraded *prometheus.CounterVec
 	Budget   *prometheus.CounterVec
+	// QueueWait is how long requests waited in their class's queue for
+	// capacity (one observation per wait); QueueRefused counts those that
+	// left without capacity (full, shed, expired).
+	QueueWait    *prometheus.HistogramVec
+	QueueRefused *prometheus.CounterVec
 }
 
 // New registers every metric. gauges adds callback gauges (buffer depth,
@@ -53,7 +58,7 @@ func New(gauges map[string]func() float64) *Metrics {
 		Cost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_cost_total",
 			Help: "Cost from deployment prices, in each deployment's currency."}, []string{"caller", "currency"}),
 		Rejections: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_limiter_rejections_total",
-			Help: "Requests refused by our own protection (rate_limited, quota_exceeded, budget_exceeded, shed)."}, []string{"reason"}),
+			Help: "Requests refused by our own protection (rate_limited, quota_exceeded, budget_exceeded, queue_full, queue_shed)."}, []string{"reason"}),
 		Attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_upstream_attempts_total",
 			Help: "Upstream attempts by provider and outcome class (ok or a failure class)."}, []string{"provider", "class"}),
 		Breakers: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "switchyard_breaker_state",
@@ -61,12 +66,18 @@ func New(gauges map[string]func() float64) *Metrics {
 		Reloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_config_reloads_total",
 			Help: "Configuration loads by result (ok|refused)."}, []string{"result"}),
 		Live: prometheus.NewGauge(prometheus.GaugeOpts{Name: "switchyard_config_version", Help: "The configuration version this instance serves."}),
+		QueueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_queue_wait_seconds",
+			Help:    "Time a request waited in its priority class's queue for capacity (instance in-flight cap or deployments at capacity), per wait.",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}}, []string{"class"}),
+		QueueRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_queue_refused_total",
+			Help: "Requests that left their class's queue without capacity: full (refused at once), shed (for an interactive request), expired (deadline)."},
+			[]string{"class", "reason"}),
 	}
 	m.Degraded = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_degraded_total",
 		Help: "Answers of the degradation ladder by route group, tier and level (step_down|cached|static)."}, []string{"group", "tier", "level"})
 	m.Budget = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_retry_budget_exhausted_total",
 		Help: "Requests the retry budget stopped before their next step, by route group and tier."}, []string{"group", "tier"})
-	r.MustRegister(m.Requests, m.Duration, m.TTFC, m.Tokens, m.Cost, m.Rejections, m.Attempts, m.Breakers, m.Reloads, m.Live, m.Degraded, m.Budget)
+	r.MustRegister(m.Requests, m.Duration, m.TTFC, m.Tokens, m.Cost, m.Rejections, m.Attempts, m.Breakers, m.Reloads, m.Live, m.Degraded, m.Budget, m.QueueWait, m.QueueRefused)
 	for name, f := range gauges {
 		r.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: gaugeHelp[name]}, f))
 	}
@@ -81,6 +92,16 @@ var gaugeHelp = map[string]string{
 	"switchyard_config_load_failing":   "1 when the newest published version failed to load here.",
 	"switchyard_goroutines_dataplane":  "Goroutines (for leak checks).",
 	"switchyard_idempotency_unhealthy": "1 when the idempotency store is unreachable.",
+}
+
+// QueueDepth registers switchyard_queue_depth{class}, read from depth at
+// scrape time.
+func (m *Metrics) QueueDepth(depth func(class string) float64) {
+	for _, c := range []string{"interactive", "normal", "batch"} {
+		m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "switchyard_queue_depth",
+			Help: "Requests waiting in the priority class's queue on this instance.", ConstLabels: prometheus.Labels{"class": c}},
+			func() float64 { return depth(c) }))
+	}
 }
 
 // Handler serves the registry.

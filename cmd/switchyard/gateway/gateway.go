@@ -31,6 +31,7 @@ import (
 	"switchyard/routing/config/onboarding"
 	"switchyard/routing/ladder"
 	"switchyard/routing/live"
+	"switchyard/routing/queue"
 	"switchyard/store"
 	"switchyard/store/calllog"
 	"switchyard/store/lastgood"
@@ -81,6 +82,11 @@ type Options struct {
 	CacheDir string
 	// SignIn throttles failed console logins and admin API tokens.
 	SignIn handlers.SignInOptions
+	// QueueBounds are the most requests waiting per class (interactive,
+	// normal, batch; 0: the default, negative: no queue); QueuePoll the
+	// re-poll period of shared capacity while requests wait.
+	QueueBounds [3]int
+	QueuePoll   time.Duration
 }
 
 // Gateway is one assembled instance.
@@ -91,6 +97,7 @@ type Gateway struct {
 	Reporter *breakerboard.Reporter
 	Keys     *keypool.Pool
 	Load     *loadcount.Counters
+	Queue    *queue.Queue
 	Limiter  *limits.Limiter
 	Budget   *retrybudget.Budget
 	SLA      *ladder.Watch
@@ -165,7 +172,9 @@ func New(o Options) (*Gateway, error) {
 	g.Breakers = breaker.NewSet(breaker.Options{Logger: log})
 	g.Reporter = breakerboard.NewReporter(g.Breakers, o.Redis, breakerboard.ReporterOptions{Prefix: o.RedisPrefix, InstanceID: id, Logger: log})
 	g.Keys = keypool.New(o.Redis, keypool.Options{Prefix: o.RedisPrefix, Logger: log, Timeout: o.RedisTimeout})
-	g.Load = loadcount.New(o.Redis, loadcount.Options{Prefix: o.RedisPrefix, InstanceCap: o.InstanceCap, Logger: log, OpTimeout: o.RedisTimeout})
+	observer := &queueObserver{}
+	g.Queue = queue.New(queue.Options{Bounds: o.QueueBounds, InstanceCap: o.InstanceCap, Poll: o.QueuePoll, Observer: observer})
+	g.Load = loadcount.New(o.Redis, loadcount.Options{Prefix: o.RedisPrefix, Logger: log, OpTimeout: o.RedisTimeout, InstanceID: id, OnRelease: g.Queue.Released})
 	g.Limiter = limits.New(o.Redis, limits.Options{Prefix: o.RedisPrefix, Location: o.Location, Logger: log, Timeout: o.RedisTimeout})
 	g.SLA = ladder.New(nil)
 	g.Answers = answercache.New(o.Redis, o.RedisPrefix)
@@ -198,7 +207,7 @@ func New(o Options) (*Gateway, error) {
 		"switchyard_calllog_buffer_depth": func() float64 { return float64(w.Depth()) },
 		"switchyard_calllog_spill_bytes":  func() float64 { return float64(w.SpillBytes()) },
 		"switchyard_redis_degraded":       degraded,
-		"switchyard_inflight_requests":    func() float64 { return float64(g.Load.InstanceInFlight()) },
+		"switchyard_inflight_requests":    func() float64 { return float64(g.Queue.InFlight()) },
 		"switchyard_config_load_failing": func() float64 {
 			if g.Loader.LastError() != "" {
 				return 1
@@ -225,6 +234,8 @@ func New(o Options) (*Gateway, error) {
 			return 0
 		},
 	})
+	observer.m = g.Metrics
+	g.Metrics.QueueDepth(func(class string) float64 { return float64(g.Queue.Depth(queue.ClassOf(config.PriorityClass(class)))) })
 	g.Loader.OnSwap = func(rt *config.Runtime) {
 		g.Metrics.Live.Set(float64(rt.Version))
 		g.Metrics.Reloads.WithLabelValues("ok").Inc()
@@ -233,10 +244,10 @@ func New(o Options) (*Gateway, error) {
 		Adapters: Adapters(),
 		Client:   UpstreamClient(),
 		State:    routing.State{Breakers: breakers{g.Breakers}, Keys: g.Keys, Load: load{g.Load}, Budget: g.Budget},
+		Queue:    g.Queue,
 	}
 	g.Journey = &routing.Journey{
 		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, Calls: w, Watch: g.Metrics,
-		Admit:   func(batch bool) (func(), bool) { return g.Load.AdmitInstance(classOf(batch)) },
 		MaxBody: o.MaxBody, Log: log,
 		SLA: slaWatch{g.SLA}, Answers: g.Answers,
 	}
@@ -270,13 +281,6 @@ func loadCatalog(o Options, log *slog.Logger) (*onboarding.Catalog, string) {
 	opts.File = ""
 	cat, _ = onboarding.Load(opts)
 	return cat, err.Error()
-}
-
-func classOf(batch bool) loadcount.Class {
-	if batch {
-		return loadcount.Batch
-	}
-	return loadcount.Interactive
 }
 
 // notices are the instance-wide warnings on every console page.
@@ -347,6 +351,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 	g.wg.Wait()
 	g.Keys.Close()
+	g.Queue.Close()
 	g.Load.Close()
 	g.Budget.Close()
 	return g.CallLog.Close(ctx)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"strings"
@@ -16,6 +17,9 @@ import (
 	"switchyard/routing/adapter"
 	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
+	"switchyard/routing/queue"
+	"switchyard/store"
+	"switchyard/store/calllog"
 )
 
 // limitedWorld has one model and a caller with the given fast-tier limits.
@@ -218,7 +222,7 @@ func TestNoLeaksUnderMixedFailures(t *testing.T) {
 		for _, v := range loads {
 			inFlight += v
 		}
-		inst := e.GW.Load.InstanceInFlight()
+		inst := e.GW.Queue.InFlight() + e.GW.Queue.Depth(queue.Interactive) + e.GW.Queue.Depth(queue.Normal) + e.GW.Queue.Depth(queue.Batch)
 		// Pooled keep-alive connections are not leaks: close them first.
 		e.GW.Exec.Client.CloseIdleConnections()
 		client.CloseIdleConnections()
@@ -230,7 +234,7 @@ func TestNoLeaksUnderMixedFailures(t *testing.T) {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 4<<20)
 			n := runtime.Stack(buf, true)
-			t.Fatalf("leak: redis in-flight %v, instance in-flight %d, goroutines %d (baseline %d)\n%s", loads, inst, g, baseline, goroutineSummary(string(buf[:n])))
+			t.Fatalf("leak: redis in-flight %v, instance in-flight and queued %d, goroutines %d (baseline %d)\n%s", loads, inst, g, baseline, goroutineSummary(string(buf[:n])))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -286,33 +290,131 @@ func TestRedisOutageFallsBackToLocalLimitsAndRecovers(t *testing.T) {
 	}
 }
 
-func TestBatchIsShedBeforeInteractive(t *testing.T) {
-	e := gatewaytest.New(t, gatewaytest.Options{InstanceCap: 10})
+// TestInstanceCapQueuesAndShedsBatchFirst: at SWITCHYARD_MAX_INFLIGHT a
+// request waits in its class's queue instead of failing; a full batch queue
+// answers 429 queue_full with Retry-After; a full interactive queue sheds
+// waiting batch requests to make room (429 queue_shed); and interactive
+// requests arriving behind a batch flood are let in first.
+func TestInstanceCapQueuesAndShedsBatchFirst(t *testing.T) {
+	e := gatewaytest.New(t, gatewaytest.Options{InstanceCap: 4, QueueBounds: [3]int{1, 0, 3}})
 	keys := limitedWorld(t, e, map[string]config.TierLimit{"interactive": {}, "batch": {}}, 0)
-	e.Fake.SetRules(fakevendor.Rule{Model: "fake-small", Fault: fakevendor.Fault{Latency: 800 * time.Millisecond}})
+	const service = 150 * time.Millisecond
+	e.Fake.SetRules(fakevendor.Rule{Model: "fake-small", Fault: fakevendor.Fault{Latency: service}})
+	type answer struct {
+		status int
+		body   string
+		retry  string
+	}
 	var wg sync.WaitGroup
-	var shed atomic.Int64
-	for range 12 {
+	batch := make(chan answer, 10)
+	for range 10 { // 4 run, 3 queue, 3 are refused
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			res, body := post(t, e, keys["batch"], "/v1/chat/completions", fastHello)
-			if res.StatusCode == 429 {
-				if !strings.Contains(string(body), "batch requests are shed first") || res.Header.Get("Retry-After") == "" {
-					t.Errorf("shed answer: %s", body)
-				}
-				shed.Add(1)
-			}
+			batch <- answer{res.StatusCode, string(body), res.Header.Get("Retry-After")}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond) // the batch flood is in flight
-	res, body := post(t, e, keys["interactive"], "/v1/chat/completions", fastHello)
-	wg.Wait()
-	if res.StatusCode != 200 {
-		t.Fatalf("interactive request starved under a batch flood: %d %s", res.StatusCode, body)
+	waitFor(t, "the batch queue is full", func() bool { return e.GW.Queue.Depth(queue.Batch) == 3 })
+	// Three interactive requests: the first queues (bound 1), the next two
+	// make room by shedding the youngest batch waiters.
+	start := time.Now()
+	inter := make(chan answer, 3)
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, body := post(t, e, keys["interactive"], "/v1/chat/completions", fastHello)
+			inter <- answer{res.StatusCode, string(body), ""}
+		}()
 	}
-	if shed.Load() < 4 {
-		t.Fatalf("only %d of 12 batch requests shed with an instance cap of 10", shed.Load())
+	wg.Wait()
+	close(batch)
+	close(inter)
+	for a := range inter {
+		if a.status != 200 {
+			t.Fatalf("interactive request under a batch flood: %d %s", a.status, a.body)
+		}
+	}
+	// The interactive requests are let in before the waiting batch one, at
+	// the first slots freed: about two service times, not the three a FIFO
+	// behind the batch waiters would take.
+	if d := time.Since(start); d > 2*service+time.Second {
+		t.Fatalf("three interactive requests took %s with a %s service time", d, service)
+	}
+	var ok, full, shed int
+	for a := range batch {
+		switch {
+		case a.status == 200:
+			ok++
+		case a.status == 429 && strings.Contains(a.body, `"code":"queue_full"`) && strings.Contains(a.body, "batch queue of this gateway instance is full (3 waiting)"):
+			full++
+		case a.status == 429 && strings.Contains(a.body, `"code":"queue_shed"`):
+			shed++
+		default:
+			t.Errorf("batch answer %d %s", a.status, a.body)
+		}
+		if a.status == 429 && a.retry == "" {
+			t.Errorf("429 without Retry-After: %s", a.body)
+		}
+	}
+	if ok != 5 || full != 3 || shed != 2 {
+		t.Fatalf("batch: %d served, %d refused (queue full), %d shed; want 5, 3, 2", ok, full, shed)
+	}
+	rows := waitCallLogs(t, e, calllog.Filter{}, 13)
+	var refusedRows, queuedRows int
+	for _, r := range rows {
+		if r.ErrorCode == "queue_full" || r.ErrorCode == "queue_shed" {
+			refusedRows++
+			if r.Status != "rejected" || r.HTTPStatus != 429 {
+				t.Errorf("queue refusal logged as %s/%d", r.Status, r.HTTPStatus)
+			}
+		}
+		if r.QueueWaitMS != nil {
+			queuedRows++
+			if r.PriorityClass == "" {
+				t.Errorf("queued row without its class: %+v", r)
+			}
+		}
+	}
+	if refusedRows != 5 || queuedRows < 5 {
+		t.Fatalf("call log: %d queue refusals (want 5), %d rows with a queue wait (want >= 5)", refusedRows, queuedRows)
+	}
+	// The dashboard draws the queues and names the refusals; /metrics has
+	// them per class.
+	viewer := obsLogin(t, e, "watcher", store.RoleViewer)
+	_, doc, _ := viewer.get("/dashboard?range=1h")
+	for _, id := range []string{"chart-queue-depth", "chart-queue-wait"} {
+		if c := testID(doc, id); c.Length() != 1 || c.Find(`svg[data-testid="chart-svg"]`).Length() != 1 {
+			t.Errorf("%s not drawn", id)
+		}
+	}
+	if note := testID(doc, "chart-queue-wait").Text(); !strings.Contains(note, "batch 5") {
+		t.Errorf("queue chart does not count the 5 batch refusals: %q", note)
+	}
+	res, err := http.Get(e.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{`switchyard_queue_depth{class="batch"} 0`, `switchyard_queue_refused_total{class="batch",reason="full"} 3`,
+		`switchyard_queue_refused_total{class="batch",reason="shed"} 2`, `switchyard_queue_wait_seconds_count{class="interactive"} 3`,
+		`switchyard_limiter_rejections_total{reason="queue_shed"} 2`} {
+		if res.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 

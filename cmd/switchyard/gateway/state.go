@@ -9,10 +9,12 @@ import (
 	"switchyard/routing/breaker"
 	"switchyard/routing/config"
 	"switchyard/routing/ladder"
+	"switchyard/routing/queue"
 	"switchyard/store/redis/keypool"
 	"switchyard/store/redis/loadcount"
 	"switchyard/views/components"
 	"switchyard/views/pages/providers"
+	"switchyard/web/metrics"
 )
 
 // breakers bridges breaker.Set to routing.Breakers.
@@ -45,22 +47,37 @@ func (b breakers) Open(id int64) (time.Time, bool) { return b.set.OpenUntil(id) 
 // load bridges loadcount.Counters to routing.Load.
 type load struct{ c *loadcount.Counters }
 
-func (l load) Acquire(ctx context.Context, id int64, max int, batch bool) (func(), error) {
-	class := loadcount.Interactive
-	if batch {
-		class = loadcount.Batch
-	}
-	slot, err := l.c.Acquire(ctx, id, max, class)
-	if errors.Is(err, loadcount.ErrFull) {
+func (l load) Acquire(ctx context.Context, r routing.LoadRequest) (func(), error) {
+	d := r.Deployment
+	slot, err := l.c.Acquire(ctx, loadcount.Want{ID: d.ID, MaxSlots: d.MaxConcurrency, MaxTokens: d.MaxInflightTokens, Tokens: r.Tokens})
+	switch {
+	case errors.Is(err, loadcount.ErrFull):
 		return nil, routing.ErrFull
-	}
-	if err != nil {
+	case errors.Is(err, loadcount.ErrTokensFull):
+		return nil, routing.ErrTokensFull
+	case err != nil:
 		return nil, err
 	}
 	return slot.Release, nil
 }
 
-func (l load) Load(id int64) (int, int) { return l.c.Load(id) }
+func (l load) Load(id int64) (int, int64) { return l.c.Load(id) }
+
+// queueObserver feeds the queue's dequeues and refusals to the metrics
+// (set once they exist).
+type queueObserver struct{ m *metrics.Metrics }
+
+func (o *queueObserver) Dequeued(c queue.Class, wait time.Duration) {
+	if o.m != nil {
+		o.m.QueueWait.WithLabelValues(c.String()).Observe(wait.Seconds())
+	}
+}
+
+func (o *queueObserver) Refused(c queue.Class, why queue.Why) {
+	if o.m != nil {
+		o.m.QueueRefused.WithLabelValues(c.String(), string(why)).Inc()
+	}
+}
 
 // keyStates bridges keypool.Pool to the console's key-state view.
 type keyStates struct{ p *keypool.Pool }

@@ -270,7 +270,7 @@ func Build(cat *Catalog, ch Choices, draft config.Snapshot) (*Plan, config.Field
 
 	// Caller.
 	if name := strings.TrimSpace(ch.Caller); name != "" {
-		c := config.Caller{Name: name, RouteGroup: groupName, PriorityClass: config.ClassInteractive, Enabled: true}
+		c := config.Caller{Name: name, RouteGroup: groupName, PriorityClass: config.DefaultClass, Enabled: true}
 		if fe := config.ValidateCaller(c); fe["name"] != "" {
 			errs.Add("caller", "Caller name "+fe["name"])
 		}

@@ -1,14 +1,27 @@
 // Package loadcount keeps per-deployment in-flight counters in Redis, so N
-// gateway instances enforce one max_concurrency and weigh deployments by
-// their real load (protection: "Concurrency caps and weighted least-load",
-// "Priority classes").
+// gateway instances enforce one max_concurrency and one max_inflight_tokens,
+// and weigh deployments by their real load (protection: "Concurrency caps
+// and weighted least-load", "Token-weighted load", "Priority classes").
 //
-// Acquire is INCR, check against the cap, DECR on overflow — in one Lua
-// script. Release is a Lua script that never takes a counter below zero.
-// Counter keys carry a TTL that a single background goroutine refreshes
-// while this instance holds slots, so a crashed instance's load expires.
-// Batch callers may use only ceil(BatchShare × max) slots, so interactive
-// callers always find headroom and batch traffic is shed first.
+// A deployment has two counters under one hash tag, so one Lua script reads
+// and changes both in one round trip (and, on Redis Cluster, on one node):
+// "<prefix>:load:{<id>}" counts slots and "<prefix>:load:{<id>}:tokens" the
+// estimated tokens (prompt + expected output) of the requests holding them.
+// Acquire checks both caps and takes both, or neither. Release never takes a
+// counter below zero and deletes both when the last slot goes; tokens left
+// over while no slot is held are drift and count as zero. Both keys carry
+// the same TTL, refreshed by a single background goroutine while this
+// instance holds slots, so a crashed instance's load expires.
+//
+// Acquire never waits: a full deployment answers ErrFull (slots) or
+// ErrTokensFull at once, and the caller's priority queue decides who tries
+// again when (routing/queue). So that the queue can be fair across
+// instances, a refused Acquire records this instance's demand for the
+// deployment ("<prefix>:load:{<id>}:waiting", instance → last refusal), and
+// a release reports whether other instances are waiting for it (OnRelease).
+//
+// Every class counts alike here: who goes first at capacity is the priority
+// queues' decision (10:3:1), not a share of the cap held back.
 //
 // When Redis is unreachable (refused, or slower than OpTimeout) the counters
 // fall back to per-instance counting with the same caps; the transition is
@@ -20,10 +33,11 @@ package loadcount
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -34,60 +48,50 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Class is a caller's priority class.
-type Class uint8
-
-// Priority classes: interactive callers are never starved by batch callers.
-const (
-	Interactive Class = iota
-	Batch
-)
-
-func (c Class) String() string {
-	if c == Batch {
-		return "batch"
-	}
-	return "interactive"
-}
-
-// ErrFull is returned by Acquire when the deployment is at its cap for the
-// caller's class.
+// ErrFull is returned by Acquire when every slot of the deployment is taken.
 var ErrFull = errors.New("loadcount: at max concurrency")
+
+// ErrTokensFull is returned by Acquire when the request's estimated tokens
+// do not fit under the deployment's in-flight token cap.
+var ErrTokensFull = errors.New("loadcount: at max in-flight tokens")
 
 // Options configure Counters.
 type Options struct {
-	// Prefix of the Redis keys; a deployment's counter is
-	// "<Prefix>:load:{<id>}" (hash-tagged per deployment).
+	// Prefix of the Redis keys; a deployment's counters are
+	// "<Prefix>:load:{<id>}" and "<Prefix>:load:{<id>}:tokens"
+	// (hash-tagged per deployment).
 	Prefix string
 	// TTL of a counter key, refreshed every TTL/3 while slots are held.
 	// Default 30 s.
 	TTL time.Duration
-	// InstanceCap is this instance's in-flight cap for AdmitInstance;
-	// 0 means unlimited.
-	InstanceCap int
-	// BatchShare is the share of a cap batch callers may use. Default 0.8.
-	BatchShare float64
-	// InteractiveWait is how long an interactive caller waits for a slot
-	// of a full deployment before ErrFull. Default 200 ms.
-	InteractiveWait time.Duration
 	// OpTimeout bounds one Redis operation on the request path. Default 50 ms.
 	OpTimeout time.Duration
 	// LoadRefresh is how often Load's cache is refreshed. Default 250 ms.
 	LoadRefresh time.Duration
-	Logger      *slog.Logger
+	// InstanceID names this instance in the demand record (default random).
+	InstanceID string
+	// DemandWindow is how long a refused Acquire counts as this instance
+	// waiting for the deployment. Default 250 ms; waiters re-poll far more
+	// often than that.
+	DemandWindow time.Duration
+	// OnRelease, when set, is called after a slot of a capped deployment is
+	// released; othersWaiting reports that another instance was refused
+	// that deployment within DemandWindow (always false when degraded).
+	OnRelease func(id int64, othersWaiting bool)
+	Logger    *slog.Logger
 }
 
 // Counters are the in-flight counters of every deployment. Safe for
 // concurrent use; Close stops the background goroutine.
 type Counters struct {
-	rdb   redis.UniversalClient
-	opts  Options
-	ttlMS any // TTL in milliseconds, boxed once for script calls
+	rdb      redis.UniversalClient
+	opts     Options
+	ttlMS    any // TTL in milliseconds, boxed once for script calls
+	demandMS any
 
 	mu   sync.RWMutex
 	deps map[int64]*dep
 
-	instance atomic.Int64 // AdmitInstance in-flight
 	degraded atomic.Bool
 
 	pmu     sync.Mutex
@@ -101,30 +105,32 @@ type Counters struct {
 // dep is one deployment's local view.
 type dep struct {
 	id   int64
-	key  string
-	keys []string // {key}, for script calls
+	keys []string // {slots, tokens, waiting}, for script calls
 
-	inFlight  atomic.Int64 // slots held by this instance, every mode
-	redisHeld atomic.Int64 // of which counted in Redis
-	max       atomic.Int64 // as last passed to Acquire
+	inFlight    atomic.Int64 // slots held by this instance, every mode
+	redisHeld   atomic.Int64 // of which counted in Redis
+	localTokens atomic.Int64 // tokens of the slots held in local mode
+	redisTokens atomic.Int64 // tokens of the slots counted in Redis
 
-	cached   atomic.Int64 // Redis counter as last seen
-	cachedAt atomic.Int64 // unix nanos; 0 = never
-	wanted   atomic.Int64 // unix nanos of the last Load
+	cached       atomic.Int64 // Redis slot counter as last seen
+	cachedTokens atomic.Int64 // Redis token counter as last seen
+	cachedAt     atomic.Int64 // unix nanos; 0 = never
+	wanted       atomic.Int64 // unix nanos of the last Load
 
-	waiters  atomic.Int32
-	released chan struct{} // one wake-up per local release while waiters > 0
+	lmu sync.Mutex // serialises local-mode admission (two counters)
 }
 
-// observe records a counter value Redis just returned.
-func (d *dep) observe(v int64) {
-	d.cached.Store(v)
+// observe records counter values Redis just returned.
+func (d *dep) observe(slots, tokens int64) {
+	d.cached.Store(slots)
+	d.cachedTokens.Store(tokens)
 	d.cachedAt.Store(time.Now().UnixNano())
 }
 
 type pendingRelease struct {
-	d  *dep
-	at time.Time
+	d      *dep
+	tokens int64
+	at     time.Time
 }
 
 const (
@@ -132,11 +138,6 @@ const (
 	modeRedis
 	modeLocal
 )
-
-// firstPoll is how long a waiting interactive caller waits before its first
-// retry; the wait doubles after each retry so waiters do not hammer Redis
-// when a deployment is saturated. A local release wakes one waiter sooner.
-const firstPoll = 10 * time.Millisecond
 
 // probeEvery is how often a degraded Counters checks whether Redis is back.
 const probeEvery = 500 * time.Millisecond
@@ -149,17 +150,19 @@ func New(rdb redis.UniversalClient, opts Options) *Counters {
 	if opts.TTL <= 0 {
 		opts.TTL = 30 * time.Second
 	}
-	if opts.BatchShare <= 0 || opts.BatchShare > 1 {
-		opts.BatchShare = 0.8
-	}
-	if opts.InteractiveWait <= 0 {
-		opts.InteractiveWait = 200 * time.Millisecond
-	}
 	if opts.OpTimeout <= 0 {
 		opts.OpTimeout = 50 * time.Millisecond
 	}
 	if opts.LoadRefresh <= 0 {
 		opts.LoadRefresh = 250 * time.Millisecond
+	}
+	if opts.DemandWindow <= 0 {
+		opts.DemandWindow = 250 * time.Millisecond
+	}
+	if opts.InstanceID == "" {
+		b := make([]byte, 6)
+		_, _ = rand.Read(b)
+		opts.InstanceID = hex.EncodeToString(b)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -168,12 +171,13 @@ func New(rdb redis.UniversalClient, opts Options) *Counters {
 		opts.Logger.Warn("loadcount: redis client without ContextTimeoutEnabled; OpTimeout cannot cut a hung read short")
 	}
 	c := &Counters{
-		rdb:   rdb,
-		opts:  opts,
-		ttlMS: opts.TTL.Milliseconds(),
-		deps:  make(map[int64]*dep),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+		rdb:      rdb,
+		opts:     opts,
+		ttlMS:    opts.TTL.Milliseconds(),
+		demandMS: opts.DemandWindow.Milliseconds(),
+		deps:     make(map[int64]*dep),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	go c.loop()
 	return c
@@ -191,32 +195,6 @@ func (c *Counters) Close() {
 // Degraded reports whether Redis is unreachable and limits are per instance.
 func (c *Counters) Degraded() bool { return c.degraded.Load() }
 
-// Limit is the number of slots of a cap of max a class may use: all of it
-// for interactive callers; ceil(share × max) for batch callers, but never
-// all of a cap of two or more, so interactive callers keep headroom.
-func Limit(maxSlots int, share float64, class Class) int {
-	if class != Batch || maxSlots <= 1 {
-		return maxSlots
-	}
-	n := int(math.Ceil(share * float64(maxSlots)))
-	return max(1, min(n, maxSlots-1))
-}
-
-// EffectiveWeight is weight × free slots / max slots for weighted
-// least-load selection. max <= 0 (unlimited) keeps weight; weight <= 0
-// (parked) stays 0. It is floored at 1 so a full deployment is ordered last
-// rather than dropped: when it is the only choice it is still tried.
-func EffectiveWeight(weight, inFlight, maxSlots int) int {
-	if weight <= 0 {
-		return 0
-	}
-	if maxSlots <= 0 {
-		return weight
-	}
-	free := min(max(maxSlots-inFlight, 0), maxSlots)
-	return max(weight*free/maxSlots, 1)
-}
-
 func (c *Counters) key(id int64) string {
 	return c.opts.Prefix + ":load:{" + strconv.FormatInt(id, 10) + "}"
 }
@@ -232,7 +210,7 @@ func (c *Counters) dep(id int64) *dep {
 	defer c.mu.Unlock()
 	if d = c.deps[id]; d == nil {
 		k := c.key(id)
-		d = &dep{id: id, key: k, keys: []string{k}, released: make(chan struct{}, 1)}
+		d = &dep{id: id, keys: []string{k, k + ":tokens", k + ":waiting"}}
 		c.deps[id] = d
 	}
 	return d
@@ -243,10 +221,11 @@ func (c *Counters) dep(id int64) *dep {
 type Slot struct{ s *slot }
 
 type slot struct {
-	c    *Counters
-	d    *dep
-	mode uint8
-	once sync.Once
+	c      *Counters
+	d      *dep
+	mode   uint8
+	tokens int64 // counted with the slot (0 when the deployment has no token cap)
+	once   sync.Once
 }
 
 // Release gives the slot back.
@@ -257,172 +236,214 @@ func (s Slot) Release() {
 }
 
 var (
-	// acquireScript: INCR, check, DECR on overflow. ARGV[1] is the limit,
-	// ARGV[2] the TTL in ms. Returns the new count, or 0 when full. A
-	// counter that drifted below zero is reset.
+	// acquireScript checks and takes a slot and the request's tokens, or
+	// neither. KEYS: slots, tokens, waiting. ARGV[1] is the slot limit and
+	// ARGV[2] the token limit (0: none), ARGV[3] the request's tokens,
+	// ARGV[4] the TTL in ms, ARGV[5] this instance. A deployment with no
+	// slot held admits a request of any size (tokens left with no slot are
+	// drift). Returns {1, slots, tokens} when taken; {0, ...} when the slots
+	// are full and {-1, ...} when the tokens do not fit, after recording
+	// this instance's demand (Redis time, ms).
 	acquireScript = redis.NewScript(`
-local v = redis.call('INCR', KEYS[1])
-if v < 1 then
-  redis.call('SET', KEYS[1], 1)
-  v = 1
+local n = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if n < 0 then n = 0 end
+local t = 0
+if n > 0 then t = tonumber(redis.call('GET', KEYS[2]) or '0') or 0 end
+if t < 0 then t = 0 end
+local ls, lt, est = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local code = 1
+if ls > 0 and n >= ls then
+  code = 0
+elseif lt > 0 and n > 0 and t + est > lt then
+  code = -1
 end
-if v > tonumber(ARGV[1]) then
-  redis.call('DECR', KEYS[1])
-  return 0
+if code < 1 then
+  local now = redis.call('TIME')
+  redis.call('ZADD', KEYS[3], tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000), ARGV[5])
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
+  return {code, n, t}
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return v`)
-	// releaseScript decrements, never below zero: a counter at one or
-	// less (or missing, e.g. expired) is deleted. Returns the new count.
+n = n + 1
+t = t + est
+redis.call('SET', KEYS[1], n, 'PX', ARGV[4])
+if t > 0 then
+  redis.call('SET', KEYS[2], t, 'PX', ARGV[4])
+else
+  redis.call('DEL', KEYS[2])
+end
+return {1, n, t}`)
+	// releaseScript gives back a slot and its tokens (ARGV[1]), never below
+	// zero: the last slot (or a missing counter, e.g. expired) deletes both
+	// counters. It then drops demand older than ARGV[3] ms and returns
+	// {slots, tokens, other instances waiting} (ARGV[2] is this instance).
 	releaseScript = redis.NewScript(`
-local v = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
-if v <= 1 then
-  redis.call('DEL', KEYS[1])
-  return 0
+local n = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local t = 0
+if n <= 1 then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  n = 0
+else
+  n = redis.call('DECR', KEYS[1])
+  t = redis.call('DECRBY', KEYS[2], ARGV[1])
+  if t <= 0 then
+    redis.call('DEL', KEYS[2])
+    t = 0
+  end
 end
-return redis.call('DECR', KEYS[1])`)
-	// repairScript deletes a counter at or below zero and gives one that
-	// lost its TTL a fresh one. Returns 1 when it repaired something.
+local others = 0
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  local now = redis.call('TIME')
+  local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ms - tonumber(ARGV[3]))
+  others = redis.call('ZCARD', KEYS[3])
+  if redis.call('ZSCORE', KEYS[3], ARGV[2]) then others = others - 1 end
+end
+return {n, t, others}`)
+	// repairScript deletes a slot counter at or below zero (and its token
+	// counter), and gives counters that lost their TTL a fresh one.
+	// Returns 1 when it repaired something.
 	repairScript = redis.NewScript(`
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
 local v = tonumber(raw)
 if v == nil or v <= 0 then
-  redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1], KEYS[2])
   return 1
 end
+local r = 0
 if redis.call('PTTL', KEYS[1]) < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  return 1
+  r = 1
 end
-return 0`)
+if redis.call('PTTL', KEYS[2]) == -1 then
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+  r = 1
+end
+return r`)
 )
 
-// Acquire takes an in-flight slot of deployment id whose cap is max (<= 0:
-// unlimited, no Redis call). A batch caller over its share gets ErrFull at
-// once; an interactive caller finding the deployment full waits up to
-// InteractiveWait for a slot, then gets ErrFull. A cancelled ctx returns
-// its error and holds nothing.
-func (c *Counters) Acquire(ctx context.Context, id int64, max int, class Class) (Slot, error) {
+// Want is what one request asks of a deployment.
+type Want struct {
+	ID        int64
+	MaxSlots  int   // max_concurrency; 0 is unlimited
+	MaxTokens int64 // max_inflight_tokens; 0 is unlimited
+	// Tokens is the request's estimate (prompt + expected output), counted
+	// against MaxTokens while the slot is held; ignored without a token cap.
+	Tokens int64
+}
+
+// Acquire takes an in-flight slot of deployment w.ID, and w.Tokens of its
+// token cap, without waiting. An uncapped deployment (both caps 0) makes no
+// Redis call. At capacity it returns ErrFull or ErrTokensFull at once; a
+// cancelled ctx returns its error and holds nothing.
+func (c *Counters) Acquire(ctx context.Context, w Want) (Slot, error) {
 	if err := ctx.Err(); err != nil {
 		return Slot{}, err
 	}
-	d := c.dep(id)
-	d.max.Store(int64(max))
-	if max <= 0 {
+	d := c.dep(w.ID)
+	if w.MaxSlots <= 0 && w.MaxTokens <= 0 {
 		d.inFlight.Add(1)
 		return Slot{&slot{c: c, d: d, mode: modeUnlimited}}, nil
 	}
-	limit := Limit(max, c.opts.BatchShare, class)
-
-	var deadline time.Time
-	var timer *time.Timer
-	poll := firstPoll
-	for {
-		s, ok := c.try(ctx, d, limit)
-		if ok {
-			if ctx.Err() != nil { // the caller left while we were acquiring
-				s.Release()
-				return Slot{}, ctx.Err()
-			}
-			return s, nil
-		}
-		if class == Batch {
-			return Slot{}, ErrFull
-		}
-		now := time.Now()
-		if deadline.IsZero() {
-			deadline = now.Add(c.opts.InteractiveWait)
-		}
-		left := deadline.Sub(now)
-		if left <= 0 {
-			return Slot{}, ErrFull
-		}
-		if timer == nil {
-			timer = time.NewTimer(min(left, poll))
-			defer timer.Stop()
-		} else {
-			timer.Reset(min(left, poll))
-		}
-		poll *= 2
-		d.waiters.Add(1)
-		select {
-		case <-ctx.Done():
-			d.waiters.Add(-1)
-			return Slot{}, ctx.Err()
-		case <-d.released:
-		case <-timer.C:
-		}
-		d.waiters.Add(-1)
+	tokens := max(w.Tokens, 0)
+	if w.MaxTokens <= 0 {
+		tokens = 0
 	}
+	s, err := c.try(ctx, d, max(w.MaxSlots, 0), max(w.MaxTokens, 0), tokens)
+	if err == nil && ctx.Err() != nil { // the caller left while we were acquiring
+		s.Release()
+		return Slot{}, ctx.Err()
+	}
+	return s, err
 }
 
 // try makes one attempt, in Redis unless degraded.
-func (c *Counters) try(ctx context.Context, d *dep, limit int) (Slot, bool) {
+func (c *Counters) try(ctx context.Context, d *dep, slots int, maxTokens, tokens int64) (Slot, error) {
 	if !c.degraded.Load() {
 		// Not cancelled by the caller mid-flight, so the outcome is known
 		// unless Redis itself fails or times out.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.OpTimeout)
-		v, err := acquireScript.Run(rctx, c.rdb, d.keys, limit, c.ttlMS).Int64()
+		res, err := acquireScript.Run(rctx, c.rdb, d.keys, slots, maxTokens, tokens, c.ttlMS, c.opts.InstanceID).Int64Slice()
 		cancel()
-		if err == nil {
-			if v == 0 {
-				return Slot{}, false
+		if err == nil && len(res) == 3 {
+			d.observe(res[1], res[2])
+			switch res[0] {
+			case 0:
+				return Slot{}, ErrFull
+			case -1:
+				return Slot{}, ErrTokensFull
 			}
 			d.inFlight.Add(1)
 			d.redisHeld.Add(1)
-			d.observe(v)
-			return Slot{&slot{c: c, d: d, mode: modeRedis}}, true
+			d.redisTokens.Add(tokens)
+			return Slot{&slot{c: c, d: d, mode: modeRedis, tokens: tokens}}, nil
+		}
+		if err == nil {
+			err = fmt.Errorf("loadcount: acquire script answered %v", res)
 		}
 		if maybeExecuted(err) {
 			// The increment may have happened: owe Redis a release.
-			c.owe(d)
+			c.owe(d, tokens)
 		}
 		c.fail(err)
 	}
-	// Per-instance fallback with the same cap.
-	for {
-		n := d.inFlight.Load()
-		if n >= int64(limit) {
-			return Slot{}, false
-		}
-		if d.inFlight.CompareAndSwap(n, n+1) {
-			return Slot{&slot{c: c, d: d, mode: modeLocal}}, true
-		}
+	// Per-instance fallback with the same caps.
+	d.lmu.Lock()
+	defer d.lmu.Unlock()
+	n, t := d.inFlight.Load(), d.localTokens.Load()+d.redisTokens.Load()
+	switch {
+	case slots > 0 && n >= int64(slots):
+		return Slot{}, ErrFull
+	case maxTokens > 0 && n > 0 && t+tokens > maxTokens:
+		return Slot{}, ErrTokensFull
 	}
+	d.inFlight.Add(1)
+	d.localTokens.Add(tokens)
+	return Slot{&slot{c: c, d: d, mode: modeLocal, tokens: tokens}}, nil
 }
 
 func (s *slot) release() {
 	d, c := s.d, s.c
-	d.inFlight.Add(-1)
-	if s.mode == modeRedis {
+	others := false
+	switch s.mode {
+	case modeRedis:
+		d.inFlight.Add(-1)
 		d.redisHeld.Add(-1)
+		d.redisTokens.Add(-s.tokens)
 		if c.degraded.Load() {
-			c.owe(d)
+			c.owe(d, s.tokens)
 		} else {
 			ctx, cancel := context.WithTimeout(context.Background(), c.opts.OpTimeout)
-			v, err := releaseScript.Run(ctx, c.rdb, d.keys).Int64()
+			res, err := releaseScript.Run(ctx, c.rdb, d.keys, s.tokens, c.opts.InstanceID, c.demandMS).Int64Slice()
 			cancel()
-			if err != nil {
-				c.owe(d)
-				c.fail(err)
+			if err != nil || len(res) != 3 {
+				c.owe(d, s.tokens)
+				if err != nil {
+					c.fail(err)
+				}
 			} else {
-				d.observe(v)
+				d.observe(res[0], res[1])
+				others = res[2] > 0
 			}
 		}
+	case modeLocal:
+		d.lmu.Lock()
+		d.inFlight.Add(-1)
+		d.localTokens.Add(-s.tokens)
+		d.lmu.Unlock()
+	default:
+		d.inFlight.Add(-1)
+		return // nobody waits for an uncapped deployment
 	}
-	if d.waiters.Load() > 0 {
-		select {
-		case d.released <- struct{}{}:
-		default:
-		}
+	if c.opts.OnRelease != nil {
+		c.opts.OnRelease(d.id, others)
 	}
 }
 
 // owe records a Redis release to retry once Redis answers again.
-func (c *Counters) owe(d *dep) {
+func (c *Counters) owe(d *dep, tokens int64) {
 	c.pmu.Lock()
-	c.pending = append(c.pending, pendingRelease{d: d, at: time.Now()})
+	c.pending = append(c.pending, pendingRelease{d: d, tokens: tokens, at: time.Now()})
 	c.pmu.Unlock()
 }
 
@@ -446,58 +467,23 @@ func (c *Counters) fail(err error) {
 	}
 }
 
-// Load returns deployment id's in-flight count across instances and the max
-// last passed to Acquire, from a cache refreshed in the background at most
-// every LoadRefresh (for weighting; Acquire enforces the cap). When degraded
-// it is this instance's count.
-func (c *Counters) Load(id int64) (inFlight, max int) {
+// Load returns deployment id's in-flight slots and estimated tokens across
+// instances, from a cache refreshed in the background at most every
+// LoadRefresh (for weighting; Acquire enforces the caps). When degraded it
+// is this instance's count. Tokens are counted only for a deployment with a
+// token cap.
+func (c *Counters) Load(id int64) (slots int, tokens int64) {
 	d := c.dep(id)
 	d.wanted.Store(time.Now().UnixNano())
-	max = int(d.max.Load())
-	local := d.inFlight.Load()
 	if c.degraded.Load() || d.cachedAt.Load() == 0 {
-		return int(local), max
+		return int(d.inFlight.Load()), d.localTokens.Load() + d.redisTokens.Load()
 	}
 	// Redis never counts fewer than this instance holds there.
-	return int(max64(d.cached.Load(), d.redisHeld.Load())), max
-}
-
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
+	return int(max(d.cached.Load(), d.redisHeld.Load())), max(d.cachedTokens.Load(), d.redisTokens.Load())
 }
 
 // InFlight is this instance's held slots of deployment id, every mode.
 func (c *Counters) InFlight(id int64) int { return int(c.dep(id).inFlight.Load()) }
-
-// AdmitInstance is the instance-level saturation gate: it admits a request
-// while this instance's in-flight count is under InstanceCap (batch
-// requests only under their share of it). release must be called when the
-// request ends; it is idempotent.
-func (c *Counters) AdmitInstance(class Class) (release func(), ok bool) {
-	limit := int64(Limit(c.opts.InstanceCap, c.opts.BatchShare, class))
-	for {
-		n := c.instance.Load()
-		if limit > 0 && n >= limit {
-			return nil, false
-		}
-		if c.instance.CompareAndSwap(n, n+1) {
-			break
-		}
-	}
-	var done atomic.Bool
-	return func() {
-		if done.CompareAndSwap(false, true) {
-			c.instance.Add(-1)
-		}
-	}, true
-}
-
-// InstanceInFlight is the number of requests AdmitInstance has admitted and
-// not yet released.
-func (c *Counters) InstanceInFlight() int { return int(c.instance.Load()) }
 
 // Repair is the worker's drift repair (run it under a lease): counters at
 // or below zero are deleted and counters that lost their TTL get one back,
@@ -514,7 +500,7 @@ func (c *Counters) repair(ctx context.Context) (int, error) {
 	}
 	repaired := 0
 	for _, k := range keys {
-		n, err := repairScript.Run(ctx, c.rdb, []string{k}, c.ttlMS).Int()
+		n, err := repairScript.Run(ctx, c.rdb, []string{k, k + ":tokens"}, c.ttlMS).Int()
 		if err != nil {
 			return repaired, fmt.Errorf("loadcount: repair %s: %w", k, err)
 		}
@@ -683,7 +669,7 @@ func (c *Counters) settle() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), c.opts.OpTimeout)
-		err := releaseScript.Run(ctx, c.rdb, p.d.keys).Err()
+		err := releaseScript.Run(ctx, c.rdb, p.d.keys, p.tokens, c.opts.InstanceID, c.demandMS).Err()
 		cancel()
 		if err != nil {
 			keep = append(keep, owed[i:]...)
@@ -719,7 +705,8 @@ func (c *Counters) refreshTTL() {
 	defer cancel()
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, d := range ds {
-			p.PExpire(ctx, d.key, c.opts.TTL)
+			p.PExpire(ctx, d.keys[0], c.opts.TTL)
+			p.PExpire(ctx, d.keys[1], c.opts.TTL)
 		}
 		return nil
 	})
@@ -742,23 +729,40 @@ func (c *Counters) refreshCache(now time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*c.opts.OpTimeout)
 	defer cancel()
-	cmds := make([]*redis.StringCmd, len(ds))
+	cmds := make([]*redis.SliceCmd, len(ds))
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, d := range ds {
-			cmds[i] = p.Get(ctx, d.key)
+			cmds[i] = p.MGet(ctx, d.keys[0], d.keys[1]) // one hash slot
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil {
 		c.fail(err)
 		return
 	}
 	for i, d := range ds {
-		v, err := cmds[i].Int64()
-		if err != nil {
-			v = 0 // missing: nobody holds a slot
+		vals := cmds[i].Val()
+		var slots, tokens int64 // missing: nobody holds a slot
+		if len(vals) == 2 {
+			slots, tokens = parseCount(vals[0]), parseCount(vals[1])
 		}
-		d.cached.Store(v)
+		if slots <= 0 {
+			tokens = 0
+		}
+		d.cached.Store(slots)
+		d.cachedTokens.Store(tokens)
 		d.cachedAt.Store(now.UnixNano())
 	}
+}
+
+func parseCount(v any) int64 {
+	s, ok := v.(string)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }

@@ -73,48 +73,6 @@ func waitUntil(t testing.TB, what string, within time.Duration, cond func() bool
 	}
 }
 
-func TestLimitAndEffectiveWeight(t *testing.T) {
-	limits := []struct {
-		max   int
-		class Class
-		want  int
-	}{
-		{10, Interactive, 10}, {10, Batch, 8}, {5, Batch, 4}, {7, Batch, 6},
-		// ceil(0.8 × 4) = 4 would leave interactive callers no headroom.
-		{4, Batch, 3}, {2, Batch, 1},
-		{1, Batch, 1}, // a single slot cannot be split
-		{0, Batch, 0}, {0, Interactive, 0},
-	}
-	for _, tt := range limits {
-		t.Run(fmt.Sprintf("limit %d %s", tt.max, tt.class), func(t *testing.T) {
-			if got := Limit(tt.max, 0.8, tt.class); got != tt.want {
-				t.Fatalf("Limit = %d, want %d", got, tt.want)
-			}
-		})
-	}
-	weights := []struct {
-		name                  string
-		weight, inFlight, max int
-		want                  int
-	}{
-		{"idle", 100, 0, 10, 100},
-		{"half busy", 100, 5, 10, 50},
-		{"nearly full", 100, 9, 10, 10},
-		{"full is floored, not dropped", 100, 10, 10, 1},
-		{"over full is floored", 100, 12, 10, 1},
-		{"unlimited keeps weight", 100, 50, 0, 100},
-		{"parked stays parked", 0, 0, 10, 0},
-		{"negative in-flight counts as idle", 100, -2, 10, 100},
-	}
-	for _, tt := range weights {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := EffectiveWeight(tt.weight, tt.inFlight, tt.max); got != tt.want {
-				t.Fatalf("EffectiveWeight(%d, %d, %d) = %d, want %d", tt.weight, tt.inFlight, tt.max, got, tt.want)
-			}
-		})
-	}
-}
-
 func TestCapEnforcedAcrossInstances(t *testing.T) {
 	_, prefix := testRedis(t)
 	r1, r2 := bigPool(t), bigPool(t)
@@ -154,7 +112,7 @@ func TestCapEnforcedAcrossInstances(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			s, err := c.Acquire(context.Background(), id, max, Interactive)
+			s, err := c.Acquire(context.Background(), Want{ID: id, MaxSlots: max})
 			if errors.Is(err, ErrFull) {
 				return
 			}
@@ -203,9 +161,9 @@ func TestCapEnforcedAcrossInstances(t *testing.T) {
 	t.Logf("%d of 200 acquired a slot", acquired.Load())
 }
 
-func TestBatchShedBeforeInteractive(t *testing.T) {
+func TestFullAnswersAtOnce(t *testing.T) {
 	rdb, prefix := testRedis(t)
-	c := newCounters(t, rdb, Options{Prefix: prefix, InteractiveWait: time.Second})
+	c := newCounters(t, rdb, Options{Prefix: prefix})
 	ctx := context.Background()
 	const id, max = 2, 5
 
@@ -215,88 +173,164 @@ func TestBatchShedBeforeInteractive(t *testing.T) {
 			s.Release()
 		}
 	}()
-	for i := range 4 {
-		s, err := c.Acquire(ctx, id, max, Batch)
+	for i := range max { // every slot is usable: priority is the queues' business
+		s, err := c.Acquire(ctx, Want{ID: id, MaxSlots: max})
 		if err != nil {
-			t.Fatalf("batch %d: %v", i+1, err)
+			t.Fatalf("slot %d: %v", i+1, err)
 		}
 		held = append(held, s)
 	}
+	// Full: Acquire answers at once (the queue decides who waits), within
+	// one Redis round trip, however long a slot stays taken.
 	start := time.Now()
-	if _, err := c.Acquire(ctx, id, max, Batch); !errors.Is(err, ErrFull) {
-		t.Fatalf("5th batch = %v, want ErrFull", err)
+	if _, err := c.Acquire(ctx, Want{ID: id, MaxSlots: max}); !errors.Is(err, ErrFull) {
+		t.Fatalf("over the cap = %v, want ErrFull", err)
 	}
 	if d := time.Since(start); d > 500*time.Millisecond {
-		t.Fatalf("batch was not shed at once (%s)", d)
-	}
-	// The headroom is the interactive callers'.
-	s, err := c.Acquire(ctx, id, max, Interactive)
-	if err != nil {
-		t.Fatalf("interactive with batch at its share: %v", err)
-	}
-	held = append(held, s)
-	start = time.Now()
-	if _, err := c.Acquire(ctx, id, max, Interactive); !errors.Is(err, ErrFull) {
-		t.Fatalf("interactive over the cap = %v, want ErrFull", err)
-	}
-	if d := time.Since(start); d < time.Second {
-		t.Fatalf("interactive gave up after %s, want it to wait InteractiveWait (1s)", d)
+		t.Fatalf("a full deployment answered after %s: Acquire must not wait", d)
 	}
 	if v := counter(t, rdb, c, id); v != max {
 		t.Fatalf("counter = %d, want %d", v, max)
 	}
 }
 
-func TestInteractiveWaitsForFreedSlot(t *testing.T) {
+// TestTokenCapAcrossInstances: two instances share one in-flight token
+// counter beside the slot counter; a request whose estimate does not fit is
+// refused with ErrTokensFull even with slots free, an idle deployment admits
+// a request larger than the whole cap, and the last release clears both.
+func TestTokenCapAcrossInstances(t *testing.T) {
 	rdb, prefix := testRedis(t)
+	ctx := context.Background()
 	a := newCounters(t, rdb, Options{Prefix: prefix})
 	b := newCounters(t, rdb, Options{Prefix: prefix})
-	ctx := context.Background()
-
-	for _, tt := range []struct {
-		name   string
-		holder *Counters
-	}{{"freed on this instance", a}, {"freed on another instance", b}} {
-		t.Run(tt.name, func(t *testing.T) {
-			const id, max = 3, 1
-			s, err := tt.holder.Acquire(ctx, id, max, Interactive)
-			if err != nil {
-				t.Fatal(err)
-			}
-			time.AfterFunc(60*time.Millisecond, s.Release)
-			start := time.Now()
-			s2, err := a.Acquire(ctx, id, max, Interactive)
-			d := time.Since(start)
-			if err != nil {
-				t.Fatalf("waiting interactive caller: %v after %s", err, d)
-			}
-			s2.Release()
-			if d < 50*time.Millisecond {
-				t.Fatalf("got the slot after %s, before it was released (60ms)", d)
-			}
-		})
+	const id = 40
+	want := func(tokens int64) Want {
+		return Want{ID: id, MaxSlots: 20, MaxTokens: 20000, Tokens: tokens}
 	}
-
-	t.Run("cancelled while waiting", func(t *testing.T) {
-		const id, max = 4, 1
-		s, err := a.Acquire(ctx, id, max, Interactive)
+	rag, err := a.Acquire(ctx, want(12000)) // one 12k-token RAG call
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk := tokensIn(t, rdb, a, id); tk != 12000 {
+		t.Fatalf("token counter = %d, want 12000", tk)
+	}
+	var titles []Slot
+	for i := range 8 { // eight 800-token title calls fit beside it
+		s, err := b.Acquire(ctx, want(800))
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("title %d: %v", i+1, err)
 		}
-		defer s.Release()
-		cctx, cancel := context.WithCancel(ctx)
-		time.AfterFunc(30*time.Millisecond, cancel)
-		start := time.Now()
-		if _, err := a.Acquire(cctx, id, max, Interactive); !errors.Is(err, context.Canceled) {
-			t.Fatalf("Acquire = %v, want context.Canceled", err)
-		}
-		if d := time.Since(start); d > 150*time.Millisecond {
-			t.Fatalf("cancel took %s to take effect", d)
-		}
-		if v := counter(t, rdb, a, id); v != 1 {
-			t.Fatalf("counter = %d, want 1 (only the holder)", v)
-		}
-	})
+		titles = append(titles, s)
+	}
+	// 18400 held: a 1700-token call on the other instance does not fit, though slots are free.
+	if _, err := b.Acquire(ctx, want(1700)); !errors.Is(err, ErrTokensFull) {
+		t.Fatalf("over the token cap = %v, want ErrTokensFull", err)
+	}
+	if n := counter(t, rdb, a, id); n != 9 {
+		t.Fatalf("slot counter = %d after a refused acquire, want 9", n)
+	}
+	s, err := a.Acquire(ctx, want(1600))
+	if err != nil {
+		t.Fatalf("a request that fits exactly: %v", err)
+	}
+	s.Release()
+	rag.Release()
+	if tk := tokensIn(t, rdb, a, id); tk != 6400 {
+		t.Fatalf("after the RAG call ended the token counter = %d, want 6400", tk)
+	}
+	for _, s := range titles {
+		s.Release()
+	}
+	if rdb.Exists(ctx, a.key(id), a.key(id)+":tokens").Val() != 0 {
+		t.Fatal("the last release left a counter behind")
+	}
+	// An idle deployment admits a request larger than its whole cap: it
+	// could never run otherwise. A second one waits for it.
+	huge, err := a.Acquire(ctx, want(50000))
+	if err != nil {
+		t.Fatalf("oversized request on an idle deployment: %v", err)
+	}
+	if _, err := b.Acquire(ctx, want(10)); !errors.Is(err, ErrTokensFull) {
+		t.Fatalf("beside an oversized request = %v, want ErrTokensFull", err)
+	}
+	huge.Release()
+	// Tokens left with no slot are drift: ignored, then overwritten.
+	rdb.Set(ctx, a.key(id)+":tokens", 999999, time.Minute)
+	s, err = b.Acquire(ctx, want(500))
+	if err != nil {
+		t.Fatalf("acquire over drifted tokens: %v", err)
+	}
+	if tk := tokensIn(t, rdb, a, id); tk != 500 {
+		t.Fatalf("drifted token counter not reset: %d", tk)
+	}
+	if ttl := rdb.PTTL(ctx, a.key(id)+":tokens").Val(); ttl <= 0 {
+		t.Fatalf("token counter without TTL (%s)", ttl)
+	}
+	s.Release()
+}
+
+func tokensIn(t testing.TB, rdb redis.UniversalClient, c *Counters, id int64) int64 {
+	t.Helper()
+	v, err := rdb.Get(context.Background(), c.key(id)+":tokens").Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestReleaseTellsWhetherOthersWait: a release reports whether another
+// instance was refused the deployment recently (so the queue lets every
+// instance's waiters race fairly for the slot instead of handing it to a
+// local waiter at once), and never counts the releasing instance itself.
+func TestReleaseTellsWhetherOthersWait(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	ctx := context.Background()
+	type rel struct {
+		id     int64
+		others bool
+	}
+	seen := make(chan rel, 16)
+	hook := func(id int64, others bool) { seen <- rel{id, others} }
+	a := newCounters(t, rdb, Options{Prefix: prefix, InstanceID: "a", OnRelease: hook, DemandWindow: 300 * time.Millisecond})
+	b := newCounters(t, rdb, Options{Prefix: prefix, InstanceID: "b"})
+	const id = 41
+	w := Want{ID: id, MaxSlots: 1}
+	s, err := a.Acquire(ctx, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Acquire(ctx, w); !errors.Is(err, ErrFull) { // a's own demand
+		t.Fatal(err)
+	}
+	s.Release()
+	if r := <-seen; r.id != id || r.others {
+		t.Fatalf("release with only this instance waiting = %+v, want others=false", r)
+	}
+	s, _ = a.Acquire(ctx, w)
+	if _, err := b.Acquire(ctx, w); !errors.Is(err, ErrFull) { // b waits now
+		t.Fatal(err)
+	}
+	s.Release()
+	if r := <-seen; !r.others {
+		t.Fatal("release did not report the other instance waiting")
+	}
+	time.Sleep(350 * time.Millisecond) // b stopped asking: its demand lapses
+	s, _ = a.Acquire(ctx, w)
+	s.Release()
+	if r := <-seen; r.others {
+		t.Fatal("stale demand still reported after DemandWindow")
+	}
+	// Uncapped deployments are not watched.
+	s, _ = a.Acquire(ctx, Want{ID: 42})
+	s.Release()
+	select {
+	case r := <-seen:
+		t.Fatalf("release of an uncapped deployment reported %+v", r)
+	default:
+	}
 }
 
 func TestReleaseNeverBelowZero(t *testing.T) {
@@ -305,8 +339,8 @@ func TestReleaseNeverBelowZero(t *testing.T) {
 	ctx := context.Background()
 	const id, max = 5, 10
 
-	s1, _ := c.Acquire(ctx, id, max, Interactive)
-	s2, _ := c.Acquire(ctx, id, max, Interactive)
+	s1, _ := c.Acquire(ctx, Want{ID: id, MaxSlots: max})
+	s2, _ := c.Acquire(ctx, Want{ID: id, MaxSlots: max})
 	s1.Release()
 	s1.Release() // double release
 	if v := counter(t, rdb, c, id); v != 1 {
@@ -323,7 +357,7 @@ func TestReleaseNeverBelowZero(t *testing.T) {
 	Slot{}.Release() // the zero Slot is inert
 
 	// Release after the key's TTL lapsed: nothing goes negative.
-	s3, _ := c.Acquire(ctx, id, max, Interactive)
+	s3, _ := c.Acquire(ctx, Want{ID: id, MaxSlots: max})
 	rdb.Del(ctx, c.key(id)) // the key expired
 	s3.Release()
 	if n := rdb.Exists(ctx, c.key(id)).Val(); n != 0 {
@@ -332,7 +366,7 @@ func TestReleaseNeverBelowZero(t *testing.T) {
 
 	// A counter that drifted negative is reset by the next acquire.
 	rdb.Set(ctx, c.key(id), -3, 0)
-	s4, err := c.Acquire(ctx, id, max, Interactive)
+	s4, err := c.Acquire(ctx, Want{ID: id, MaxSlots: max})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +389,7 @@ func TestNoLeaks(t *testing.T) {
 	runtime.GC()
 	before := runtime.NumGoroutine()
 
-	c := New(rdb, Options{Prefix: prefix, OpTimeout: 10 * time.Second, InstanceCap: 600, InteractiveWait: 50 * time.Millisecond, Logger: quiet()})
+	c := New(rdb, Options{Prefix: prefix, OpTimeout: 10 * time.Second, Logger: quiet()})
 	ids := []int64{10, 11, 12}
 	var wg sync.WaitGroup
 	var got, full, cancelled, panicked atomic.Int64
@@ -365,10 +399,6 @@ func TestNoLeaks(t *testing.T) {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(uint64(i), 3))
 			id := ids[r.IntN(len(ids))]
-			class := Interactive
-			if r.IntN(3) == 0 {
-				class = Batch
-			}
 			var cctx context.Context
 			var cancel context.CancelFunc
 			switch r.IntN(4) {
@@ -382,15 +412,19 @@ func TestNoLeaks(t *testing.T) {
 			}
 			defer cancel()
 
-			admit, ok := c.AdmitInstance(class)
-			if !ok {
-				full.Add(1)
-				return
+			// Retry a full deployment a few times, as a queued request's
+			// re-polls would, on a timer and the caller's context.
+			w := Want{ID: id, MaxSlots: 20, MaxTokens: 40000, Tokens: int64(r.IntN(4000))}
+			s, err := c.Acquire(cctx, w)
+			for try := 0; try < 20 && (errors.Is(err, ErrFull) || errors.Is(err, ErrTokensFull)); try++ {
+				select {
+				case <-cctx.Done():
+				case <-time.After(time.Millisecond):
+				}
+				s, err = c.Acquire(cctx, w)
 			}
-			defer admit()
-			s, err := c.Acquire(cctx, id, 20, class)
 			switch {
-			case errors.Is(err, ErrFull):
+			case errors.Is(err, ErrFull), errors.Is(err, ErrTokensFull):
 				full.Add(1)
 				return
 			case err != nil:
@@ -429,12 +463,12 @@ func TestNoLeaks(t *testing.T) {
 		if v := counter(t, rdb, c, id); v != 0 {
 			t.Errorf("deployment %d: redis counter %d after all requests ended", id, v)
 		}
+		if v := tokensIn(t, rdb, c, id); v != 0 {
+			t.Errorf("deployment %d: redis token counter %d after all requests ended", id, v)
+		}
 		if n := c.InFlight(id); n != 0 {
 			t.Errorf("deployment %d: local in-flight %d", id, n)
 		}
-	}
-	if n := c.InstanceInFlight(); n != 0 {
-		t.Errorf("instance in-flight %d", n)
 	}
 	snap, err := c.Snapshot(ctx)
 	if err != nil || len(snap) != 0 {
@@ -470,7 +504,7 @@ func TestCrashedInstanceLoadExpires(t *testing.T) {
 
 	crashed := New(rdb, Options{Prefix: prefix, TTL: ttl, OpTimeout: 5 * time.Second, Logger: quiet()})
 	for range max {
-		if _, err := crashed.Acquire(ctx, id, max, Interactive); err != nil {
+		if _, err := crashed.Acquire(ctx, Want{ID: id, MaxSlots: max}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -482,14 +516,14 @@ func TestCrashedInstanceLoadExpires(t *testing.T) {
 	crashed.Close() // the process dies holding its slots
 
 	survivor := newCounters(t, rdb, Options{Prefix: prefix, TTL: ttl})
-	if _, err := survivor.Acquire(ctx, id, max, Batch); !errors.Is(err, ErrFull) {
+	if _, err := survivor.Acquire(ctx, Want{ID: id, MaxSlots: max}); !errors.Is(err, ErrFull) {
 		t.Fatalf("acquire right after the crash = %v, want ErrFull", err)
 	}
 	waitUntil(t, "the crashed instance's load expired", 2*ttl+time.Second, func() bool {
 		return rdb.Exists(ctx, survivor.key(id)).Val() == 0
 	})
 	for i := range max {
-		s, err := survivor.Acquire(ctx, id, max, Interactive)
+		s, err := survivor.Acquire(ctx, Want{ID: id, MaxSlots: max})
 		if err != nil {
 			t.Fatalf("slot %d after expiry: %v", i+1, err)
 		}
@@ -508,14 +542,14 @@ func TestRedisDownFallsBackToLocal(t *testing.T) {
 	c := newCounters(t, flaky, Options{Prefix: prefix, OpTimeout: 100 * time.Millisecond, Logger: slog.New(logs)})
 	const id, max = 7, 2
 
-	before, err := c.Acquire(ctx, id, max, Interactive) // counted in Redis
+	before, err := c.Acquire(ctx, Want{ID: id, MaxSlots: max}) // counted in Redis
 	if err != nil {
 		t.Fatal(err)
 	}
 	px.Cut() // connections refused from now on
 
 	start := time.Now()
-	s, err := c.Acquire(ctx, id, max, Interactive)
+	s, err := c.Acquire(ctx, Want{ID: id, MaxSlots: max})
 	if err != nil {
 		t.Fatalf("acquire with redis down: %v", err)
 	}
@@ -526,16 +560,16 @@ func TestRedisDownFallsBackToLocal(t *testing.T) {
 		t.Fatal("not degraded with redis down")
 	}
 	// Same cap, per instance: the held Redis slot counts too.
-	if _, err := c.Acquire(ctx, id, max, Batch); !errors.Is(err, ErrFull) {
+	if _, err := c.Acquire(ctx, Want{ID: id, MaxSlots: max}); !errors.Is(err, ErrFull) {
 		t.Fatalf("3rd acquire of cap 2 = %v, want ErrFull", err)
 	}
-	if in, m := c.Load(id); in != 2 || m != max {
-		t.Fatalf("Load while degraded = %d/%d, want 2/%d", in, m, max)
+	if in, _ := c.Load(id); in != 2 {
+		t.Fatalf("Load while degraded = %d, want 2", in)
 	}
 	s.Release()
 	before.Release() // owed to Redis until it returns
 	for range 5 {
-		s, err := c.Acquire(ctx, id, max, Interactive)
+		s, err := c.Acquire(ctx, Want{ID: id, MaxSlots: max})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -548,7 +582,7 @@ func TestRedisDownFallsBackToLocal(t *testing.T) {
 	px.Restore()
 	waitUntil(t, "recovered", 3*time.Second, func() bool { return !c.Degraded() })
 	waitUntil(t, "owed release settled", time.Second, func() bool { return counter(t, rdb, c, id) == 0 })
-	s, err = c.Acquire(ctx, id, max, Interactive)
+	s, err = c.Acquire(ctx, Want{ID: id, MaxSlots: max})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -571,7 +605,7 @@ func TestRedisTimeoutFallsBackToLocal(t *testing.T) {
 	ctx := context.Background()
 
 	start := time.Now()
-	s, err := c.Acquire(ctx, 8, 1, Interactive)
+	s, err := c.Acquire(ctx, Want{ID: 8, MaxSlots: 1})
 	if err != nil {
 		t.Fatalf("acquire with redis hung: %v", err)
 	}
@@ -582,12 +616,12 @@ func TestRedisTimeoutFallsBackToLocal(t *testing.T) {
 		t.Fatal("not degraded with redis timing out")
 	}
 	start = time.Now()
-	if _, err := c.Acquire(ctx, 8, 1, Batch); !errors.Is(err, ErrFull) {
+	if _, err := c.Acquire(ctx, Want{ID: 8, MaxSlots: 1}); !errors.Is(err, ErrFull) {
 		t.Fatalf("over the local cap = %v", err)
 	}
 	s.Release()
 	for range 10 {
-		s, err := c.Acquire(ctx, 8, 1, Interactive)
+		s, err := c.Acquire(ctx, Want{ID: 8, MaxSlots: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -605,7 +639,7 @@ func TestUnlimitedMakesNoRedisCall(t *testing.T) {
 	start := time.Now()
 	var slots []Slot
 	for range 100 {
-		s, err := c.Acquire(context.Background(), 9, 0, Batch)
+		s, err := c.Acquire(context.Background(), Want{ID: 9, MaxSlots: 0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -633,21 +667,21 @@ func TestLoadSeesOtherInstances(t *testing.T) {
 	b := newCounters(t, rdb, Options{Prefix: prefix, LoadRefresh: 50 * time.Millisecond})
 	const id, max = 20, 10
 	for range 3 {
-		s, err := a.Acquire(ctx, id, max, Interactive)
+		s, err := a.Acquire(ctx, Want{ID: id, MaxSlots: max})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Release()
 	}
-	s, err := b.Acquire(ctx, id, max, Interactive)
+	s, err := b.Acquire(ctx, Want{ID: id, MaxSlots: max})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Release()
-	if in, m := b.Load(id); in != 4 || m != max { // seen in the acquire's reply
-		t.Fatalf("b.Load = %d/%d, want 4/%d", in, m, max)
+	if in, _ := b.Load(id); in != 4 { // seen in the acquire's reply
+		t.Fatalf("b.Load = %d, want 4", in)
 	}
-	s2, _ := a.Acquire(ctx, id, max, Interactive)
+	s2, _ := a.Acquire(ctx, Want{ID: id, MaxSlots: max})
 	waitUntil(t, "b sees a's new slot", time.Second, func() bool {
 		in, _ := b.Load(id)
 		return in == 5
@@ -657,60 +691,21 @@ func TestLoadSeesOtherInstances(t *testing.T) {
 		in, _ := b.Load(id)
 		return in == 4
 	})
-	if w := EffectiveWeight(100, 4, max); w != 60 {
-		t.Fatalf("EffectiveWeight = %d", w)
+	// Tokens too, for a deployment with a token cap.
+	tw := Want{ID: id + 1, MaxSlots: max, MaxTokens: 50000, Tokens: 12000}
+	s3, err := a.Acquire(ctx, tw)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func TestAdmitInstance(t *testing.T) {
-	rdb, prefix := testRedis(t)
-	c := newCounters(t, rdb, Options{Prefix: prefix, InstanceCap: 10})
-	var releases []func()
-	for i := range 8 {
-		r, ok := c.AdmitInstance(Batch)
-		if !ok {
-			t.Fatalf("batch %d refused under its share", i+1)
-		}
-		releases = append(releases, r)
-	}
-	if _, ok := c.AdmitInstance(Batch); ok {
-		t.Fatal("9th batch admitted over 80% of the cap")
-	}
-	for i := range 2 {
-		r, ok := c.AdmitInstance(Interactive)
-		if !ok {
-			t.Fatalf("interactive %d refused with headroom left", i+1)
-		}
-		releases = append(releases, r)
-	}
-	if _, ok := c.AdmitInstance(Interactive); ok {
-		t.Fatal("interactive admitted over the cap")
-	}
-	releases[0]()
-	releases[0]() // idempotent
-	if n := c.InstanceInFlight(); n != 9 {
-		t.Fatalf("in-flight = %d, want 9", n)
-	}
-	if _, ok := c.AdmitInstance(Batch); ok {
-		t.Fatal("batch admitted at 9/10 (its share is 8)")
-	}
-	r, ok := c.AdmitInstance(Interactive)
-	if !ok {
-		t.Fatal("interactive refused at 9/10")
-	}
-	r()
-	for _, r := range releases {
-		r()
-	}
-	if n := c.InstanceInFlight(); n != 0 {
-		t.Fatalf("in-flight after release = %d", n)
-	}
-	unlimited := newCounters(t, rdb, Options{Prefix: prefix})
-	for range 1000 {
-		if _, ok := unlimited.AdmitInstance(Batch); !ok {
-			t.Fatal("InstanceCap 0 refused")
-		}
-	}
+	waitUntil(t, "b sees a's tokens", time.Second, func() bool {
+		in, tk := b.Load(id + 1)
+		return in == 1 && tk == 12000
+	})
+	s3.Release()
+	waitUntil(t, "b sees a's tokens released", time.Second, func() bool {
+		in, tk := b.Load(id + 1)
+		return in == 0 && tk == 0
+	})
 }
 
 func TestRepairAndSnapshot(t *testing.T) {
@@ -723,11 +718,13 @@ func TestRepairAndSnapshot(t *testing.T) {
 	rdb.Set(ctx, c.key(32), 2, time.Minute)       // healthy
 	rdb.Set(ctx, c.key(33), 0, time.Minute)       // zero: clutter
 	rdb.Set(ctx, prefix+":other", 1, time.Minute) // not a counter
+	rdb.Set(ctx, c.key(30)+":tokens", 900, 0)     // tokens of a drifted counter
+	rdb.Set(ctx, c.key(32)+":tokens", 400, 0)     // token counter lost its TTL
 
 	if err := c.Repair(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := logs.all(); len(got) != 1 || got[0] != "loadcount: repaired drifted counters keys=3" {
+	if got := logs.all(); len(got) != 1 || got[0] != "loadcount: repaired drifted counters keys=4" {
 		t.Fatalf("repair log = %q", got)
 	}
 	n, err := c.repair(ctx) // idempotent: nothing left to do
@@ -737,8 +734,11 @@ func TestRepairAndSnapshot(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("second repair fixed %d keys, want 0", n)
 	}
-	if rdb.Exists(ctx, c.key(30)).Val()+rdb.Exists(ctx, c.key(33)).Val() != 0 {
-		t.Fatal("non-positive counters not deleted")
+	if rdb.Exists(ctx, c.key(30)).Val()+rdb.Exists(ctx, c.key(33)).Val()+rdb.Exists(ctx, c.key(30)+":tokens").Val() != 0 {
+		t.Fatal("non-positive counters (or their tokens) not deleted")
+	}
+	if ttl := rdb.PTTL(ctx, c.key(32)+":tokens").Val(); ttl <= 0 {
+		t.Fatalf("token counter without TTL got pttl %s", ttl)
 	}
 	if ttl := rdb.PTTL(ctx, c.key(31)).Val(); ttl <= 0 || ttl > 30*time.Second {
 		t.Fatalf("counter without TTL got pttl %s", ttl)
@@ -758,7 +758,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		s, err := c.Acquire(ctx, 1, 1000, Interactive)
+		s, err := c.Acquire(ctx, Want{ID: 1, MaxSlots: 1000})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -560,7 +560,7 @@ func FormBody(f Form) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = components.Select(components.SelectProps{Name: "priority_class", Label: "Priority class", Value: string(f.V.PriorityClass), Options: classOptions(), Hint: "batch is shed first under saturation", Errors: f.Errors}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = components.Select(components.SelectProps{Name: "priority_class", Label: "Priority class", Value: string(f.V.PriorityClass), Options: classOptions(), Hint: "at capacity, waiting requests are let in interactive 10 : normal 3 : batch 1; batch is shed first", Errors: f.Errors}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1054,7 +1054,7 @@ func Detail(p DetailPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 90, " <span class=\"muted\">(batch callers are shed first under saturation)</span></dd><dt>Enabled</dt><dd>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 90, " <span class=\"muted\">(at capacity, waiting requests are let in 10 : 3 : 1 by class; batch is shed first)</span></dd><dt>Enabled</dt><dd>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

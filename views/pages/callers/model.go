@@ -237,6 +237,7 @@ type Snippet struct {
 func classOptions() []components.Option {
 	return []components.Option{
 		{Value: string(config.ClassInteractive), Label: "interactive"},
+		{Value: string(config.ClassNormal), Label: "normal"},
 		{Value: string(config.ClassBatch), Label: "batch"},
 	}
 }
@@ -258,8 +259,11 @@ func tenantOptions(tenants []string) []components.Option {
 }
 
 func classBadge(c config.PriorityClass) string {
-	if c == config.ClassBatch {
+	switch c {
+	case config.ClassBatch:
 		return "warn"
+	case config.ClassNormal:
+		return ""
 	}
 	return "info"
 }

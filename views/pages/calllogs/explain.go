@@ -116,7 +116,9 @@ func ExplainSkip(r reason.Reason) string {
 	case reason.BreakerOpen:
 		return "skipped: its circuit breaker is open after too many server errors, timeouts or network failures; it lets a few probes through once the open period ends"
 	case reason.OverCapacity:
-		return "skipped: at max concurrency of " + strconv.Itoa(r.Max) + " — every slot is busy with requests in flight, so the next step was tried"
+		return "skipped: at max concurrency of " + strconv.Itoa(r.Max) + " — every slot is busy with requests in flight (or requests of this instance are queued for it), so the next step was tried; when every step is at capacity the request waits in its class's queue"
+	case reason.OverTokenCapacity:
+		return "skipped: at max in-flight tokens of " + strconv.Itoa(r.Max) + " — the request's estimated tokens do not fit beside those of the requests in flight, so the next step was tried; when every step is at capacity the request waits in its class's queue"
 	case reason.LoadUnavailable:
 		return "skipped: the shared load counter could not be read (" + r.Detail + ")"
 	case reason.NoProtocol:

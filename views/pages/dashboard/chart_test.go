@@ -78,3 +78,38 @@ func TestCompact(t *testing.T) {
 		}
 	}
 }
+
+func TestQueueCharts(t *testing.T) {
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	times := Steps(base, base.Add(3*time.Hour), time.Hour)
+	p95 := func(h []int64, q float64) float64 { return float64(h[0]) * q }
+	charts := QueueCharts([]QueuePoint{
+		{Time: base, Class: "interactive", Queued: 10, MeanDepth: 0.5, Hist: []int64{100}},
+		{Time: base.Add(time.Hour), Class: "batch", Queued: 0, Refused: 7, MeanDepth: 0},
+		{Time: base.Add(2 * time.Hour), Class: "batch", Queued: 3, Refused: 2, MeanDepth: 2.25, Hist: []int64{40}},
+	}, times, p95)
+	if len(charts) != 2 || charts[0].TestID != "chart-queue-depth" || charts[1].TestID != "chart-queue-wait" {
+		t.Fatalf("charts %+v", charts)
+	}
+	depth, wait := charts[0], charts[1]
+	if len(depth.Series) != 3 || depth.Series[0].Name != "interactive" || depth.Series[2].Name != "batch" {
+		t.Fatalf("depth series %+v", depth.Series)
+	}
+	// No point means nobody waited: depth 0, drawn.
+	if got := depth.Series[2].Values; got[0] != 0 || got[2] != 2.25 || !depth.Series[2].has(1) {
+		t.Errorf("batch depth %v", got)
+	}
+	// A wait p95 only where requests queued.
+	if w := wait.Series[2]; w.has(1) || !w.has(2) || w.Values[2] != 38 {
+		t.Errorf("batch wait %v %v", w.Values, w.Has)
+	}
+	if w := wait.Series[0]; !w.has(0) || w.Values[0] != 95 || w.has(1) {
+		t.Errorf("interactive wait %v %v", w.Values, w.Has)
+	}
+	if !strings.HasSuffix(wait.Note, "request: batch 9.") {
+		t.Errorf("refusals note %q", wait.Note)
+	}
+	if none := QueueCharts(nil, times, p95); !none[0].Empty() || !strings.Contains(none[1].Note, "No request was refused") {
+		t.Errorf("empty range: %+v", none)
+	}
+}

@@ -3,6 +3,8 @@ package dashboard
 import (
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -245,4 +247,67 @@ func stepWord(times []time.Time) string {
 		return "day"
 	}
 	return "hour"
+}
+
+// QueuePoint is one step of one priority class of the queue roll-up.
+type QueuePoint struct {
+	Time            time.Time
+	Class           string // interactive | normal | batch
+	Queued, Refused int64
+	// MeanDepth is the mean number of requests waiting over the step.
+	MeanDepth float64
+	// Hist is the wait histogram (the store's fixed buckets).
+	Hist []int64
+}
+
+// QueueClasses are the priority classes, one line each.
+var QueueClasses = []string{"interactive", "normal", "batch"}
+
+// QueueCharts builds the two queue charts: mean queue depth per class (the
+// waits summed over the step, divided by its length) and the p95 wait per
+// class of the requests that queued; the note counts what the queues
+// refused.
+func QueueCharts(points []QueuePoint, times []time.Time, quantile Quantile) []Chart {
+	idx := make(map[int64]int, len(times))
+	for i, t := range times {
+		idx[t.Unix()] = i
+	}
+	n := len(times)
+	depth := Chart{TestID: "chart-queue-depth", Title: "Queue depth", Unit: "mean requests waiting", Times: times, Format: Compact, NoData: len(points) == 0}
+	wait := Chart{TestID: "chart-queue-wait", Title: "Queue wait", Unit: "ms, p95 of requests that queued", Times: times, Format: Millis, NoData: len(points) == 0}
+	var refused []string
+	for _, class := range QueueClasses {
+		d := Series{Name: class, Values: make([]float64, n), Has: make([]bool, n)}
+		w := Series{Name: class + " p95", Values: make([]float64, n), Has: make([]bool, n)}
+		for i := range d.Has {
+			d.Has[i] = true // no point: nobody waited
+		}
+		var ref int64
+		for _, p := range points {
+			if p.Class != class {
+				continue
+			}
+			ref += p.Refused
+			i, ok := idx[p.Time.Unix()]
+			if !ok {
+				continue
+			}
+			d.Values[i] = p.MeanDepth
+			if p.Queued > 0 {
+				w.Values[i], w.Has[i] = quantile(p.Hist, 0.95), true
+			}
+		}
+		depth.Series = append(depth.Series, d)
+		wait.Series = append(wait.Series, w)
+		if ref > 0 {
+			refused = append(refused, class+" "+strconv.FormatInt(ref, 10))
+		}
+	}
+	depth.Note = "Requests wait in their class's queue when the instance or every deployment they may use is at capacity; they are let in 10 : 3 : 1."
+	if len(refused) > 0 {
+		wait.Note = "Refused by a full queue or shed for an interactive request: " + strings.Join(refused, ", ") + "."
+	} else {
+		wait.Note = "No request was refused by a full queue in this range."
+	}
+	return []Chart{depth, wait}
 }

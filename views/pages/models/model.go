@@ -138,7 +138,7 @@ func (f DeploymentForm) breaker() config.BreakerSettings {
 // known lists the form's fields, so errors on anything else are
 // shown in the banner on top.
 func (f DeploymentForm) known() []string {
-	return []string{"provider", "upstream_model", "weight", "max_concurrency", "timeout_ms",
+	return []string{"provider", "upstream_model", "weight", "max_concurrency", "max_inflight_tokens", "timeout_ms",
 		"price_input", "price_output", "price_cached", "currency", "embedding_batch_limit",
 		"breaker", "breaker_window", "breaker_min_calls", "breaker_failure_percent", "breaker_open_ms", "breaker_half_open_probes"}
 }
@@ -165,6 +165,8 @@ func kindOptions() []components.Option {
 func id(v int64) string { return strconv.FormatInt(v, 10) }
 
 func itoa(v int) string { return strconv.Itoa(v) }
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
 // blank shows 0 as an empty input (the default applies).
 func blank(v int) string {

@@ -108,6 +108,10 @@ type Options struct {
 	// ReloadInterval is the periodic configuration check (default 200 ms);
 	// a long one leaves NOTIFY as the only prompt way a publish goes live.
 	ReloadInterval time.Duration
+	// QueueBounds and QueuePoll configure the priority queues (zero: the
+	// defaults; see gateway.Options).
+	QueueBounds [3]int
+	QueuePoll   time.Duration
 }
 
 // New starts the fake vendor and an instance on a fresh database. The
@@ -196,7 +200,7 @@ func (e *Env) start(o Options) *Env {
 		o.ReloadInterval = 200 * time.Millisecond
 	}
 	gw, err := gateway.New(gateway.Options{Store: st, Redis: rdb, Log: log, RedisPrefix: e.Prefix, SpillDir: e.SpillDir, RedisTimeout: o.RedisTimeout,
-		ReloadInterval: o.ReloadInterval, InstanceCap: o.InstanceCap, Env: gateway.Implemented(), PublicURL: "http://gateway.test", SignIn: o.SignIn})
+		ReloadInterval: o.ReloadInterval, InstanceCap: o.InstanceCap, QueueBounds: o.QueueBounds, QueuePoll: o.QueuePoll, Env: gateway.Implemented(), PublicURL: "http://gateway.test", SignIn: o.SignIn})
 	if err != nil {
 		t.Fatal(err)
 	}
