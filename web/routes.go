@@ -19,6 +19,7 @@ func (s *Server) routes(opts Options) {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/static/*", staticHandler())
+	e.GET("/favicon.ico", favicon)
 	if opts.Metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(opts.Metrics))
 	}
@@ -41,7 +42,7 @@ func (s *Server) routes(opts Options) {
 	pub.POST("/login", h.Login)
 	pub.POST("/logout", h.Logout)
 
-	con := e.Group("", append(s.consoleChain(opts), s.requireUser)...)
+	con := e.Group("", append(s.consoleChain(opts), s.requireUser, h.DraftState)...)
 	con.GET("/", h.Home)
 
 	// --- onboarding wizard

@@ -2,6 +2,8 @@
 // banner, and the flash area.
 package layout
 
+import "github.com/a-h/templ"
+
 // Page is what every console page's frame needs.
 type Page struct {
 	Title  string
@@ -44,4 +46,20 @@ var Nav = []NavItem{
 	{Key: "health", Label: "Health", Href: "/health"},
 	{Key: "jobs", Label: "Jobs", Href: "/jobs"},
 	{Key: "settings", Label: "Users & tokens", Href: "/settings", Section: "Admin"},
+}
+
+// current marks the active navigation entry for assistive technology.
+func current(active bool) templ.Attributes {
+	if active {
+		return templ.Attributes{"aria-current": "page"}
+	}
+	return nil
+}
+
+// oobAttr makes a fragment one htmx swaps out of band, by its id.
+func oobAttr(oob bool) templ.Attributes {
+	if oob {
+		return templ.Attributes{"hx-swap-oob": "true"}
+	}
+	return nil
 }
