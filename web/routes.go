@@ -150,6 +150,8 @@ func (s *Server) routes(opts Options) {
 	con.GET("/settings", h.Settings)
 	con.POST("/settings/users", h.SettingsUserCreate)
 	con.POST("/settings/users/:id/disable", h.SettingsUserDisable)
+	con.POST("/settings/users/:id/role", h.SettingsUserRole)
+	con.POST("/settings/users/:id/password", h.SettingsUserPassword)
 	con.POST("/settings/lockouts/clear", h.SettingsLockoutClear)
 	con.POST("/settings/tokens", h.SettingsTokenCreate)
 	con.POST("/settings/tokens/:id/revoke", h.SettingsTokenRevoke)
