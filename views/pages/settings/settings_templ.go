@@ -1008,14 +1008,14 @@ func Tokens(p TokensPanel) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 95, "</code> <button type=\"button\" class=\"small\" data-copy=\"#new-admin-token\" data-testid=\"token-copy\">Copy</button></div><div class=\"row\" style=\"margin-top:10px\"><strong>Try it</strong> <button type=\"button\" class=\"small\" data-copy=\"#token-example\" data-testid=\"token-example-copy\">Copy</button></div><pre id=\"token-example\" data-testid=\"token-example\" style=\"background:#fff;border:1px solid var(--line);border-radius:6px;padding:8px;overflow:auto\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 95, "</code> <button type=\"button\" class=\"small\" data-copy=\"#new-admin-token\" data-testid=\"token-copy\">Copy</button></div><div class=\"row\" style=\"margin-top:10px\"><strong>Try it</strong> <button type=\"button\" class=\"small\" data-copy=\"#token-example\" data-testid=\"token-example-copy\">Copy</button></div><pre id=\"token-example\" class=\"snippet\" data-testid=\"token-example\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var53 string
 			templ_7745c5c3_Var53, templ_7745c5c3_Err = templ.JoinStringErrs(p.Created.Example)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/settings/settings.templ`, Line: 183, Col: 172}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/settings/settings.templ`, Line: 183, Col: 91}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var53))
 			if templ_7745c5c3_Err != nil {
