@@ -1,5 +1,9 @@
-// Package layout holds the console's page frame: navigation, the draft
-// banner, and the flash area.
+// Package layout holds the console's page frame: the skip link, the
+// navigation (a Menu under 900 px), the draft banner, and the flash area.
+//
+// data-testid: skip-link, nav, nav-toggle, nav-<key>, whoami, logout,
+// draft-state (always present; swapped out of band after every change),
+// draft-banner, draft-diff-link, notice, flash, flash-refused, flash-error.
 package layout
 
 import "github.com/a-h/templ"
