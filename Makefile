@@ -16,7 +16,7 @@ export SWITCHYARD_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 RACE_PKGS := ./routing/... ./store/redis/... ./cmd/switchyard/worker/
 RACE_RE   := ^switchyard/(routing|store/redis)(/|$$)|^switchyard/cmd/switchyard/worker$$
 
-.PHONY: run test services build generate lint unit race fuzz e2e e2e-deps bench demo clean
+.PHONY: run test services build generate lint unit race fuzz e2e e2e-deps bench demo reset-password clean
 
 ## run: start PostgreSQL and Redis if needed, migrate, and serve the console and API
 run: services build
@@ -29,8 +29,14 @@ run: services build
 
 ## demo: like run, plus the fake vendor on 127.0.0.1:9090 for the onboarding sandbox
 demo: services build
+	@echo "==> demo: fake vendor on 127.0.0.1:9090 (onboard the \"local sandbox\" provider); the console URL and how to log in follow"
 	@./bin/fakeupstream -addr 127.0.0.1:9090 & trap "kill $$! 2>/dev/null" EXIT; \
 		SWITCHYARD_SANDBOX_URL=$${SWITCHYARD_SANDBOX_URL:-http://127.0.0.1:9090/v1} $(MAKE) --no-print-directory run
+
+## reset-password: a new password for a console user (RESET_USER, default admin), printed once; no server needed
+RESET_USER ?= admin
+reset-password: services build
+	@./bin/switchyard reset-password $(RESET_USER)
 
 ## test: everything CI runs
 test: services e2e-deps lint unit race fuzz

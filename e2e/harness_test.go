@@ -141,8 +141,9 @@ type Server struct {
 
 const adminPassword = "e2e-admin-password"
 
-// startServer runs the fake vendor and switchyard on a fresh database.
-func startServer(t testing.TB, dsn string) *Server {
+// startServer runs the fake vendor and switchyard on a fresh database;
+// extra settings (NAME=value) are added to the server's environment.
+func startServer(t testing.TB, dsn string, extra ...string) *Server {
 	t.Helper()
 	if dsn == "" {
 		dsn = storetest.NewDatabase(t)
@@ -156,6 +157,7 @@ func startServer(t testing.TB, dsn string) *Server {
 		"SWITCHYARD_SANDBOX_URL=http://" + fakeAddr + "/v1", "SWITCHYARD_RELOAD_INTERVAL=500ms",
 		"SWITCHYARD_REDIS_URL=" + redisURL(), "SWITCHYARD_REDIS_PREFIX=" + redisPrefix(dsn),
 	}
+	env = append(env, extra...)
 	cleanRedisPrefix(t, redisPrefix(dsn)) // registered first, so it runs after the server stopped
 	p := start(t, "switchyard", env)
 	s := &Server{URL: "http://" + addr, FakeURL: "http://" + fakeAddr, DSN: dsn, Admin: adminPassword, proc: p, t: t}

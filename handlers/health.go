@@ -2,24 +2,30 @@ package handlers
 
 import (
 	"cmp"
+	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"switchyard/handlers/httpx"
+	"switchyard/routing/breaker"
 	"switchyard/routing/config"
 	"switchyard/routing/health"
+	"switchyard/routing/reason"
 	"switchyard/store"
+	"switchyard/store/redis/keypool"
 	healthpage "switchyard/views/pages/health"
 )
 
 // healthHistory is how many probes and state changes a deployment shows.
 const healthHistory = 10
 
-// HealthPage shows every deployment of the live version with its health
-// score and state, recent probes and state history.
+// HealthPage shows every deployment of the live version: whether it can
+// serve now and why not (servability), then its health score and state,
+// recent probes and state history.
 func (h *Handler) HealthPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	b := healthpage.Board{Tracking: h.Health != nil}
@@ -52,8 +58,13 @@ func (h *Handler) HealthPage(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		live := h.servingState(ctx)
+		for _, n := range live.notes {
+			b.Error = strings.TrimSpace(b.Error + " Serving states may be incomplete: " + n + ".")
+		}
 		for id, d := range rt.Deployments {
 			r := healthpage.Row{ID: id, Model: d.Model.Code, Provider: d.Provider.Name, Upstream: d.UpstreamModel, Kind: string(d.Model.Kind),
+				ModelID: d.Model.ID, ProviderID: d.Provider.ID,
 				Parked: d.Enabled && d.Weight <= 0, NotProbed: health.NotProbed(d), Probes: probeViews(probes[id]), Events: healthEventViews(events[id])}
 			if l, ok := ledger[id]; ok {
 				r.Cost = healthpage.ProbeCost{Sent: l.Sent, Skipped: l.Skipped, Micros: l.CostMicros, Currency: cmp.Or(d.Prices.Currency, config.DefaultCurrency)}
@@ -75,6 +86,12 @@ func (h *Handler) HealthPage(c echo.Context) error {
 				r.Evaluated, r.State, r.Score, r.Samples, r.Since, r.Reason = true, string(s.State), s.Score, s.Samples, s.Since, s.Reason
 				r.LiveOK, r.LiveFail, r.ProbeOK, r.ProbeFail = s.Counts.OK, s.Counts.Failed, s.Counts.ProbeOK, s.Counts.ProbeFailed
 			}
+			st, scored := statuses[id]
+			var down *health.Status
+			if scored {
+				down = &st
+			}
+			r.Blocks, r.Keys, r.BreakerOpenOn, r.Instances = servability(d, live, down)
 			b.Rows = append(b.Rows, r)
 		}
 		slices.SortFunc(b.Rows, func(x, y healthpage.Row) int {
@@ -100,4 +117,70 @@ func healthEventViews(es []store.HealthEvent) []healthpage.Event {
 		out = append(out, healthpage.Event{At: e.At, From: e.From, To: e.To, HasScore: e.Score.Valid, Score: e.Score.Float64, Samples: e.Samples, Reason: e.Reason})
 	}
 	return out
+}
+
+// servingState is the shared runtime state servability reads: breakers on
+// every instance and the key pools' states. Without a data plane on this
+// instance it is empty (nothing known blocks a deployment).
+func (h *Handler) servingState(ctx context.Context) liveView {
+	if h.Ops == nil {
+		return liveView{now: time.Now()}
+	}
+	return h.liveState(ctx)
+}
+
+// servability is why d cannot serve now, the configuration's reason first
+// (disabled, parked, provider disabled, no active key: d.StaticSkip), then
+// the key pool's (every active key quarantined or cooling, on the state all
+// instances share), the breaker's (open on any instance) and the health
+// score's (down). It also returns the unusable keys behind a key block and
+// how many instances have the breaker open. No block: it serves.
+func servability(d *config.RDeployment, live liveView, st *health.Status) (blocks []reason.Reason, keys []healthpage.KeyBlock, openOn, instances int) {
+	if d.StaticSkip.Code != "" {
+		blocks = append(blocks, d.StaticSkip)
+	}
+	if len(d.Provider.ActiveKey) > 0 {
+		var cooling bool
+		var until time.Time
+		for _, id := range d.Provider.ActiveKey {
+			ks, status := live.keyState(id)
+			if status == keypool.StatusActive {
+				keys = nil
+				break
+			}
+			k := healthpage.KeyBlock{Status: string(status), Fault: ks.Fault, Legacy: ks.Reason, Until: ks.Until}
+			if rk := d.Provider.Key(id); rk != nil {
+				k.Label, k.Fingerprint = rk.Label, rk.Fingerprint
+			}
+			if status == keypool.StatusCooling {
+				cooling = true
+				if until.IsZero() || ks.Until.Before(until) {
+					until = ks.Until
+				}
+			}
+			keys = append(keys, k)
+		}
+		switch {
+		case len(keys) == 0:
+		case cooling:
+			blocks = append(blocks, reason.Reason{Code: reason.KeysCooling, Until: reason.UntilOf(until)})
+		default:
+			blocks = append(blocks, reason.Of(reason.KeysQuarantined))
+		}
+	}
+	for _, inst := range live.instances() {
+		if b, ok := live.breakers[inst][d.ID]; ok {
+			instances++
+			if b.State == breaker.Open.String() {
+				openOn++
+			}
+		}
+	}
+	if openOn > 0 {
+		blocks = append(blocks, reason.Of(reason.BreakerOpen))
+	}
+	if st != nil && st.State == health.Down {
+		blocks = append(blocks, reason.Of(reason.Unhealthy))
+	}
+	return blocks, keys, openOn, instances
 }

@@ -278,3 +278,90 @@ func (h *Handler) SettingsTokenRevoke(c echo.Context) error {
 	}
 	return h.renderTokens(c, http.StatusOK, func(p *settings.TokensPanel) { p.Notice = msg })
 }
+
+// SettingsUserRole makes another user an admin or a viewer. Nobody changes
+// their own role, so an admin remains; a user who becomes a viewer loses
+// the admin-role API tokens they created.
+func (h *Handler) SettingsUserRole(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	me := httpx.CurrentPrincipal(c)
+	if id == me.UserID {
+		return h.renderUsers(c, http.StatusUnprocessableEntity, func(p *settings.UsersPanel) {
+			p.Error = "You cannot change your own role. Ask another admin."
+		})
+	}
+	role := c.FormValue("role")
+	ch, err := h.Store.SetUserRole(c.Request().Context(), id, role)
+	if err != nil {
+		if fe, ok := fieldErrors(err); ok {
+			return h.renderUsers(c, http.StatusUnprocessableEntity, func(p *settings.UsersPanel) {
+				p.Error = "Role " + fe["role"] + "."
+			})
+		}
+		return notFoundOr(err)
+	}
+	h.Log.Info("console user role changed", "user_id", id, "username", ch.Username, "from", ch.From, "to", ch.To, "tokens_revoked", ch.TokensRevoked, "by", me.Name)
+	msg := "User " + ch.Username + " is now " + article(ch.To) + " " + ch.To + "."
+	if ch.From == ch.To {
+		msg = "User " + ch.Username + " already was " + article(ch.To) + " " + ch.To + "."
+	}
+	switch ch.TokensRevoked {
+	case 0:
+	case 1:
+		msg += " The admin API token they created is revoked."
+	default:
+		msg += " The " + strconv.FormatInt(ch.TokensRevoked, 10) + " admin API tokens they created are revoked."
+	}
+	if !httpx.IsPartial(c) {
+		h.flash(c, msg)
+		return httpx.Redirect(c, "/settings")
+	}
+	return h.renderUsers(c, http.StatusOK, func(p *settings.UsersPanel) { p.Notice = msg })
+}
+
+// SettingsUserPassword resets another user's password: to the one the
+// admin typed, or to a generated one shown exactly once in this answer
+// (never a redirect, never a log line). The user's sessions end. An admin
+// who lost their own password asks another admin, or runs
+// `switchyard reset-password <user>` on the server.
+func (h *Handler) SettingsUserPassword(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	me := httpx.CurrentPrincipal(c)
+	if id == me.UserID {
+		return h.renderUsers(c, http.StatusUnprocessableEntity, func(p *settings.UsersPanel) {
+			p.Error = "You cannot reset your own password here. Ask another admin, or run switchyard reset-password " + me.Name + " on the server."
+		})
+	}
+	password, generated := c.FormValue("password"), false
+	if password == "" {
+		password, generated = store.RandomPassword(), true
+	}
+	if fe := store.ValidatePassword(password); len(fe) > 0 {
+		return h.renderUsers(c, http.StatusUnprocessableEntity, func(p *settings.UsersPanel) {
+			p.Error = "The new password " + fe["password"] + "; nothing was changed."
+		})
+	}
+	r, err := h.Store.ResetPassword(c.Request().Context(), id, password)
+	if err != nil {
+		return notFoundOr(err)
+	}
+	h.Log.Info("console user password reset", "user_id", id, "username", r.Username, "generated", generated, "sessions_ended", r.SessionsEnded, "by", me.Name)
+	done := &settings.PasswordReset{Username: r.Username, SessionsEnded: r.SessionsEnded}
+	if generated {
+		done.Password = password
+	}
+	return h.renderUsers(c, http.StatusOK, func(p *settings.UsersPanel) { p.Reset = done })
+}
+
+func article(role string) string {
+	if role == store.RoleAdmin {
+		return "an"
+	}
+	return "a"
+}

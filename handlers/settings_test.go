@@ -242,12 +242,12 @@ func TestSettingsViewerSeesNoControlsAndCannotPost(t *testing.T) {
 	if res.StatusCode != http.StatusOK || webtest.TestID(doc, "user-ops").Length() != 1 || webtest.TestID(doc, "token-"+itoa(toks[0].ID)).Length() != 1 {
 		t.Fatalf("viewer settings page: %d", res.StatusCode)
 	}
-	for _, tid := range []string{"user-form", "user-create", "user-disable-" + itoa(opsID), "token-form", "token-create", "token-revoke-" + itoa(toks[0].ID)} {
+	for _, tid := range []string{"user-form", "user-create", "user-disable-" + itoa(opsID), "user-role-" + itoa(opsID), "user-reset-" + itoa(opsID), "token-form", "token-create", "token-revoke-" + itoa(toks[0].ID)} {
 		if webtest.TestID(doc, tid).Length() != 0 {
 			t.Errorf("viewer sees %s", tid)
 		}
 	}
-	for _, p := range []string{"/settings/users", "/settings/users/" + itoa(opsID) + "/disable", "/settings/tokens", "/settings/tokens/" + itoa(toks[0].ID) + "/revoke"} {
+	for _, p := range []string{"/settings/users", "/settings/users/" + itoa(opsID) + "/disable", "/settings/users/" + itoa(opsID) + "/role", "/settings/users/" + itoa(opsID) + "/password", "/settings/tokens", "/settings/tokens/" + itoa(toks[0].ID) + "/revoke"} {
 		res, _ := viewer.PostForm(p, url.Values{"username": {"x"}, "password": {"long-enough-pw"}, "role": {"admin"}, "token_name": {"x"}, "token_role": {"admin"}})
 		if res.StatusCode != http.StatusForbidden {
 			t.Errorf("viewer POST %s: %d", p, res.StatusCode)

@@ -57,4 +57,72 @@
     b.textContent = "Copied";
     setTimeout(function () { b.textContent = old; }, 1500);
   });
+
+  // Narrow screens: the Menu button opens and closes the navigation.
+  document.addEventListener("click", function (ev) {
+    var t = ev.target.closest(".menu-toggle");
+    if (!t) return;
+    ev.preventDefault();
+    var nav = t.closest("nav.side");
+    var open = !nav.classList.contains("open");
+    nav.classList.toggle("open", open);
+    t.setAttribute("aria-expanded", open ? "true" : "false");
+    if (open) {
+      var first = nav.querySelector(".side-links a");
+      if (first) first.focus();
+    }
+  });
+  document.addEventListener("keydown", function (ev) {
+    var t = ev.target.closest && ev.target.closest(".menu-toggle");
+    if (t && ev.key === " ") { ev.preventDefault(); t.click(); return; }
+    if (ev.key !== "Escape") return;
+    var nav = document.querySelector("nav.side.open");
+    if (!nav) return;
+    nav.classList.remove("open");
+    var btn = nav.querySelector(".menu-toggle");
+    btn.setAttribute("aria-expanded", "false");
+    btn.focus();
+  });
+
+  // A table wider than its frame scrolls inside it; keyboard users reach
+  // it with Tab and scroll it with the arrow keys.
+  function markScrollable(root) {
+    (root || document).querySelectorAll(".table-wrap, .diff, pre").forEach(function (el) {
+      if (el.scrollWidth > el.clientWidth + 1) {
+        if (!el.hasAttribute("tabindex")) {
+          el.setAttribute("tabindex", "0");
+          el.setAttribute("data-scroll-focus", "");
+          if (!el.hasAttribute("role")) el.setAttribute("role", "region");
+          if (!el.hasAttribute("aria-label")) {
+            var cap = el.querySelector("caption, th");
+            el.setAttribute("aria-label", "Scrollable " + (el.matches(".table-wrap") ? "table" : "text") + (cap ? ": " + cap.textContent.trim().slice(0, 40) : ""));
+          }
+        }
+      } else if (el.hasAttribute("data-scroll-focus")) {
+        el.removeAttribute("tabindex");
+        el.removeAttribute("data-scroll-focus");
+        el.removeAttribute("role");
+        el.removeAttribute("aria-label");
+      }
+    });
+  }
+  window.addEventListener("resize", function () { markScrollable(); });
+  document.addEventListener("DOMContentLoaded", function () { markScrollable(); });
+
+  // A region htmx refreshes (the Health board every 15 s) keeps what the
+  // operator opened: <details> with an id that were open stay open.
+  var reopen = [];
+  document.addEventListener("htmx:beforeSwap", function (ev) {
+    var target = ev.detail.target;
+    reopen = target ? Array.prototype.map.call(target.querySelectorAll("details[id][open]"), function (d) { return d.id; }) : [];
+    if (target && target.matches("details[id][open]")) reopen.push(target.id);
+  });
+  document.addEventListener("htmx:afterSettle", function (ev) {
+    reopen.forEach(function (id) {
+      var d = document.getElementById(id);
+      if (d && d.tagName === "DETAILS") d.open = true;
+    });
+    reopen = [];
+    markScrollable();
+  });
 })();

@@ -4,7 +4,8 @@ package static
 
 import "embed"
 
-// FS holds the assets served under /static/.
+// FS holds the assets served under /static/ (and the icon, also at
+// /favicon.ico where browsers look for it).
 //
-//go:embed *.css *.js
+//go:embed *.css *.js favicon.ico
 var FS embed.FS

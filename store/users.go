@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 	"sync"
 	"time"
@@ -42,10 +44,8 @@ func ValidateUser(username, password, role string) config.FieldErrors {
 	if u := strings.TrimSpace(username); u == "" || len(u) > 64 || strings.ContainsAny(u, " \t\r\n") {
 		f.Add("username", "use 1–64 characters without spaces")
 	}
-	if len(password) < 10 {
-		f.Add("password", "must be at least 10 characters")
-	} else if len(password) > 72 {
-		f.Add("password", "must be at most 72 bytes")
+	for k, v := range ValidatePassword(password) {
+		f.Add(k, v)
 	}
 	if role != RoleAdmin && role != RoleViewer {
 		f.Add("role", "must be admin or viewer")
@@ -185,4 +185,136 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 	var n int
 	err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM users WHERE disabled_at IS NULL`)
 	return n, err
+}
+
+// ErrUserDisabled refuses a change to a disabled user.
+var ErrUserDisabled = errors.New("store: the user is disabled")
+
+// ValidatePassword checks a new password: 10 to 72 bytes (bcrypt reads no
+// further).
+func ValidatePassword(password string) config.FieldErrors {
+	f := config.FieldErrors{}
+	if len(password) < 10 {
+		f.Add("password", "must be at least 10 characters")
+	} else if len(password) > 72 {
+		f.Add("password", "must be at most 72 bytes")
+	}
+	return f
+}
+
+// RandomPassword is a new password for a reset or the first admin: 20
+// unambiguous letters and digits in groups of five (about 117 bits).
+func RandomPassword() string {
+	const alphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+	var b strings.Builder
+	for i := 0; i < 20; i++ {
+		v, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			panic("store: no randomness: " + err.Error())
+		}
+		b.WriteByte(alphabet[v.Int64()])
+		if i%5 == 4 && i < 19 {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// PasswordReset is what a password reset did.
+type PasswordReset struct {
+	UserID        int64
+	Username      string
+	SessionsEnded int64
+}
+
+// ResetPassword gives the enabled user with that id a new password and, in
+// the same transaction, ends their console sessions (whoever knew the old
+// password is signed out).
+func (s *Store) ResetPassword(ctx context.Context, id int64, password string) (PasswordReset, error) {
+	return s.resetPassword(ctx, `id=$1`, id, password)
+}
+
+// ResetPasswordByName is ResetPassword by username (the reset-password
+// command of a locked-out admin). A disabled user is refused with
+// ErrUserDisabled, an unknown one with ErrNotFound.
+func (s *Store) ResetPasswordByName(ctx context.Context, username, password string) (PasswordReset, error) {
+	return s.resetPassword(ctx, `username=$1`, username, password)
+}
+
+func (s *Store) resetPassword(ctx context.Context, where string, who any, password string) (PasswordReset, error) {
+	var r PasswordReset
+	if err := ValidatePassword(password).Err(); err != nil {
+		return r, err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return r, fmt.Errorf("store: hash password: %w", err)
+	}
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var row struct {
+			ID       int64      `db:"id"`
+			Username string     `db:"username"`
+			Disabled *time.Time `db:"disabled_at"`
+		}
+		if err := tx.GetContext(ctx, &row, `SELECT id, username, disabled_at FROM users WHERE `+where+` FOR UPDATE`, who); err != nil {
+			return fmt.Errorf("store: reset password of %v: %w", who, notFound(err))
+		}
+		if row.Disabled != nil {
+			return fmt.Errorf("store: reset password of %s: %w", row.Username, ErrUserDisabled)
+		}
+		r.UserID, r.Username = row.ID, row.Username
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash=$2 WHERE id=$1`, row.ID, string(hash)); err != nil {
+			return fmt.Errorf("store: reset password of %s: %w", row.Username, err)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE token IN (SELECT token FROM user_sessions WHERE user_id=$1)`, row.ID)
+		if err != nil {
+			return fmt.Errorf("store: reset password of %s: end sessions: %w", row.Username, err)
+		}
+		r.SessionsEnded, _ = res.RowsAffected()
+		_, err = tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE user_id=$1`, row.ID)
+		return err
+	})
+	return r, err
+}
+
+// RoleChange is what changing a user's role did.
+type RoleChange struct {
+	Username string
+	From, To string
+	// TokensRevoked counts the admin-role API tokens the user created,
+	// revoked when they became a viewer.
+	TokensRevoked int64
+}
+
+// SetUserRole makes the enabled user with that id an admin or a viewer. A
+// user who becomes a viewer loses, in the same transaction, the admin-role
+// API tokens they created; their console sessions read the new role on
+// their next request.
+func (s *Store) SetUserRole(ctx context.Context, id int64, role string) (RoleChange, error) {
+	c := RoleChange{To: role}
+	if role != RoleAdmin && role != RoleViewer {
+		return c, (config.FieldErrors{"role": "must be admin or viewer"}).Err()
+	}
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var row struct {
+			Username string `db:"username"`
+			Role     string `db:"role"`
+		}
+		if err := tx.GetContext(ctx, &row, `SELECT username, role FROM users WHERE id=$1 AND disabled_at IS NULL FOR UPDATE`, id); err != nil {
+			return fmt.Errorf("store: set role of user %d: %w", id, notFound(err))
+		}
+		c.Username, c.From = row.Username, row.Role
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET role=$2 WHERE id=$1`, id, role); err != nil {
+			return fmt.Errorf("store: set role of %s: %w", row.Username, err)
+		}
+		if role == RoleViewer {
+			res, err := tx.ExecContext(ctx, `UPDATE admin_tokens SET revoked_at=now() WHERE owner_id=$1 AND role=$2 AND revoked_at IS NULL`, id, RoleAdmin)
+			if err != nil {
+				return fmt.Errorf("store: set role of %s: revoke tokens: %w", row.Username, err)
+			}
+			c.TokensRevoked, _ = res.RowsAffected()
+		}
+		return nil
+	})
+	return c, err
 }

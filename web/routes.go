@@ -19,6 +19,7 @@ func (s *Server) routes(opts Options) {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/static/*", staticHandler())
+	e.GET("/favicon.ico", favicon)
 	if opts.Metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(opts.Metrics))
 	}
@@ -41,7 +42,7 @@ func (s *Server) routes(opts Options) {
 	pub.POST("/login", h.Login)
 	pub.POST("/logout", h.Logout)
 
-	con := e.Group("", append(s.consoleChain(opts), s.requireUser)...)
+	con := e.Group("", append(s.consoleChain(opts), s.requireUser, h.DraftState)...)
 	con.GET("/", h.Home)
 
 	// --- onboarding wizard
@@ -149,6 +150,8 @@ func (s *Server) routes(opts Options) {
 	con.GET("/settings", h.Settings)
 	con.POST("/settings/users", h.SettingsUserCreate)
 	con.POST("/settings/users/:id/disable", h.SettingsUserDisable)
+	con.POST("/settings/users/:id/role", h.SettingsUserRole)
+	con.POST("/settings/users/:id/password", h.SettingsUserPassword)
 	con.POST("/settings/lockouts/clear", h.SettingsLockoutClear)
 	con.POST("/settings/tokens", h.SettingsTokenCreate)
 	con.POST("/settings/tokens/:id/revoke", h.SettingsTokenRevoke)

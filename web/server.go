@@ -218,7 +218,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	case c.Request().Header.Get("HX-Request") == "true":
 		_ = c.String(code, msg)
 	default:
-		_ = c.HTML(code, `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Error</title><link rel="stylesheet" href="/static/app.css"></head><body><main style="max-width:640px;margin:10vh auto"><div class="panel"><h1>`+
+		_ = c.HTML(code, `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Error · Switchyard</title><link rel="icon" href="/favicon.ico"><link rel="stylesheet" href="/static/app.css"></head><body><main style="max-width:640px;margin:10vh auto;padding:0 12px"><div class="panel"><h1>`+
 			http.StatusText(code)+`</h1><p>`+htmlEscape(msg)+`</p><p><a href="/">Back to the console</a></p></div></main></body></html>`)
 	}
 }
@@ -226,6 +226,17 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 func htmlEscape(s string) string {
 	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
 	return r.Replace(s)
+}
+
+// favicon serves the console's icon at /favicon.ico, where browsers ask
+// for it before any page names it.
+func favicon(c echo.Context) error {
+	b, err := static.FS.ReadFile("favicon.ico")
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=86400")
+	return c.Blob(http.StatusOK, "image/x-icon", b)
 }
 
 func staticHandler() echo.HandlerFunc {

@@ -72,6 +72,13 @@ func (c Config) Clients() guard.Limits {
 	return guard.Limits{ReadTimeout: c.ReadTimeout, ConnsPerIP: c.MaxConnsPerIP, PendingPerIP: c.MaxPendingPerIP}
 }
 
+// Defaults of the settings the reset-password command reads too.
+const (
+	defaultDatabaseURL = "postgres://switchyard:switchyard@127.0.0.1:5432/switchyard?sslmode=disable"
+	defaultRedisURL    = "redis://127.0.0.1:6379/0"
+	defaultRedisPrefix = "sy"
+)
+
 func env(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok && strings.TrimSpace(v) != "" {
 		return strings.TrimSpace(v)
@@ -82,9 +89,9 @@ func env(name, def string) string {
 func loadConfig() (Config, error) {
 	c := Config{
 		Addr:          env("SWITCHYARD_ADDR", "127.0.0.1:8080"),
-		DatabaseURL:   env("SWITCHYARD_DATABASE_URL", "postgres://switchyard:switchyard@127.0.0.1:5432/switchyard?sslmode=disable"),
-		RedisURL:      env("SWITCHYARD_REDIS_URL", "redis://127.0.0.1:6379/0"),
-		RedisPrefix:   env("SWITCHYARD_REDIS_PREFIX", "sy"),
+		DatabaseURL:   env("SWITCHYARD_DATABASE_URL", defaultDatabaseURL),
+		RedisURL:      env("SWITCHYARD_REDIS_URL", defaultRedisURL),
+		RedisPrefix:   env("SWITCHYARD_REDIS_PREFIX", defaultRedisPrefix),
 		SecretKey:     env("SWITCHYARD_SECRET_KEY", ""),
 		AdminUser:     env("SWITCHYARD_ADMIN_USER", "admin"),
 		AdminPassword: os.Getenv("SWITCHYARD_ADMIN_PASSWORD"),

@@ -5,11 +5,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -30,6 +29,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "reset-password" {
+		if err := resetPassword(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "switchyard:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "switchyard:", err)
 		os.Exit(1)
@@ -218,17 +224,17 @@ func bootstrapAdmin(ctx context.Context, st *store.Store, cfg Config) (string, e
 		return "", err
 	}
 	if n > 0 {
-		return "Log in with an existing console user (first admin: " + cfg.AdminUser + ").", nil
+		return existingLogin(ctx, st, cfg)
 	}
 	pw, generated := cfg.AdminPassword, false
 	if pw == "" {
-		pw, generated = randomPassword(), true
+		pw, generated = store.RandomPassword(), true
 	}
 	if _, err := st.CreateUser(ctx, cfg.AdminUser, pw, store.RoleAdmin); err != nil {
 		// Several instances starting at once on an empty database race to
 		// create the first admin; the ones that lose find it created.
 		if n, cerr := st.CountUsers(ctx); cerr == nil && n > 0 {
-			return "Log in with an existing console user (first admin: " + cfg.AdminUser + ", created by another instance starting at the same time).", nil
+			return existingLogin(ctx, st, cfg)
 		}
 		return "", fmt.Errorf("create the first admin: %w", err)
 	}
@@ -238,17 +244,50 @@ func bootstrapAdmin(ctx context.Context, st *store.Store, cfg Config) (string, e
 	return fmt.Sprintf("Log in as %s with the password from SWITCHYARD_ADMIN_PASSWORD.", cfg.AdminUser), nil
 }
 
-func randomPassword() string {
-	const alphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-	var b strings.Builder
-	for i := 0; i < 20; i++ {
-		v, _ := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		b.WriteByte(alphabet[v.Int64()])
-		if i%5 == 4 && i < 19 {
-			b.WriteByte('-')
+// existingLogin says how to log in to an installation that has users: as
+// the first admin with SWITCHYARD_ADMIN_PASSWORD when that still is its
+// password, else with the password it was given, and how to reset it.
+func existingLogin(ctx context.Context, st *store.Store, cfg Config) (string, error) {
+	users, err := st.Users(ctx)
+	if err != nil {
+		return "", err
+	}
+	envWorks := false
+	if cfg.AdminPassword != "" {
+		_, lerr := st.Login(ctx, cfg.AdminUser, cfg.AdminPassword)
+		envWorks = lerr == nil
+	}
+	return loginHint(users, cfg.AdminUser, envWorks, os.Args[0]), nil
+}
+
+// loginHint is the start message of an installation with users. self is
+// how this binary was run, for the reset command.
+func loginHint(users []store.User, adminUser string, envWorks bool, self string) string {
+	if self == "" {
+		self = "switchyard"
+	}
+	reset := func(user string) string {
+		return "Forgot it? Run `" + self + " reset-password " + user + "` with the same SWITCHYARD_DATABASE_URL: it prints a new one."
+	}
+	for _, u := range users {
+		if u.Username != adminUser || u.Role != store.RoleAdmin {
+			continue
+		}
+		if envWorks {
+			return "Log in as " + adminUser + " with the password from SWITCHYARD_ADMIN_PASSWORD."
+		}
+		return "Log in as " + adminUser + " with the password it was given (printed once when this database was first started, or SWITCHYARD_ADMIN_PASSWORD at that time). " + reset(adminUser)
+	}
+	var admins []string
+	for _, u := range users {
+		if u.Role == store.RoleAdmin {
+			admins = append(admins, u.Username)
 		}
 	}
-	return b.String()
+	if len(admins) == 0 {
+		return "Log in with an existing console user; none is an admin. " + reset("<user>")
+	}
+	return "Log in as one of the admins: " + strings.Join(admins, ", ") + ". " + reset(admins[0])
 }
 
 // servePprof serves the Go profiler on its own listener until ctx ends

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepare the browser end-to-end tests without any CDN download: Debian's
-# Chromium, and the playwright driver built from the npm registry at the
-# version the pinned playwright-go module expects.
+# Chromium, the playwright driver built from the npm registry at the
+# version the pinned playwright-go module expects, and axe-core (the
+# accessibility checker the console walk injects into every page).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -27,5 +28,18 @@ if [ ! -x "$drv/node" ] || [ ! -f "$drv/package/cli.js" ]; then
   npm pack "playwright-core@$ver" --pack-destination "$drv" --silent >/dev/null
   tar -xzf "$drv/playwright-core-$ver.tgz" -C "$drv" && rm -f "$drv"/*.tgz
   ln -sfn "$(command -v node)" "$drv/node"
+fi
+# axe-core, pinned: e2e/walk_test.go reads .cache/axe-core/axe.min.js.
+axe_ver=4.14.1
+axe="$PWD/.cache/axe-core"
+if [ "$(cat "$axe/VERSION" 2>/dev/null)" != "$axe_ver" ] || [ ! -f "$axe/axe.min.js" ]; then
+  echo "==> fetching axe-core $axe_ver from npm" >&2
+  tmp=$(mktemp -d)
+  npm pack "axe-core@$axe_ver" --pack-destination "$tmp" --silent >/dev/null
+  tar -xzf "$tmp/axe-core-$axe_ver.tgz" -C "$tmp" package/axe.min.js
+  rm -rf "$axe"; mkdir -p "$axe"
+  install -m 0644 "$tmp/package/axe.min.js" "$axe/axe.min.js"
+  echo "$axe_ver" > "$axe/VERSION"
+  rm -rf "$tmp"
 fi
 echo "$drv"

@@ -4,6 +4,7 @@ package httpx
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 
 	"github.com/a-h/templ"
@@ -44,17 +45,50 @@ func IsPartial(c echo.Context) bool {
 	return h.Get("HX-Request") == "true" && h.Get("HX-Boosted") != "true" && h.Get("HX-History-Restore-Request") != "true"
 }
 
+const oobKey = "switchyard.oob"
+
+type oob struct {
+	id string
+	f  func(ctx context.Context) templ.Component
+}
+
+// AddOOB asks for one more fragment beside this request's htmx answer: the
+// element with that id, swapped by htmx out of band (hx-swap-oob). f runs
+// when the answer is rendered, after the handler made its change. An answer
+// that already holds the element (a full page) gets none. Middleware uses
+// it for what every answer to a change must refresh, such as the draft
+// banner.
+func AddOOB(c echo.Context, id string, f func(ctx context.Context) templ.Component) {
+	list, _ := c.Get(oobKey).([]oob)
+	c.Set(oobKey, append(list, oob{id: id, f: f}))
+}
+
 // Render writes fragment for htmx partial requests and full otherwise,
 // rendering into a buffer first so a template error becomes a clean 500
-// rather than half a page. A nil fragment always renders full.
+// rather than half a page. A nil fragment always renders full. An htmx
+// answer carries the out-of-band fragments AddOOB asked for.
 func Render(c echo.Context, status int, full, fragment templ.Component) error {
 	comp := full
 	if fragment != nil && IsPartial(c) {
 		comp = fragment
 	}
 	var buf bytes.Buffer
-	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+	ctx := c.Request().Context()
+	if err := comp.Render(ctx, &buf); err != nil {
 		return err
+	}
+	if IsPartial(c) {
+		list, _ := c.Get(oobKey).([]oob)
+		for _, o := range list {
+			if bytes.Contains(buf.Bytes(), []byte(`id="`+o.id+`"`)) {
+				continue
+			}
+			if comp := o.f(ctx); comp != nil {
+				if err := comp.Render(ctx, &buf); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	h := c.Response().Header()
 	h.Add("Vary", "HX-Request")

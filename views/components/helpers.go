@@ -43,3 +43,26 @@ func BreakerKind(state string) string {
 	}
 	return ""
 }
+
+// SeverityWords says what a dry-run finding does to a publish, in words
+// (severity is never shown by colour alone).
+func SeverityWords(s config.Severity) string {
+	switch s {
+	case config.SeverityError:
+		return "error: blocks publishing"
+	case config.SeverityAcknowledge:
+		return "blocks unless acknowledged"
+	}
+	return "warning"
+}
+
+// SeverityKind is the badge kind of a severity.
+func SeverityKind(s config.Severity) string {
+	switch s {
+	case config.SeverityError:
+		return "bad"
+	case config.SeverityAcknowledge:
+		return "warn"
+	}
+	return "info"
+}

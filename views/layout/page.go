@@ -1,6 +1,12 @@
-// Package layout holds the console's page frame: navigation, the draft
-// banner, and the flash area.
+// Package layout holds the console's page frame: the skip link, the
+// navigation (a Menu under 900 px), the draft banner, and the flash area.
+//
+// data-testid: skip-link, nav, nav-toggle, nav-<key>, whoami, logout,
+// draft-state (always present; swapped out of band after every change),
+// draft-banner, draft-diff-link, notice, flash, flash-refused, flash-error.
 package layout
+
+import "github.com/a-h/templ"
 
 // Page is what every console page's frame needs.
 type Page struct {
@@ -44,4 +50,20 @@ var Nav = []NavItem{
 	{Key: "health", Label: "Health", Href: "/health"},
 	{Key: "jobs", Label: "Jobs", Href: "/jobs"},
 	{Key: "settings", Label: "Users & tokens", Href: "/settings", Section: "Admin"},
+}
+
+// current marks the active navigation entry for assistive technology.
+func current(active bool) templ.Attributes {
+	if active {
+		return templ.Attributes{"aria-current": "page"}
+	}
+	return nil
+}
+
+// oobAttr makes a fragment one htmx swaps out of band, by its id.
+func oobAttr(oob bool) templ.Attributes {
+	if oob {
+		return templ.Attributes{"hx-swap-oob": "true"}
+	}
+	return nil
 }

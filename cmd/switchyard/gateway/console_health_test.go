@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +15,15 @@ import (
 	"switchyard/cmd/switchyard/gateway/gatewaytest"
 	"switchyard/handlers"
 	"switchyard/handlers/httpx"
+	"switchyard/routing"
+	"switchyard/routing/adapter"
+	"switchyard/routing/breaker"
 	"switchyard/routing/config"
 	"switchyard/routing/health"
 	"switchyard/routing/reason"
 	"switchyard/store"
 	"switchyard/store/redis/healthboard"
+	"switchyard/store/redis/keypool"
 	"switchyard/web/webtest"
 )
 
@@ -57,14 +62,23 @@ func workerPages(t *testing.T, env *webtest.Env) {
 	g.POST("/jobs/:name/run", h.JobRunNow)
 }
 
-// liveOps is the console's view of a live configuration (only Runtime is
-// read by the Health page).
+// liveOps is the console's view of a live configuration and the shared
+// runtime state the Health page reads (breakers, loads, key states).
 type liveOps struct {
 	handlers.Ops
-	rt *config.Runtime
+	rt       *config.Runtime
+	breakers map[string]map[int64]breaker.Status
+	keys     map[int64]keypool.KeyState
 }
 
 func (o liveOps) Runtime() *config.Runtime { return o.rt }
+func (o liveOps) Breakers(context.Context) (map[string]map[int64]breaker.Status, error) {
+	return o.breakers, nil
+}
+func (o liveOps) Loads(context.Context) (map[int64]int64, error) { return nil, nil }
+func (o liveOps) KeyStates(context.Context) (map[int64]keypool.KeyState, error) {
+	return o.keys, nil
+}
 
 func runtimeWith(deps ...*config.RDeployment) *config.Runtime {
 	rt := &config.Runtime{Version: 1, Deployments: map[int64]*config.RDeployment{}}
@@ -74,6 +88,8 @@ func runtimeWith(deps ...*config.RDeployment) *config.Runtime {
 	return rt
 }
 
+var readsHealthy = regexp.MustCompile(`\bhealthy\b`)
+
 func TestHealthPage(t *testing.T) {
 	rdb, prefix := gatewaytest.NewRedis(t)
 	board := healthboard.NewBoard(rdb, prefix, health.Settings{MinSamples: 3})
@@ -82,14 +98,26 @@ func TestHealthPage(t *testing.T) {
 	spare := &config.RModel{Code: "spare", Kind: config.KindChat}
 	alpha := &config.RProvider{Name: "alpha", Enabled: true, ActiveKey: []int64{1}}
 	beta := &config.RProvider{Name: "beta", Enabled: true, ActiveKey: []int64{2}}
+	gamma := &config.RProvider{ID: 7, Name: "gamma", Enabled: true, ActiveKey: []int64{3}, Keys: []config.RKey{{ID: 3, Label: "only", Fingerprint: "sk-…ab12"}}}
 	rt := runtimeWith(
 		&config.RDeployment{ID: 11, Model: small, Provider: alpha, UpstreamModel: "fake-alpha", Weight: 50, Enabled: true},
 		&config.RDeployment{ID: 12, Model: small, Provider: beta, UpstreamModel: "fake-beta", Weight: 50, Enabled: true},
 		&config.RDeployment{ID: 13, Model: spare, Provider: beta, UpstreamModel: "fake-spare", Weight: 100, Enabled: false, StaticSkip: reason.Of(reason.DisabledByOperator)},
+		&config.RDeployment{ID: 14, Model: spare, Provider: gamma, UpstreamModel: "fake-gamma", Weight: 100, Enabled: true},
+		&config.RDeployment{ID: 15, Model: spare, Provider: beta, UpstreamModel: "fake-flaky", Weight: 100, Enabled: true},
 	)
+	ops := liveOps{rt: rt,
+		// Gamma's only key was refused with a 401; fake-flaky's breaker is
+		// open on one of two instances.
+		keys: map[int64]keypool.KeyState{3: {Status: keypool.StatusQuarantined, Fault: &routing.KeyFault{Class: adapter.ClassAuth, Status: 401, Detail: "invalid api key"}}},
+		breakers: map[string]map[int64]breaker.Status{
+			"api-1": {15: {State: breaker.Open}, 12: {State: breaker.Closed}},
+			"api-2": {15: {State: breaker.Closed}},
+		},
+	}
 	env := webtest.New(t, func(h *handlers.Handler) {
 		h.Health = tracker
-		h.Ops = liveOps{rt: rt}
+		h.Ops = ops
 	})
 	workerPages(t, env)
 	ctx := context.Background()
@@ -98,7 +126,7 @@ func TestHealthPage(t *testing.T) {
 	if err := board.Add(ctx, map[int64]health.Counts{11: {ProbeFailed: 3}, 12: {OK: 40, ProbeOK: 3}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := board.Evaluate(ctx, []int64{11, 12, 13}, map[int64]health.Probe{11: health.ProbeFailed, 12: health.ProbePassed}); err != nil {
+	if _, _, err := board.Evaluate(ctx, []int64{11, 12, 13, 14, 15}, map[int64]health.Probe{11: health.ProbeFailed, 12: health.ProbePassed}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
@@ -140,6 +168,43 @@ func TestHealthPage(t *testing.T) {
 	}
 	if got := webtest.TestID(doc, "health-13").Find(`[data-testid="health-probed"]`).Text(); !strings.Contains(got, "not probed: deployment disabled") {
 		t.Fatalf("disabled deployment %q", got)
+	}
+
+	// Servability first: what cannot serve says so and why, in the row;
+	// nothing that cannot serve reads "healthy".
+	for _, c := range []struct {
+		id            string
+		serving, word string
+		why           []string
+	}{
+		{"health-11", "no", "unhealthy", []string{"Down by health score", "below 50%"}},
+		{"health-12", "yes", "serving", nil},
+		{"health-13", "no", "disabled", []string{"Disabled by an operator"}},
+		{"health-14", "no", "no usable key", []string{"Its only key, only (sk-…ab12), is quarantined", "unauthorised (HTTP 401)"}},
+		{"health-15", "no", "breaker open", []string{"open on 1 of 2 instance"}},
+	} {
+		row := webtest.TestID(doc, c.id)
+		if got, _ := row.Attr("data-serving"); got != c.serving {
+			t.Errorf("%s data-serving %q, want %q", c.id, got, c.serving)
+		}
+		cell := row.Find(`[data-testid="health-serving"]`)
+		if got := strings.TrimSpace(cell.Find(`[data-testid="badge"]`).First().Text()); got != c.word {
+			t.Errorf("%s serving badge %q, want %q", c.id, got, c.word)
+		}
+		for _, w := range c.why {
+			if !strings.Contains(cell.Text(), w) {
+				t.Errorf("%s: %q does not say %q", c.id, cell.Text(), w)
+			}
+		}
+		if c.serving == "no" && readsHealthy.MatchString(row.Text()) {
+			t.Errorf("%s cannot serve but reads healthy: %q", c.id, row.Text())
+		}
+	}
+	if got := webtest.TestID(doc, "health-14").Find(`[data-testid="health-why"] a`).AttrOr("href", ""); got != "/providers" {
+		t.Errorf("the quarantined key's fix links to %q", got)
+	}
+	if got := webtest.TestID(doc, "health-summary").Text(); !strings.Contains(got, "1 serving") || !strings.Contains(got, "4 cannot serve") {
+		t.Errorf("summary %q", got)
 	}
 	detail := webtest.TestID(doc, "health-detail-11")
 	probe := detail.Find(`[data-testid="probe"]`)

@@ -1,10 +1,13 @@
 package dashboard
 
 import (
+	"cmp"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"switchyard/routing/record"
 )
 
 // Chart is a server-rendered SVG line chart over evenly spaced time steps.
@@ -27,7 +30,10 @@ type Chart struct {
 // Series is one line. Values has one entry per step; where Has is set and
 // false the step has no value (the line breaks there).
 type Series struct {
-	Name   string
+	Name string
+	// Color is the line's colour; "" takes the palette's next one. Status
+	// series use their status colour (StatusColor).
+	Color  string
 	Values []float64
 	Has    []bool
 }
@@ -49,11 +55,40 @@ const (
 	padBot   = 30
 )
 
-// Palette colours series in order.
-var Palette = []string{"#2557d6", "#c62828", "#1a7f37", "#9a6700", "#7b3fb8", "#0a7e8c", "#d4570b", "#5d6778"}
+// Status colours: a call status has one colour in every chart, the same as
+// its badge in the call log (app.css): answered green, an upstream error
+// red, rejected by us amber, cancelled grey; the total of requests is blue.
+const (
+	ColorRequests      = "#2557d6"
+	ColorOK            = "#1a7f37"
+	ColorUpstreamError = "#c62828"
+	ColorRejected      = "#9a6700"
+	ColorCancelled     = "#5d6778"
+)
+
+// Palette colours series that are not statuses (groups, quantiles, token
+// kinds) in order; the status colours come last, so a group is not read
+// as an error or a rejection.
+var Palette = []string{"#2557d6", "#7b3fb8", "#0a7e8c", "#d4570b", "#b0307a", "#4a6b00", "#5d6778", "#c62828", "#1a7f37", "#9a6700"}
 
 // Color is the colour of the i-th series.
 func Color(i int) string { return Palette[i%len(Palette)] }
+
+// StatusColor is the colour of a call status (record.Status*), "" for
+// anything else.
+func StatusColor(status string) string {
+	switch status {
+	case record.StatusOK:
+		return ColorOK
+	case record.StatusUpstreamError:
+		return ColorUpstreamError
+	case record.StatusRejected:
+		return ColorRejected
+	case record.StatusClientCancelled:
+		return ColorCancelled
+	}
+	return ""
+}
 
 // Empty reports whether there is nothing to draw.
 func (c Chart) Empty() bool {
@@ -140,7 +175,7 @@ func (c Chart) Layout() Plot {
 		p.XTicks = append(p.XTicks, Tick{Pos: x(i), Label: timeLabel(c.Times, i)})
 	}
 	for si, s := range c.Series {
-		l := Line{Name: s.Name, Color: Color(si)}
+		l := Line{Name: s.Name, Color: cmp.Or(s.Color, Color(si))}
 		var b strings.Builder
 		pen := false
 		for i := 0; i < n; i++ {

@@ -113,3 +113,31 @@ func TestQueueCharts(t *testing.T) {
 		t.Errorf("empty range: %+v", none)
 	}
 }
+
+// A status has one colour in every chart: "rejected" is amber in the
+// requests chart and in the error-rate chart, an upstream error red in
+// both, and no other series takes a status colour.
+func TestStatusSeriesKeepTheirColourAcrossCharts(t *testing.T) {
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	times := Steps(base, base.Add(3*time.Hour), time.Hour)
+	pts := []Point{{Time: base, Requests: 10, Errors: 2, Rejected: 3, PromptTokens: 5, CompletionTokens: 7, CostMicros: map[string]int64{"USD": 10}}}
+	status := map[string]string{"upstream errors": ColorUpstreamError, "rejected by us": ColorRejected, "requests": ColorRequests}
+	seen := map[string]int{}
+	for _, c := range Charts(pts, times, "", noQuantile) {
+		for _, l := range c.Layout().Lines {
+			want, isStatus := status[l.Name]
+			switch {
+			case isStatus && l.Color != want:
+				t.Errorf("%s: series %q is %s, want %s", c.TestID, l.Name, l.Color, want)
+			case !isStatus && (l.Color == ColorUpstreamError || l.Color == ColorRejected || l.Color == ColorOK):
+				t.Errorf("%s: series %q takes the status colour %s", c.TestID, l.Name, l.Color)
+			}
+			if isStatus {
+				seen[l.Name]++
+			}
+		}
+	}
+	if seen["upstream errors"] != 2 || seen["rejected by us"] != 2 {
+		t.Fatalf("status series drawn: %v", seen)
+	}
+}

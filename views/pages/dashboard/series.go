@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"switchyard/routing/record"
 )
 
 // maxGroups is how many groups get their own line; the rest are "other".
@@ -179,12 +181,16 @@ func Charts(points []Point, times []time.Time, groupBy string, quantile Quantile
 		} else {
 			all = make([]bucket, n)
 		}
+		colored := func(s Series, color string) Series { s.Color = color; return s }
 		reqC.Series = []Series{
-			series("requests", count(func(b *bucket) int64 { return b.requests }), all),
-			series("upstream errors", count(func(b *bucket) int64 { return b.errors }), all),
-			series("rejected", count(func(b *bucket) int64 { return b.rejected }), all),
+			colored(series("requests", count(func(b *bucket) int64 { return b.requests }), all), ColorRequests),
+			colored(series("upstream errors", count(func(b *bucket) int64 { return b.errors }), all), StatusColor(record.StatusUpstreamError)),
+			colored(series("rejected by us", count(func(b *bucket) int64 { return b.rejected }), all), StatusColor(record.StatusRejected)),
 		}
-		errC.Series = []Series{series("upstream errors", errRate, all), series("rejected by us", rejRate, all)}
+		errC.Series = []Series{
+			colored(series("upstream errors", errRate, all), StatusColor(record.StatusUpstreamError)),
+			colored(series("rejected by us", rejRate, all), StatusColor(record.StatusRejected)),
+		}
 		latC.Series = []Series{series("p50", quant(0.5), all), series("p95", quant(0.95), all)}
 		tokC.Series = []Series{
 			series("prompt", count(func(b *bucket) int64 { return b.prompt }), all),

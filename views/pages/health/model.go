@@ -1,18 +1,26 @@
-// Package health renders the Health page: every deployment's health score
-// and state, its recent probes and its state history (the worker role).
+// Package health renders the Health page: first whether each deployment of
+// the live version can serve now and, when not, why (disabled, parked, its
+// provider disabled, no usable key, breaker open, down by score); then its
+// health score and state, recent probes and state history (the worker
+// role).
 //
 // data-testid: health-board (the fragment refreshed by htmx), health-rules,
-// health-not-tracking, health-error, health-table, health-<deployment id>
-// (row) with health-state, health-score, health-samples, health-since,
-// health-probed, health-probe-cost; health-probe-total (the 24 h total,
-// with health-probe-total-cost); health-detail-<deployment id> with probes (table), probe
-// (row), history (table), health-event (row), no-probes, no-history.
+// health-summary, health-not-tracking, health-error, health-table,
+// health-<deployment id> (row, data-serving="yes|no|parked") with
+// health-serving, health-why (one per reason, data-reason=<code>),
+// health-state, health-score, health-samples, health-since, health-probed,
+// health-probe-cost; health-probe-total (the 24 h total, with
+// health-probe-total-cost); health-detail-<deployment id> (a <details>
+// kept open across refreshes) with probes (table), probe (row), history
+// (table), health-event (row), no-probes, no-history.
 package health
 
 import (
 	"strconv"
 	"time"
 
+	"switchyard/routing"
+	"switchyard/routing/reason"
 	"switchyard/views/layout"
 )
 
@@ -23,8 +31,20 @@ type Row struct {
 	Provider string
 	Upstream string
 	Kind     string
+	// ModelID and ProviderID are for the links that fix a block.
+	ModelID    int64
+	ProviderID int64
 	// Parked deployments are probed but serve no traffic.
 	Parked bool
+	// Blocks are why it cannot serve now, the configuration's reason
+	// first (disabled, parked, provider disabled, no active key), then the
+	// key pool's, the breaker's and the health score's. Empty: it serves.
+	Blocks []reason.Reason
+	// Keys are the provider's active keys when none of them is usable
+	// (the keys behind a KeysQuarantined or KeysCooling block).
+	Keys []KeyBlock
+	// BreakerOpenOn is how many of Instances have its breaker open.
+	BreakerOpenOn, Instances int
 	// NotProbed says why the worker does not probe it, "" when it does.
 	NotProbed string
 	// Evaluated is false until the worker scored it once.
@@ -45,6 +65,33 @@ type Row struct {
 	// Skip is set when the latest due probe was left out (newer than the
 	// latest probe in Probes).
 	Skip Skip
+}
+
+// KeyBlock is one provider key that cannot be used now.
+type KeyBlock struct {
+	Label       string
+	Fingerprint string
+	// Status is "quarantined" or "cooling".
+	Status string
+	// Fault is why the vendor refused a quarantined key; Legacy the text
+	// of states recorded before faults were typed.
+	Fault  *routing.KeyFault
+	Legacy string
+	// Until is when a cooling key is usable again.
+	Until time.Time
+}
+
+// Serving reports whether the deployment can take traffic now.
+func (r Row) Serving() bool { return len(r.Blocks) == 0 }
+
+// Has reports whether one of the row's blocks has that code.
+func (r Row) Has(c reason.Code) bool {
+	for _, b := range r.Blocks {
+		if b.Code == c {
+			return true
+		}
+	}
+	return false
 }
 
 // ProbeCost is probing over the last 24 hours (whole hours): probes actually

@@ -2,7 +2,10 @@
 // API tokens.
 //
 // data-testid: settings-users (the swapped panel), user-<username> (row),
-// user-disable-<id>, user-form, user-username, user-password, user-create,
+// user-disable-<id>, user-role-<id> (select), user-role-save-<id>,
+// user-reset-<id> (details), user-reset-password-<id>,
+// user-reset-submit-<id>, password-once, password-plaintext,
+// password-copy, user-form, user-username, user-password, user-create,
 // users-notice, users-error; settings-tokens (the swapped panel),
 // token-<id> (row), token-revoke-<id>, token-form, token-name, token-create,
 // tokens-empty, tokens-notice, tokens-error, token-once, token-plaintext,
@@ -94,8 +97,20 @@ type UsersPanel struct {
 	// Error is a refused action (e.g. disabling yourself).
 	Error string
 	CSRF  string
-	// CanEdit shows the create form and the disable buttons.
+	// CanEdit shows the create form and each other user's role, password
+	// and disable controls.
 	CanEdit bool
+	// Reset is set only in the answer to a password reset.
+	Reset *PasswordReset
+}
+
+// PasswordReset is a reset just done. Password is set only when the
+// console generated it: shown exactly once, in this answer; a password the
+// admin typed is never echoed.
+type PasswordReset struct {
+	Username      string
+	Password      string
+	SessionsEnded int64
 }
 
 // Roles of console users and admin tokens, as their codes.
@@ -180,4 +195,14 @@ func whenPtr(t *time.Time, none string) string {
 		return none
 	}
 	return components.When(*t)
+}
+
+func resetSessionsWords(n int64) string {
+	switch n {
+	case 0:
+		return "They had no open session."
+	case 1:
+		return "Their open session was ended: they log in again with the new password."
+	}
+	return "Their " + strconv.FormatInt(n, 10) + " open sessions were ended: they log in again with the new password."
 }

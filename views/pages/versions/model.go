@@ -182,27 +182,6 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// SeverityWords says what a finding does to a publish.
-func SeverityWords(s config.Severity) string {
-	switch s {
-	case config.SeverityError:
-		return "error: blocks publishing"
-	case config.SeverityAcknowledge:
-		return "blocks unless acknowledged"
-	}
-	return "warning"
-}
-
-func severityKind(s config.Severity) string {
-	switch s {
-	case config.SeverityError:
-		return "bad"
-	case config.SeverityAcknowledge:
-		return "warn"
-	}
-	return "info"
-}
-
 // ChangeWords is one semantic change in words, e.g. "route group default,
 // tier deep: candidate fake-deep weight 100 → 0".
 func ChangeWords(c config.Change) string {

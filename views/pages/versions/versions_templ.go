@@ -70,7 +70,7 @@ func List(p ListPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<form class=\"panel row\" method=\"get\" action=\"/versions/diff\" data-testid=\"compare-form\"><strong>Compare</strong> <select name=\"from\" data-testid=\"compare-from\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<form class=\"panel row\" method=\"get\" action=\"/versions/diff\" data-testid=\"compare-form\"><strong>Compare</strong> <select name=\"from\" aria-label=\"Compare from version\" data-testid=\"compare-from\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -106,7 +106,7 @@ func List(p ListPage) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</select> <span>→</span> <select name=\"to\" data-testid=\"compare-to\"><option value=\"draft\">draft</option> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</select> <span>→</span> <select name=\"to\" aria-label=\"Compare to version\" data-testid=\"compare-to\"><option value=\"draft\">draft</option> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -825,7 +825,7 @@ func Diff(p DiffPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "</h1><form class=\"panel row\" method=\"get\" action=\"/versions/diff\"><select name=\"from\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "</h1><form class=\"panel row\" method=\"get\" action=\"/versions/diff\"><select name=\"from\" aria-label=\"Diff from version\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -871,7 +871,7 @@ func Diff(p DiffPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, "</select> <span>→</span> <select name=\"to\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, "</select> <span>→</span> <select name=\"to\" aria-label=\"Diff to version\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1294,11 +1294,11 @@ func Findings(r config.Result) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 118, "\"><td style=\"white-space:nowrap\" data-testid=\"finding-severity\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 118, "\"><td style=\"white-space:nowrap\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = components.Badge(severityKind(f.Severity), SeverityWords(f.Severity)).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = components.SeverityBadge(f.Severity).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -2746,7 +2746,7 @@ func DryRun(p DryRunPage) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				} else {
-					templ_7745c5c3_Err = components.Badge(severityKind(c.Severity), strconv.Itoa(c.Findings)+" finding(s): "+SeverityWords(c.Severity)).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = components.Badge(components.SeverityKind(c.Severity), strconv.Itoa(c.Findings)+" finding(s): "+components.SeverityWords(c.Severity)).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
