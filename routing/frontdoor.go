@@ -65,6 +65,10 @@ type DoorStream interface {
 
 // doorOf is the front door of an endpoint.
 func doorOf(ep Endpoint) FrontDoor {
+	switch ep {
+	case EndpointMessages, EndpointCountTokens:
+		return messagesDoor{}
+	}
 	return chatDoor{}
 }
 
