@@ -16,6 +16,7 @@ import (
 	"switchyard/cmd/switchyard/gateway/gatewaytest"
 	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
+	"switchyard/store/calllog"
 )
 
 // messagesWorld is one provider per protocol on the fake vendor and, per
@@ -114,6 +115,7 @@ func textOf(m *anthropic.Message) string {
 // failure after it (an error event ends the stream) and a vendor 429 in
 // Anthropic's shape.
 func TestMessagesSDK(t *testing.T) {
+	t.Parallel()
 	e, keys := messagesWorld(t)
 	ctx := context.Background()
 	for _, p := range protocols {
@@ -265,5 +267,136 @@ func TestMessagesSDK(t *testing.T) {
 			}
 			e.Fake.ClearRules()
 		})
+	}
+}
+
+// postMessages sends a raw body to path with the given auth headers.
+func postMessages(t *testing.T, e *gatewaytest.Env, path, body string, hdr ...string) (int, http.Header, gjson.Result) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("anthropic-version", "2023-06-01")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, gjson.ParseBytes(b)
+}
+
+// TestMessagesDoorEdges: byte-for-byte pass-through of what only Anthropic
+// understands, its refusal elsewhere as unsupported_parameter, errors and
+// our own 429 in Anthropic's shape, both ways of sending the key,
+// count_tokens, and the call-log rows with their front door.
+func TestMessagesDoorEdges(t *testing.T) {
+	t.Parallel()
+	e, keys := messagesWorld(t)
+	b := e.Build()
+	limited := []config.TierLimit{{Tier: config.TierFast, RPM: 1}}
+	_, keys["lim"] = b.Caller(config.Caller{Name: "c-lim", RouteGroup: "g-oa", Limits: limited})
+	e.Publish("limited caller")
+	ctx := context.Background()
+
+	// cache_control, a signed thinking block, an unknown block and top_k.
+	native := `{"model":"fast","max_tokens":300,"top_k":5,
+	  "system":[{"type":"text","text":"sys","cache_control":{"type":"ephemeral"}}],
+	  "messages":[{"role":"user","content":[{"type":"text","text":"q","cache_control":{"type":"ephemeral","ttl":"1h"}}]},
+	    {"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"EqQBCkgIARABGAIiQL=="},{"type":"text","text":"a"}]},
+	    {"role":"user","content":[{"type":"text","text":"more"},{"type":"future_block","payload":{"x":[1,2]}}]}]}`
+	status, _, ans := postMessages(t, e, "/v1/messages", native, "x-api-key", keys["an"])
+	if status != http.StatusOK || ans.Get("type").Str != "message" || ans.Get("model").Str != "an-main" {
+		t.Fatalf("native: %d %s", status, ans.Raw)
+	}
+	sent := gjson.ParseBytes(e.Fake.LastBody("an-main-up"))
+	gjson.Parse(native).ForEach(func(k, v gjson.Result) bool {
+		if k.Str != "model" && sent.Get(k.Str).Raw != v.Raw {
+			t.Errorf("%s changed on the way: %s → %s", k.Str, v.Raw, sent.Get(k.Str).Raw)
+		}
+		return true
+	})
+
+	// The same request cannot be translated: 400 naming the field, no vendor call.
+	before := e.Fake.Count("oa-main-up")
+	status, hdr, ans := postMessages(t, e, "/v1/messages", native, "Authorization", "Bearer "+keys["oa"])
+	if status != http.StatusBadRequest || ans.Get("type").Str != "error" || ans.Get("error.type").Str != "invalid_request_error" ||
+		ans.Get("error.code").Str != "unsupported_parameter" || ans.Get("error.param").Str != "top_k" || hdr.Get("x-should-retry") != "false" {
+		t.Fatalf("untranslatable: %d %s", status, ans.Raw)
+	}
+	withoutTopK := strings.Replace(native, `"top_k":5,`, "", 1)
+	if status, _, ans = postMessages(t, e, "/v1/messages", withoutTopK, "x-api-key", keys["ge"]); status != http.StatusBadRequest || ans.Get("error.param").Str != "messages[2].content[1].type" {
+		t.Fatalf("unknown block to Gemini: %d %s", status, ans.Raw)
+	}
+	if e.Fake.Count("oa-main-up") != before {
+		t.Fatal("an untranslatable request reached the vendor")
+	}
+
+	// Errors in Anthropic's shape.
+	for _, c := range []struct {
+		name, path, body string
+		hdr              []string
+		status           int
+		typ              string
+	}{
+		{"no key", "/v1/messages", `{"model":"fast","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, nil, 401, "authentication_error"},
+		{"bad key", "/v1/messages", `{"model":"fast","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, []string{"x-api-key", "sy-nope"}, 401, "authentication_error"},
+		{"malformed", "/v1/messages", `{"model":`, []string{"x-api-key", keys["oa"]}, 400, "invalid_request_error"},
+		{"no max_tokens", "/v1/messages", `{"model":"fast","messages":[{"role":"user","content":"x"}]}`, []string{"x-api-key", keys["oa"]}, 400, "invalid_request_error"},
+		{"unknown model", "/v1/messages", `{"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, []string{"x-api-key", keys["oa"]}, 404, "not_found_error"},
+		{"count_tokens malformed", "/v1/messages/count_tokens", `[]`, []string{"x-api-key", keys["an"]}, 400, "invalid_request_error"},
+	} {
+		status, _, ans := postMessages(t, e, c.path, c.body, c.hdr...)
+		if status != c.status || ans.Get("type").Str != "error" || ans.Get("error.type").Str != c.typ || ans.Get("error.message").Str == "" {
+			t.Errorf("%s: %d %s, want %d %s", c.name, status, ans.Raw, c.status, c.typ)
+		}
+	}
+
+	// Our own rate limit: 429 rate_limit_error with Retry-After.
+	lim := anthropicSDK(e, keys["lim"])
+	if _, err := lim.Messages.New(ctx, anthropic.MessageNewParams{Model: "fast", MaxTokens: 50, Messages: userText("one")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := lim.Messages.New(ctx, anthropic.MessageNewParams{Model: "fast", MaxTokens: 50, Messages: userText("two")})
+	var apiErr *anthropic.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || apiErr.Type() != "rate_limit_error" || apiErr.Response.Header.Get("Retry-After") == "" ||
+		!strings.Contains(apiErr.RawJSON(), `"code":"rate_limited"`) {
+		t.Fatalf("own 429: %v", err)
+	}
+
+	// count_tokens: Anthropic's own count, the tokenizer elsewhere.
+	for _, p := range []string{"an", "oa"} {
+		var cap capture
+		cl := anthropicSDK(e, keys[p], cap.option())
+		n, err := cl.Messages.CountTokens(ctx, anthropic.MessageCountTokensParams{Model: "fast", Messages: userText("count these tokens, please")})
+		if err != nil || n.InputTokens <= 0 {
+			t.Fatalf("%s count_tokens: %v %+v", p, err, n)
+		}
+		want := map[string]string{"an": "vendor", "oa": "estimate"}[p]
+		if got := cap.header.Get("X-Switchyard-Token-Count"); got != want {
+			t.Fatalf("%s count by %q, want %q", p, got, want)
+		}
+	}
+	if e.Fake.Count("oa-main-up") != before+1 { // the limited caller's one call
+		t.Fatalf("count_tokens called the OpenAI vendor: %d calls", e.Fake.Count("oa-main-up")-before)
+	}
+
+	// Every request is a call-log row with its front door and attempt trail.
+	rows := waitCallLogs(t, e, calllog.Filter{Caller: "c-an", Endpoint: "messages"}, 1)
+	if r := rows[0]; r.Endpoint != "messages" || r.Status != "ok" || len(r.Attempts) < 3 || r.LogicModel != "an-main" {
+		t.Fatalf("messages row: %+v", r)
+	}
+	rows = waitCallLogs(t, e, calllog.Filter{Caller: "c-an", Endpoint: "count_tokens", Status: "ok"}, 1)
+	if rows[0].Endpoint != "count_tokens" || rows[0].Status != "ok" {
+		t.Fatalf("count_tokens row: %+v", rows[0])
+	}
+	found := false
+	for _, r := range waitCallLogs(t, e, calllog.Filter{Caller: "c-oa", Endpoint: "messages", Status: "rejected"}, 4) {
+		found = found || r.ErrorCode == "unsupported_parameter" && gjson.GetBytes(r.Attempts, "skips.0.reason.param").Str == "top_k"
+	}
+	if !found {
+		t.Fatal("no rejected row for the untranslatable request with its skip reasons")
 	}
 }
