@@ -212,6 +212,12 @@ func parseAnthropicMessages(body []byte, needMax bool) (*ChatRequest, error) {
 		return nil, rerr
 	}
 	msgs = append(msgs, turns...)
+	if len(msgs) == 0 {
+		// Nothing translatable (only refused or dropped blocks): the
+		// canonical request still needs a turn; translation is refused
+		// or sends an empty one.
+		msgs = append(msgs, map[string]any{"role": "user", "content": ""})
+	}
 	t.out["model"] = m
 	t.out["messages"] = msgs
 	if stream {
