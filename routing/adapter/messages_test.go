@@ -392,3 +392,29 @@ func TestMessagesErrorTypes(t *testing.T) {
 		}
 	}
 }
+
+// The README's Messages field table is MessagesFieldRules (go test -update
+// rewrites it).
+func TestMessagesFieldsREADME(t *testing.T) {
+	const path = "../../README.md"
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- messages-fields:begin -->\n", "<!-- messages-fields:end -->"
+	s := string(raw)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || j < i {
+		t.Fatalf("README lacks the %q … %q markers", strings.TrimSpace(begin), end)
+	}
+	want := MessagesFieldsMarkdown()
+	if got := s[i+len(begin) : j]; got != want {
+		if vendorUpdate() {
+			if err := os.WriteFile(path, []byte(s[:i+len(begin)]+want+s[j:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("README's Messages field table differs from MessagesFieldRules; run go test ./routing/adapter -run TestMessagesFieldsREADME -update")
+	}
+}
