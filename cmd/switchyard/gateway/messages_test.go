@@ -357,6 +357,15 @@ func TestMessagesDoorEdges(t *testing.T) {
 		}
 	}
 
+	// Idempotency-Key: the second send is the first answer, replayed.
+	idem := `{"model":"fast","max_tokens":50,"messages":[{"role":"user","content":"once"}]}`
+	calls := e.Fake.Count("an-main-up")
+	_, _, first := postMessages(t, e, "/v1/messages", idem, "x-api-key", keys["an"], "Idempotency-Key", "msg-idem-1")
+	status, hdr, again := postMessages(t, e, "/v1/messages", idem, "x-api-key", keys["an"], "Idempotency-Key", "msg-idem-1")
+	if status != 200 || hdr.Get("Idempotent-Replayed") != "true" || again.Raw != first.Raw || e.Fake.Count("an-main-up") != calls+1 {
+		t.Fatalf("replay: %d %q %s", status, hdr.Get("Idempotent-Replayed"), again.Raw)
+	}
+
 	// Our own rate limit: 429 rate_limit_error with Retry-After.
 	lim := anthropicSDK(e, keys["lim"])
 	if _, err := lim.Messages.New(ctx, anthropic.MessageNewParams{Model: "fast", MaxTokens: 50, Messages: userText("one")}); err != nil {
@@ -387,11 +396,19 @@ func TestMessagesDoorEdges(t *testing.T) {
 	}
 
 	// Every request is a call-log row with its front door and attempt trail.
-	rows := waitCallLogs(t, e, calllog.Filter{Caller: "c-an", Endpoint: "messages"}, 1)
-	if r := rows[0]; r.Endpoint != "messages" || r.Status != "ok" || len(r.Attempts) < 3 || r.LogicModel != "an-main" {
-		t.Fatalf("messages row: %+v", r)
+	served, replayed := 0, 0
+	for _, r := range waitCallLogs(t, e, calllog.Filter{Caller: "c-an", Endpoint: "messages", Status: "ok"}, 3) {
+		switch {
+		case r.IdempotencyReplay:
+			replayed++
+		case r.LogicModel == "an-main" && gjson.GetBytes(r.Attempts, "attempts.0.outcome").Str == "ok":
+			served++
+		}
 	}
-	rows = waitCallLogs(t, e, calllog.Filter{Caller: "c-an", Endpoint: "count_tokens", Status: "ok"}, 1)
+	if served != 2 || replayed != 1 {
+		t.Fatalf("messages rows: %d served with a trail, %d replayed", served, replayed)
+	}
+	rows := waitCallLogs(t, e, calllog.Filter{Caller: "c-an", Endpoint: "count_tokens", Status: "ok"}, 1)
 	if rows[0].Endpoint != "count_tokens" || rows[0].Status != "ok" {
 		t.Fatalf("count_tokens row: %+v", rows[0])
 	}
