@@ -395,6 +395,20 @@ func TestMessagesDoorEdges(t *testing.T) {
 		t.Fatalf("count_tokens called the OpenAI vendor: %d calls", e.Fake.Count("oa-main-up")-before)
 	}
 
+	// Metrics carry the front door.
+	res, err := http.Get(e.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{`caller="c-an",class="",endpoint="messages",model="an-main",status="ok",tier="fast"`,
+		`caller="c-an",class="",endpoint="count_tokens",model="an-main",status="ok",tier="fast"`} {
+		if !strings.Contains(string(metrics), "switchyard_requests_total{"+want+"}") {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+
 	// Every request is a call-log row with its front door and attempt trail.
 	served, replayed := 0, 0
 	for _, r := range waitCallLogs(t, e, calllog.Filter{Caller: "c-an", Endpoint: "messages", Status: "ok"}, 3) {
