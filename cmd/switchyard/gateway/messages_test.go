@@ -350,6 +350,7 @@ func TestMessagesDoorEdges(t *testing.T) {
 		{"no max_tokens", "/v1/messages", `{"model":"fast","messages":[{"role":"user","content":"x"}]}`, []string{"x-api-key", keys["oa"]}, 400, "invalid_request_error"},
 		{"unknown model", "/v1/messages", `{"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, []string{"x-api-key", keys["oa"]}, 404, "not_found_error"},
 		{"count_tokens malformed", "/v1/messages/count_tokens", `[]`, []string{"x-api-key", keys["an"]}, 400, "invalid_request_error"},
+		{"unknown path", "/v1/messages/batches", `{}`, []string{"x-api-key", keys["an"]}, 404, "not_found_error"},
 	} {
 		status, _, ans := postMessages(t, e, c.path, c.body, c.hdr...)
 		if status != c.status || ans.Get("type").Str != "error" || ans.Get("error.type").Str != c.typ || ans.Get("error.message").Str == "" {
