@@ -87,6 +87,12 @@ const (
 	EndpointEmbeddings
 	EndpointModels
 	EndpointModel // one model: Request.ModelID
+	// EndpointMessages is Anthropic's POST /v1/messages front door.
+	EndpointMessages
+	// EndpointCountTokens is POST /v1/messages/count_tokens.
+	EndpointCountTokens
+	// EndpointResponses is OpenAI's POST /v1/responses front door.
+	EndpointResponses
 )
 
 // Request is one data-plane request as it arrived.
@@ -96,6 +102,9 @@ type Request struct {
 	Path string
 	// Authorization is the Authorization header ("Bearer <caller key>").
 	Authorization string
+	// APIKey is the x-api-key header, the Anthropic SDKs' way of sending
+	// the key; used when Authorization is empty.
+	APIKey string
 	// CallerID, when not 0, is a caller chosen by a signed-in operator (the
 	// console's test request): no key is checked.
 	CallerID int64
@@ -218,7 +227,7 @@ const msgShuttingDown = "this gateway instance is shutting down and cut the requ
 func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
 	x := &exchange{j: j, ctx: ctx, req: &req, start: j.now()}
 	x.a = &Answer{Header: http.Header{}, x: x, Trail: &x.trail}
-	x.rec = record.Call{At: x.start.UTC(), RequestID: record.NewRequestID(), Status: record.StatusRejected}
+	x.rec = record.Call{At: x.start.UTC(), RequestID: record.NewRequestID(), Status: record.StatusRejected, Endpoint: req.Endpoint.String()}
 	x.a.RequestID = x.rec.RequestID
 	x.a.Header.Set("X-Request-Id", x.rec.RequestID)
 	if !x.authenticate() {
@@ -231,13 +240,19 @@ func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
 		x.model()
 	case EndpointEmbeddings:
 		x.embeddings()
+	case EndpointCountTokens:
+		x.countTokens()
 	default:
 		x.chat()
 	}
 	return x.a
 }
 
-// reject answers with an OpenAI error and records a rejected call.
+// door is the request's front door, the caller's wire shape.
+func (x *exchange) door() FrontDoor { return doorOf(x.req.Endpoint) }
+
+// reject answers with an error in the front door's shape and records a
+// rejected call.
 func (x *exchange) reject(status int, code, class, msg string) {
 	x.rec.Status = record.StatusRejected
 	x.rec.ErrorCode, x.rec.ErrorClass, x.rec.HTTPStatus = code, class, status
@@ -251,7 +266,7 @@ func (x *exchange) writeError(status int, code, msg string, param *string) {
 			x.a.Header.Set("Retry-After", "1")
 		}
 	}
-	x.writeBody(status, "application/json", ErrorJSON(status, code, msg, param))
+	x.writeBody(status, "application/json", x.door().Error(status, code, msg, param))
 }
 
 // ErrorJSON is an OpenAI error object: {"error":{"message","type","code","param"}}.
@@ -318,10 +333,13 @@ func (x *exchange) authenticate() bool {
 		return x.caller.Enabled || x.refuseDisabled()
 	}
 	key, ok := strings.CutPrefix(x.req.Authorization, "Bearer ")
+	if x.req.Authorization == "" && x.req.APIKey != "" {
+		key, ok = x.req.APIKey, true
+	}
 	key = strings.TrimSpace(key)
 	if !ok || key == "" {
 		x.a.Header.Set("x-should-retry", "false")
-		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "missing API key: send 'Authorization: Bearer <your Switchyard caller key>'")
+		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "missing API key: send 'Authorization: Bearer <your Switchyard caller key>' (or, on /v1/messages, 'x-api-key: <key>')")
 		return false
 	}
 	x.caller = x.rt.Authenticate(key)

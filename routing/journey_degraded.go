@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 	"switchyard/routing/limit"
@@ -85,6 +87,20 @@ func (x *exchange) prepareLadder(req *adapter.ChatRequest, body []byte) {
 	}
 }
 
+// keepAnswer marks a translated (OpenAI-shaped) answer for the cache:
+// body is the adapter's chat.completion, answer what the caller got.
+// Answers are kept as chat.completions whatever the front door, so any
+// door can serve them later.
+func (x *exchange) keepAnswer(body []byte, model string, answer []byte) {
+	if x.ladder.answerKey == nil {
+		return
+	}
+	if _, ok := x.door().(chatDoor); !ok {
+		answer = adapter.AppendAnswerModel(nil, body, model)
+	}
+	x.keep(answer)
+}
+
 // keep marks a served answer for the cache (not one that was itself
 // degraded).
 func (x *exchange) keep(body []byte) {
@@ -145,8 +161,14 @@ func (x *exchange) answerDegraded(level string, body []byte, d Degraded) {
 	x.ladder.collect = nil
 	h := x.a.Header
 	h.Set(HeaderDegraded, level)
+	model := gjson.GetBytes(body, "model").String() // the static model, or the logic model that served it then
 	if !x.ladder.chat.Stream {
-		x.writeBody(http.StatusOK, "application/json", body)
+		answer, err := x.door().Answer(nil, x.ladder.chat, &adapter.ChatResult{Body: body}, model, false)
+		if err != nil {
+			x.writeError(http.StatusBadGateway, "upstream_error", "the degraded answer could not be put in this endpoint's shape: "+err.Error()+" (request "+x.rec.RequestID+")", nil)
+			return
+		}
+		x.writeBody(http.StatusOK, "application/json", answer)
 		return
 	}
 	h.Set("Content-Type", "text/event-stream")
@@ -161,7 +183,8 @@ func (x *exchange) answerDegraded(level string, body []byte, d Degraded) {
 		dec = *x.gateDec
 	}
 	committed := &Committed{First: AnswerChunks(body), stream: answerStream{}, finish: func(error) {}, ended: true}
-	x.a.Stream = &Stream{x: x, committed: committed, req: x.ladder.chat, dec: dec, degraded: true}
+	x.a.Stream = x.newStream(committed, x.ladder.chat, dec, 0, model, false)
+	x.a.Stream.degraded = true
 }
 
 // finishLadder runs once the answer is on the wire: it keeps a served

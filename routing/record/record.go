@@ -75,6 +75,10 @@ type Call struct {
 	// capacity (the instance's in-flight cap and deployments at capacity
 	// together); nil when it never queued.
 	QueueWaitMS *int `json:"queue_wait_ms,omitempty"`
+	// Endpoint is the front door the request came through
+	// (chat_completions, messages, count_tokens, responses, embeddings,
+	// models); "" on rows written before it was recorded.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // Needs are what a request required of a deployment, as bits (one

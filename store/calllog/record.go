@@ -50,7 +50,7 @@ func normalize(r *Record) error {
 	for _, s := range []*string{
 		&r.RequestID, &r.Caller, &r.Tenant, &r.RouteGroup, &r.Tier, &r.RequestedModel,
 		&r.LogicModel, &r.Provider, &r.KeyFingerprint, &r.ErrorClass, &r.ErrorCode,
-		&r.Currency, &r.Fallback, &r.Degraded, &r.PriorityClass,
+		&r.Currency, &r.Fallback, &r.Degraded, &r.PriorityClass, &r.Endpoint,
 	} {
 		*s = cleanText(*s)
 	}
@@ -102,6 +102,7 @@ var columns = []string{
 	"needs", "fields",
 	"degraded",
 	"priority_class", "queue_wait_ms",
+	"endpoint",
 }
 
 var columnList = strings.Join(columns, ", ")
@@ -125,6 +126,7 @@ func values(r *Record) []any {
 		int64(r.Needs), int64(r.Fields),
 		nullText(r.Degraded),
 		nullText(r.PriorityClass), nullInt(r.QueueWaitMS),
+		nullText(r.Endpoint),
 	}
 }
 
@@ -169,6 +171,7 @@ func scanRecord(s scanner) (Record, error) {
 		degraded                                                       sql.NullString
 		class                                                          sql.NullString
 		queueWait                                                      sql.NullInt64
+		endpoint                                                       sql.NullString
 	)
 	err := s.Scan(&r.At, &r.RequestID, &callerID, &caller, &tenant, &routeGroup, &tier,
 		&requestedModel, &logicModel, &deploymentID, &provider, &keyFingerprint,
@@ -178,7 +181,8 @@ func scanRecord(s scanner) (Record, error) {
 		&attempts,
 		&needs, &fields,
 		&degraded,
-		&class, &queueWait)
+		&class, &queueWait,
+		&endpoint)
 	if err != nil {
 		return Record{}, err
 	}
@@ -215,6 +219,7 @@ func scanRecord(s scanner) (Record, error) {
 		v := int(queueWait.Int64)
 		r.QueueWaitMS = &v
 	}
+	r.Endpoint = endpoint.String
 	return r, nil
 }
 
