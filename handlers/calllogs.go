@@ -66,6 +66,7 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		Range: q("range"), From: q("from"), To: q("to"), Anchor: q("anchor"),
 		Caller: q("caller"), Tier: q("tier"), LogicModel: q("logic_model"), Provider: q("provider"),
 		Status: q("status"), ErrorClass: q("error_class"), RequestID: q("request_id"), Cursor: q("cursor"),
+		Endpoint: q("endpoint"),
 	}
 	for _, v := range []struct {
 		name string
@@ -73,7 +74,7 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 	}{
 		{"range", &f.Range}, {"from", &f.From}, {"to", &f.To}, {"anchor", &f.Anchor}, {"caller", &f.Caller},
 		{"tier", &f.Tier}, {"logic model", &f.LogicModel}, {"provider", &f.Provider}, {"status", &f.Status},
-		{"error class", &f.ErrorClass}, {"request id", &f.RequestID},
+		{"error class", &f.ErrorClass}, {"request id", &f.RequestID}, {"front door", &f.Endpoint},
 	} {
 		if !calllog.ValidText(*v.v) {
 			*v.v = "" // not echoed into the form: it is what could not be read
@@ -94,7 +95,7 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		}
 	}
 	cf := calllog.Filter{Caller: f.Caller, Tier: f.Tier, LogicModel: f.LogicModel, Provider: f.Provider,
-		Status: f.Status, ErrorClass: f.ErrorClass, RequestID: f.RequestID, Cursor: f.Cursor}
+		Status: f.Status, ErrorClass: f.ErrorClass, RequestID: f.RequestID, Cursor: f.Cursor, Endpoint: f.Endpoint}
 	if f.Status != "" && !calllog.ValidStatus(f.Status) {
 		return f, cf, errors.New("status must be ok, upstream_error, rejected, client_cancelled or interrupted")
 	}

@@ -39,6 +39,17 @@ func (d *DataPlane) ChatCompletions(c echo.Context) error {
 	return d.serve(c, routing.EndpointChat)
 }
 
+// Messages serves POST /v1/messages, Anthropic's Messages API, streamed
+// or not.
+func (d *DataPlane) Messages(c echo.Context) error {
+	return d.serve(c, routing.EndpointMessages)
+}
+
+// CountTokens serves POST /v1/messages/count_tokens.
+func (d *DataPlane) CountTokens(c echo.Context) error {
+	return d.serve(c, routing.EndpointCountTokens)
+}
+
 // Embeddings serves POST /v1/embeddings.
 func (d *DataPlane) Embeddings(c echo.Context) error {
 	return d.serve(c, routing.EndpointEmbeddings)
@@ -73,6 +84,7 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 		Endpoint:       ep,
 		Path:           r.URL.Path,
 		Authorization:  r.Header.Get("Authorization"),
+		APIKey:         r.Header.Get("X-Api-Key"),
 		Body:           r.Body,
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),
 		RequestTimeout: r.Header.Get("X-Request-Timeout"),
@@ -123,7 +135,7 @@ func writeAnswer(w *echo.Response, a *routing.Answer) (err error) {
 // NotFound answers unknown /v1 paths in OpenAI's error shape.
 func (d *DataPlane) NotFound(c echo.Context) error {
 	r := c.Request()
-	return WriteOpenAIError(c, http.StatusNotFound, "not_found", "unknown endpoint "+httpx.Clip(r.Method+" "+r.URL.Path, httpx.ShownLen)+"; Switchyard serves POST /v1/chat/completions, POST /v1/embeddings, GET /v1/models and GET /v1/models/{id}")
+	return WriteOpenAIError(c, http.StatusNotFound, "not_found", "unknown endpoint "+httpx.Clip(r.Method+" "+r.URL.Path, httpx.ShownLen)+"; Switchyard serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, POST /v1/embeddings, GET /v1/models and GET /v1/models/{id}")
 }
 
 // TestRequest runs a request through the journey as callerID, exactly as an
@@ -131,8 +143,13 @@ func (d *DataPlane) NotFound(c echo.Context) error {
 // console's "Send test request".
 func (d *DataPlane) TestRequest(ctx context.Context, callerID int64, path string, body []byte) TestResult {
 	ep := routing.EndpointChat
-	if path == "/v1/embeddings" {
+	switch path {
+	case "/v1/embeddings":
 		ep = routing.EndpointEmbeddings
+	case "/v1/messages":
+		ep = routing.EndpointMessages
+	case "/v1/messages/count_tokens":
+		ep = routing.EndpointCountTokens
 	}
 	a := d.Journey.Serve(ctx, routing.Request{Endpoint: ep, Path: path, CallerID: callerID, Body: bytes.NewReader(body)})
 	res := TestResult{Status: a.Status, Header: a.Header, Body: a.Body, RequestID: a.RequestID}

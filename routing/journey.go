@@ -83,6 +83,12 @@ const (
 	EndpointEmbeddings
 	EndpointModels
 	EndpointModel // one model: Request.ModelID
+	// EndpointMessages is Anthropic's POST /v1/messages front door.
+	EndpointMessages
+	// EndpointCountTokens is POST /v1/messages/count_tokens.
+	EndpointCountTokens
+	// EndpointResponses is OpenAI's POST /v1/responses front door.
+	EndpointResponses
 )
 
 // Request is one data-plane request as it arrived.
@@ -92,6 +98,9 @@ type Request struct {
 	Path string
 	// Authorization is the Authorization header ("Bearer <caller key>").
 	Authorization string
+	// APIKey is the x-api-key header, the Anthropic SDKs' way of sending
+	// the key; used when Authorization is empty.
+	APIKey string
 	// CallerID, when not 0, is a caller chosen by a signed-in operator (the
 	// console's test request): no key is checked.
 	CallerID int64
@@ -152,6 +161,7 @@ type exchange struct {
 	req    *Request
 	a      *Answer
 	rec    record.Call
+	door   FrontDoor // the caller's wire shape
 	start  time.Time
 	rt     *config.Runtime
 	caller *config.RCaller
@@ -206,9 +216,9 @@ const msgShuttingDown = "this gateway instance is shutting down and cut the requ
 
 // Serve runs the journey for one request.
 func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
-	x := &exchange{j: j, ctx: ctx, req: &req, start: j.now()}
+	x := &exchange{j: j, ctx: ctx, req: &req, start: j.now(), door: doorOf(req.Endpoint)}
 	x.a = &Answer{Header: http.Header{}, x: x, Trail: &x.trail}
-	x.rec = record.Call{At: x.start.UTC(), RequestID: record.NewRequestID(), Status: record.StatusRejected}
+	x.rec = record.Call{At: x.start.UTC(), RequestID: record.NewRequestID(), Status: record.StatusRejected, Endpoint: req.Endpoint.String()}
 	x.a.RequestID = x.rec.RequestID
 	x.a.Header.Set("X-Request-Id", x.rec.RequestID)
 	if !x.authenticate() {
@@ -241,7 +251,7 @@ func (x *exchange) writeError(status int, code, msg string, param *string) {
 			x.a.Header.Set("Retry-After", "1")
 		}
 	}
-	x.writeBody(status, "application/json", ErrorJSON(status, code, msg, param))
+	x.writeBody(status, "application/json", x.door.Error(status, code, msg, param))
 }
 
 // ErrorJSON is an OpenAI error object: {"error":{"message","type","code","param"}}.
@@ -308,10 +318,13 @@ func (x *exchange) authenticate() bool {
 		return x.caller.Enabled || x.refuseDisabled()
 	}
 	key, ok := strings.CutPrefix(x.req.Authorization, "Bearer ")
+	if x.req.Authorization == "" && x.req.APIKey != "" {
+		key, ok = x.req.APIKey, true
+	}
 	key = strings.TrimSpace(key)
 	if !ok || key == "" {
 		x.a.Header.Set("x-should-retry", "false")
-		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "missing API key: send 'Authorization: Bearer <your Switchyard caller key>'")
+		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "missing API key: send 'Authorization: Bearer <your Switchyard caller key>' (or, on /v1/messages, 'x-api-key: <key>')")
 		return false
 	}
 	x.caller = x.rt.Authenticate(key)

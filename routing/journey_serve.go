@@ -23,7 +23,7 @@ func (x *exchange) chat() {
 	if !ok {
 		return
 	}
-	req, err := adapter.ParseChatRequest(body)
+	req, err := x.door.Parse(body)
 	if err != nil {
 		x.invalid(err)
 		return
@@ -57,10 +57,20 @@ func (x *exchange) chat() {
 		x.failed(fail)
 		return
 	}
+	d := out.Served.Deployment
+	answer, err := x.door.Answer(nil, req, out.Result, d.Model.Code, adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities))
+	if err != nil {
+		// The vendor's answer could not be put in the caller's shape.
+		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, string(adapter.ClassServer), "upstream_error"
+		x.account(dec, out.Served, out.Result.Usage, estimate)
+		x.routeHeaders(out.Served)
+		x.writeError(http.StatusBadGateway, "upstream_error", "the upstream's answer could not be translated: "+err.Error()+" (request "+x.rec.RequestID+")", nil)
+		return
+	}
 	x.rec.Status = record.StatusOK
 	x.account(dec, out.Served, out.Result.Usage, estimate)
 	x.routeHeaders(out.Served)
-	x.writeBody(http.StatusOK, "application/json", adapter.AppendAnswerModel(nil, out.Result.Body, out.Served.Deployment.Model.Code))
+	x.writeBody(http.StatusOK, "application/json", answer)
 }
 
 // Stream is a streamed answer: SSE events, the first content chunk first.
@@ -70,13 +80,13 @@ type Stream struct {
 	x         *exchange
 	committed *Committed
 	req       *adapter.ChatRequest
+	door      DoorStream
 	dec       limit.Decision
 	estimate  int64
 	first     int // index into committed.First
 	firstDone bool
 	sawFirst  bool
 	endErr    error
-	tail      []byte // the closing event ([DONE] or an error), then nil
 	over      bool
 	ended     bool
 	buf       []byte
@@ -101,30 +111,19 @@ func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec limi
 	if x.capture != nil {
 		x.capture.status, x.capture.ctype, x.capture.stream = http.StatusOK, "text/event-stream", true
 	}
-	x.a.Stream = &Stream{x: x, committed: committed, req: req, dec: dec, estimate: estimate}
+	d := committed.Served.Deployment
+	door := x.door.Stream(req, d.Model.Code, x.rec.RequestID, adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities))
+	x.a.Stream = &Stream{x: x, committed: committed, req: req, door: door, dec: dec, estimate: estimate}
 }
 
-// event formats one SSE data event into the stream's reused buffer.
-func (s *Stream) event(data []byte) []byte {
-	s.buf = append(s.buf[:0], "data: "...)
-	s.buf = append(s.buf, data...)
-	return s.endEvent()
-}
-
-// chunkEvent formats a chunk, its model field the logic model that serves
-// (the answer's one rule for model, as in a complete answer).
-func (s *Stream) chunkEvent(data []byte) []byte {
-	s.buf = append(s.buf[:0], "data: "...)
-	s.buf = adapter.AppendAnswerModel(s.buf, data, s.committed.Served.Deployment.Model.Code)
-	return s.endEvent()
-}
-
-func (s *Stream) endEvent() []byte {
-	s.buf = append(s.buf, '\n', '\n')
+// emit keeps the events the door rendered into the stream's reused buffer
+// (and a copy for idempotency).
+func (s *Stream) emit(b []byte) []byte {
+	s.buf = b
 	if c := s.x.capture; c != nil {
-		c.buf = append(c.buf, s.buf...)
+		c.buf = append(c.buf, b...)
 	}
-	return s.buf
+	return b
 }
 
 // Next returns the next SSE event to send, valid until the next call;
@@ -152,10 +151,9 @@ func (s *Stream) Next() ([]byte, error) {
 			ttfc := int(s.x.j.now().Sub(s.x.start).Milliseconds())
 			s.x.rec.TTFCMS, s.sawFirst = &ttfc, true
 		}
-		if ch.UsageOnly && !s.req.IncludeUsage {
-			continue
+		if b := s.door.Chunk(s.buf[:0], ch); len(b) > 0 {
+			return s.emit(b), nil
 		}
-		return s.chunkEvent(ch.Data), nil
 	}
 	s.over = true
 	s.committed.Close(s.endErr)
@@ -163,12 +161,12 @@ func (s *Stream) Next() ([]byte, error) {
 	switch {
 	case errors.Is(s.endErr, io.EOF):
 		x.rec.Status = record.StatusOK
-		return s.event([]byte("[DONE]")), nil
+		return s.emit(s.door.End(s.buf[:0], s.committed.Usage())), nil
 	case shuttingDown(x.ctx):
 		// Cut at the end of the shutdown grace: the caller gets an error
 		// event, never a silent EOF.
 		x.interrupted()
-		return s.event(ErrorJSON(http.StatusServiceUnavailable, codeShuttingDown, msgShuttingDown, nil)), nil
+		return s.emit(s.door.Fail(s.buf[:0], http.StatusServiceUnavailable, codeShuttingDown, msgShuttingDown)), nil
 	case x.ctx.Err() != nil:
 		return nil, io.EOF // the client went away; end() records it
 	}
@@ -181,7 +179,7 @@ func (s *Stream) Next() ([]byte, error) {
 	x.trail.Attempts = append(x.trail.Attempts, Attempt{Model: d.Model.Code, DeploymentID: d.ID,
 		Deployment: d.Label(), Provider: d.Provider.Name, Key: s.committed.Served.KeyFingerprint,
 		Outcome: "failed", Class: string(class), Reason: "after the first chunk: " + s.endErr.Error(), LatencyMS: x.j.now().Sub(x.start).Milliseconds()})
-	return s.event(ErrorJSON(class.Policy().Status, code, msg, nil)), nil
+	return s.emit(s.door.Fail(s.buf[:0], class.Policy().Status, code, msg)), nil
 }
 
 // end closes the stream when the answer is over or could not be sent, and

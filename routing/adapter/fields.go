@@ -161,9 +161,26 @@ type Fielded interface {
 // Refused is the first field of r that protocol p's adapter refuses for a
 // deployment with caps ("" when it carries the whole request, or when this
 // build does not implement p).
+//
+// A front door's request (r.Native) is carried whole to a deployment that
+// speaks the door natively; to any other it is refused for the first field
+// its translation cannot carry, then for what p's table refuses, named in
+// the door's notation.
 func Refused(p config.Protocol, r *ChatRequest, caps config.Capabilities) string {
+	if r != nil && r.Native != nil {
+		if r.Native.Passes(p, caps) {
+			return ""
+		}
+		if r.Native.Refuse != "" {
+			return r.Native.Refuse
+		}
+	}
 	if t, ok := fieldTables()[p]; ok {
-		return t.Refused(r, caps)
+		f := t.Refused(r, caps)
+		if f != "" && r.Native != nil {
+			f = r.Native.param(f)
+		}
+		return f
 	}
 	return ""
 }

@@ -40,6 +40,10 @@ type ChatRequest struct {
 	// in body order.
 	Set     FieldSet
 	Unknown []string
+
+	// Native is the original request of a front door other than chat
+	// completions (nil for chat completions); see native.go.
+	Native *Native
 }
 
 // Response format types.

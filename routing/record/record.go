@@ -57,6 +57,10 @@ type Call struct {
 	Fallback          string          `json:"fallback,omitempty"` // e.g. "policy shared → group general"
 	ConfigVersion     *int64          `json:"config_version,omitempty"`
 	Attempts          json.RawMessage `json:"attempts,omitempty"` // the attempt trail, stored as given (jsonb)
+	// Endpoint is the front door the request came through
+	// (chat_completions, messages, count_tokens, responses, embeddings,
+	// models); "" on rows written before it was recorded.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // ValidStatus reports whether s is one of the call statuses.

@@ -50,7 +50,7 @@ func normalize(r *Record) error {
 	for _, s := range []*string{
 		&r.RequestID, &r.Caller, &r.Tenant, &r.RouteGroup, &r.Tier, &r.RequestedModel,
 		&r.LogicModel, &r.Provider, &r.KeyFingerprint, &r.ErrorClass, &r.ErrorCode,
-		&r.Currency, &r.Fallback,
+		&r.Currency, &r.Fallback, &r.Endpoint,
 	} {
 		*s = cleanText(*s)
 	}
@@ -94,7 +94,7 @@ var columns = []string{
 	"status", "error_class", "error_code", "http_status", "latency_ms", "ttfc_ms",
 	"prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens", "usage_estimated",
 	"cost_micros", "currency", "stream", "idempotency_replay", "fallback", "config_version",
-	"attempts",
+	"attempts", "endpoint",
 }
 
 var columnList = strings.Join(columns, ", ")
@@ -114,7 +114,7 @@ func values(r *Record) []any {
 		nullInt64(r.PromptTokens), nullInt64(r.CompletionTokens), nullInt64(r.CachedTokens),
 		nullInt64(r.ReasoningTokens), r.UsageEstimated, nullInt64(r.CostMicros), nullText(r.Currency),
 		r.Stream, r.IdempotencyReplay, nullText(r.Fallback), nullInt64(r.ConfigVersion),
-		attempts,
+		attempts, nullText(r.Endpoint),
 	}
 }
 
@@ -155,13 +155,14 @@ func scanRecord(s scanner) (Record, error) {
 		prompt, completion, cached, reasoning                          sql.NullInt64
 		cost                                                           sql.NullInt64
 		attempts                                                       []byte
+		endpoint                                                       sql.NullString
 	)
 	err := s.Scan(&r.At, &r.RequestID, &callerID, &caller, &tenant, &routeGroup, &tier,
 		&requestedModel, &logicModel, &deploymentID, &provider, &keyFingerprint,
 		&r.Status, &errorClass, &errorCode, &r.HTTPStatus, &r.LatencyMS, &ttfc,
 		&prompt, &completion, &cached, &reasoning, &r.UsageEstimated,
 		&cost, &currency, &r.Stream, &r.IdempotencyReplay, &fbk, &configVersion,
-		&attempts)
+		&attempts, &endpoint)
 	if err != nil {
 		return Record{}, err
 	}
@@ -191,6 +192,7 @@ func scanRecord(s scanner) (Record, error) {
 	r.Fallback = fbk.String
 	r.ConfigVersion = int64Ptr(configVersion)
 	r.Attempts = json.RawMessage(attempts)
+	r.Endpoint = endpoint.String
 	return r, nil
 }
 

@@ -41,6 +41,8 @@ type Filter struct {
 	Status     string
 	ErrorClass string
 	RequestID  string
+	// Endpoint is the front door (record.Call.Endpoint).
+	Endpoint string
 	// Limit is the page size: default 50, at most 500.
 	Limit int
 	// Cursor is Page.Next of the previous page; empty for the first page.
@@ -94,6 +96,7 @@ func checkFilter(f Filter) error {
 	for _, v := range []struct{ name, v string }{
 		{"caller", f.Caller}, {"tier", f.Tier}, {"logic model", f.LogicModel}, {"provider", f.Provider},
 		{"status", f.Status}, {"error class", f.ErrorClass}, {"request id", f.RequestID},
+		{"endpoint", f.Endpoint},
 	} {
 		if !ValidText(v.v) {
 			return fmt.Errorf("%w: %s must be at most %d characters of text without control characters", ErrInvalidFilter, v.name, MaxTextLen)
@@ -172,7 +175,7 @@ func searchQuery(f Filter) (q string, args []any, limit int, err error) {
 	for _, eq := range []struct{ col, v string }{
 		{"caller", f.Caller}, {"tier", f.Tier}, {"logic_model", f.LogicModel},
 		{"provider", f.Provider}, {"status", f.Status}, {"error_class", f.ErrorClass},
-		{"request_id", f.RequestID},
+		{"request_id", f.RequestID}, {"endpoint", f.Endpoint},
 	} {
 		if eq.v != "" {
 			add(eq.col+" = ?", eq.v)

@@ -25,6 +25,7 @@ func TestSearchFiltersAndKeysetPagination(t *testing.T) {
 	stamps := []time.Time{base.Add(-13 * time.Hour), base, base.Add(time.Second), base.Add(time.Hour)}
 	for i := range 90 {
 		r := sampleRecord(stamps[i%4], []string{"alpha", "beta", "gamma"}[i%3], i)
+		r.Endpoint = []string{"chat_completions", "messages", ""}[i%3] // "": a row from before front doors
 		switch {
 		case i%10 == 0:
 			r.Status, r.ErrorClass, r.LogicModel, r.Provider, r.HTTPStatus = StatusRejected, "rate_limited", "", "", 429
@@ -65,6 +66,7 @@ func TestSearchFiltersAndKeysetPagination(t *testing.T) {
 		{"combined", Filter{Caller: "alpha", Status: StatusOK, From: base},
 			func(r Record) bool { return r.Caller == "alpha" && r.Status == StatusOK && !r.At.Before(base) }},
 		{"request id", Filter{RequestID: recs[17].RequestID}, func(r Record) bool { return r.RequestID == recs[17].RequestID }},
+		{"front door", Filter{Endpoint: "messages"}, func(r Record) bool { return r.Endpoint == "messages" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,10 +38,10 @@ func New(gauges map[string]func() float64) *Metrics {
 	m := &Metrics{
 		Registry: r,
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_requests_total",
-			Help: "Data-plane requests by caller, tier, logic model, status (ok|upstream_error|rejected|client_cancelled|interrupted) and error class."},
-			[]string{"caller", "tier", "model", "status", "class"}),
+			Help: "Data-plane requests by caller, tier, logic model, status (ok|upstream_error|rejected|client_cancelled|interrupted), error class and endpoint (the front door: chat_completions|messages|count_tokens|responses|embeddings|models)."},
+			[]string{"caller", "tier", "model", "status", "class", "endpoint"}),
 		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_request_duration_seconds",
-			Help: "Data-plane request latency, arrival to last byte.", Buckets: latency}, []string{"tier", "status"}),
+			Help: "Data-plane request latency, arrival to last byte, by tier, status and endpoint (front door).", Buckets: latency}, []string{"tier", "status", "endpoint"}),
 		TTFC: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_time_to_first_chunk_seconds",
 			Help: "Streams: arrival to the first content chunk sent.", Buckets: latency}, []string{"tier"}),
 		Tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_tokens_total",
@@ -83,8 +83,9 @@ func (m *Metrics) Handler() http.Handler {
 // Finished counts one data-plane request: its outcome, latency, first-chunk
 // time, tokens, cost and upstream attempts.
 func (m *Metrics) Finished(c *record.Call, tr *routing.Trail, elapsed time.Duration) {
-	m.Requests.WithLabelValues(c.Caller, c.Tier, c.LogicModel, c.Status, c.ErrorClass).Inc()
-	m.Duration.WithLabelValues(c.Tier, c.Status).Observe(elapsed.Seconds())
+	ep := endpointLabel(c.Endpoint)
+	m.Requests.WithLabelValues(c.Caller, c.Tier, c.LogicModel, c.Status, c.ErrorClass, ep).Inc()
+	m.Duration.WithLabelValues(c.Tier, c.Status, ep).Observe(elapsed.Seconds())
 	if c.TTFCMS != nil {
 		m.TTFC.WithLabelValues(c.Tier).Observe(float64(*c.TTFCMS) / 1000)
 	}
@@ -107,6 +108,16 @@ func (m *Metrics) Finished(c *record.Call, tr *routing.Trail, elapsed time.Durat
 			m.Attempts.WithLabelValues(a.Provider, a.Class).Inc()
 		}
 	}
+}
+
+// endpointLabel bounds the endpoint label to the known front doors.
+func endpointLabel(ep string) string {
+	for _, n := range routing.EndpointNames() {
+		if ep == n {
+			return ep
+		}
+	}
+	return "other"
 }
 
 // Refused counts a request a limit or the instance gate refused.

@@ -74,7 +74,7 @@ func TestMetricsAndHealth(t *testing.T) {
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	for _, want := range []string{
-		`switchyard_requests_total{caller="app",class="",model="small",status="ok",tier="standard"} 3`,
+		`switchyard_requests_total{caller="app",class="",endpoint="chat_completions",model="small",status="ok",tier="standard"} 3`,
 		`switchyard_request_duration_seconds_bucket`, `switchyard_tokens_total{caller="app",kind="prompt"`,
 		`switchyard_config_version 1`, `switchyard_calllog_buffer_depth`, `switchyard_redis_degraded 0`,
 	} {

@@ -57,6 +57,8 @@ type Filter struct {
 	ErrorClass string
 	RequestID  string
 	Cursor     string
+	// Endpoint is the front door (chat_completions, messages, …).
+	Endpoint string
 }
 
 // Query encodes the filter as URL parameters (without the cursor).
@@ -81,6 +83,7 @@ func (f Filter) Query() url.Values {
 	set("status", f.Status)
 	set("error_class", f.ErrorClass)
 	set("request_id", f.RequestID)
+	set("endpoint", f.Endpoint)
 	return v
 }
 
@@ -117,6 +120,31 @@ var Statuses = []components.Option{
 	{Value: record.StatusRejected, Label: "rejected by us"},
 	{Value: record.StatusClientCancelled, Label: "client cancelled"},
 	{Value: record.StatusInterrupted, Label: "interrupted by shutdown"},
+}
+
+// Endpoints are the front doors a call may have come through.
+var Endpoints = []components.Option{
+	{Value: "", Label: "Any front door"},
+	{Value: "chat_completions", Label: "chat completions"},
+	{Value: "messages", Label: "messages (Anthropic)"},
+	{Value: "responses", Label: "responses"},
+	{Value: "count_tokens", Label: "count_tokens"},
+	{Value: "embeddings", Label: "embeddings"},
+	{Value: "models", Label: "models"},
+}
+
+// EndpointLabel names a call's front door; rows from before front doors
+// were recorded have none.
+func EndpointLabel(ep string) string {
+	if ep == "" {
+		return "—"
+	}
+	for _, o := range Endpoints {
+		if o.Value == ep {
+			return o.Label
+		}
+	}
+	return ep
 }
 
 // Tiers are the tier choices of the filter.
