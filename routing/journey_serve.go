@@ -58,7 +58,7 @@ func (x *exchange) chat() {
 		return
 	}
 	d := out.Served.Deployment
-	answer, err := x.door.Answer(nil, req, out.Result, d.Model.Code, adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities))
+	answer, err := x.door.Answer(nil, req, out.Result, d.Model.Code, x.rec.RequestID, adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities))
 	if err != nil {
 		// The vendor's answer could not be put in the caller's shape.
 		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, string(adapter.ClassServer), "upstream_error"

@@ -161,12 +161,13 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 				return nil, fmt.Errorf("store: deployment of %s: %w", m.Code, (config.FieldErrors{"provider": "provider " + strconv.Quote(d.Provider) + " does not exist"}).Err())
 			}
 			_, err := upsert("deployments", `logic_model_id, provider_id, upstream_model, weight, enabled, max_concurrency,
-				price_input_micros, price_output_micros, price_cached_micros, currency, cap_thinking, cap_vision, cap_tools, embedding_batch_limit, timeout_ms, breaker, cap_structured_output`,
-				"$1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17", "logic_model_id=EXCLUDED.logic_model_id",
+				price_input_micros, price_output_micros, price_cached_micros, currency, cap_thinking, cap_vision, cap_tools, embedding_batch_limit, timeout_ms, breaker, cap_structured_output,
+				cap_responses_api`,
+				"$1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18", "logic_model_id=EXCLUDED.logic_model_id",
 				d.ID, modelIDs[m.Code], pid, d.UpstreamModel, d.Weight, d.Enabled, d.MaxConcurrency,
 				d.Prices.InputMicros, d.Prices.OutputMicros, d.Prices.CachedMicros, currencyOr(d.Prices.Currency),
 				d.Capabilities.Thinking, d.Capabilities.Vision, d.Capabilities.Tools, d.EmbeddingBatchLimit, d.TimeoutMS, breakerJSON(d.Breaker),
-				d.Capabilities.StructuredOutput)
+				d.Capabilities.StructuredOutput, d.Capabilities.ResponsesAPI)
 			if err != nil {
 				return nil, fmt.Errorf("store: deployment %s/%s of %s: %w", d.Provider, d.UpstreamModel, m.Code, err)
 			}

@@ -53,7 +53,7 @@ var ResponsesFields = []ResponsesField{
 	{Name: "instructions", kind: rfChat, Chat: "messages", How: "a first system message", Sample: `"instructions":"be brief"`},
 	{Name: "stream", kind: rfChat, Chat: "stream", Native: "set by the gateway (false, or true for a stream)", How: "the chat stream, turned into Responses events by the gateway", Sample: `"stream":true`},
 	{Name: "stream_options", kind: rfGateway, How: "`include_obfuscation` accepted; the gateway adds no obfuscation padding", Sample: `"stream_options":{"include_obfuscation":false}`},
-	{Name: "tools", kind: rfChat, Chat: "tools", How: "function tools → `tools[].function`; built-in tools (`web_search`, `file_search`, `mcp`, `custom`, …) refused", Sample: `"tools":[{"type":"function","name":"f","parameters":{"type":"object"}}]`},
+	{Name: "tools", kind: rfChat, Chat: "tools", How: "function tools → `tools[].function` (`strict` as sent: the Responses API's default of true is not imposed on chat-completions vendors); built-in tools (`web_search`, `file_search`, `mcp`, `custom`, …) refused", Sample: `"tools":[{"type":"function","name":"f","parameters":{"type":"object"}}]`},
 	{Name: "tool_choice", kind: rfChat, Chat: "tool_choice", How: "`none`, `required`, a named function; `allowed_tools` and built-in tool choices refused", Sample: `"tools":[{"type":"function","name":"f"}],"tool_choice":"required"`},
 	{Name: "parallel_tool_calls", kind: rfChat, Chat: "parallel_tool_calls", How: "false → `parallel_tool_calls` false", Sample: `"parallel_tool_calls":false`},
 	{Name: "text.format", kind: rfChat, Chat: "response_format", How: "`json_object`, `json_schema` (name, schema, strict, description) → `response_format`", Sample: `"text":{"format":{"type":"json_object"}}`},
@@ -81,40 +81,20 @@ var ResponsesFields = []ResponsesField{
 	{Name: AnyOtherField, kind: rfNative, How: "not a field this gateway translates", Sample: `"context_management":[{"type":"compaction"}]`},
 }
 
-// NativeResponses reports whether a deployment serves the Responses door
-// natively: an OpenAI-protocol deployment declaring responses_api.
-func NativeResponses(p config.Protocol, caps config.Capabilities) bool {
-	return p == config.ProtocolOpenAI && caps.ResponsesAPI
-}
+// responsesNative reports whether a deployment with caps (of the OpenAI
+// protocol) serves the Responses door natively: it declares responses_api.
+func responsesNative(caps config.Capabilities) bool { return caps.ResponsesAPI }
 
-// ResponsesProtocol names how a deployment serves the Responses door, for
-// skip reasons: "openai responses", "openai chat completions", "anthropic"…
-func ResponsesProtocol(p config.Protocol, caps config.Capabilities) string {
-	switch {
-	case NativeResponses(p, caps):
-		return "openai responses"
-	case p == config.ProtocolOpenAI:
-		return "openai chat completions"
-	}
-	return string(p)
-}
-
-// RefusedResponses is the first field of r that a deployment of protocol p
-// with caps cannot carry, in the Responses request's own terms, or "" when
-// it can serve the whole request. A native deployment carries everything;
-// a translated one refuses what the translation cannot carry and what its
-// protocol refuses of the translated chat request.
-func RefusedResponses(p config.Protocol, caps config.Capabilities, r *ResponsesRequest) string {
-	if r == nil || NativeResponses(p, caps) {
-		return ""
-	}
-	if r.NativeOnly != "" {
-		return r.NativeOnly
-	}
-	if f := Refused(p, r.Chat, caps); f != "" {
-		return responsesParam(f)
-	}
-	return ""
+// responsesParams names the chat fields of the translation by the Responses
+// fields they come from, for skip reasons and errors.
+var responsesParams = map[string]string{
+	"messages":              "input",
+	"max_completion_tokens": "max_output_tokens",
+	"max_tokens":            "max_output_tokens",
+	"response_format":       "text.format",
+	"reasoning_effort":      "reasoning.effort",
+	"verbosity":             "text.verbosity",
+	"stream_options":        "stream",
 }
 
 // ResponsesFieldsMarkdown renders the table as the README shows it: the
@@ -138,12 +118,20 @@ func ResponsesFieldsMarkdown() string {
 			native = "400 `stateless_gateway`, as translated"
 		}
 		how := f.How
-		if f.kind == rfChat && f.Chat != "" && !strings.Contains(how, "`"+f.Chat+"`") {
-			how = "→ `" + f.Chat + "`: " + how
+		switch chat := "`" + f.Chat + "`"; {
+		case f.kind != rfChat:
+		case strings.HasPrefix(how, chat):
+			how = "→ " + how
+		case !strings.Contains(how, chat):
+			how = "→ " + chat + ": " + how
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |", name, esc(native), esc(how))
 		for _, p := range []config.Protocol{config.ProtocolOpenAI, config.ProtocolAnthropic, config.ProtocolGemini} {
-			fmt.Fprintf(&b, " %s |", f.decision(p))
+			d := string(f.decision(p))
+			if f.kind == rfStateless {
+				d = "400"
+			}
+			fmt.Fprintf(&b, " %s |", d)
 		}
 		b.WriteString("\n")
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"switchyard/routing/config"
 )
 
 // The Responses API to an OpenAI-protocol upstream that serves it (a
@@ -21,6 +23,23 @@ import (
 // nothing, and OpenAI would store by default), and the answer comes back as
 // the vendor sent it — its Response object, or its events, which the
 // gateway renumbers (ResponsesEvents.Relay).
+
+// nativeResponses is the Responses request r came from when the target
+// serves it natively (an OpenAI deployment declaring responses_api), else
+// nil: the translation in r is sent as chat completions.
+func nativeResponses(r *ChatRequest, t Target) *ResponsesRequest {
+	if r == nil || r.Native == nil || r.Native.Door != DoorResponses || !r.Native.Passes(config.ProtocolOpenAI, t.Capabilities) {
+		return nil
+	}
+	if rr, ok := r.Native.View.(*ResponsesRequest); ok {
+		return rr
+	}
+	rr, err := ParseResponsesRequest(r.Native.Body)
+	if err != nil {
+		return nil
+	}
+	return rr
+}
 
 // openaiResponsesBody is the caller's body with model replaced, stream set
 // and store false; every other member is copied byte for byte.

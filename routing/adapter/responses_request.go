@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"switchyard/routing/config"
 )
 
 // The OpenAI Responses API front door (POST /v1/responses): its request,
@@ -316,6 +318,8 @@ func (st *responsesState) buildChat() *RequestError {
 		}
 		return parseErrorf("", "%v", perr)
 	}
+	chat.Native = &Native{Door: DoorResponses, Body: r.Body, Protocol: config.ProtocolOpenAI, PassesIf: responsesNative,
+		Refuse: r.NativeOnly, Params: responsesParams, View: r}
 	r.Chat = chat
 	return nil
 }
@@ -328,19 +332,8 @@ func responsesParam(chatParam string) string {
 	if i := strings.IndexByte(head, '['); i >= 0 {
 		name = head[:i]
 	}
-	switch name {
-	case "messages":
-		return "input"
-	case "max_completion_tokens", "max_tokens":
-		return "max_output_tokens"
-	case "response_format":
-		return "text.format"
-	case "reasoning_effort":
-		return "reasoning.effort"
-	case "verbosity":
-		return "text.verbosity"
-	case "stream_options":
-		return "stream"
+	if f, ok := responsesParams[name]; ok {
+		return f
 	}
 	if rest != "" {
 		return head + "." + rest
