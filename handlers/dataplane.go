@@ -56,6 +56,15 @@ func (d *DataPlane) Responses(c echo.Context) error {
 	return d.serve(c, routing.EndpointResponses)
 }
 
+// StoredResponse answers the Responses API's endpoints for stored responses
+// (GET or DELETE /v1/responses/{id}, …/cancel, …/input_items): the gateway
+// is stateless and keeps none, so there is nothing to retrieve.
+func (d *DataPlane) StoredResponse(c echo.Context) error {
+	c.Response().Header().Set("x-should-retry", "false")
+	return WriteOpenAIError(c, http.StatusNotFound, "stateless_gateway", "this gateway is stateless and stores no responses, so "+
+		httpx.Clip(c.Request().Method+" "+c.Request().URL.Path, httpx.ShownLen)+" has nothing to return; keep the response you received, and send the whole conversation in input")
+}
+
 // Embeddings serves POST /v1/embeddings.
 func (d *DataPlane) Embeddings(c echo.Context) error {
 	return d.serve(c, routing.EndpointEmbeddings)

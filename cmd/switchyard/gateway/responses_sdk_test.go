@@ -1,11 +1,13 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -146,9 +148,17 @@ func streamText(evs []responses.ResponseStreamEventUnion) string {
 	return b.String()
 }
 
-func TestResponsesSDK(t *testing.T) {
+// TestResponsesDoor runs every check of the door on one instance (one
+// database and world, built once: it is most of the cost).
+func TestResponsesDoor(t *testing.T) {
 	e := gatewaytest.New(t)
 	keys := responsesWorld(t, e)
+	t.Run("non-stream and stream", func(t *testing.T) { responsesBasics(t, e, keys) })
+	t.Run("tools, reasoning and failures", func(t *testing.T) { responsesToolsReasoningAndFailures(t, e, keys) })
+	t.Run("refusals, call log and idempotency", func(t *testing.T) { responsesRefusalsCallLogAndIdempotency(t, e, keys) })
+}
+
+func responsesBasics(t *testing.T, e *gatewaytest.Env, keys map[string]string) {
 	app := sdk(e, keys["app"])
 	ctx := context.Background()
 	for _, u := range responsesUpstreams {
@@ -256,9 +266,7 @@ func askedToReason(u responsesUpstream, body []byte) bool {
 	return gjson.GetBytes(body, "generationConfig.thinkingConfig").Exists()
 }
 
-func TestResponsesSDKToolsReasoningAndFailures(t *testing.T) {
-	e := gatewaytest.New(t)
-	keys := responsesWorld(t, e)
+func responsesToolsReasoningAndFailures(t *testing.T, e *gatewaytest.Env, keys map[string]string) {
 	app := sdk(e, keys["app"])
 	ctx := context.Background()
 	for _, u := range responsesUpstreams {
@@ -422,6 +430,94 @@ func sseEvents(t *testing.T, raw []byte) (names, datas []string) {
 		names, datas = append(names, name), append(datas, data)
 	}
 	return names, datas
+}
+
+// callLogRow waits for a request's call-log row: its front door, status,
+// error code and attempt trail.
+func callLogRow(t *testing.T, e *gatewaytest.Env, requestID string) (endpoint, status, code, attempts string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := e.Store.DB().QueryRowContext(context.Background(), `SELECT coalesce(endpoint, ''), status, coalesce(error_code, ''), coalesce(attempts::text, '')
+			FROM call_logs WHERE request_id = $1`, requestID).Scan(&endpoint, &status, &code, &attempts)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no call-log row for %s: %v", requestID, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func responsesRefusalsCallLogAndIdempotency(t *testing.T, e *gatewaytest.Env, keys map[string]string) {
+	app := sdk(e, keys["app"])
+	ctx := context.Background()
+	t.Run("store true is refused: the gateway is stateless", func(t *testing.T) {
+		for _, body := range []string{`{"model":"gpt","input":"hi","store":true}`, `{"model":"resp","input":"hi","previous_response_id":"resp_1"}`} {
+			res, raw := post(t, e, keys["app"], "/v1/responses", body)
+			if res.StatusCode != http.StatusBadRequest || gjson.GetBytes(raw, "error.code").Str != "stateless_gateway" ||
+				!strings.Contains(gjson.GetBytes(raw, "error.message").Str, "send the whole conversation in input") || res.Header.Get("x-should-retry") != "false" {
+				t.Fatalf("%s: %d %s", body, res.StatusCode, raw)
+			}
+			if ep, st, code, _ := callLogRow(t, e, res.Header.Get("X-Request-Id")); ep != "responses" || st != "rejected" || code != "stateless_gateway" {
+				t.Fatalf("call log %s %s %s", ep, st, code)
+			}
+		}
+		// Omitted store (OpenAI's default is true) is served, and nothing is stored upstream either.
+		if _, err := app.Responses.New(ctx, responses.ResponseNewParams{Model: "resp", Input: responsesInput("hi")}); err != nil {
+			t.Fatal(err)
+		}
+		if gjson.GetBytes(e.Fake.LastBody("resp-x"), "store").Type != gjson.False {
+			t.Fatalf("sent upstream: %s", e.Fake.LastBody("resp-x"))
+		}
+	})
+	t.Run("stored responses cannot be retrieved", func(t *testing.T) {
+		_, err := app.Responses.Get(ctx, "resp_1", responses.ResponseGetParams{})
+		var oe *openai.Error
+		if !errors.As(err, &oe) || oe.StatusCode != http.StatusNotFound || oe.Code != "stateless_gateway" || !strings.Contains(oe.Message, "stateless") {
+			t.Fatalf("get: %v", err)
+		}
+	})
+	t.Run("a built-in tool needs a native deployment", func(t *testing.T) {
+		web := responses.ToolUnionParam{OfWebSearch: &responses.WebSearchToolParam{Type: responses.WebSearchToolTypeWebSearch}}
+		resp, err := app.Responses.New(ctx, responses.ResponseNewParams{Model: "resp", Input: responsesInput("news?"), Tools: []responses.ToolUnionParam{web}})
+		if err != nil || resp.Status != responses.ResponseStatusCompleted {
+			t.Fatalf("native: %v", err)
+		}
+		if gjson.GetBytes(e.Fake.LastBody("resp-x"), "tools.0.type").Str != "web_search" {
+			t.Fatalf("native body %s", e.Fake.LastBody("resp-x"))
+		}
+		for _, m := range []string{"gpt", "claude", "gem"} {
+			_, err := app.Responses.New(ctx, responses.ResponseNewParams{Model: m, Input: responsesInput("news?"), Tools: []responses.ToolUnionParam{web}})
+			var oe *openai.Error
+			if !errors.As(err, &oe) || oe.StatusCode != http.StatusBadRequest || oe.Code != "unsupported_parameter" || oe.Param != "tools[0].type" {
+				t.Fatalf("%s: %v", m, err)
+			}
+			id := oe.Response.Header.Get("X-Request-Id")
+			if ep, st, code, trail := callLogRow(t, e, id); ep != "responses" || st != "rejected" || code != "unsupported_parameter" || gjson.Get(trail, "skips.0.reason.param").Str != "tools[0].type" {
+				t.Fatalf("call log %s %s %s %s", ep, st, code, trail)
+			}
+		}
+	})
+	t.Run("a served request is one row with its front door and attempt trail", func(t *testing.T) {
+		var hdr http.Header
+		if _, err := readResponsesStream(sdk(e, keys["claude"]), responses.ResponseNewParams{Model: "standard", Input: responsesInput("hi")}, captureHeaders(&hdr)); err != nil {
+			t.Fatal(err)
+		}
+		ep, st, _, trail := callLogRow(t, e, hdr.Get("X-Request-Id"))
+		if ep != "responses" || st != "ok" || gjson.Get(trail, "attempts.#.outcome").Raw != `["failed","ok"]` || gjson.Get(trail, "attempts.0.model").Str != "claude-broken" {
+			t.Fatalf("call log %s %s %s", ep, st, trail)
+		}
+	})
+	t.Run("an idempotent stream is replayed byte for byte", func(t *testing.T) {
+		body := `{"model":"gem","input":"hi","stream":true}`
+		first, a := post(t, e, keys["app"], "/v1/responses", body, "Idempotency-Key", "resp-idem-1")
+		second, b := post(t, e, keys["app"], "/v1/responses", body, "Idempotency-Key", "resp-idem-1")
+		if first.StatusCode != 200 || second.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(a, b) || !bytes.Contains(a, []byte("response.completed")) {
+			t.Fatalf("replay %q: %d bytes vs %d", second.Header.Get("Idempotent-Replayed"), len(a), len(b))
+		}
+	})
 }
 
 // captureHeaders records the response headers of a call.
