@@ -67,6 +67,8 @@ type DoorStream interface {
 // doorOf is the front door of an endpoint.
 func doorOf(ep Endpoint) FrontDoor {
 	switch ep {
+	case EndpointMessages, EndpointCountTokens:
+		return messagesDoor{}
 	case EndpointResponses:
 		return responsesDoor{}
 	}

@@ -231,6 +231,8 @@ func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
 		x.model()
 	case EndpointEmbeddings:
 		x.embeddings()
+	case EndpointCountTokens:
+		x.countTokens()
 	default:
 		x.chat()
 	}

@@ -28,6 +28,8 @@ func (s *Server) routes(opts Options) {
 	if dp := s.dp; dp != nil {
 		v1 := e.Group("/v1")
 		v1.POST("/chat/completions", dp.ChatCompletions)
+		v1.POST("/messages", dp.Messages)
+		v1.POST("/messages/count_tokens", dp.CountTokens)
 		v1.POST("/responses", dp.Responses)
 		v1.Any("/responses/*", dp.StoredResponse)
 		v1.POST("/embeddings", dp.Embeddings)

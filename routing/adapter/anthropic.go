@@ -49,6 +49,9 @@ func anthropicHeaders(t Target) http.Header {
 // Chat sends one non-streamed Messages call, or n concurrent ones when the
 // caller asked for n choices (Anthropic answers one per call).
 func (a Anthropic) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, error) {
+	if r.Native.Passes(config.ProtocolAnthropic, t.Capabilities) {
+		return a.nativeChat(ctx, t, r)
+	}
 	body, respTool, err := a.build(t.UpstreamModel, r, false, t.Capabilities)
 	if err != nil {
 		return nil, err
@@ -82,6 +85,9 @@ func (a Anthropic) call(ctx context.Context, t Target, body []byte, respTool str
 // ChatStream opens a streamed Messages call, or n of them merged into one
 // stream of n choices.
 func (a Anthropic) ChatStream(ctx context.Context, t Target, r *ChatRequest) (Stream, error) {
+	if r.Native.Passes(config.ProtocolAnthropic, t.Capabilities) {
+		return a.nativeStream(ctx, t, r)
+	}
 	body, respTool, err := a.build(t.UpstreamModel, r, true, t.Capabilities)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@
 //	OpenAI     POST /v1/chat/completions, POST /v1/embeddings, GET /v1/models,
 //	           POST /v1/responses (the Responses API, responses.go)
 //	           (Authorization: Bearer KEY)
-//	Anthropic  POST /v1/messages, GET /v1/models
+//	Anthropic  POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models
 //	           (x-api-key: KEY, anthropic-version required)
 //	Gemini     POST /v1beta/models/MODEL:generateContent
 //	           POST /v1beta/models/MODEL:streamGenerateContent?alt=sse
@@ -152,6 +152,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serve(w, r, protoOpenAI, http.MethodPost, "", s.openaiResponses)
 	case path == "/v1/messages":
 		s.serve(w, r, protoAnthropic, http.MethodPost, "", s.anthropicMessages)
+	case path == "/v1/messages/count_tokens":
+		s.serve(w, r, protoAnthropic, http.MethodPost, "", s.anthropicCountTokens)
 	case path == "/v1/models":
 		if r.Header.Get("X-Api-Key") != "" || r.Header.Get("Anthropic-Version") != "" {
 			s.serve(w, r, protoAnthropic, http.MethodGet, "", s.anthropicModels)
