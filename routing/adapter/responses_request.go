@@ -38,10 +38,8 @@ type ResponsesRequest struct {
 	// the gateway cannot produce, or a field it does not know. "" when the
 	// translation carries the whole request.
 	NativeOnly string
-	// Set lists the Responses fields (ResponsesFields) the request sets to
-	// something other than their default; Unknown the top-level fields the
-	// parser does not know, in body order.
-	Set     []string
+	// Unknown lists the top-level fields the parser does not know, in body
+	// order.
 	Unknown []string
 	// Echo is what a Responses object repeats of the request.
 	Echo ResponsesEcho
@@ -97,8 +95,6 @@ func (st *responsesState) nativeOnly(param string) {
 	}
 }
 
-func (st *responsesState) set(name string) { st.r.Set = append(st.r.Set, name) }
-
 // ParseResponsesRequest validates a caller's /v1/responses body, builds its
 // typed view and translates it into the canonical chat request. Every
 // failure is a *RequestError wrapping ErrInvalidRequest; it never panics,
@@ -141,7 +137,6 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 		case "instructions":
 			if instr, err = parseOptString("instructions", v); err == nil && instr != "" {
 				r.Echo.Instructions = parseRaw(body, v)
-				st.set(name)
 			}
 		case "stream":
 			r.Stream, err = parseOptBool("stream", v)
@@ -157,7 +152,6 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 				r.Echo.ParallelToolCalls = parseRaw(body, v)
 				if !b {
 					st.chat["parallel_tool_calls"] = false
-					st.set(name)
 				}
 			}
 		case "text":
@@ -169,7 +163,6 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 			if n, err = parseOptInt(name, v, 1); err == nil && n != nil {
 				r.Echo.MaxOutputTokens = parseRaw(body, v)
 				st.chat["max_completion_tokens"] = *n
-				st.set(name)
 			}
 		case "temperature", "top_p":
 			hi := 2.0
@@ -179,7 +172,6 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 			var f *float64
 			if f, err = parseOptFloat(name, v, 0, hi); err == nil && f != nil {
 				st.chat[name] = *f
-				st.set(name)
 				if name == "temperature" {
 					r.Echo.Temperature = parseRaw(body, v)
 				} else {
@@ -193,7 +185,6 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 				// The gateway echoes metadata in the response object (all it
 				// does on a stateless request); it is not sent upstream.
 				r.Echo.Metadata = parseRaw(body, v)
-				st.set(name)
 			}
 		case "store":
 			var b bool
@@ -220,25 +211,21 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 			var s string
 			if s, err = parseOptString(name, v); err == nil && s != "" && s != "disabled" {
 				st.nativeOnly(name)
-				st.set(name)
 			}
 		case "top_logprobs":
 			var n *int
 			if n, err = parseOptInt(name, v, 0); err == nil && n != nil && *n > 0 {
 				r.Echo.TopLogprobs = parseRaw(body, v)
 				st.nativeOnly(name) // log probabilities are not translated back
-				st.set(name)
 			}
 		case "max_tool_calls":
 			var n *int
 			if n, err = parseOptInt(name, v, 1); err == nil && n != nil {
 				st.nativeOnly(name) // a limit on built-in tool calls
-				st.set(name)
 			}
 		case "prompt":
 			if !null {
 				st.nativeOnly(name) // a prompt template stored at OpenAI
-				st.set(name)
 			}
 		case "user", "safety_identifier", "prompt_cache_key", "prompt_cache_retention", "service_tier":
 			var s string
@@ -247,7 +234,6 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 					break
 				}
 				st.chat[name] = s
-				st.set(name)
 				raw := json.RawMessage(parseRaw(body, v))
 				switch name {
 				case "user":
@@ -434,7 +420,6 @@ func (st *responsesState) tools(v gjson.Result) *RequestError {
 	}
 	if i > 0 {
 		st.r.Echo.Tools = parseRaw(st.body, v)
-		st.set("tools")
 	}
 	if len(out) > 0 {
 		st.chat["tools"] = out
@@ -455,7 +440,6 @@ func (st *responsesState) toolChoice(v gjson.Result) *RequestError {
 			st.r.Echo.ToolChoice = parseRaw(st.body, v)
 			if v.Str != "auto" {
 				st.chat["tool_choice"] = v.Str
-				st.set("tool_choice")
 			}
 			return nil
 		}
@@ -464,7 +448,6 @@ func (st *responsesState) toolChoice(v gjson.Result) *RequestError {
 		return parseWant("tool_choice", v, `"auto", "none", "required" or an object`)
 	}
 	st.r.Echo.ToolChoice = parseRaw(st.body, v)
-	st.set("tool_choice")
 	typ := v.Get("type")
 	if typ.Type != gjson.String {
 		return parseWant("tool_choice.type", typ, "a string")
@@ -501,7 +484,6 @@ func (st *responsesState) text(v gjson.Result) *RequestError {
 				st.r.Echo.Verbosity = parseIntern(s)
 				if s != "medium" {
 					st.chat["verbosity"] = s
-					st.set("text.verbosity")
 				}
 			}
 		}
@@ -547,7 +529,6 @@ func (st *responsesState) textFormat(f gjson.Result) *RequestError {
 	default:
 		return parseErrorf("text.format.type", `must be "text", "json_object" or "json_schema", got %q`, parseShow(typ.Str))
 	}
-	st.set("text.format")
 	return nil
 }
 
@@ -568,13 +549,11 @@ func (st *responsesState) reasoning(v gjson.Result) *RequestError {
 			if s, err = parseOptString("reasoning.effort", f); err == nil && s != "" {
 				st.r.Echo.ReasoningEffort = parseIntern(s)
 				st.chat["reasoning_effort"] = s
-				st.set("reasoning.effort")
 			}
 		case "summary", "generate_summary":
 			var s string
 			if s, err = parseOptString("reasoning."+k.Str, f); err == nil && s != "" {
 				st.r.Echo.ReasoningSummary = parseRaw(st.body, f)
-				st.set("reasoning.summary")
 			}
 		}
 		return err == nil
@@ -604,7 +583,6 @@ func (st *responsesState) include(v gjson.Result) *RequestError {
 		if s.Str != "reasoning.encrypted_content" {
 			st.nativeOnly(fmt.Sprintf("include[%d]", i))
 		}
-		st.set("include")
 		i++
 		return true
 	})
