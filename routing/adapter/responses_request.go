@@ -233,7 +233,12 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 				if name == "service_tier" && (s == "auto" || s == "default") {
 					break
 				}
-				st.chat[name] = s
+				if name != "prompt_cache_key" && name != "prompt_cache_retention" {
+					// The prompt cache hints steer OpenAI's cache only and
+					// change no answer: a translation does not send them
+					// (Codex-style clients always set prompt_cache_key).
+					st.chat[name] = s
+				}
 				raw := json.RawMessage(parseRaw(body, v))
 				switch name {
 				case "user":

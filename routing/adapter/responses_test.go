@@ -123,6 +123,35 @@ func TestParseResponsesRequestTranslates(t *testing.T) {
 	}
 }
 
+// codexRequest is shaped like the requests of Codex-style agents
+// (codex-rs ResponsesApiRequest): long instructions, a developer message,
+// an earlier reasoning item with encrypted content, a tool round trip,
+// function tools with strict false, parallel_tool_calls false, store false,
+// include, and always a prompt_cache_key.
+const codexRequest = `{"model":"standard","instructions":"You are a coding agent.","input":[
+	{"type":"message","role":"developer","content":[{"type":"input_text","text":"<permissions>"}]},
+	{"type":"message","role":"user","content":[{"type":"input_text","text":"list the files"}]},
+	{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"I will run ls."}],"content":null,"encrypted_content":"gAAAA"},
+	{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"call_1"},
+	{"type":"function_call_output","call_id":"call_1","output":"README.md\n"}],
+	"tools":[{"type":"function","name":"shell","description":"Runs a command","strict":false,"parameters":{"type":"object","properties":{"command":{"type":"array","items":{"type":"string"}}},"required":["command"]}}],
+	"tool_choice":"auto","parallel_tool_calls":false,"reasoning":null,"store":false,"stream":true,"include":[],"prompt_cache_key":"0199a1b2-c3d4"}`
+
+func TestParseResponsesRequestCodexShaped(t *testing.T) {
+	r := respParse(t, codexRequest)
+	if r.NativeOnly != "" || !r.Stream || len(r.Chat.Messages) != 5 || r.Chat.Messages[3].ToolCalls[0].ID != "call_1" || r.Chat.Messages[4].Role != "tool" {
+		t.Fatalf("native-only %q, messages %+v", r.NativeOnly, r.Chat.Messages)
+	}
+	for p, want := range map[config.Protocol]string{config.ProtocolOpenAI: "", config.ProtocolAnthropic: "", config.ProtocolGemini: "parallel_tool_calls"} {
+		if got := Refused(p, r.Chat, config.Capabilities{}); got != want {
+			t.Errorf("%s refuses %q, want %q", p, got, want)
+		}
+	}
+	if strings.Contains(string(r.Chat.Body), "prompt_cache_key") || string(r.Echo.PromptCacheKey) != `"0199a1b2-c3d4"` {
+		t.Fatalf("prompt_cache_key sent %s / echoed %s", r.Chat.Body, r.Echo.PromptCacheKey)
+	}
+}
+
 func TestParseResponsesRequestNativeOnly(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"model":"m","input":"x","tools":[{"type":"function","name":"f"},{"type":"web_search"}]}`:                                "tools[1].type",

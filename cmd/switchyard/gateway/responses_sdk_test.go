@@ -500,6 +500,34 @@ func responsesRefusalsCallLogAndIdempotency(t *testing.T, e *gatewaytest.Env, ke
 			}
 		}
 	})
+	t.Run("a Codex-shaped request", func(t *testing.T) {
+		codex := func(model string) string {
+			return `{"model":"` + model + `","instructions":"You are a coding agent.","input":[
+				{"type":"message","role":"developer","content":[{"type":"input_text","text":"<permissions>"}]},
+				{"type":"message","role":"user","content":[{"type":"input_text","text":"list the files"}]},
+				{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA-opaque"},
+				{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"call_1"},
+				{"type":"function_call_output","call_id":"call_1","output":"README.md"}],
+				"tools":[{"type":"function","name":"shell","strict":false,"parameters":{"type":"object"}}],
+				"tool_choice":"auto","parallel_tool_calls":false,"reasoning":null,"store":false,"stream":true,"include":[],"prompt_cache_key":"conv-1"}`
+		}
+		for _, m := range []string{"resp", "gpt", "claude"} {
+			res, raw := post(t, e, keys["app"], "/v1/responses", codex(m))
+			names, _ := sseEvents(t, raw)
+			if res.StatusCode != 200 || names[len(names)-1] != "response.completed" {
+				t.Fatalf("%s: %d %v", m, res.StatusCode, names)
+			}
+		}
+		// Natively the earlier reasoning goes back as it came.
+		if body := e.Fake.LastBody("resp-x"); gjson.GetBytes(body, "input.2.encrypted_content").Str != "gAAAA-opaque" || gjson.GetBytes(body, "prompt_cache_key").Str != "conv-1" {
+			t.Fatalf("native body %s", body)
+		}
+		// Gemini cannot be told to call one function at a time.
+		res, raw := post(t, e, keys["app"], "/v1/responses", codex("gem"))
+		if res.StatusCode != http.StatusBadRequest || gjson.GetBytes(raw, "error.code").Str != "unsupported_parameter" || gjson.GetBytes(raw, "error.param").Str != "parallel_tool_calls" {
+			t.Fatalf("gem: %d %s", res.StatusCode, raw)
+		}
+	})
 	t.Run("a served request is one row with its front door and attempt trail", func(t *testing.T) {
 		var hdr http.Header
 		if _, err := readResponsesStream(sdk(e, keys["claude"]), responses.ResponseNewParams{Model: "standard", Input: responsesInput("hi")}, captureHeaders(&hdr)); err != nil {
