@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -538,6 +540,18 @@ func responsesRefusalsCallLogAndIdempotency(t *testing.T, e *gatewaytest.Env, ke
 			t.Fatalf("call log %s %s %s", ep, st, trail)
 		}
 	})
+	t.Run("metrics carry the endpoint", func(t *testing.T) {
+		res, err := http.Get(e.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if !regexp.MustCompile(`switchyard_requests_total\{[^}]*endpoint="responses"[^}]*status="ok"[^}]*\} [1-9]`).Match(b) &&
+			!regexp.MustCompile(`switchyard_requests_total\{[^}]*status="ok"[^}]*endpoint="responses"[^}]*\} [1-9]`).Match(b) {
+			t.Fatalf("no ok requests counted for endpoint responses:\n%s", grepLines(b, "switchyard_requests_total"))
+		}
+	})
 	t.Run("an idempotent stream is replayed byte for byte", func(t *testing.T) {
 		body := `{"model":"gem","input":"hi","stream":true}`
 		first, a := post(t, e, keys["app"], "/v1/responses", body, "Idempotency-Key", "resp-idem-1")
@@ -546,6 +560,17 @@ func responsesRefusalsCallLogAndIdempotency(t *testing.T, e *gatewaytest.Env, ke
 			t.Fatalf("replay %q: %d bytes vs %d", second.Header.Get("Idempotent-Replayed"), len(a), len(b))
 		}
 	})
+}
+
+// grepLines keeps the lines of b that contain s.
+func grepLines(b []byte, s string) string {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // captureHeaders records the response headers of a call.
