@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/tidwall/gjson"
 
 	"switchyard/handlers/httpx"
 	"switchyard/routing"
+	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 	"switchyard/routing/reason"
 	"switchyard/store/redis/keypool"
@@ -81,6 +83,11 @@ func (h *Handler) testRouteBase(c echo.Context) (testroute.Page, *config.Runtime
 		Tools:     formBool(c, "tools"),
 		Embedding: formBool(c, "embedding"),
 		Message:   strings.TrimSpace(c.FormValue("message")),
+		Door:      c.FormValue("door"),
+		Body:      strings.TrimSpace(c.FormValue("body")),
+	}
+	if p.Form.Door != testroute.DoorMessages {
+		p.Form.Door = testroute.DoorChat
 	}
 	p.Form.CallerID, _ = strconv.ParseInt(c.FormValue("caller"), 10, 64)
 	if p.Form.Model == "" {
@@ -146,6 +153,29 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 		kind = config.KindEmbedding
 	}
 	reasoning := f.Thinking && kind == config.KindChat
+	// The request as the front door parses it: the body given, or one made
+	// from the flags; its fields decide which deployments could carry it.
+	var chat *adapter.ChatRequest
+	if kind == config.KindChat {
+		body := []byte(f.Body)
+		if f.Body == "" {
+			_, body = testRequestBody(f)
+		}
+		var perr error
+		if f.Door == testroute.DoorMessages {
+			chat, perr = adapter.ParseMessagesRequest(body)
+		} else {
+			chat, perr = adapter.ParseChatRequest(body)
+		}
+		if perr != nil {
+			x.Problem = "A real request would be rejected with 400 before routing: " + perr.Error()
+			return x
+		}
+		if f.Body != "" {
+			f.Model, reasoning = chat.Model, chat.WantsReasoning()
+			x.Form.Model = f.Model
+		}
+	}
 	target, err := routing.Resolve(caller, f.Model, kind, reasoning)
 	if err != nil {
 		var nf *routing.ModelNotFoundError
@@ -160,7 +190,7 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 
 	needs := routing.Needs{Kind: kind}
 	if kind == config.KindChat {
-		needs.Thinking, needs.Vision, needs.Tools = reasoning, f.Vision, f.Tools
+		needs.Thinking, needs.Vision, needs.Tools, needs.Chat = reasoning, f.Vision || chat.NeedsVision(), f.Tools || chat.NeedsTools(), chat
 	}
 	p := routing.NewPlan()
 	defer p.Release()
@@ -173,7 +203,14 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 	live := h.liveState(ctx)
 	x.StateNote = strings.Join(live.notes, "; ")
 	for i, s := range p.Steps {
-		x.Steps = append(x.Steps, live.step(i+1, s))
+		ps := live.step(i+1, s)
+		if chat != nil && chat.Native != nil {
+			ps.Wire = "translated"
+			if adapter.NativeFor(s.Deployment.Provider.Protocol, chat, s.Deployment.Capabilities) {
+				ps.Wire = "native"
+			}
+		}
+		x.Steps = append(x.Steps, ps)
 	}
 	for _, s := range p.Skips {
 		x.Skips = append(x.Skips, testroute.SkipView{Model: s.Model, Deployment: s.Deployment, Reason: string(s.Reason.Code),
@@ -379,6 +416,12 @@ func testRequestBody(f testroute.Form) (path string, body []byte) {
 		body, _ = json.Marshal(map[string]any{"model": f.Model, "input": msg})
 		return "/v1/embeddings", body
 	}
+	if f.Door == testroute.DoorMessages {
+		if f.Body != "" {
+			return "/v1/messages", []byte(f.Body)
+		}
+		return "/v1/messages", messagesTestBody(f, msg)
+	}
 	var content any = msg
 	if f.Vision {
 		content = []map[string]any{
@@ -404,6 +447,26 @@ func testRequestBody(f testroute.Form) (path string, body []byte) {
 	return "/v1/chat/completions", body
 }
 
+// messagesTestBody is the minimal Messages body of a test request.
+func messagesTestBody(f testroute.Form, msg string) []byte {
+	content := []map[string]any{{"type": "text", "text": msg}}
+	if f.Vision {
+		data := strings.TrimPrefix(testPNG, "data:image/png;base64,")
+		content = append(content, map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": data}})
+	}
+	req := map[string]any{"model": f.Model, "max_tokens": 1024, "messages": []map[string]any{{"role": "user", "content": content}}}
+	if f.Thinking {
+		req["max_tokens"] = 4096
+		req["thinking"] = map[string]any{"type": "enabled", "budget_tokens": 2048}
+	}
+	if f.Tools {
+		req["tools"] = []map[string]any{{"name": "current_time", "description": "Returns the current time.",
+			"input_schema": map[string]any{"type": "object", "properties": map[string]any{}}}}
+	}
+	body, _ := json.Marshal(req)
+	return body
+}
+
 // sendResult reads a test request's answer for the page.
 func sendResult(out TestResult, embedding bool) testroute.SendResult {
 	r := testroute.SendResult{Status: out.Status, RequestID: out.RequestID, Steps: calllogs.Steps(out.Trail)}
@@ -419,6 +482,22 @@ func sendResult(out TestResult, embedding bool) testroute.SendResult {
 			}
 			if json.Unmarshal(out.Body, &e) == nil && len(e.Data) > 0 {
 				r.Answer = fmt.Sprintf("%d embedding(s) of %d dimensions", len(e.Data), len(e.Data[0].Embedding))
+				return r
+			}
+		} else if gjson.GetBytes(out.Body, "type").Str == "message" {
+			// A Messages answer: its text, else its first tool call.
+			var text strings.Builder
+			for _, b := range gjson.GetBytes(out.Body, "content").Array() {
+				if b.Get("type").Str == "text" {
+					text.WriteString(b.Get("text").Str)
+				}
+			}
+			if r.Answer = text.String(); r.Answer == "" {
+				if tu := gjson.GetBytes(out.Body, `content.#(type=="tool_use")`); tu.Exists() {
+					r.Answer = "(the model called a tool: " + tu.Raw + ")"
+				}
+			}
+			if r.Answer != "" {
 				return r
 			}
 		} else {

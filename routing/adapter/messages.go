@@ -26,7 +26,7 @@ import (
 // protocol than Anthropic's.
 type MessagesRule struct {
 	Field string
-	// Decision: Translate (carried), Pass as "dropped" hint (see How), or
+	// Decision: Translate (carried), Drop (a hint left out, see How) or
 	// Refuse (the deployment is skipped with unsupported_parameter).
 	Decision Decision
 	How      string
@@ -69,7 +69,8 @@ var messagesParams = map[string]string{
 	"max_completion_tokens": "max_tokens",
 }
 
-// messagesPassesIf: every Anthropic-protocol deployment speaks Messages.
+// messagesNative is the native side of a Messages request: every
+// Anthropic-protocol deployment speaks it.
 func messagesNative(body []byte, refuse string) *Native {
 	return &Native{Door: DoorMessages, Body: body, Protocol: config.ProtocolAnthropic, Refuse: refuse, Params: messagesParams}
 }
@@ -212,6 +213,12 @@ func parseAnthropicMessages(body []byte, needMax bool) (*ChatRequest, error) {
 		return nil, rerr
 	}
 	msgs = append(msgs, turns...)
+	if len(msgs) == 0 {
+		// Nothing translatable (only refused or dropped blocks): the
+		// canonical request still needs a turn; translation is refused
+		// or sends an empty one.
+		msgs = append(msgs, map[string]any{"role": "user", "content": ""})
+	}
 	t.out["model"] = m
 	t.out["messages"] = msgs
 	if stream {
@@ -681,4 +688,14 @@ func (t *messagesTranslation) toolChoice(v gjson.Result) *RequestError {
 		t.out["parallel_tool_calls"] = false
 	}
 	return nil
+}
+
+// MessagesFieldsMarkdown renders MessagesFieldRules as the README shows them.
+func MessagesFieldsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| Messages field | to OpenAI / Gemini deployments | how |\n| --- | --- | --- |\n")
+	for _, r := range MessagesFieldRules {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.Field, r.Decision, strings.ReplaceAll(r.How, "|", `\|`))
+	}
+	return b.String()
 }

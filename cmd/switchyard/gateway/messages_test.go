@@ -6,9 +6,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/tidwall/gjson"
@@ -16,6 +18,7 @@ import (
 	"switchyard/cmd/switchyard/gateway/gatewaytest"
 	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
+	"switchyard/store"
 	"switchyard/store/calllog"
 )
 
@@ -398,5 +401,53 @@ func TestMessagesDoorEdges(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no rejected row for the untranslatable request with its skip reasons")
+	}
+}
+
+// TestMessagesTestRoute: Test route explains a Messages request — which
+// deployments take it natively, which translate it, which are skipped
+// for a field they cannot carry — and sends one through /v1/messages.
+func TestMessagesTestRoute(t *testing.T) {
+	t.Parallel()
+	e, _ := messagesWorld(t)
+	b := e.Build()
+	chain := []config.Candidate{{LogicModel: "oa-main", Priority: 1, Weight: 100}, {LogicModel: "an-main", Priority: 2, Weight: 100}, {LogicModel: "ge-main", Priority: 3, Weight: 100}}
+	b.Group("g-mix", map[config.TierName][]config.Candidate{config.TierFast: chain, config.TierStandard: chain, config.TierDeep: chain})
+	mix, _ := b.Caller(config.Caller{Name: "c-mix", RouteGroup: "g-mix"})
+	e.Publish("mixed group")
+	admin := obsLogin(t, e, "ops", store.RoleAdmin)
+	explain := func(body string) (steps, wires []string, skips []string) {
+		t.Helper()
+		v := url.Values{"caller": {itoa(mix)}, "model": {"fast"}, "door": {"messages"}, "body": {body}}
+		res, doc, page := admin.get("/test-route?" + v.Encode())
+		if res.StatusCode != http.StatusOK || testID(doc, "testroute-problem").Length() != 0 {
+			t.Fatalf("explain: %d %s\n%s", res.StatusCode, testID(doc, "testroute-problem").Text(), page)
+		}
+		testID(doc, "testroute-step").Each(func(_ int, s *goquery.Selection) {
+			steps = append(steps, s.AttrOr("data-model", ""))
+			wires = append(wires, strings.TrimSpace(s.Find(`[data-testid="testroute-wire"]`).Text()))
+		})
+		testID(doc, "testroute-skip").Each(func(_ int, s *goquery.Selection) {
+			skips = append(skips, s.AttrOr("data-reason", "")+": "+strings.TrimSpace(s.Text()))
+		})
+		return
+	}
+	steps, wires, skips := explain("")
+	if strings.Join(steps, ",") != "oa-main,an-main,ge-main" || strings.Join(wires, ",") != "translated,native pass-through,translated" || len(skips) != 0 {
+		t.Fatalf("flags: steps %v wires %v skips %v", steps, wires, skips)
+	}
+	steps, _, skips = explain(`{"model":"fast","max_tokens":10,"top_k":4,"messages":[{"role":"user","content":"hi"}]}`)
+	if strings.Join(steps, ",") != "an-main" || len(skips) != 2 || !strings.Contains(skips[0], "unsupported_parameter") || !strings.Contains(skips[0], "top_k") {
+		t.Fatalf("top_k: steps %v skips %v", steps, skips)
+	}
+
+	// Send a real Messages test request: answered by the OpenAI deployment, translated.
+	res, doc, page := admin.postForm("/test-route/send", url.Values{"caller": {itoa(mix)}, "model": {"fast"}, "door": {"messages"}, "message": {"hi"}})
+	if res.StatusCode != http.StatusOK || !strings.Contains(testID(doc, "testroute-send-result").Text(), "Hello from oa-main-up") {
+		t.Fatalf("send: %d\n%s", res.StatusCode, page)
+	}
+	rows := waitCallLogs(t, e, calllog.Filter{Caller: "c-mix", Endpoint: "messages"}, 1)
+	if rows[0].Status != "ok" || rows[0].Provider != "oa" {
+		t.Fatalf("test request row: %+v", rows[0])
 	}
 }

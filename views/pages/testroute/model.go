@@ -25,6 +25,23 @@ type Form struct {
 	Tools     bool
 	Embedding bool
 	Message   string
+	// Door is the front door the request comes through (DoorChat or
+	// DoorMessages); Body, when set, is a whole request body in that
+	// door's shape, explained instead of one made from the flags.
+	Door string
+	Body string
+}
+
+// Front doors Test route can explain.
+const (
+	DoorChat     = "chat_completions"
+	DoorMessages = "messages"
+)
+
+// Doors are the front-door choices.
+var Doors = []Option{
+	{Value: DoorChat, Label: "Chat completions (POST /v1/chat/completions)"},
+	{Value: DoorMessages, Label: "Anthropic Messages (POST /v1/messages)"},
 }
 
 // Query encodes the form as the Explain URL's parameters.
@@ -38,6 +55,12 @@ func (f Form) Query() url.Values {
 	}
 	for _, k := range f.Flags() {
 		v.Set(k, "on")
+	}
+	if f.Door != "" && f.Door != DoorChat {
+		v.Set("door", f.Door)
+	}
+	if f.Body != "" {
+		v.Set("body", f.Body)
 	}
 	return v
 }
@@ -138,6 +161,10 @@ type PlanStep struct {
 	MaxConc       int
 	// Warning predicts a run-time skip in words ("" when it would be tried).
 	Warning string
+	// Wire says how a front door's request reaches this deployment:
+	// "native" (passed through in the door's own shape), "translated", or
+	// "" for chat completions.
+	Wire string
 }
 
 // BreakerView is one instance's breaker for a deployment.
