@@ -86,7 +86,7 @@ func (h *Handler) testRouteBase(c echo.Context) (testroute.Page, *config.Runtime
 		Door:      c.FormValue("door"),
 		Body:      strings.TrimSpace(c.FormValue("body")),
 	}
-	if p.Form.Door != testroute.DoorMessages {
+	if p.Form.Door != testroute.DoorMessages && p.Form.Door != testroute.DoorResponses {
 		p.Form.Door = testroute.DoorChat
 	}
 	p.Form.CallerID, _ = strconv.ParseInt(c.FormValue("caller"), 10, 64)
@@ -162,9 +162,15 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 			_, body = testRequestBody(f)
 		}
 		var perr error
-		if f.Door == testroute.DoorMessages {
+		switch f.Door {
+		case testroute.DoorMessages:
 			chat, perr = adapter.ParseMessagesRequest(body)
-		} else {
+		case testroute.DoorResponses:
+			var rr *adapter.ResponsesRequest
+			if rr, perr = adapter.ParseResponsesRequest(body); perr == nil {
+				chat = rr.Chat
+			}
+		default:
 			chat, perr = adapter.ParseChatRequest(body)
 		}
 		if perr != nil {
@@ -422,6 +428,12 @@ func testRequestBody(f testroute.Form) (path string, body []byte) {
 		}
 		return "/v1/messages", messagesTestBody(f, msg)
 	}
+	if f.Door == testroute.DoorResponses {
+		if f.Body != "" {
+			return "/v1/responses", []byte(f.Body)
+		}
+		return "/v1/responses", responsesTestBody(f, msg)
+	}
 	var content any = msg
 	if f.Vision {
 		content = []map[string]any{
@@ -467,6 +479,24 @@ func messagesTestBody(f testroute.Form, msg string) []byte {
 	return body
 }
 
+// responsesTestBody is the minimal Responses body of a test request.
+func responsesTestBody(f testroute.Form, msg string) []byte {
+	content := []map[string]any{{"type": "input_text", "text": msg}}
+	if f.Vision {
+		content = append(content, map[string]any{"type": "input_image", "image_url": testPNG})
+	}
+	req := map[string]any{"model": f.Model, "input": []map[string]any{{"role": "user", "content": content}}}
+	if f.Thinking {
+		req["reasoning"] = map[string]any{"effort": "low"}
+	}
+	if f.Tools {
+		req["tools"] = []map[string]any{{"type": "function", "name": "current_time", "description": "Returns the current time.",
+			"parameters": map[string]any{"type": "object", "properties": map[string]any{}}}}
+	}
+	body, _ := json.Marshal(req)
+	return body
+}
+
 // sendResult reads a test request's answer for the page.
 func sendResult(out TestResult, embedding bool) testroute.SendResult {
 	r := testroute.SendResult{Status: out.Status, RequestID: out.RequestID, Steps: calllogs.Steps(out.Trail)}
@@ -482,6 +512,24 @@ func sendResult(out TestResult, embedding bool) testroute.SendResult {
 			}
 			if json.Unmarshal(out.Body, &e) == nil && len(e.Data) > 0 {
 				r.Answer = fmt.Sprintf("%d embedding(s) of %d dimensions", len(e.Data), len(e.Data[0].Embedding))
+				return r
+			}
+		} else if gjson.GetBytes(out.Body, "object").Str == "response" {
+			// A Responses answer: its output text, else its first function call.
+			var text strings.Builder
+			for _, it := range gjson.GetBytes(out.Body, "output").Array() {
+				for _, part := range it.Get("content").Array() {
+					if part.Get("type").Str == "output_text" {
+						text.WriteString(part.Get("text").Str)
+					}
+				}
+			}
+			if r.Answer = text.String(); r.Answer == "" {
+				if fc := gjson.GetBytes(out.Body, `output.#(type=="function_call")`); fc.Exists() {
+					r.Answer = "(the model called a tool: " + fc.Raw + ")"
+				}
+			}
+			if r.Answer != "" {
 				return r
 			}
 		} else if gjson.GetBytes(out.Body, "type").Str == "message" {

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -20,6 +22,8 @@ import (
 	"switchyard/cmd/switchyard/gateway/gatewaytest"
 	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
+	"switchyard/store"
+	"switchyard/store/calllog"
 )
 
 // The Responses API front door through the official openai-go Responses
@@ -90,6 +94,13 @@ func responsesWorld(t *testing.T, e *gatewaytest.Env) map[string]string {
 	}
 	b.Group("default", map[config.TierName][]config.Candidate{config.TierFast: all, config.TierStandard: all, config.TierDeep: all})
 	_, keys["app"] = b.Caller(config.Caller{Name: "app", RouteGroup: "default"})
+	var mix []config.Candidate
+	for i, u := range responsesUpstreams {
+		mix = append(mix, config.Candidate{LogicModel: u.name, Weight: 100, Priority: i + 1})
+	}
+	b.Group("g-mix", map[config.TierName][]config.Candidate{config.TierFast: mix, config.TierStandard: mix, config.TierDeep: mix})
+	mixID, _ := b.Caller(config.Caller{Name: "c-mix", RouteGroup: "g-mix"})
+	keys["c-mix id"] = itoa(mixID)
 	var one []config.TierLimit
 	for _, tier := range []config.TierName{config.TierFast, config.TierStandard, config.TierDeep} {
 		one = append(one, config.TierLimit{Tier: tier, RPM: 1})
@@ -158,6 +169,54 @@ func TestResponsesDoor(t *testing.T) {
 	t.Run("non-stream and stream", func(t *testing.T) { responsesBasics(t, e, keys) })
 	t.Run("tools, reasoning and failures", func(t *testing.T) { responsesToolsReasoningAndFailures(t, e, keys) })
 	t.Run("refusals, call log and idempotency", func(t *testing.T) { responsesRefusalsCallLogAndIdempotency(t, e, keys) })
+	t.Run("Test route", func(t *testing.T) { responsesTestRoute(t, e, keys) })
+}
+
+// responsesTestRoute: Test route explains a Responses request — which
+// deployment takes it natively, which translate it, which are skipped for a
+// field they cannot carry — and sends one through /v1/responses.
+func responsesTestRoute(t *testing.T, e *gatewaytest.Env, keys map[string]string) {
+	admin := obsLogin(t, e, "ops", store.RoleAdmin)
+	explain := func(body string) (steps, wires, skips []string) {
+		t.Helper()
+		v := url.Values{"caller": {keys["c-mix id"]}, "model": {"fast"}, "door": {"responses"}, "body": {body}}
+		res, doc, page := admin.get("/test-route?" + v.Encode())
+		if res.StatusCode != http.StatusOK || testID(doc, "testroute-problem").Length() != 0 {
+			t.Fatalf("explain: %d %s\n%s", res.StatusCode, testID(doc, "testroute-problem").Text(), page)
+		}
+		if _, ok := doc.Find(`[data-testid="testroute-door"] option[value="responses"]`).Attr("selected"); !ok {
+			t.Fatal("the Responses door is not the one selected")
+		}
+		testID(doc, "testroute-step").Each(func(_ int, s *goquery.Selection) {
+			steps = append(steps, s.AttrOr("data-model", ""))
+			wires = append(wires, strings.TrimSpace(s.Find(`[data-testid="testroute-wire"]`).Text()))
+		})
+		testID(doc, "testroute-skip").Each(func(_ int, s *goquery.Selection) {
+			skips = append(skips, s.AttrOr("data-reason", "")+": "+strings.TrimSpace(s.Text()))
+		})
+		return steps, wires, skips
+	}
+	steps, wires, skips := explain("")
+	if strings.Join(steps, ",") != "resp,gpt,claude,gem" || strings.Join(wires, ",") != "native pass-through,translated,translated,translated" || len(skips) != 0 {
+		t.Fatalf("flags: steps %v wires %v skips %v", steps, wires, skips)
+	}
+	steps, _, skips = explain(`{"model":"fast","input":"news?","tools":[{"type":"web_search"}]}`)
+	if strings.Join(steps, ",") != "resp" || len(skips) != 3 || !strings.Contains(skips[0], "unsupported_parameter") || !strings.Contains(skips[0], "tools[0].type") {
+		t.Fatalf("web_search: steps %v skips %v", steps, skips)
+	}
+	steps, _, skips = explain(`{"model":"fast","input":"hi","parallel_tool_calls":false}`)
+	if strings.Join(steps, ",") != "resp,gpt,claude" || len(skips) != 1 || !strings.Contains(skips[0], "parallel_tool_calls") {
+		t.Fatalf("parallel_tool_calls: steps %v skips %v", steps, skips)
+	}
+	// A real test request through /v1/responses: served natively.
+	res, doc, page := admin.postForm("/test-route/send", url.Values{"caller": {keys["c-mix id"]}, "model": {"fast"}, "door": {"responses"}, "message": {"hi"}})
+	if res.StatusCode != http.StatusOK || !strings.Contains(testID(doc, "testroute-send-result").Text(), "Hello from resp-x") {
+		t.Fatalf("send: %d\n%s", res.StatusCode, page)
+	}
+	rows := waitCallLogs(t, e, calllog.Filter{Caller: "c-mix", Endpoint: "responses"}, 1)
+	if rows[0].Status != "ok" || rows[0].Provider != "p-resp" {
+		t.Fatalf("test request row: %+v", rows[0])
+	}
 }
 
 func responsesBasics(t *testing.T, e *gatewaytest.Env, keys map[string]string) {
