@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -43,6 +44,8 @@ type ResponsesField struct {
 	How string
 	// Sample is a request member that sets the field, for the table's test.
 	Sample string
+	// Refusal is a stateless row's per-protocol cell ("" is "400").
+	Refusal string
 }
 
 // ResponsesFields is the table, in the README's order.
@@ -74,10 +77,10 @@ var ResponsesFields = []ResponsesField{
 	{Name: "include", kind: rfGateway, How: "`reasoning.encrypted_content` accepted (a translated upstream has no encrypted reasoning to give); anything else refused", Sample: `"include":["reasoning.encrypted_content"]`},
 	{Name: "truncation", kind: rfNative, How: "`auto` refused (the gateway does not truncate); `disabled` is the default", Sample: `"truncation":"auto"`},
 	{Name: "prompt", kind: rfNative, How: "a prompt template stored at OpenAI", Sample: `"prompt":{"id":"pmpt_1"}`},
-	{Name: "store", kind: rfStateless, Native: "omitted or false: sent as false; true: 400 `stateless_gateway`", How: "`true` → 400 `stateless_gateway`; omitted (OpenAI's default is true) or false: served, nothing stored", Sample: `"store":true`},
+	{Name: "store", kind: rfStateless, Native: "omitted or false: sent as false; true: 400 `stateless_gateway`", How: "`true` → 400 `stateless_gateway`; omitted (OpenAI's default is true) or false: served, nothing stored", Sample: `"store":true`, Refusal: "400 if true"},
 	{Name: "previous_response_id", kind: rfStateless, How: "400 `stateless_gateway`: send the whole conversation in `input`", Sample: `"previous_response_id":"resp_1"`},
 	{Name: "conversation", kind: rfStateless, How: "400 `stateless_gateway`", Sample: `"conversation":"conv_1"`},
-	{Name: "background", kind: rfStateless, How: "`true` → 400 `stateless_gateway` (background responses are stored for polling)", Sample: `"background":true`},
+	{Name: "background", kind: rfStateless, How: "`true` → 400 `stateless_gateway` (background responses are stored for polling)", Sample: `"background":true`, Refusal: "400 if true"},
 	{Name: AnyOtherField, kind: rfNative, How: "not a field this gateway translates", Sample: `"context_management":[{"type":"compaction"}]`},
 }
 
@@ -129,7 +132,7 @@ func ResponsesFieldsMarkdown() string {
 		for _, p := range []config.Protocol{config.ProtocolOpenAI, config.ProtocolAnthropic, config.ProtocolGemini} {
 			d := string(f.decision(p))
 			if f.kind == rfStateless {
-				d = "400"
+				d = cmp.Or(f.Refusal, "400")
 			}
 			fmt.Fprintf(&b, " %s |", d)
 		}
