@@ -86,7 +86,7 @@ func (h *Handler) testRouteBase(c echo.Context) (testroute.Page, *config.Runtime
 		Door:      c.FormValue("door"),
 		Body:      strings.TrimSpace(c.FormValue("body")),
 	}
-	if p.Form.Door != testroute.DoorMessages && p.Form.Door != testroute.DoorResponses {
+	if _, ok := testDoors[p.Form.Door]; !ok {
 		p.Form.Door = testroute.DoorChat
 	}
 	p.Form.CallerID, _ = strconv.ParseInt(c.FormValue("caller"), 10, 64)
@@ -162,18 +162,7 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 			_, body = testRequestBody(f)
 		}
 		var perr error
-		switch f.Door {
-		case testroute.DoorMessages:
-			chat, perr = adapter.ParseMessagesRequest(body)
-		case testroute.DoorResponses:
-			var rr *adapter.ResponsesRequest
-			if rr, perr = adapter.ParseResponsesRequest(body); perr == nil {
-				chat = rr.Chat
-			}
-		default:
-			chat, perr = adapter.ParseChatRequest(body)
-		}
-		if perr != nil {
+		if chat, perr = testDoors[f.Door].parse(body); perr != nil {
 			x.Problem = "A real request would be rejected with 400 before routing: " + perr.Error()
 			return x
 		}
@@ -422,17 +411,14 @@ func testRequestBody(f testroute.Form) (path string, body []byte) {
 		body, _ = json.Marshal(map[string]any{"model": f.Model, "input": msg})
 		return "/v1/embeddings", body
 	}
-	if f.Door == testroute.DoorMessages {
+	if d := testDoors[f.Door]; d.body != nil {
 		if f.Body != "" {
-			return "/v1/messages", []byte(f.Body)
+			return d.path, []byte(f.Body)
 		}
-		return "/v1/messages", messagesTestBody(f, msg)
+		return d.path, d.body(f, msg)
 	}
-	if f.Door == testroute.DoorResponses {
-		if f.Body != "" {
-			return "/v1/responses", []byte(f.Body)
-		}
-		return "/v1/responses", responsesTestBody(f, msg)
+	if f.Body != "" {
+		return "/v1/chat/completions", []byte(f.Body)
 	}
 	var content any = msg
 	if f.Vision {
@@ -457,6 +443,28 @@ func testRequestBody(f testroute.Form) (path string, body []byte) {
 	}
 	body, _ = json.Marshal(req)
 	return "/v1/chat/completions", body
+}
+
+// testDoor is how Test route speaks one front door: its parser (the data
+// plane's), its path, and the minimal test body made from the flags (nil:
+// the chat-completions body below).
+type testDoor struct {
+	parse func([]byte) (*adapter.ChatRequest, error)
+	path  string
+	body  func(f testroute.Form, msg string) []byte
+}
+
+// testDoors are the front doors Test route explains (testroute.Doors).
+var testDoors = map[string]testDoor{
+	testroute.DoorChat:     {parse: adapter.ParseChatRequest, path: "/v1/chat/completions"},
+	testroute.DoorMessages: {parse: adapter.ParseMessagesRequest, path: "/v1/messages", body: messagesTestBody},
+	testroute.DoorResponses: {parse: func(b []byte) (*adapter.ChatRequest, error) {
+		r, err := adapter.ParseResponsesRequest(b)
+		if err != nil {
+			return nil, err
+		}
+		return r.Chat, nil
+	}, path: "/v1/responses", body: responsesTestBody},
 }
 
 // messagesTestBody is the minimal Messages body of a test request.

@@ -161,7 +161,6 @@ type exchange struct {
 	req    *Request
 	a      *Answer
 	rec    record.Call
-	door   FrontDoor // the caller's wire shape
 	start  time.Time
 	rt     *config.Runtime
 	caller *config.RCaller
@@ -216,7 +215,7 @@ const msgShuttingDown = "this gateway instance is shutting down and cut the requ
 
 // Serve runs the journey for one request.
 func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
-	x := &exchange{j: j, ctx: ctx, req: &req, start: j.now(), door: doorOf(req.Endpoint)}
+	x := &exchange{j: j, ctx: ctx, req: &req, start: j.now()}
 	x.a = &Answer{Header: http.Header{}, x: x, Trail: &x.trail}
 	x.rec = record.Call{At: x.start.UTC(), RequestID: record.NewRequestID(), Status: record.StatusRejected, Endpoint: req.Endpoint.String()}
 	x.a.RequestID = x.rec.RequestID
@@ -239,7 +238,11 @@ func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
 	return x.a
 }
 
-// reject answers with an OpenAI error and records a rejected call.
+// door is the request's front door, the caller's wire shape.
+func (x *exchange) door() FrontDoor { return doorOf(x.req.Endpoint) }
+
+// reject answers with an error in the front door's shape and records a
+// rejected call.
 func (x *exchange) reject(status int, code, class, msg string) {
 	x.rec.Status = record.StatusRejected
 	x.rec.ErrorCode, x.rec.ErrorClass, x.rec.HTTPStatus = code, class, status
@@ -253,7 +256,7 @@ func (x *exchange) writeError(status int, code, msg string, param *string) {
 			x.a.Header.Set("Retry-After", "1")
 		}
 	}
-	x.writeBody(status, "application/json", x.door.Error(status, code, msg, param))
+	x.writeBody(status, "application/json", x.door().Error(status, code, msg, param))
 }
 
 // ErrorJSON is an OpenAI error object: {"error":{"message","type","code","param"}}.

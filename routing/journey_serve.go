@@ -23,7 +23,7 @@ func (x *exchange) chat() {
 	if !ok {
 		return
 	}
-	req, err := x.door.Parse(body)
+	req, err := x.door().Parse(body)
 	if err != nil {
 		x.invalid(err)
 		return
@@ -58,7 +58,7 @@ func (x *exchange) chat() {
 		return
 	}
 	d := out.Served.Deployment
-	answer, err := x.door.Answer(nil, req, out.Result, d.Model.Code, x.rec.RequestID, adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities))
+	answer, err := x.door().Answer(nil, req, out.Result, d.Model.Code, x.rec.RequestID, adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities))
 	if err != nil {
 		// The vendor's answer could not be put in the caller's shape.
 		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, string(adapter.ClassServer), "upstream_error"
@@ -81,6 +81,7 @@ type Stream struct {
 	committed *Committed
 	req       *adapter.ChatRequest
 	door      DoorStream
+	chat      chatStream // the chat door's (door points at it)
 	dec       limit.Decision
 	estimate  int64
 	first     int // index into committed.First
@@ -112,8 +113,15 @@ func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec limi
 		x.capture.status, x.capture.ctype, x.capture.stream = http.StatusOK, "text/event-stream", true
 	}
 	d := committed.Served.Deployment
-	door := x.door.Stream(req, d.Model.Code, x.rec.RequestID, adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities))
-	x.a.Stream = &Stream{x: x, committed: committed, req: req, door: door, dec: dec, estimate: estimate}
+	s := &Stream{x: x, committed: committed, req: req, dec: dec, estimate: estimate}
+	if _, ok := x.door().(chatDoor); ok {
+		// The chat door's stream lives in the Stream: no allocation of its own.
+		s.chat = chatStream{model: d.Model.Code, usage: req.IncludeUsage}
+		s.door = &s.chat
+	} else {
+		s.door = x.door().Stream(req, d.Model.Code, x.rec.RequestID, adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities))
+	}
+	x.a.Stream = s
 }
 
 // emit keeps the events the door rendered into the stream's reused buffer

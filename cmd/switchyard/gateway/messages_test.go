@@ -350,11 +350,21 @@ func TestMessagesDoorEdges(t *testing.T) {
 		{"no max_tokens", "/v1/messages", `{"model":"fast","messages":[{"role":"user","content":"x"}]}`, []string{"x-api-key", keys["oa"]}, 400, "invalid_request_error"},
 		{"unknown model", "/v1/messages", `{"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, []string{"x-api-key", keys["oa"]}, 404, "not_found_error"},
 		{"count_tokens malformed", "/v1/messages/count_tokens", `[]`, []string{"x-api-key", keys["an"]}, 400, "invalid_request_error"},
+		{"unknown path", "/v1/messages/batches", `{}`, []string{"x-api-key", keys["an"]}, 404, "not_found_error"},
 	} {
 		status, _, ans := postMessages(t, e, c.path, c.body, c.hdr...)
 		if status != c.status || ans.Get("type").Str != "error" || ans.Get("error.type").Str != c.typ || ans.Get("error.message").Str == "" {
 			t.Errorf("%s: %d %s, want %d %s", c.name, status, ans.Raw, c.status, c.typ)
 		}
+	}
+
+	// Idempotency-Key: the second send is the first answer, replayed.
+	idem := `{"model":"fast","max_tokens":50,"messages":[{"role":"user","content":"once"}]}`
+	calls := e.Fake.Count("an-main-up")
+	_, _, first := postMessages(t, e, "/v1/messages", idem, "x-api-key", keys["an"], "Idempotency-Key", "msg-idem-1")
+	status, hdr, again := postMessages(t, e, "/v1/messages", idem, "x-api-key", keys["an"], "Idempotency-Key", "msg-idem-1")
+	if status != 200 || hdr.Get("Idempotent-Replayed") != "true" || again.Raw != first.Raw || e.Fake.Count("an-main-up") != calls+1 {
+		t.Fatalf("replay: %d %q %s", status, hdr.Get("Idempotent-Replayed"), again.Raw)
 	}
 
 	// Our own rate limit: 429 rate_limit_error with Retry-After.
@@ -386,12 +396,34 @@ func TestMessagesDoorEdges(t *testing.T) {
 		t.Fatalf("count_tokens called the OpenAI vendor: %d calls", e.Fake.Count("oa-main-up")-before)
 	}
 
-	// Every request is a call-log row with its front door and attempt trail.
-	rows := waitCallLogs(t, e, calllog.Filter{Caller: "c-an", Endpoint: "messages"}, 1)
-	if r := rows[0]; r.Endpoint != "messages" || r.Status != "ok" || len(r.Attempts) < 3 || r.LogicModel != "an-main" {
-		t.Fatalf("messages row: %+v", r)
+	// Metrics carry the front door.
+	res, err := http.Get(e.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
 	}
-	rows = waitCallLogs(t, e, calllog.Filter{Caller: "c-an", Endpoint: "count_tokens", Status: "ok"}, 1)
+	metrics, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{`caller="c-an",class="",endpoint="messages",model="an-main",status="ok",tier="fast"`,
+		`caller="c-an",class="",endpoint="count_tokens",model="an-main",status="ok",tier="fast"`} {
+		if !strings.Contains(string(metrics), "switchyard_requests_total{"+want+"}") {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+
+	// Every request is a call-log row with its front door and attempt trail.
+	served, replayed := 0, 0
+	for _, r := range waitCallLogs(t, e, calllog.Filter{Caller: "c-an", Endpoint: "messages", Status: "ok"}, 3) {
+		switch {
+		case r.IdempotencyReplay:
+			replayed++
+		case r.LogicModel == "an-main" && gjson.GetBytes(r.Attempts, "attempts.0.outcome").Str == "ok":
+			served++
+		}
+	}
+	if served != 2 || replayed != 1 {
+		t.Fatalf("messages rows: %d served with a trail, %d replayed", served, replayed)
+	}
+	rows := waitCallLogs(t, e, calllog.Filter{Caller: "c-an", Endpoint: "count_tokens", Status: "ok"}, 1)
 	if rows[0].Endpoint != "count_tokens" || rows[0].Status != "ok" {
 		t.Fatalf("count_tokens row: %+v", rows[0])
 	}
