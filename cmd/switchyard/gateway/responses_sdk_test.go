@@ -164,6 +164,7 @@ func streamText(evs []responses.ResponseStreamEventUnion) string {
 // TestResponsesDoor runs every check of the door on one instance (one
 // database and world, built once: it is most of the cost).
 func TestResponsesDoor(t *testing.T) {
+	t.Parallel() // its own database, Redis prefix and fake vendor: it shares nothing
 	e := gatewaytest.New(t)
 	keys := responsesWorld(t, e)
 	t.Run("non-stream and stream", func(t *testing.T) { responsesBasics(t, e, keys) })
