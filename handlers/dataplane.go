@@ -50,6 +50,21 @@ func (d *DataPlane) CountTokens(c echo.Context) error {
 	return d.serve(c, routing.EndpointCountTokens)
 }
 
+// Responses serves POST /v1/responses, OpenAI's Responses API, streamed or
+// not (stateless: nothing is stored).
+func (d *DataPlane) Responses(c echo.Context) error {
+	return d.serve(c, routing.EndpointResponses)
+}
+
+// StoredResponse answers the Responses API's endpoints for stored responses
+// (GET or DELETE /v1/responses/{id}, …/cancel, …/input_items): the gateway
+// is stateless and keeps none, so there is nothing to retrieve.
+func (d *DataPlane) StoredResponse(c echo.Context) error {
+	c.Response().Header().Set("x-should-retry", "false")
+	return WriteOpenAIError(c, http.StatusNotFound, "stateless_gateway", "this gateway is stateless and stores no responses, so "+
+		httpx.Clip(c.Request().Method+" "+c.Request().URL.Path, httpx.ShownLen)+" has nothing to return; keep the response you received, and send the whole conversation in input")
+}
+
 // Embeddings serves POST /v1/embeddings.
 func (d *DataPlane) Embeddings(c echo.Context) error {
 	return d.serve(c, routing.EndpointEmbeddings)
@@ -135,7 +150,7 @@ func writeAnswer(w *echo.Response, a *routing.Answer) (err error) {
 // NotFound answers unknown /v1 paths in OpenAI's error shape.
 func (d *DataPlane) NotFound(c echo.Context) error {
 	r := c.Request()
-	return WriteOpenAIError(c, http.StatusNotFound, "not_found", "unknown endpoint "+httpx.Clip(r.Method+" "+r.URL.Path, httpx.ShownLen)+"; Switchyard serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, POST /v1/embeddings, GET /v1/models and GET /v1/models/{id}")
+	return WriteOpenAIError(c, http.StatusNotFound, "not_found", "unknown endpoint "+httpx.Clip(r.Method+" "+r.URL.Path, httpx.ShownLen)+"; Switchyard serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, POST /v1/responses, POST /v1/embeddings, GET /v1/models and GET /v1/models/{id}")
 }
 
 // TestRequest runs a request through the journey as callerID, exactly as an
@@ -150,6 +165,8 @@ func (d *DataPlane) TestRequest(ctx context.Context, callerID int64, path string
 		ep = routing.EndpointMessages
 	case "/v1/messages/count_tokens":
 		ep = routing.EndpointCountTokens
+	case "/v1/responses":
+		ep = routing.EndpointResponses
 	}
 	a := d.Journey.Serve(ctx, routing.Request{Endpoint: ep, Path: path, CallerID: callerID, Body: bytes.NewReader(body)})
 	res := TestResult{Status: a.Status, Header: a.Header, Body: a.Body, RequestID: a.RequestID}

@@ -110,6 +110,9 @@ func deploymentFromForm(c echo.Context, base config.Deployment, kind config.Kind
 		Tools:    formBool(c, "cap_tools"),
 		// Native structured output (Anthropic's output_config.format).
 		StructuredOutput: formBool(c, "cap_structured_output"),
+		// Serves OpenAI's Responses API (POST {base}/responses): the
+		// Responses door passes through instead of translating.
+		ResponsesAPI: formBool(c, "cap_responses_api"),
 	}
 	if kind == config.KindEmbedding {
 		d.EmbeddingBatchLimit = formInt(c, "embedding_batch_limit", errs)

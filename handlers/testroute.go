@@ -460,6 +460,13 @@ type testDoor struct {
 var testDoors = map[string]testDoor{
 	testroute.DoorChat:     {parse: adapter.ParseChatRequest, path: "/v1/chat/completions"},
 	testroute.DoorMessages: {parse: adapter.ParseMessagesRequest, path: "/v1/messages", body: messagesTestBody},
+	testroute.DoorResponses: {parse: func(b []byte) (*adapter.ChatRequest, error) {
+		r, err := adapter.ParseResponsesRequest(b)
+		if err != nil {
+			return nil, err
+		}
+		return r.Chat, nil
+	}, path: "/v1/responses", body: responsesTestBody},
 }
 
 // messagesTestBody is the minimal Messages body of a test request.
@@ -482,6 +489,24 @@ func messagesTestBody(f testroute.Form, msg string) []byte {
 	return body
 }
 
+// responsesTestBody is the minimal Responses body of a test request.
+func responsesTestBody(f testroute.Form, msg string) []byte {
+	content := []map[string]any{{"type": "input_text", "text": msg}}
+	if f.Vision {
+		content = append(content, map[string]any{"type": "input_image", "image_url": testPNG})
+	}
+	req := map[string]any{"model": f.Model, "input": []map[string]any{{"role": "user", "content": content}}}
+	if f.Thinking {
+		req["reasoning"] = map[string]any{"effort": "low"}
+	}
+	if f.Tools {
+		req["tools"] = []map[string]any{{"type": "function", "name": "current_time", "description": "Returns the current time.",
+			"parameters": map[string]any{"type": "object", "properties": map[string]any{}}}}
+	}
+	body, _ := json.Marshal(req)
+	return body
+}
+
 // sendResult reads a test request's answer for the page.
 func sendResult(out TestResult, embedding bool) testroute.SendResult {
 	r := testroute.SendResult{Status: out.Status, RequestID: out.RequestID, Steps: calllogs.Steps(out.Trail)}
@@ -499,6 +524,24 @@ func sendResult(out TestResult, embedding bool) testroute.SendResult {
 			}
 			if json.Unmarshal(out.Body, &e) == nil && len(e.Data) > 0 {
 				r.Answer = fmt.Sprintf("%d embedding(s) of %d dimensions", len(e.Data), len(e.Data[0].Embedding))
+				return r
+			}
+		} else if gjson.GetBytes(out.Body, "object").Str == "response" {
+			// A Responses answer: its output text, else its first function call.
+			var text strings.Builder
+			for _, it := range gjson.GetBytes(out.Body, "output").Array() {
+				for _, part := range it.Get("content").Array() {
+					if part.Get("type").Str == "output_text" {
+						text.WriteString(part.Get("text").Str)
+					}
+				}
+			}
+			if r.Answer = text.String(); r.Answer == "" {
+				if fc := gjson.GetBytes(out.Body, `output.#(type=="function_call")`); fc.Exists() {
+					r.Answer = "(the model called a tool: " + fc.Raw + ")"
+				}
+			}
+			if r.Answer != "" {
 				return r
 			}
 		} else if gjson.GetBytes(out.Body, "type").Str == "message" {

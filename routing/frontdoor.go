@@ -42,8 +42,9 @@ type FrontDoor interface {
 	Parse(body []byte) (*adapter.ChatRequest, error)
 	// Answer appends to dst the caller's complete answer. res.Body is the
 	// vendor's own answer when native is true, else an OpenAI
-	// chat.completion; model is the logic model that served.
-	Answer(dst []byte, req *adapter.ChatRequest, res *adapter.ChatResult, model string, native bool) ([]byte, error)
+	// chat.completion; model is the logic model that served; requestID
+	// the request's id (a door may name its answer by it).
+	Answer(dst []byte, req *adapter.ChatRequest, res *adapter.ChatResult, model, requestID string, native bool) ([]byte, error)
 	// Stream starts rendering a committed stream (see DoorStream).
 	Stream(req *adapter.ChatRequest, model, requestID string, native bool) DoorStream
 	// Error renders an error answer's body.
@@ -68,6 +69,8 @@ func doorOf(ep Endpoint) FrontDoor {
 	switch ep {
 	case EndpointMessages, EndpointCountTokens:
 		return messagesDoor{}
+	case EndpointResponses:
+		return responsesDoor{}
 	}
 	return chatDoor{}
 }
@@ -103,7 +106,7 @@ func (chatDoor) Parse(body []byte) (*adapter.ChatRequest, error) {
 	return adapter.ParseChatRequest(body)
 }
 
-func (chatDoor) Answer(dst []byte, _ *adapter.ChatRequest, res *adapter.ChatResult, model string, _ bool) ([]byte, error) {
+func (chatDoor) Answer(dst []byte, _ *adapter.ChatRequest, res *adapter.ChatResult, model, _ string, _ bool) ([]byte, error) {
 	return adapter.AppendAnswerModel(dst, res.Body, model), nil
 }
 

@@ -15,7 +15,7 @@ func (messagesDoor) Parse(body []byte) (*adapter.ChatRequest, error) {
 	return adapter.ParseMessagesRequest(body)
 }
 
-func (messagesDoor) Answer(dst []byte, _ *adapter.ChatRequest, res *adapter.ChatResult, model string, native bool) ([]byte, error) {
+func (messagesDoor) Answer(dst []byte, _ *adapter.ChatRequest, res *adapter.ChatResult, model, _ string, native bool) ([]byte, error) {
 	if native {
 		return adapter.AppendAnswerModel(dst, res.Body, model), nil
 	}

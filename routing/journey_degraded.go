@@ -163,7 +163,7 @@ func (x *exchange) answerDegraded(level string, body []byte, d Degraded) {
 	h.Set(HeaderDegraded, level)
 	model := gjson.GetBytes(body, "model").String() // the static model, or the logic model that served it then
 	if !x.ladder.chat.Stream {
-		answer, err := x.door().Answer(nil, x.ladder.chat, &adapter.ChatResult{Body: body}, model, false)
+		answer, err := x.door().Answer(nil, x.ladder.chat, &adapter.ChatResult{Body: body}, model, x.rec.RequestID, false)
 		if err != nil {
 			x.writeError(http.StatusBadGateway, "upstream_error", "the degraded answer could not be put in this endpoint's shape: "+err.Error()+" (request "+x.rec.RequestID+")", nil)
 			return

@@ -61,7 +61,7 @@ func (x *exchange) chat() {
 	}
 	d := out.Served.Deployment
 	native := adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities)
-	answer, err := x.door().Answer(nil, req, out.Result, d.Model.Code, native)
+	answer, err := x.door().Answer(nil, req, out.Result, d.Model.Code, x.rec.RequestID, native)
 	if err != nil {
 		// The vendor's answer could not be put in the caller's shape.
 		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, string(adapter.ClassServer), "upstream_error"

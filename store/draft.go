@@ -110,6 +110,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		Vision         bool          `db:"cap_vision"`
 		Tools          bool          `db:"cap_tools"`
 		Structured     bool          `db:"cap_structured_output"`
+		ResponsesAPI   bool          `db:"cap_responses_api"`
 		Batch          int           `db:"embedding_batch_limit"`
 		TimeoutMS      int           `db:"timeout_ms"`
 		Breaker        []byte        `db:"breaker"`
@@ -117,7 +118,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 	}
 	if err := sqlx.SelectContext(ctx, q, &deps, `
 		SELECT d.id, d.logic_model_id, p.name AS provider, d.upstream_model, d.weight, d.enabled, d.max_concurrency,
-			d.price_input_micros, d.price_output_micros, d.price_cached_micros, d.currency, d.cap_thinking, d.cap_vision, d.cap_tools, d.cap_structured_output,
+			d.price_input_micros, d.price_output_micros, d.price_cached_micros, d.currency, d.cap_thinking, d.cap_vision, d.cap_tools, d.cap_structured_output, d.cap_responses_api,
 			d.embedding_batch_limit, d.timeout_ms, d.breaker, d.max_inflight_tokens
 		FROM deployments d JOIN providers p ON p.id = d.provider_id`); err != nil {
 		return fail("deployments", err)
@@ -126,7 +127,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		cd := config.Deployment{
 			ID: d.ID, Provider: d.Provider, UpstreamModel: d.Upstream, Weight: d.Weight, Enabled: d.Enabled,
 			MaxConcurrency: d.MaxConcurrency, Prices: config.Prices{InputMicros: d.PIn, OutputMicros: d.POut, CachedMicros: d.PCached, Currency: d.Currency},
-			Capabilities:        config.Capabilities{Thinking: d.Thinking, Vision: d.Vision, Tools: d.Tools, StructuredOutput: d.Structured},
+			Capabilities:        config.Capabilities{Thinking: d.Thinking, Vision: d.Vision, Tools: d.Tools, StructuredOutput: d.Structured, ResponsesAPI: d.ResponsesAPI},
 			EmbeddingBatchLimit: d.Batch, TimeoutMS: d.TimeoutMS, MaxInflightTokens: d.MaxTokens,
 		}
 		if len(d.Breaker) > 0 {

@@ -93,6 +93,7 @@ var (
 		{"cap_vision", "boolean", func(r *deploymentRow) any { return r.d.Capabilities.Vision }},
 		{"cap_tools", "boolean", func(r *deploymentRow) any { return r.d.Capabilities.Tools }},
 		{"cap_structured_output", "boolean", func(r *deploymentRow) any { return r.d.Capabilities.StructuredOutput }},
+		{"cap_responses_api", "boolean", func(r *deploymentRow) any { return r.d.Capabilities.ResponsesAPI }},
 		{"embedding_batch_limit", "integer", func(r *deploymentRow) any { return r.d.EmbeddingBatchLimit }},
 		{"timeout_ms", "integer", func(r *deploymentRow) any { return r.d.TimeoutMS }},
 		{"breaker", "jsonb", func(r *deploymentRow) any { return rawJSON(breakerJSON(r.d.Breaker).String) }},

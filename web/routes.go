@@ -31,6 +31,8 @@ func (s *Server) routes(opts Options) {
 		v1.POST("/chat/completions", dp.ChatCompletions)
 		v1.POST("/messages", dp.Messages)
 		v1.POST("/messages/count_tokens", dp.CountTokens)
+		v1.POST("/responses", dp.Responses)
+		v1.Any("/responses/*", dp.StoredResponse)
 		v1.POST("/embeddings", dp.Embeddings)
 		v1.GET("/models", dp.Models)
 		v1.GET("/models/:id", dp.Model)

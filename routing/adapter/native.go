@@ -54,6 +54,10 @@ type Native struct {
 	// request, the door's field it came from ("stop" → "stop_sequences");
 	// a field missing from it keeps its OpenAI name.
 	Params map[string]string
+	// View is the door's own typed view of Body, when it keeps one for
+	// rendering answers (the Responses door's *ResponsesRequest); nil
+	// otherwise.
+	View any
 }
 
 // Passes reports whether a deployment of protocol p with caps gets the

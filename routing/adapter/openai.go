@@ -141,7 +141,10 @@ func openaiMalformed(status int, what string) *Error {
 // Chat sends a non-streamed completion. When the first choice finished with
 // content_filter it returns the result (for its usage) together with a
 // ClassContentFilter *Error.
-func (OpenAI) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, error) {
+func (o OpenAI) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, error) {
+	if rr := nativeResponses(r, t); rr != nil {
+		return o.Responses(ctx, t, rr) // the Responses door, spoken natively
+	}
 	body, e := openaiChatBody(r, t.UpstreamModel, false)
 	if e != nil {
 		return nil, e
@@ -390,7 +393,10 @@ func openaiAppendString(dst []byte, s string) []byte {
 
 // ChatStream opens a streamed completion. A non-2xx answer is classified
 // before any chunk; after that the Stream reports problems from Next.
-func (OpenAI) ChatStream(ctx context.Context, t Target, r *ChatRequest) (Stream, error) {
+func (o OpenAI) ChatStream(ctx context.Context, t Target, r *ChatRequest) (Stream, error) {
+	if rr := nativeResponses(r, t); rr != nil {
+		return o.ResponsesStream(ctx, t, rr)
+	}
 	body, e := openaiChatBody(r, t.UpstreamModel, true)
 	if e != nil {
 		return nil, e

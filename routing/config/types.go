@@ -187,6 +187,12 @@ type Capabilities struct {
 	// natively (Anthropic's output_config.format). Without it an Anthropic
 	// deployment serves response_format through a forced tool call.
 	StructuredOutput bool `yaml:"structured_output,omitempty" json:"structured_output,omitempty"`
+	// ResponsesAPI: the vendor serves OpenAI's Responses API
+	// (POST {base}/responses). Requests through the gateway's /v1/responses
+	// then pass to an OpenAI-protocol deployment natively; without it they
+	// are translated into chat completions. Most OpenAI-compatible vendors
+	// serve only chat completions, so it is off by default.
+	ResponsesAPI bool `yaml:"responses_api,omitempty" json:"responses_api,omitempty"`
 }
 
 // BreakerSettings override the default circuit-breaker settings for one deployment.

@@ -2,7 +2,8 @@
 // benchmarks and the newcomer sandbox. One http.Handler speaks three
 // protocols with their real wire shapes:
 //
-//	OpenAI     POST /v1/chat/completions, POST /v1/embeddings, GET /v1/models
+//	OpenAI     POST /v1/chat/completions, POST /v1/embeddings, GET /v1/models,
+//	           POST /v1/responses (the Responses API, responses.go)
 //	           (Authorization: Bearer KEY)
 //	Anthropic  POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models
 //	           (x-api-key: KEY, anthropic-version required)
@@ -147,6 +148,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serve(w, r, protoOpenAI, http.MethodPost, "", s.openaiChat)
 	case path == "/v1/embeddings":
 		s.serve(w, r, protoOpenAI, http.MethodPost, "", s.openaiEmbeddings)
+	case path == "/v1/responses":
+		s.serve(w, r, protoOpenAI, http.MethodPost, "", s.openaiResponses)
 	case path == "/v1/messages":
 		s.serve(w, r, protoAnthropic, http.MethodPost, "", s.anthropicMessages)
 	case path == "/v1/messages/count_tokens":

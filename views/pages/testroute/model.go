@@ -25,8 +25,8 @@ type Form struct {
 	Tools     bool
 	Embedding bool
 	Message   string
-	// Door is the front door the request comes through (DoorChat or
-	// DoorMessages); Body, when set, is a whole request body in that
+	// Door is the front door the request comes through (DoorChat,
+	// DoorMessages or DoorResponses); Body, when set, is a whole request body in that
 	// door's shape, explained instead of one made from the flags.
 	Door string
 	Body string
@@ -36,12 +36,15 @@ type Form struct {
 const (
 	DoorChat     = "chat_completions"
 	DoorMessages = "messages"
+	// DoorResponses is OpenAI's Responses API (POST /v1/responses).
+	DoorResponses = "responses"
 )
 
 // Doors are the front-door choices.
 var Doors = []Option{
 	{Value: DoorChat, Label: "Chat completions (POST /v1/chat/completions)"},
 	{Value: DoorMessages, Label: "Anthropic Messages (POST /v1/messages)"},
+	{Value: DoorResponses, Label: "OpenAI Responses (POST /v1/responses)"},
 }
 
 // Query encodes the form as the Explain URL's parameters.
