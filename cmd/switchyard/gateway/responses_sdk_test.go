@@ -151,7 +151,7 @@ func checkSequence(t *testing.T, evs []responses.ResponseStreamEventUnion, compl
 	}
 }
 
-func streamText(evs []responses.ResponseStreamEventUnion) string {
+func responsesText(evs []responses.ResponseStreamEventUnion) string {
 	var b strings.Builder
 	for _, ev := range evs {
 		if ev.Type == "response.output_text.delta" {
@@ -263,11 +263,11 @@ func responsesBasics(t *testing.T, e *gatewaytest.Env, keys map[string]string) {
 				t.Fatal(err)
 			}
 			checkSequence(t, evs, true)
-			if got := streamText(evs); got != want+strings.Repeat(" "+want, 4) {
+			if got := responsesText(evs); got != want+strings.Repeat(" "+want, 4) {
 				t.Fatalf("text %q", got)
 			}
 			done := evs[len(evs)-1].Response
-			if done.OutputText() != streamText(evs) || done.Usage.OutputTokens != 5 || done.Model != u.name {
+			if done.OutputText() != responsesText(evs) || done.Usage.OutputTokens != 5 || done.Model != u.name {
 				t.Fatalf("completed: %q, usage %+v, model %q", done.OutputText(), done.Usage, done.Model)
 			}
 		})
@@ -408,7 +408,7 @@ func responsesToolsReasoningAndFailures(t *testing.T, e *gatewaytest.Env, keys m
 				t.Fatal(err)
 			}
 			checkSequence(t, evs, true)
-			if got := streamText(evs); got != want+strings.Repeat(" "+want, 4) {
+			if got := responsesText(evs); got != want+strings.Repeat(" "+want, 4) {
 				t.Fatalf("text %q", got)
 			}
 			for _, ev := range evs {
@@ -426,7 +426,7 @@ func responsesToolsReasoningAndFailures(t *testing.T, e *gatewaytest.Env, keys m
 			if err == nil || !errors.As(err, &se) || !strings.Contains(err.Error(), "upstream_error") {
 				t.Fatalf("stream error %v", err)
 			}
-			if got := streamText(evs); !strings.HasPrefix(got, "Hello from "+u.name+"-mid-x.") {
+			if got := responsesText(evs); !strings.HasPrefix(got, "Hello from "+u.name+"-mid-x.") {
 				t.Fatalf("text before the failure %q", got)
 			}
 			// On the wire: the error event (documented fields at the top,
