@@ -297,6 +297,11 @@ func TestEveryFindingLinksToTheControlThatFixesIt(t *testing.T) {
 		{"same_model_all_tiers", func(s *config.Snapshot) { tier(s, config.TierDeep).Candidates[0].LogicModel = "small" }, tierControls},
 		{"unused_logic_model", nil, `[data-testid="model-delete"]`}, // emb is in no tier
 		{config.CheckTierUnservable, func(s *config.Snapshot) { tier(s, config.TierDeep).Candidates[0].Weight = 0 }, tierControls},
+		{"step_down_target", func(s *config.Snapshot) {
+			// deep steps down to standard, whose only candidate is parked.
+			tier(s, config.TierStandard).Candidates[0].Weight = 0
+			s.RouteGroups[0].Degradation = &config.Degradation{StepDown: []config.StepDown{{Tier: config.TierDeep, To: config.TierStandard, P95MS: 1000}}}
+		}, `select[name="degradation.step_down.deep.to"]`},
 		{"mixed_kinds", func(s *config.Snapshot) {
 			ft := tier(s, config.TierFast)
 			ft.Candidates = append(ft.Candidates, config.Candidate{LogicModel: "emb", Priority: 2, Weight: 100})

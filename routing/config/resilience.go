@@ -289,11 +289,9 @@ func checkStepDownTarget(s *Snapshot, _ Env) []Finding {
 			continue
 		}
 		for _, sd := range g.Degradation.StepDown {
-			from := g.Tier(sd.Tier)
-			ref := ObjectRef{Kind: "route_group", ID: g.ID, Name: g.Name}
-			if from != nil {
-				ref = tierRef(g, from)
-			}
+			// The fix is the rule's target on the group's form.
+			ref := ObjectRef{Kind: "route_group", ID: g.ID, Name: g.Name + " / " + string(sd.Tier), Group: g.Name, Tier: sd.Tier,
+				Field: "degradation.step_down." + string(sd.Tier) + ".to"}
 			to := g.Tier(sd.To)
 			switch {
 			case !ValidTier(string(sd.To)) || !lighter(sd.To, sd.Tier):
