@@ -38,6 +38,9 @@ const (
 	KindBudget Kind = "budget" // monthly budget
 	// KindInstance is the instance's saturation gate, not a caller limit.
 	KindInstance Kind = "instance"
+	// KindDeploymentCap is the max concurrency of deployments, not a caller
+	// limit: every deployment that could serve had all its slots busy.
+	KindDeploymentCap Kind = "deployment_cap"
 )
 
 // Limits are a caller's limits for one tier. Zero means unlimited and costs

@@ -3,6 +3,8 @@ package record
 import (
 	"encoding/json"
 	"time"
+
+	"switchyard/routing/limit"
 )
 
 // Call statuses.
@@ -57,6 +59,13 @@ type Call struct {
 	Fallback          string          `json:"fallback,omitempty"` // e.g. "policy shared → group general"
 	ConfigVersion     *int64          `json:"config_version,omitempty"`
 	Attempts          json.RawMessage `json:"attempts,omitempty"` // the attempt trail, stored as given (jsonb)
+	// The limit that refused the request, if one did (the journey's
+	// Answer.Refusal): its kind, its configured value (nil when it has
+	// none, e.g. the instance gate; micro-units for a budget) and how long
+	// after the refusal it lets a request pass again.
+	LimitKind    limit.Kind `json:"limit_kind,omitempty"`
+	LimitValue   *int64     `json:"limit_value,omitempty"`
+	LimitResetMS *int64     `json:"limit_reset_ms,omitempty"`
 }
 
 // ValidStatus reports whether s is one of the call statuses.

@@ -171,7 +171,7 @@ func reportPercentiles(b *testing.B, took []time.Duration) {
 
 func logExplain(b *testing.B, db *sql.DB, f Filter) {
 	b.Helper()
-	q, args, _, err := searchQuery(f)
+	q, args, _, err := buildSearch(context.Background(), db, f)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"switchyard/routing/limit"
 	"switchyard/routing/record"
 )
 
@@ -64,6 +65,7 @@ func normalize(r *Record) error {
 		v := min(max(*r.CostMicros, 0), MaxCallCostMicros)
 		r.CostMicros = &v
 	}
+	r.LimitKind = limit.Kind(cleanText(string(r.LimitKind)))
 	if len(r.Attempts) > 0 && !json.Valid(r.Attempts) {
 		// Keep what was said, as a JSON string, rather than lose the row.
 		b, _ := json.Marshal(cleanText(string(r.Attempts)))
@@ -95,6 +97,7 @@ var columns = []string{
 	"prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens", "usage_estimated",
 	"cost_micros", "currency", "stream", "idempotency_replay", "fallback", "config_version",
 	"attempts",
+	"limit_kind", "limit_value", "limit_reset_ms",
 }
 
 var columnList = strings.Join(columns, ", ")
@@ -115,6 +118,7 @@ func values(r *Record) []any {
 		nullInt64(r.ReasoningTokens), r.UsageEstimated, nullInt64(r.CostMicros), nullText(r.Currency),
 		r.Stream, r.IdempotencyReplay, nullText(r.Fallback), nullInt64(r.ConfigVersion),
 		attempts,
+		nullText(string(r.LimitKind)), nullInt64(r.LimitValue), nullInt64(r.LimitResetMS),
 	}
 }
 
@@ -155,13 +159,16 @@ func scanRecord(s scanner) (Record, error) {
 		prompt, completion, cached, reasoning                          sql.NullInt64
 		cost                                                           sql.NullInt64
 		attempts                                                       []byte
+		limitKind                                                      sql.NullString
+		limitValue, limitReset                                         sql.NullInt64
 	)
 	err := s.Scan(&r.At, &r.RequestID, &callerID, &caller, &tenant, &routeGroup, &tier,
 		&requestedModel, &logicModel, &deploymentID, &provider, &keyFingerprint,
 		&r.Status, &errorClass, &errorCode, &r.HTTPStatus, &r.LatencyMS, &ttfc,
 		&prompt, &completion, &cached, &reasoning, &r.UsageEstimated,
 		&cost, &currency, &r.Stream, &r.IdempotencyReplay, &fbk, &configVersion,
-		&attempts)
+		&attempts,
+		&limitKind, &limitValue, &limitReset)
 	if err != nil {
 		return Record{}, err
 	}
@@ -191,6 +198,9 @@ func scanRecord(s scanner) (Record, error) {
 	r.Fallback = fbk.String
 	r.ConfigVersion = int64Ptr(configVersion)
 	r.Attempts = json.RawMessage(attempts)
+	r.LimitKind = limit.Kind(limitKind.String)
+	r.LimitValue = int64Ptr(limitValue)
+	r.LimitResetMS = int64Ptr(limitReset)
 	return r, nil
 }
 

@@ -6,11 +6,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/lib/pq"
 
 	"switchyard/routing/record"
 )
@@ -30,22 +33,43 @@ var (
 	ErrInvalidFilter = errors.New("calllog: invalid filter")
 )
 
-// Filter selects call logs. Zero fields do not filter. From is inclusive,
-// To exclusive.
+// Filter selects call logs. Zero fields do not filter; set fields must all
+// match. From is inclusive, To exclusive.
+//
+// Caller, LogicModel, RequestID and Tier are exact. CallerPart and
+// LogicModelPart match every name that contains them, case-insensitively.
+// RequestIDPart matches a request id equal to it, starting with it or
+// ending with it (the tail the console's list shows; a leading "…" is
+// ignored); shorter than MinIDPart it must be the whole id.
+//
+// Provider, Deployment, Key (a key fingerprint) and ErrorClass match a call
+// when any of its attempts does — the failed ones before a failover
+// included — or its own final columns do. Each filter matches on its own:
+// provider X with class auth finds a call with any attempt on X and any
+// auth failure, not necessarily the same attempt.
 type Filter struct {
-	From, To   time.Time
-	Caller     string
-	Tier       string
-	LogicModel string
-	Provider   string
-	Status     string
-	ErrorClass string
-	RequestID  string
+	From, To       time.Time
+	Caller         string
+	CallerPart     string
+	Tier           string
+	LogicModel     string
+	LogicModelPart string
+	Provider       string
+	Deployment     int64
+	Key            string
+	Status         string
+	ErrorClass     string
+	RequestID      string
+	RequestIDPart  string
 	// Limit is the page size: default 50, at most 500.
 	Limit int
 	// Cursor is Page.Next of the previous page; empty for the first page.
 	Cursor string
 }
+
+// MinIDPart is the shortest part of a request id searched as a prefix or
+// suffix; a shorter one matches only a whole id.
+const MinIDPart = 4
 
 // Page is one page of call logs, newest first.
 type Page struct {
@@ -94,10 +118,14 @@ func checkFilter(f Filter) error {
 	for _, v := range []struct{ name, v string }{
 		{"caller", f.Caller}, {"tier", f.Tier}, {"logic model", f.LogicModel}, {"provider", f.Provider},
 		{"status", f.Status}, {"error class", f.ErrorClass}, {"request id", f.RequestID},
+		{"caller", f.CallerPart}, {"logic model", f.LogicModelPart}, {"request id", f.RequestIDPart}, {"key", f.Key},
 	} {
 		if !ValidText(v.v) {
 			return fmt.Errorf("%w: %s must be at most %d characters of text without control characters", ErrInvalidFilter, v.name, MaxTextLen)
 		}
+	}
+	if f.Deployment < 0 {
+		return fmt.Errorf("%w: deployment must be a deployment id", ErrInvalidFilter)
 	}
 	for _, t := range []struct {
 		name string
@@ -115,8 +143,8 @@ func checkFilter(f Filter) error {
 // (at, request_id), so rows with equal timestamps are neither repeated nor
 // skipped, and rows written meanwhile do not shift later pages.
 func Search(ctx context.Context, db Queryer, f Filter) (Page, error) {
-	q, args, limit, err := searchQuery(f)
-	if err != nil {
+	q, args, limit, err := buildSearch(ctx, db, f)
+	if err != nil || q == "" {
 		return Page{}, err
 	}
 	rows, err := db.QueryContext(ctx, q, args...)
@@ -143,9 +171,69 @@ func Search(ctx context.Context, db Queryer, f Filter) (Page, error) {
 	return p, nil
 }
 
+// buildSearch checks f, resolves its partial names and builds Search's SQL;
+// q is "" when no row can match (a partial name no call log holds).
+func buildSearch(ctx context.Context, db Queryer, f Filter) (q string, args []any, limit int, err error) {
+	if err := checkFilter(f); err != nil {
+		return "", nil, 0, err
+	}
+	var names resolvedNames
+	for _, n := range []struct {
+		kind, part string
+		to         *nameMatch
+	}{{nameCaller, f.CallerPart, &names.callers}, {nameLogicModel, f.LogicModelPart, &names.models}} {
+		if n.part == "" {
+			continue
+		}
+		found, over, err := matchNames(ctx, db, n.kind, n.part, f.From, f.To)
+		if err != nil {
+			return "", nil, 0, err
+		}
+		if !over && len(found) == 0 {
+			return "", nil, 0, nil
+		}
+		*n.to = nameMatch{part: n.part, names: found, over: over}
+	}
+	return searchQuery(f, names)
+}
+
+// nameMatch is a partial name resolved against call_log_names: the exact
+// names containing it, or over when there are too many to list.
+type nameMatch struct {
+	part  string
+	names []string
+	over  bool
+}
+
+type resolvedNames struct{ callers, models nameMatch }
+
+// dim is one filter whose values index scans can find: a final column
+// and, for the attempt filters, the array of the other attempts' values.
+type dim struct {
+	col, extra, arrayType string
+	text                  []string // the values, for a text column
+	ids                   []int64  // the values, for a bigint column
+}
+
+func (d dim) n() int { return len(d.text) + len(d.ids) }
+
+// branching: the filter needs more than one ordered index scan.
+func (d dim) branching() bool { return d.n() > 1 || d.extra != "" }
+
 // searchQuery builds Search's SQL; it fetches limit+1 rows to learn whether
 // there is a next page.
-func searchQuery(f Filter) (q string, args []any, limit int, err error) {
+//
+// Every page is ordered by (at, request_id) descending and each filterable
+// column has an index ending in (at, request_id), so a filter on one
+// value of one column is an ordered index scan that stops after a page. A
+// filter on several values (a partial name resolved to its names) or on
+// any attempt (the final column or the attempt set) is not one such scan:
+// the most selective of those filters is split into branches — one per
+// value of the final column, each an ordered scan, and one on the attempt
+// set, a small GIN bitmap — each fetching a page, and the branches are
+// merged (a row found by two branches counted once). Every other filter
+// applies to every branch.
+func searchQuery(f Filter, names resolvedNames) (q string, args []any, limit int, err error) {
 	limit = f.Limit
 	if limit <= 0 {
 		limit = defaultPageSize
@@ -158,24 +246,81 @@ func searchQuery(f Filter) (q string, args []any, limit int, err error) {
 		return "", nil, 0, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
 	}
 
-	var where []string
-	add := func(cond string, v any) {
+	arg := func(v any) string {
 		args = append(args, v)
-		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+		return "$" + strconv.Itoa(len(args))
 	}
+	var where []string
 	if !f.From.IsZero() {
-		add("at >= ?", f.From)
+		where = append(where, "at >= "+arg(f.From))
 	}
 	if !f.To.IsZero() {
-		add("at < ?", f.To)
+		where = append(where, "at < "+arg(f.To))
 	}
 	for _, eq := range []struct{ col, v string }{
 		{"caller", f.Caller}, {"tier", f.Tier}, {"logic_model", f.LogicModel},
-		{"provider", f.Provider}, {"status", f.Status}, {"error_class", f.ErrorClass},
-		{"request_id", f.RequestID},
+		{"status", f.Status}, {"request_id", f.RequestID},
 	} {
 		if eq.v != "" {
-			add(eq.col+" = ?", eq.v)
+			where = append(where, eq.col+" = "+arg(eq.v))
+		}
+	}
+	idSearch := f.RequestID != ""
+	if part := idPart(f.RequestIDPart); part != "" {
+		idSearch = true
+		if len(part) < MinIDPart {
+			where = append(where, "request_id = "+arg(part))
+		} else {
+			// Both LIKEs are index range scans: request_id and its
+			// reverse are COLLATE "C" (migration 0013).
+			where = append(where, "(request_id LIKE "+arg(likeEscape(part)+"%")+" OR reverse(request_id) LIKE "+
+				arg(likeEscape(reverseRunes(part))+"%")+")")
+		}
+	}
+
+	// The filters index scans can find, most selective first: error classes
+	// are rare, a key serves a share of one provider, ...
+	var dims []dim
+	if f.ErrorClass != "" {
+		dims = append(dims, dim{col: "error_class", extra: "attempt_classes", arrayType: "text[]", text: []string{f.ErrorClass}})
+	}
+	if f.Key != "" {
+		dims = append(dims, dim{col: "key_fingerprint", extra: "attempt_keys", arrayType: "text[]", text: []string{f.Key}})
+	}
+	if f.Deployment != 0 {
+		dims = append(dims, dim{col: "deployment_id", extra: "attempt_deployment_ids", arrayType: "bigint[]", ids: []int64{f.Deployment}})
+	}
+	for _, nm := range []struct {
+		col string
+		m   nameMatch
+	}{{"caller", names.callers}, {"logic_model", names.models}} {
+		switch {
+		case nm.m.part == "":
+		case nm.m.over:
+			where = append(where, nm.col+" ILIKE "+arg("%"+likeEscape(nm.m.part)+"%"))
+		case len(nm.m.names) > maxNameBranches:
+			// So many names are common: the primary key finds a page.
+			where = append(where, nm.col+" = ANY("+arg(pq.StringArray(nm.m.names))+"::text[])")
+		default:
+			dims = append(dims, dim{col: nm.col, arrayType: "text[]", text: nm.m.names})
+		}
+	}
+	if f.Provider != "" {
+		dims = append(dims, dim{col: "provider", extra: "attempt_providers", arrayType: "text[]", text: []string{f.Provider}})
+	}
+
+	driver := -1
+	if !idSearch { // a request id is selective: one scan finds it
+		for i, d := range dims {
+			if d.branching() {
+				driver = i
+				break
+			}
+		}
+	}
+	for i, d := range dims {
+		if i != driver {
+			where = append(where, dimCond(d, arg))
 		}
 	}
 	if f.Cursor != "" {
@@ -185,15 +330,80 @@ func searchQuery(f Filter) (q string, args []any, limit int, err error) {
 		}
 		// The plain "at <=" lets the planner prune newer partitions; the
 		// row comparison is the exact keyset condition.
-		args = append(args, at, id)
-		where = append(where, fmt.Sprintf("at <= $%d AND (at, request_id) < ($%d, $%d)", len(args)-1, len(args)-1, len(args)))
+		a, r := arg(at), arg(id)
+		where = append(where, "at <= "+a+" AND (at, request_id) < ("+a+", "+r+")")
 	}
-	q = "SELECT " + columnList + " FROM call_logs"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+	page := " ORDER BY at DESC, request_id DESC LIMIT " + strconv.Itoa(limit+1)
+	selectWhere := func(conds []string) string {
+		q := "SELECT " + columnList + " FROM call_logs"
+		if len(conds) > 0 {
+			q += " WHERE " + strings.Join(conds, " AND ")
+		}
+		return q + page
 	}
-	q += " ORDER BY at DESC, request_id DESC LIMIT " + strconv.Itoa(limit+1)
+	if driver < 0 {
+		return selectWhere(where), args, limit, nil
+	}
+	d := dims[driver]
+	var branches []string
+	branch := func(cond string) {
+		branches = append(branches, "("+selectWhere(append(slices.Clip(where), cond))+")")
+	}
+	for _, v := range d.text {
+		branch(d.col + " = " + arg(v))
+	}
+	for _, v := range d.ids {
+		branch(d.col + " = " + arg(v))
+	}
+	if d.extra != "" {
+		branch(d.extra + " && " + arg(d.array()) + "::" + d.arrayType)
+	}
+	q = "SELECT DISTINCT ON (at, request_id) " + columnList + " FROM (" + strings.Join(branches, " UNION ALL ") + ") u" + page
 	return q, args, limit, nil
+}
+
+// dimCond is d as one condition: the final column holds a value, or an
+// attempt did.
+func dimCond(d dim, arg func(any) string) string {
+	var c string
+	if d.n() == 1 {
+		var v any
+		if len(d.text) == 1 {
+			v = d.text[0]
+		} else {
+			v = d.ids[0]
+		}
+		c = d.col + " = " + arg(v)
+	} else {
+		c = d.col + " = ANY(" + arg(d.array()) + "::" + d.arrayType + ")"
+	}
+	if d.extra == "" {
+		return c
+	}
+	return "(" + c + " OR " + d.extra + " && " + arg(d.array()) + "::" + d.arrayType + ")"
+}
+
+func (d dim) array() any {
+	if d.ids != nil {
+		return pq.Int64Array(d.ids)
+	}
+	return pq.StringArray(d.text)
+}
+
+// idPart is a request-id part as the list shows it: without a leading
+// ellipsis.
+func idPart(s string) string {
+	s = strings.TrimSpace(s)
+	for _, p := range []string{"…", "..."} {
+		s = strings.TrimPrefix(s, p)
+	}
+	return strings.TrimSpace(s)
+}
+
+func reverseRunes(s string) string {
+	r := []rune(s)
+	slices.Reverse(r)
+	return string(r)
 }
 
 // The cursor is base64url("<unix microseconds>:<request id>"): opaque to
