@@ -90,6 +90,11 @@ func BenchmarkSearch10M(b *testing.B) {
 		end.AddDate(0, 0, -10)).Scan(&someID, &someAt); err != nil {
 		b.Fatal(err)
 	}
+	var someKey string
+	if err := db.QueryRow(`SELECT key_fingerprint FROM call_logs WHERE at >= $1 AND key_fingerprint IS NOT NULL ORDER BY at LIMIT 1`,
+		end.AddDate(0, 0, -10)).Scan(&someKey); err != nil {
+		b.Fatal(err)
+	}
 	pageAfter := func(f Filter, pages int) Filter {
 		for range pages {
 			p, err := Search(ctx, db, f)
@@ -120,17 +125,42 @@ func BenchmarkSearch10M(b *testing.B) {
 		{"page_5_last_24h", pageAfter(last24h, 4)},
 		{"page_5_caller", pageAfter(Filter{Caller: "caller-7"}, 4)},
 		{"request_id", Filter{RequestID: someID}},
+		// Issue 16: filters on any attempt, partial names, id parts.
+		{"error_class_timeout_final_only", Filter{ErrorClass: "timeout"}},
+		{"error_class_timeout_any_attempt", Filter{ErrorClass: "timeout"}},
+		{"error_class_auth_any_attempt", Filter{ErrorClass: "auth"}},
+		{"provider_last_7d_final_only", with(last7d, func(f *Filter) { f.Provider = "provider-2" })},
+		{"provider_last_7d_any_attempt", with(last7d, func(f *Filter) { f.Provider = "provider-2" })},
+		{"provider_upstream_error_any_attempt", with(last7d, func(f *Filter) { f.Provider = "provider-2"; f.Status = StatusUpstreamError })},
+		{"deployment_all_time_any_attempt", Filter{Deployment: 17}},
+		{"key_all_time_any_attempt", Filter{Key: someKey}},
+		{"caller_part_11_names_last_7d", with(last7d, func(f *Filter) { f.CallerPart = "CALLER-1" })},
+		{"caller_part_11_names_all_time", Filter{CallerPart: "caller-1"}},
+		{"caller_part_all_50_names", Filter{CallerPart: "caller"}},
+		{"caller_part_one_name_and_status", with(last7d, func(f *Filter) { f.CallerPart = "ller-42"; f.Status = StatusRejected })},
+		{"model_part_last_24h", with(last24h, func(f *Filter) { f.LogicModelPart = "del-3" })},
+		{"request_id_prefix", Filter{RequestIDPart: someID[:18]}},
+		{"request_id_suffix", Filter{RequestIDPart: "…" + someID[len(someID)-12:]}},
+		{"request_id_suffix_6_chars", Filter{RequestIDPart: someID[len(someID)-6:]}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			if *benchExplain {
+			search := func() (Page, error) { return Search(ctx, db, c.filter) }
+			// A *_final_only case runs the search as it was before attempt
+			// filters, on the final columns only: the baseline of the
+			// *_any_attempt case beside it.
+			final := strings.HasSuffix(c.name, "_final_only")
+			if final {
+				search = func() (Page, error) { return searchFinalOnly(ctx, db, c.filter) }
+			}
+			if *benchExplain && !final {
 				logExplain(b, db, c.filter)
 			}
 			rows := 0
 			var took []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				p, err := Search(ctx, db, c.filter)
+				p, err := search()
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -152,6 +182,42 @@ func BenchmarkSearch10M(b *testing.B) {
 		}
 		reportPercentiles(b, took)
 	})
+}
+
+// searchFinalOnly is Search as it was before issue 16 for a filter of
+// error class or provider (with time and status): the final columns only,
+// one ordered index scan.
+func searchFinalOnly(ctx context.Context, db *sql.DB, f Filter) (Page, error) {
+	q := "SELECT " + columnList + " FROM call_logs WHERE true"
+	var args []any
+	for _, c := range []struct {
+		cond string
+		v    any
+		set  bool
+	}{
+		{"at >= ", f.From, !f.From.IsZero()}, {"at < ", f.To, !f.To.IsZero()},
+		{"error_class = ", f.ErrorClass, f.ErrorClass != ""}, {"provider = ", f.Provider, f.Provider != ""},
+		{"status = ", f.Status, f.Status != ""},
+	} {
+		if c.set {
+			args = append(args, c.v)
+			q += fmt.Sprintf(" AND %s$%d", c.cond, len(args))
+		}
+	}
+	rows, err := db.QueryContext(ctx, q+" ORDER BY at DESC, request_id DESC LIMIT 51", args...)
+	if err != nil {
+		return Page{}, err
+	}
+	defer rows.Close()
+	var p Page
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return Page{}, err
+		}
+		p.Rows = append(p.Rows, r)
+	}
+	return p, rows.Err()
 }
 
 // reportPercentiles reports the median and 99th percentile of the
@@ -188,7 +254,14 @@ func logExplain(b *testing.B, db *sql.DB, f Filter) {
 		}
 		plan = append(plan, line)
 	}
-	b.Logf("%s\n%s", q, strings.Join(plan, "\n"))
+	// Benchmark logs are cut after a few lines: the timings first.
+	var timings []string
+	for _, l := range plan {
+		if strings.HasPrefix(l, "Planning Time") || strings.HasPrefix(l, "Execution Time") {
+			timings = append(timings, l)
+		}
+	}
+	b.Logf("%s\n%s\n%s", strings.Join(timings, ", "), q, strings.Join(plan, "\n"))
 }
 
 // benchSearchDB returns a pool on the schema holding the data set of n rows,
@@ -242,6 +315,9 @@ func benchSearchDB(b *testing.B, n int) (*sql.DB, string) {
 		}
 		b.Logf("  %s: %d rows (%s)", day.Format(time.DateOnly), count, time.Since(start).Round(time.Second))
 	}
+	if err := generateNames(ctx, db); err != nil {
+		b.Fatal(err)
+	}
 	if _, err := db.Exec(`VACUUM (ANALYZE) call_logs`); err != nil {
 		b.Fatal(err)
 	}
@@ -272,16 +348,19 @@ func generateDay(ctx context.Context, db *sql.DB, day time.Time, count int) erro
 WITH src AS (
     SELECT g, $1::timestamptz + (floor(g * $3::float8)::bigint * interval '1 microsecond') AS at,
         (random() * 50)::int % 50 AS c, random() AS r1, random() AS r2, random() AS r3,
-        md5($4::text || g) AS h
+        random() AS r4, md5($4::text || g) AS h
     FROM generate_series(0, $2::int - 1) AS g
 ), v AS (
     SELECT *, lpad(to_hex(floor(extract(epoch FROM at) * 1000)::bigint), 12, '0') AS ms,
         CASE WHEN r1 < 0.90 THEN 'ok' WHEN r1 < 0.96 THEN 'upstream_error'
              WHEN r1 < 0.99 THEN 'rejected' ELSE 'client_cancelled' END AS status,
-        (ARRAY['fast', 'standard', 'deep'])[1 + (r3 * 3)::int % 3] AS tier
+        (ARRAY['fast', 'standard', 'deep'])[1 + (r3 * 3)::int % 3] AS tier,
+        -- 3% of the served calls failed over first, and every upstream
+        -- error tried a second deployment: their attempt sets.
+        r1 < 0.90 AND r4 < 0.03 OR r1 >= 0.90 AND r1 < 0.96 AS failed_over
     FROM src
 )
-INSERT INTO call_logs (`+columnList+`)
+INSERT INTO call_logs (`+insertColumnList+`)
 SELECT at,
     substr(ms, 1, 8) || '-' || substr(ms, 9, 4) || '-7' || substr(h, 1, 3) || '-8' || substr(h, 4, 3) || '-' || substr(h, 7, 12),
     c, 'caller-' || c, NULL, 'general', tier, tier,
@@ -304,7 +383,22 @@ SELECT at,
     CASE WHEN status = 'ok' THEN (r2 * 10000)::bigint END,
     CASE WHEN status = 'ok' THEN 'USD' END,
     tier <> 'deep', false, NULL, 42,
-    '[{"deployment_id": 1, "outcome": "ok", "latency_ms": 120}]'::jsonb
+    '[{"deployment_id": 1, "outcome": "ok", "latency_ms": 120}]'::jsonb,
+    CASE WHEN status = 'rejected' THEN 'rpm' END, CASE WHEN status = 'rejected' THEN 60 END,
+    CASE WHEN status = 'rejected' THEN (r4 * 60000)::bigint END,
+    CASE WHEN failed_over THEN ARRAY[(ARRAY['auth', 'server', 'rate_limited', 'billing'])[1 + (r4 * 400)::int % 4]] END,
+    CASE WHEN failed_over THEN ARRAY['provider-' || (((r2 * 60)::int + 1) % 6)] END,
+    CASE WHEN failed_over THEN ARRAY[(((r2 * 60)::int + 7) % 60)::bigint] END,
+    CASE WHEN failed_over THEN ARRAY['sk-…' || substr(h, 24, 4)] END
 FROM v`, day, count, spacingUS, day.Format(time.DateOnly))
+	return err
+}
+
+// generateNames fills call_log_names as the writer would have.
+func generateNames(ctx context.Context, db *sql.DB) error {
+	_, err := db.ExecContext(ctx, `INSERT INTO call_log_names (kind, name, first_day, last_day)
+SELECT 'caller', caller, min(at)::date, max(at)::date FROM call_logs WHERE caller IS NOT NULL GROUP BY caller
+UNION ALL
+SELECT 'logic_model', logic_model, min(at)::date, max(at)::date FROM call_logs WHERE logic_model IS NOT NULL GROUP BY logic_model`)
 	return err
 }

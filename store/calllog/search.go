@@ -349,11 +349,14 @@ func searchQuery(f Filter, names resolvedNames) (q string, args []any, limit int
 	branch := func(cond string) {
 		branches = append(branches, "("+selectWhere(append(slices.Clip(where), cond))+")")
 	}
-	for _, v := range d.text {
-		branch(d.col + " = " + arg(v))
-	}
-	for _, v := range d.ids {
-		branch(d.col + " = " + arg(v))
+	if d.n() == 1 {
+		branch(dimCond(dim{col: d.col, text: d.text, ids: d.ids}, arg))
+	} else {
+		// One scan per value, planned once: a lateral subquery run for
+		// each value of the list (planning a branch per value costs more
+		// than running them, with a partition each day).
+		branches = append(branches, "(SELECT b.* FROM unnest("+arg(d.array())+"::"+d.arrayType+") AS v(val) CROSS JOIN LATERAL ("+
+			selectWhere(append(slices.Clip(where), d.col+" = v.val"))+") b)")
 	}
 	if d.extra != "" {
 		branch(d.extra + " && " + arg(d.array()) + "::" + d.arrayType)
