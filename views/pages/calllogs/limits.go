@@ -1,6 +1,7 @@
 package calllogs
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -126,7 +127,7 @@ func duration(d time.Duration) string {
 	case d < time.Second:
 		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
 	case d < time.Minute:
-		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+		return strconv.FormatFloat(math.Round(d.Seconds()*10)/10, 'f', -1, 64) + " s"
 	case d < time.Hour:
 		return strconv.Itoa(int(d/time.Minute)) + " min " + strconv.Itoa(int(d%time.Minute/time.Second)) + " s"
 	case d < 48*time.Hour:
