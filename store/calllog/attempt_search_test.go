@@ -156,6 +156,7 @@ func storeRecords(t testing.TB, recs []Record) []Record {
 // every provider it tried although its row names none. Pages walked with a
 // small limit equal the reference filter over every row, in order.
 func TestAttemptFiltersMatchAnyAttempt(t *testing.T) {
+	t.Parallel()
 	db, _ := newTestDB(t)
 	ctx := context.Background()
 	base := time.Date(2026, 4, 2, 9, 0, 0, 0, time.UTC)
@@ -261,6 +262,7 @@ func TestAttemptFiltersMatchAnyAttempt(t *testing.T) {
 // final columns do not, so a call served at the first try has none (and no
 // GIN entry), and a failover holds only the failed side.
 func TestAttemptSetsLeaveOutTheRowsOwnValues(t *testing.T) {
+	t.Parallel()
 	x, y := call("vendor-x", 1, "sk-…xxxx", "failed", "auth"), call("vendor-y", 2, "sk-…yyyy", "ok", "")
 	r := sampleRecord(time.Now(), "app", 0)
 	served(&r, []testAttempt{y}, t)
@@ -284,6 +286,7 @@ func TestAttemptSetsLeaveOutTheRowsOwnValues(t *testing.T) {
 // plain characters; a part no call log holds finds nothing; more names
 // than the branch limit still page correctly.
 func TestPartialCallerAndModelNames(t *testing.T) {
+	t.Parallel()
 	db, _ := newTestDB(t)
 	ctx := context.Background()
 	base := time.Date(2026, 5, 20, 10, 0, 0, 0, time.UTC)
@@ -348,6 +351,7 @@ func TestPartialCallerAndModelNames(t *testing.T) {
 // TestCallLogNamesKeepTheirDays: the writer records each name with the
 // first and last day it occurs on, widening them for late rows.
 func TestCallLogNamesKeepTheirDays(t *testing.T) {
+	t.Parallel()
 	db, _ := newTestDB(t)
 	ctx := context.Background()
 	day := time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)
@@ -376,6 +380,7 @@ func TestCallLogNamesKeepTheirDays(t *testing.T) {
 // the head of the id and the whole id each find the call; a part shorter
 // than MinIDPart must be a whole id; LIKE's wildcards match themselves.
 func TestRequestIDPrefixAndSuffix(t *testing.T) {
+	t.Parallel()
 	db, _ := newTestDB(t)
 	ctx := context.Background()
 	now := time.Date(2026, 7, 1, 8, 0, 0, 0, time.UTC)
@@ -424,6 +429,7 @@ func TestRequestIDPrefixAndSuffix(t *testing.T) {
 // code does not know — is stored and read back typed; a call without one
 // reads back empty.
 func TestLimitColumnsRoundTrip(t *testing.T) {
+	t.Parallel()
 	db, _ := newTestDB(t)
 	ctx := context.Background()
 	now := time.Now()
@@ -455,6 +461,7 @@ func eqPtr(a, b *int64) bool { return a == nil && b == nil || a != nil && b != n
 // TestMigrationFillsAttemptSetsAndNames: rows and roll-ups written before
 // migration 0013 become findable by their attempts and partial names.
 func TestMigrationFillsAttemptSetsAndNames(t *testing.T) {
+	t.Parallel()
 	db := newEmptySchema(t)
 	before, err := migrationText(func(n string) bool { return n < "0013" })
 	if err != nil {
