@@ -1,38 +1,19 @@
 -- Call-log search, second pass (issue 16): filters that match any attempt
 -- of a call, request ids by prefix or suffix, callers and logic models by
 -- part of their name, and the exact limit behind a refusal.
--- Written by switchyard/calllog (insert.go, attempts.go, names.go).
+-- Written by switchyard/calllog (insert.go, attempts.go, names.go,
+-- partitions.go).
 BEGIN;
 
--- What the attempts of a call saw besides the row's own final columns:
--- the error classes of its failed attempts and the providers, deployments
--- and key fingerprints of every call it made to a vendor (skips are not
--- calls), each without the value the row's own column already holds, as
--- a sorted set; NULL when nothing is left. A call served at the first try
--- has NULL in all four, so the GIN indexes below hold only calls that
--- failed over or failed, a few percent of the rows, and cost the writer
--- next to nothing for the rest. A filter on, say, provider X is then
--- "provider = X" (the ordered btree scan it always was) or
--- "attempt_providers @> {X}" (a small GIN bitmap), searched as two
--- branches of one UNION (calllog.Search).
+-- The limit that refused a call (routing/limit.Kind: rpm, tpm, daily,
+-- budget, instance, deployment_cap, and any kind added later), its
+-- configured value (NULL when the limit has none, e.g. the instance gate;
+-- micro-units for a budget) and how long after the refusal it let a
+-- request pass again, in milliseconds.
 ALTER TABLE call_logs
-    ADD COLUMN attempt_classes        text[],
-    ADD COLUMN attempt_providers      text[],
-    ADD COLUMN attempt_deployment_ids bigint[],
-    ADD COLUMN attempt_keys           text[],
-    -- The limit that refused the call (routing/limit.Kind: rpm, tpm, daily,
-    -- budget, instance, deployment_cap, and any kind added later), its
-    -- configured value (NULL when the limit has none, e.g. the instance
-    -- gate; micro-units for a budget) and how long after the refusal it
-    -- lets a request pass again, in milliseconds.
-    ADD COLUMN limit_kind             text,
-    ADD COLUMN limit_value            bigint,
-    ADD COLUMN limit_reset_ms         bigint;
-
-CREATE INDEX call_logs_attempt_classes ON call_logs USING gin (attempt_classes) WHERE attempt_classes IS NOT NULL;
-CREATE INDEX call_logs_attempt_providers ON call_logs USING gin (attempt_providers) WHERE attempt_providers IS NOT NULL;
-CREATE INDEX call_logs_attempt_deployments ON call_logs USING gin (attempt_deployment_ids) WHERE attempt_deployment_ids IS NOT NULL;
-CREATE INDEX call_logs_attempt_keys ON call_logs USING gin (attempt_keys) WHERE attempt_keys IS NOT NULL;
+    ADD COLUMN limit_kind     text,
+    ADD COLUMN limit_value    bigint,
+    ADD COLUMN limit_reset_ms bigint;
 
 -- The new final-column filters, ordered like the others.
 CREATE INDEX call_logs_deployment ON call_logs (deployment_id, at, request_id) WHERE deployment_id IS NOT NULL;
@@ -44,31 +25,70 @@ CREATE INDEX call_logs_key ON call_logs (key_fingerprint, at, request_id) WHERE 
 -- serves the prefix search the same way).
 CREATE INDEX call_logs_request_id_reverse ON call_logs (reverse(request_id));
 
--- Rows written before this migration: fill the attempt sets from the
--- stored trail. Only a call with a failed attempt can have one (a call
--- without one made at most one attempt, the one in its own columns).
--- The trail is {"attempts": [...]} or, in the oldest rows, a bare array.
+-- What the attempts of a call saw besides the row's own final columns:
+-- the error class of each failed attempt, and the provider, deployment id
+-- and key fingerprint of every call it made to a vendor (skips are not
+-- calls), one row per distinct value the row's own column does not hold.
+-- A call served at the first try has none, so the table holds only calls
+-- that failed over or failed — a few percent of call_logs, and nothing
+-- to write for the rest.
+--
+-- A filter on, say, provider X is "provider = X" (the ordered scan of
+-- call_logs_provider it always was) or a row (provider, X) here, whose
+-- primary key is ordered the same way: two ordered scans that each stop
+-- after a page, merged (calllog.Search). Arrays with GIN indexes on
+-- call_logs were tried first; a GIN index cannot return rows in time
+-- order, and for a value in few rows the planner preferred walking the
+-- primary key backwards over all 10 million (seconds).
+--
+-- Partitioned by day like call_logs, with the same partition bounds
+-- (call_log_attempts_YYYYMMDD), created and dropped with them.
+CREATE TABLE call_log_attempts (
+    at         timestamptz NOT NULL,
+    request_id text COLLATE "C" NOT NULL,
+    kind       text NOT NULL CHECK (kind IN ('class', 'provider', 'deployment', 'key')),
+    value      text NOT NULL,
+    PRIMARY KEY (kind, value, at, request_id)
+) PARTITION BY RANGE (at);
+
+CREATE TABLE call_log_attempts_default PARTITION OF call_log_attempts DEFAULT;
+
+DO $$
+DECLARE p record;
+BEGIN
+    FOR p IN SELECT n.nspname, c.relname, pg_get_expr(c.relpartbound, c.oid) AS bound
+        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE i.inhparent = 'call_logs'::regclass AND c.relname ~ '^call_logs_[0-9]{8}$'
+    LOOP
+        EXECUTE format('CREATE TABLE %I.%I PARTITION OF call_log_attempts %s',
+            p.nspname, 'call_log_attempts_' || substr(p.relname, 11), p.bound);
+    END LOOP;
+END $$;
+
+-- Rows written before this migration: their attempts from the stored
+-- trail. Only a call with a failed attempt can have any (a call without
+-- one made at most one attempt, the one in its own columns). The trail is
+-- {"attempts": [...]} or, in the oldest rows, a bare array.
 CREATE FUNCTION pg_temp.trail_attempts(t jsonb) RETURNS SETOF jsonb LANGUAGE sql IMMUTABLE AS $$
     SELECT jsonb_array_elements(CASE
         WHEN jsonb_typeof(t->'attempts') = 'array' THEN t->'attempts'
         WHEN jsonb_typeof(t) = 'array' THEN t
         ELSE '[]' END)
 $$;
-UPDATE call_logs c SET
-    attempt_classes = (SELECT array_agg(DISTINCT v ORDER BY v) FROM (
-        SELECT e->>'class' AS v FROM pg_temp.trail_attempts(c.attempts) e WHERE e->>'outcome' = 'failed') s
-        WHERE v <> '' AND v IS DISTINCT FROM c.error_class),
-    attempt_providers = (SELECT array_agg(DISTINCT v ORDER BY v) FROM (
-        SELECT e->>'provider' AS v FROM pg_temp.trail_attempts(c.attempts) e WHERE e->>'outcome' IN ('ok', 'failed')) s
-        WHERE v <> '' AND v IS DISTINCT FROM c.provider),
-    attempt_deployment_ids = (SELECT array_agg(DISTINCT v ORDER BY v) FROM (
-        SELECT (e->>'deployment_id')::bigint AS v FROM pg_temp.trail_attempts(c.attempts) e
-        WHERE e->>'outcome' IN ('ok', 'failed') AND jsonb_typeof(e->'deployment_id') = 'number') s
-        WHERE v <> 0 AND v IS DISTINCT FROM c.deployment_id),
-    attempt_keys = (SELECT array_agg(DISTINCT v ORDER BY v) FROM (
-        SELECT e->>'key' AS v FROM pg_temp.trail_attempts(c.attempts) e WHERE e->>'outcome' IN ('ok', 'failed')) s
-        WHERE v <> '' AND v IS DISTINCT FROM c.key_fingerprint)
-WHERE jsonb_path_exists(c.attempts, 'lax $.** ? (@.outcome == "failed")');
+INSERT INTO call_log_attempts (at, request_id, kind, value)
+SELECT DISTINCT c.at, c.request_id, v.kind, v.value
+FROM call_logs c
+CROSS JOIN LATERAL pg_temp.trail_attempts(c.attempts) e
+CROSS JOIN LATERAL (VALUES
+    ('class', CASE WHEN e->>'outcome' = 'failed' THEN e->>'class' END, c.error_class),
+    ('provider', e->>'provider', c.provider),
+    ('key', e->>'key', c.key_fingerprint),
+    ('deployment', CASE WHEN jsonb_typeof(e->'deployment_id') = 'number' AND e->>'deployment_id' <> '0'
+        THEN e->>'deployment_id' END, c.deployment_id::text)
+) AS v(kind, value, own)
+WHERE jsonb_path_exists(c.attempts, 'lax $.** ? (@.outcome == "failed")')
+    AND e->>'outcome' IN ('ok', 'failed')
+    AND v.value <> '' AND v.value IS DISTINCT FROM v.own;
 
 -- The caller and logic-model names the call log holds, with the first and
 -- last UTC day they occur on. A search for part of a name looks the name

@@ -258,26 +258,25 @@ func TestAttemptFiltersMatchAnyAttempt(t *testing.T) {
 	}
 }
 
-// TestAttemptSetsLeaveOutTheRowsOwnValues: the sets hold only what the
-// final columns do not, so a call served at the first try has none (and no
-// GIN entry), and a failover holds only the failed side.
-func TestAttemptSetsLeaveOutTheRowsOwnValues(t *testing.T) {
+// TestAttemptValuesLeaveOutTheRowsOwnValues: call_log_attempts holds only
+// what the final columns do not, so a call served at the first try has no
+// row there, and a failover only its failed side.
+func TestAttemptValuesLeaveOutTheRowsOwnValues(t *testing.T) {
 	t.Parallel()
 	x, y := call("vendor-x", 1, "sk-…xxxx", "failed", "auth"), call("vendor-y", 2, "sk-…yyyy", "ok", "")
 	r := sampleRecord(time.Now(), "app", 0)
 	served(&r, []testAttempt{y}, t)
-	if s := trailSets(&r); s.classes != nil || s.providers != nil || s.deployments != nil || s.keys != nil {
-		t.Errorf("first-try call: %+v, want no sets", s)
+	if v := attemptValues(&r); v != nil {
+		t.Errorf("first-try call: %+v, want none", v)
 	}
 	served(&r, []testAttempt{x, x, y}, t) // two keys' worth of x, the same fingerprint
-	s := trailSets(&r)
-	if !slices.Equal(s.classes, []string{"auth"}) || !slices.Equal(s.providers, []string{"vendor-x"}) ||
-		!slices.Equal(s.deployments, []int64{1}) || !slices.Equal(s.keys, []string{"sk-…xxxx"}) {
-		t.Errorf("failover: %+v", s)
+	want := []attemptValue{{attemptClass, "auth"}, {attemptProvider, "vendor-x"}, {attemptKey, "sk-…xxxx"}, {attemptDeployment, "1"}}
+	if v := attemptValues(&r); !slices.Equal(v, want) {
+		t.Errorf("failover: %+v, want %+v", v, want)
 	}
 	r.Attempts = json.RawMessage(`{"attempts": [{"outcome": "failed", "provider": 7}]}`) // not a trail
-	if s := trailSets(&r); s.providers != nil {
-		t.Errorf("unreadable trail: %+v", s)
+	if v := attemptValues(&r); v != nil {
+		t.Errorf("unreadable trail: %+v", v)
 	}
 }
 

@@ -2,38 +2,30 @@ package calllog
 
 import (
 	"bytes"
+	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"slices"
-	"strings"
+	"strconv"
+	"time"
 
 	"github.com/lib/pq"
 )
 
-// attemptColumns hold what the attempts of a call saw besides the row's own
-// final columns (see migration 0013): the classes of its failed attempts,
-// and the providers, deployments and key fingerprints of every vendor call
-// it made, each set without the value the row's column already holds and
-// NULL when empty. They are written at insert from the trail and never
-// read back (the trail itself is the record); they exist for the filters.
-var attemptColumns = []string{"attempt_classes", "attempt_providers", "attempt_deployment_ids", "attempt_keys"}
+// Kinds of call_log_attempts rows: what an attempt of a call saw besides
+// the row's own final columns (see migration 0013).
+const (
+	attemptClass      = "class"
+	attemptProvider   = "provider"
+	attemptDeployment = "deployment"
+	attemptKey        = "key"
+)
 
-// insertColumnList is what a batch copies: the record's columns, then the
-// attempt sets computed from it.
-var insertColumnList = columnList + ", " + strings.Join(attemptColumns, ", ")
+// attemptValue is one call_log_attempts row of a call.
+type attemptValue struct{ kind, value string }
 
-// insertValues returns r's values for insertColumnList.
-func insertValues(r *Record) []any {
-	s := trailSets(r)
-	return append(values(r), textArray(s.classes), textArray(s.providers), int64Array(s.deployments), textArray(s.keys))
-}
-
-// attemptSets are a call's attempt values besides its final columns.
-type attemptSets struct {
-	classes, providers, keys []string
-	deployments              []int64
-}
-
-// trailAttempt is the part of a trail entry (routing.Attempt) the sets read.
+// trailAttempt is the part of a trail entry (routing.Attempt) read here.
 type trailAttempt struct {
 	DeploymentID int64  `json:"deployment_id"`
 	Provider     string `json:"provider"`
@@ -42,70 +34,91 @@ type trailAttempt struct {
 	Class        string `json:"class"`
 }
 
-// trailSets reads the attempt sets from r's trail: {"attempts": [...]}, or
-// a bare array in the oldest rows. Only a call with a failed attempt can
+// attemptValues reads from r's trail ({"attempts": [...]}, or a bare array
+// in the oldest rows) the class of each failed attempt and the provider,
+// deployment and key of every call made, each value once and only when
+// r's own column does not hold it. Only a call with a failed attempt can
 // have any (without one it made at most one call, the one its own columns
 // describe), so most rows are not parsed at all. An unreadable trail has
 // none; the row is stored all the same.
-func trailSets(r *Record) attemptSets {
-	var s attemptSets
+func attemptValues(r *Record) []attemptValue {
 	if !bytes.Contains(r.Attempts, []byte(`"failed"`)) {
-		return s
+		return nil
 	}
 	var attempts []trailAttempt
 	raw := bytes.TrimSpace(r.Attempts)
 	if len(raw) > 0 && raw[0] == '[' {
 		if json.Unmarshal(raw, &attempts) != nil {
-			return s
+			return nil
 		}
 	} else {
 		var tr struct {
 			Attempts []trailAttempt `json:"attempts"`
 		}
 		if json.Unmarshal(raw, &tr) != nil {
-			return s
+			return nil
 		}
 		attempts = tr.Attempts
+	}
+	ownDeployment := ""
+	if r.DeploymentID != nil {
+		ownDeployment = strconv.FormatInt(*r.DeploymentID, 10)
+	}
+	var out []attemptValue
+	add := func(kind, v, own string) {
+		v = cleanText(v)
+		if v == "" || v == own || len(v) > MaxTextLen || slices.Contains(out, attemptValue{kind, v}) {
+			return
+		}
+		out = append(out, attemptValue{kind, v})
 	}
 	for _, a := range attempts {
 		if a.Outcome != "ok" && a.Outcome != "failed" {
 			continue // a skip is not a call
 		}
 		if a.Outcome == "failed" {
-			s.classes = addText(s.classes, a.Class, r.ErrorClass)
+			add(attemptClass, a.Class, r.ErrorClass)
 		}
-		s.providers = addText(s.providers, a.Provider, r.Provider)
-		s.keys = addText(s.keys, a.Key, r.KeyFingerprint)
-		if a.DeploymentID != 0 && (r.DeploymentID == nil || *r.DeploymentID != a.DeploymentID) && !slices.Contains(s.deployments, a.DeploymentID) {
-			s.deployments = append(s.deployments, a.DeploymentID)
+		add(attemptProvider, a.Provider, r.Provider)
+		add(attemptKey, a.Key, r.KeyFingerprint)
+		if a.DeploymentID != 0 {
+			add(attemptDeployment, strconv.FormatInt(a.DeploymentID, 10), ownDeployment)
 		}
 	}
-	slices.Sort(s.classes)
-	slices.Sort(s.providers)
-	slices.Sort(s.keys)
-	slices.Sort(s.deployments)
-	return s
+	return out
 }
 
-// addText adds v to set unless it is empty, the row's own value or there.
-func addText(set []string, v, own string) []string {
-	v = cleanText(v)
-	if v == "" || v == own || len(v) > MaxTextLen || slices.Contains(set, v) {
-		return set
+// attemptRows collects a batch's call_log_attempts rows.
+type attemptRows struct {
+	ats                       []time.Time
+	ids, kinds, attemptValues []string
+}
+
+func (a *attemptRows) add(r *Record) {
+	for _, v := range attemptValues(r) {
+		a.ats = append(a.ats, r.At)
+		a.ids = append(a.ids, r.RequestID)
+		a.kinds = append(a.kinds, v.kind)
+		a.attemptValues = append(a.attemptValues, v.value)
 	}
-	return append(set, v)
 }
 
-func textArray(v []string) any {
-	if len(v) == 0 {
+// attemptsStmt stores a batch's attempt rows; a replayed row is there
+// already.
+const attemptsStmt = `INSERT INTO call_log_attempts (at, request_id, kind, value)
+    SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[])
+    ON CONFLICT DO NOTHING`
+
+func (a *attemptRows) store(ctx context.Context, tx *sql.Tx) error {
+	if len(a.ats) == 0 {
 		return nil
 	}
-	return pq.StringArray(v)
-}
-
-func int64Array(v []int64) any {
-	if len(v) == 0 {
-		return nil
+	ats := make([]string, len(a.ats))
+	for i, t := range a.ats {
+		ats[i] = t.UTC().Format(time.RFC3339Nano)
 	}
-	return pq.Int64Array(v)
+	if _, err := tx.ExecContext(ctx, attemptsStmt, pq.Array(ats), pq.Array(a.ids), pq.Array(a.kinds), pq.Array(a.attemptValues)); err != nil {
+		return fmt.Errorf("calllog: store attempts: %w", err)
+	}
+	return nil
 }

@@ -354,13 +354,10 @@ WITH src AS (
     SELECT *, lpad(to_hex(floor(extract(epoch FROM at) * 1000)::bigint), 12, '0') AS ms,
         CASE WHEN r1 < 0.90 THEN 'ok' WHEN r1 < 0.96 THEN 'upstream_error'
              WHEN r1 < 0.99 THEN 'rejected' ELSE 'client_cancelled' END AS status,
-        (ARRAY['fast', 'standard', 'deep'])[1 + (r3 * 3)::int % 3] AS tier,
-        -- 3% of the served calls failed over first, and every upstream
-        -- error tried a second deployment: their attempt sets.
-        r1 < 0.90 AND r4 < 0.03 OR r1 >= 0.90 AND r1 < 0.96 AS failed_over
+        (ARRAY['fast', 'standard', 'deep'])[1 + (r3 * 3)::int % 3] AS tier
     FROM src
 )
-INSERT INTO call_logs (`+insertColumnList+`)
+INSERT INTO call_logs (`+columnList+`)
 SELECT at,
     substr(ms, 1, 8) || '-' || substr(ms, 9, 4) || '-7' || substr(h, 1, 3) || '-8' || substr(h, 4, 3) || '-' || substr(h, 7, 12),
     c, 'caller-' || c, NULL, 'general', tier, tier,
@@ -385,12 +382,26 @@ SELECT at,
     tier <> 'deep', false, NULL, 42,
     '[{"deployment_id": 1, "outcome": "ok", "latency_ms": 120}]'::jsonb,
     CASE WHEN status = 'rejected' THEN 'rpm' END, CASE WHEN status = 'rejected' THEN 60 END,
-    CASE WHEN status = 'rejected' THEN (r4 * 60000)::bigint END,
-    CASE WHEN failed_over THEN ARRAY[(ARRAY['auth', 'server', 'rate_limited', 'billing'])[1 + (r4 * 400)::int % 4]] END,
-    CASE WHEN failed_over THEN ARRAY['provider-' || (((r2 * 60)::int + 1) % 6)] END,
-    CASE WHEN failed_over THEN ARRAY[(((r2 * 60)::int + 7) % 60)::bigint] END,
-    CASE WHEN failed_over THEN ARRAY['sk-…' || substr(h, 24, 4)] END
+    CASE WHEN status = 'rejected' THEN (r4 * 60000)::bigint END
 FROM v`, day, count, spacingUS, day.Format(time.DateOnly))
+	if err != nil {
+		return err
+	}
+	// What the failed attempts saw, as the writer records it: every
+	// upstream error and 3% of the served calls tried another deployment
+	// of another provider first, which failed with one of four classes.
+	_, err = conn.ExecContext(ctx, `
+INSERT INTO call_log_attempts (at, request_id, kind, value)
+SELECT c.at, c.request_id, v.kind, v.value
+FROM call_logs c, md5(c.request_id) AS h,
+    LATERAL (VALUES
+        ('class', (ARRAY['auth', 'server', 'rate_limited', 'billing'])[1 + get_byte(decode(substr(h, 1, 2), 'hex'), 0) % 4]),
+        ('provider', 'provider-' || ((c.deployment_id + 1) % 6)),
+        ('deployment', ((c.deployment_id + 7) % 60)::text),
+        ('key', 'sk-…' || substr(h, 24, 4))) AS v(kind, value)
+WHERE c.at >= $1 AND c.at < $2 AND c.deployment_id IS NOT NULL
+    AND (c.status = 'upstream_error' OR c.status = 'ok' AND get_byte(decode(substr(h, 3, 2), 'hex'), 0) < 8)`,
+		day, day.AddDate(0, 0, 1))
 	return err
 }
 

@@ -38,12 +38,12 @@ func latencyBucket(ms int) int {
 const stagingDDL = `CREATE TEMP TABLE IF NOT EXISTS call_logs_staging
     (LIKE call_logs INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`
 
-var copyStmt = "COPY call_logs_staging (" + insertColumnList + ") FROM STDIN"
+var copyStmt = "COPY call_logs_staging (" + columnList + ") FROM STDIN"
 
 // moveStmt moves the staged batch into call_logs and returns the keys of
 // the rows that were new; rows already present (a replay) are skipped.
-var moveStmt = `INSERT INTO call_logs (` + insertColumnList + `)
-    SELECT ` + insertColumnList + ` FROM call_logs_staging
+var moveStmt = `INSERT INTO call_logs (` + columnList + `)
+    SELECT ` + columnList + ` FROM call_logs_staging
     ON CONFLICT DO NOTHING
     RETURNING (extract(epoch FROM at) * 1000000)::bigint, request_id`
 
@@ -124,13 +124,18 @@ func insertBatch(ctx context.Context, db *sql.DB, recs []Record) (inserted int, 
 	}
 	if len(fresh) > 0 {
 		ru := newRollups()
+		var at attemptRows
 		for i := range recs {
 			k := rowKey{recs[i].At.UnixMicro(), recs[i].RequestID}
 			if _, ok := fresh[k]; ok {
 				delete(fresh, k) // a record twice in one batch is one row
 				ru.add(&recs[i])
+				at.add(&recs[i])
 				inserted++
 			}
+		}
+		if err = at.store(ctx, tx); err != nil {
+			return 0, err
 		}
 		if err = ru.store(ctx, tx); err != nil {
 			return 0, err
@@ -152,7 +157,7 @@ func copyRecords(ctx context.Context, tx *sql.Tx, recs []Record) error {
 	}
 	defer stmt.Close()
 	for i := range recs {
-		if _, err := stmt.ExecContext(ctx, insertValues(&recs[i])...); err != nil {
+		if _, err := stmt.ExecContext(ctx, values(&recs[i])...); err != nil {
 			return fmt.Errorf("calllog: copy: %w", err)
 		}
 	}

@@ -207,18 +207,19 @@ type nameMatch struct {
 
 type resolvedNames struct{ callers, models nameMatch }
 
-// dim is one filter whose values index scans can find: a final column
-// and, for the attempt filters, the array of the other attempts' values.
+// dim is one filter that ordered index scans can find: values of a final
+// column, and for the attempt filters (kind set) the call_log_attempts
+// rows of that kind holding the one value.
 type dim struct {
-	col, extra, arrayType string
-	text                  []string // the values, for a text column
-	ids                   []int64  // the values, for a bigint column
+	col   string
+	kind  string   // the call_log_attempts kind, "" for a name filter
+	value string   // the value of an attempt filter, as call_log_attempts holds it
+	final any      // the value of an attempt filter, as the column holds it
+	names []string // the values of a name filter
 }
 
-func (d dim) n() int { return len(d.text) + len(d.ids) }
-
 // branching: the filter needs more than one ordered index scan.
-func (d dim) branching() bool { return d.n() > 1 || d.extra != "" }
+func (d dim) branching() bool { return len(d.names) > 1 || d.kind != "" }
 
 // searchQuery builds Search's SQL; it fetches limit+1 rows to learn whether
 // there is a next page.
@@ -227,12 +228,13 @@ func (d dim) branching() bool { return d.n() > 1 || d.extra != "" }
 // column has an index ending in (at, request_id), so a filter on one
 // value of one column is an ordered index scan that stops after a page. A
 // filter on several values (a partial name resolved to its names) or on
-// any attempt (the final column or the attempt set) is not one such scan:
-// the most selective of those filters is split into branches — one per
-// value of the final column, each an ordered scan, and one on the attempt
-// set, a small GIN bitmap — each fetching a page, and the branches are
-// merged (a row found by two branches counted once). Every other filter
-// applies to every branch.
+// any attempt (the final column or an earlier attempt) is not one such
+// scan: the most selective of those filters drives the search as branches
+// — a scan per name (one lateral subquery), or the final column's scan
+// and the scan of call_log_attempts' primary key (kind, value, at,
+// request_id), which is ordered the same way — each fetching a page, and
+// the branches are merged (a row found by two counted once). Every other
+// filter applies to every branch.
 func searchQuery(f Filter, names resolvedNames) (q string, args []any, limit int, err error) {
 	limit = f.Limit
 	if limit <= 0 {
@@ -250,13 +252,39 @@ func searchQuery(f Filter, names resolvedNames) (q string, args []any, limit int
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	var where []string
+	// The time range and the cursor bound every scan, call_log_attempts'
+	// too: keys(prefix) are those conditions on the columns at and
+	// request_id of the table prefix names.
+	var fromArg, toArg, curAt, curID string
 	if !f.From.IsZero() {
-		where = append(where, "at >= "+arg(f.From))
+		fromArg = arg(f.From)
 	}
 	if !f.To.IsZero() {
-		where = append(where, "at < "+arg(f.To))
+		toArg = arg(f.To)
 	}
+	if f.Cursor != "" {
+		at, id, err := decodeCursor(f.Cursor)
+		if err != nil {
+			return "", nil, 0, err
+		}
+		curAt, curID = arg(at), arg(id)
+	}
+	keys := func(prefix string) []string {
+		var c []string
+		if fromArg != "" {
+			c = append(c, prefix+"at >= "+fromArg)
+		}
+		if toArg != "" {
+			c = append(c, prefix+"at < "+toArg)
+		}
+		if curAt != "" {
+			// The plain "at <=" lets the planner prune newer partitions;
+			// the row comparison is the exact keyset condition.
+			c = append(c, prefix+"at <= "+curAt+" AND ("+prefix+"at, "+prefix+"request_id) < ("+curAt+", "+curID+")")
+		}
+		return c
+	}
+	where := keys("")
 	for _, eq := range []struct{ col, v string }{
 		{"caller", f.Caller}, {"tier", f.Tier}, {"logic_model", f.LogicModel},
 		{"status", f.Status}, {"request_id", f.RequestID},
@@ -282,13 +310,13 @@ func searchQuery(f Filter, names resolvedNames) (q string, args []any, limit int
 	// are rare, a key serves a share of one provider, ...
 	var dims []dim
 	if f.ErrorClass != "" {
-		dims = append(dims, dim{col: "error_class", extra: "attempt_classes", arrayType: "text[]", text: []string{f.ErrorClass}})
+		dims = append(dims, dim{col: "error_class", kind: attemptClass, value: f.ErrorClass, final: f.ErrorClass})
 	}
 	if f.Key != "" {
-		dims = append(dims, dim{col: "key_fingerprint", extra: "attempt_keys", arrayType: "text[]", text: []string{f.Key}})
+		dims = append(dims, dim{col: "key_fingerprint", kind: attemptKey, value: f.Key, final: f.Key})
 	}
 	if f.Deployment != 0 {
-		dims = append(dims, dim{col: "deployment_id", extra: "attempt_deployment_ids", arrayType: "bigint[]", ids: []int64{f.Deployment}})
+		dims = append(dims, dim{col: "deployment_id", kind: attemptDeployment, value: strconv.FormatInt(f.Deployment, 10), final: f.Deployment})
 	}
 	for _, nm := range []struct {
 		col string
@@ -302,11 +330,11 @@ func searchQuery(f Filter, names resolvedNames) (q string, args []any, limit int
 			// So many names are common: the primary key finds a page.
 			where = append(where, nm.col+" = ANY("+arg(pq.StringArray(nm.m.names))+"::text[])")
 		default:
-			dims = append(dims, dim{col: nm.col, arrayType: "text[]", text: nm.m.names})
+			dims = append(dims, dim{col: nm.col, names: nm.m.names})
 		}
 	}
 	if f.Provider != "" {
-		dims = append(dims, dim{col: "provider", extra: "attempt_providers", arrayType: "text[]", text: []string{f.Provider}})
+		dims = append(dims, dim{col: "provider", kind: attemptProvider, value: f.Provider, final: f.Provider})
 	}
 
 	driver := -1
@@ -323,74 +351,51 @@ func searchQuery(f Filter, names resolvedNames) (q string, args []any, limit int
 			where = append(where, dimCond(d, arg))
 		}
 	}
-	if f.Cursor != "" {
-		at, id, err := decodeCursor(f.Cursor)
-		if err != nil {
-			return "", nil, 0, err
-		}
-		// The plain "at <=" lets the planner prune newer partitions; the
-		// row comparison is the exact keyset condition.
-		a, r := arg(at), arg(id)
-		where = append(where, "at <= "+a+" AND (at, request_id) < ("+a+", "+r+")")
-	}
-	page := " ORDER BY at DESC, request_id DESC LIMIT " + strconv.Itoa(limit+1)
+	order := " ORDER BY at DESC, request_id DESC"
+	page := " LIMIT " + strconv.Itoa(limit+1)
 	selectWhere := func(conds []string) string {
 		q := "SELECT " + columnList + " FROM call_logs"
 		if len(conds) > 0 {
 			q += " WHERE " + strings.Join(conds, " AND ")
 		}
-		return q + page
+		return q
 	}
 	if driver < 0 {
-		return selectWhere(where), args, limit, nil
+		return selectWhere(where) + order + page, args, limit, nil
 	}
 	d := dims[driver]
 	var branches []string
-	branch := func(cond string) {
-		branches = append(branches, "("+selectWhere(append(slices.Clip(where), cond))+")")
-	}
-	if d.n() == 1 {
-		branch(dimCond(dim{col: d.col, text: d.text, ids: d.ids}, arg))
-	} else {
-		// One scan per value, planned once: a lateral subquery run for
-		// each value of the list (planning a branch per value costs more
+	switch {
+	case d.kind != "":
+		// The final column's scan, and call_log_attempts' scan with each
+		// row's call looked up by its key.
+		branches = append(branches, "("+selectWhere(append(slices.Clip(where), d.col+" = "+arg(d.final)))+order+page+")")
+		branches = append(branches, "(SELECT c.* FROM call_log_attempts a CROSS JOIN LATERAL ("+
+			selectWhere(append([]string{"at = a.at", "request_id = a.request_id"}, where...))+") c WHERE "+
+			strings.Join(append([]string{"a.kind = " + arg(d.kind), "a.value = " + arg(d.value)}, keys("a.")...), " AND ")+
+			" ORDER BY a.at DESC, a.request_id DESC"+page+")")
+	default:
+		// One scan per name, planned once: a lateral subquery run for
+		// each name of the list (planning a branch per name costs more
 		// than running them, with a partition each day).
-		branches = append(branches, "(SELECT b.* FROM unnest("+arg(d.array())+"::"+d.arrayType+") AS v(val) CROSS JOIN LATERAL ("+
-			selectWhere(append(slices.Clip(where), d.col+" = v.val"))+") b)")
+		branches = append(branches, "(SELECT b.* FROM unnest("+arg(pq.StringArray(d.names))+"::text[]) AS v(val) CROSS JOIN LATERAL ("+
+			selectWhere(append(slices.Clip(where), d.col+" = v.val"))+order+page+") b)")
 	}
-	if d.extra != "" {
-		branch(d.extra + " && " + arg(d.array()) + "::" + d.arrayType)
-	}
-	q = "SELECT DISTINCT ON (at, request_id) " + columnList + " FROM (" + strings.Join(branches, " UNION ALL ") + ") u" + page
+	q = "SELECT DISTINCT ON (at, request_id) " + columnList + " FROM (" + strings.Join(branches, " UNION ALL ") + ") u" + order + page
 	return q, args, limit, nil
 }
 
-// dimCond is d as one condition: the final column holds a value, or an
-// attempt did.
+// dimCond is d as one condition on a call_logs row: its final column
+// holds a value, or one of its attempts did.
 func dimCond(d dim, arg func(any) string) string {
-	var c string
-	if d.n() == 1 {
-		var v any
-		if len(d.text) == 1 {
-			v = d.text[0]
-		} else {
-			v = d.ids[0]
+	if d.kind == "" {
+		if len(d.names) == 1 {
+			return d.col + " = " + arg(d.names[0])
 		}
-		c = d.col + " = " + arg(v)
-	} else {
-		c = d.col + " = ANY(" + arg(d.array()) + "::" + d.arrayType + ")"
+		return d.col + " = ANY(" + arg(pq.StringArray(d.names)) + "::text[])"
 	}
-	if d.extra == "" {
-		return c
-	}
-	return "(" + c + " OR " + d.extra + " && " + arg(d.array()) + "::" + d.arrayType + ")"
-}
-
-func (d dim) array() any {
-	if d.ids != nil {
-		return pq.Int64Array(d.ids)
-	}
-	return pq.StringArray(d.text)
+	return "(" + d.col + " = " + arg(d.final) + " OR EXISTS (SELECT 1 FROM call_log_attempts x WHERE x.kind = " + arg(d.kind) +
+		" AND x.value = " + arg(d.value) + " AND x.at = call_logs.at AND x.request_id = call_logs.request_id))"
 }
 
 // idPart is a request-id part as the list shows it: without a leading
