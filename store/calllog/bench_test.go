@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"slices"
@@ -42,6 +43,10 @@ func BenchmarkIngest(b *testing.B) {
 	recs := make([]Record, b.N)
 	for i := range recs {
 		recs[i] = sampleRecord(now.Add(-time.Duration(i%3600000)*time.Millisecond), callers[i%len(callers)], i)
+		if i%30 == 0 { // about 3% fail over first
+			recs[i].Attempts = json.RawMessage(`{"attempts": [{"model": "m", "deployment_id": 9, "provider": "other", "key": "sk-…zzzz", "outcome": "failed", "class": "server", "status": 502, "latency_ms": 40},` +
+				` {"model": "m", "deployment_id": 7, "provider": "` + recs[i].Provider + `", "key": "sk-…abcd", "outcome": "ok", "latency_ms": 120}]}`)
+		}
 	}
 	w := testWriter(b, db, WriterOptions{})
 	highWater := w.opts.BufferSize * 3 / 4
