@@ -457,9 +457,9 @@ func TestLimitColumnsRoundTrip(t *testing.T) {
 
 func eqPtr(a, b *int64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 
-// TestMigrationFillsAttemptSetsAndNames: rows and roll-ups written before
+// TestMigrationFillsAttemptsAndNames: rows and roll-ups written before
 // migration 0013 become findable by their attempts and partial names.
-func TestMigrationFillsAttemptSetsAndNames(t *testing.T) {
+func TestMigrationFillsAttemptsAndNames(t *testing.T) {
 	t.Parallel()
 	db := newEmptySchema(t)
 	before, err := migrationText(func(n string) bool { return n < "0013" })
