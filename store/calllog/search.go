@@ -177,6 +177,15 @@ func buildSearch(ctx context.Context, db Queryer, f Filter) (q string, args []an
 	if err := checkFilter(f); err != nil {
 		return "", nil, 0, err
 	}
+	// What searchQuery would refuse is refused before any name is looked up.
+	if f.Status != "" && !ValidStatus(f.Status) {
+		return "", nil, 0, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
+	}
+	if f.Cursor != "" {
+		if _, _, err := decodeCursor(f.Cursor); err != nil {
+			return "", nil, 0, err
+		}
+	}
 	var names resolvedNames
 	for _, n := range []struct {
 		kind, part string

@@ -34,6 +34,7 @@ func TestSearchRefusesInputPostgresCannotRead(t *testing.T) {
 		"tab in request id part": {RequestIDPart: "abcd\t"},
 		"huge key":               {Key: strings.Repeat("k", MaxTextLen+1)},
 		"negative deployment":    {Deployment: -1},
+		"bad cursor, no name":    {CallerPart: "nobody-has-this-name", Cursor: "!!"},
 	} {
 		if _, err := Search(ctx, db, f); !errors.Is(err, ErrInvalidFilter) {
 			t.Errorf("%s: err = %v, want ErrInvalidFilter", name, err)
