@@ -242,22 +242,30 @@ func reportPercentiles(b *testing.B, took []time.Duration) {
 
 func logExplain(b *testing.B, db *sql.DB, f Filter) {
 	b.Helper()
-	q, args, _, err := buildSearch(context.Background(), db, f)
+	ctx := context.Background()
+	sq, err := buildSearch(ctx, db, f)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rows, err := db.Query("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+q, args...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rows.Close()
+	q := sq.q
 	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			b.Fatal(err)
+	err = sq.run(ctx, db, func(db Queryer) error {
+		rows, err := db.QueryContext(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+q, sq.args...)
+		if err != nil {
+			return err
 		}
-		plan = append(plan, line)
+		defer rows.Close()
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			plan = append(plan, line)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	// Benchmark logs are cut after a few lines: the timings first.
 	var timings []string
@@ -323,7 +331,7 @@ func benchSearchDB(b *testing.B, n int) (*sql.DB, string) {
 	if err := generateNames(ctx, db); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := db.Exec(`VACUUM (ANALYZE) call_logs`); err != nil {
+	if _, err := db.Exec(`VACUUM (ANALYZE) call_logs, call_log_attempts, call_log_names`); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := db.Exec(`CREATE TABLE calllog_bench_meta (rows bigint NOT NULL, migration_sha text NOT NULL,

@@ -143,27 +143,30 @@ func checkFilter(f Filter) error {
 // (at, request_id), so rows with equal timestamps are neither repeated nor
 // skipped, and rows written meanwhile do not shift later pages.
 func Search(ctx context.Context, db Queryer, f Filter) (Page, error) {
-	q, args, limit, err := buildSearch(ctx, db, f)
-	if err != nil || q == "" {
+	sq, err := buildSearch(ctx, db, f)
+	if err != nil || sq.q == "" {
 		return Page{}, err
 	}
-	rows, err := db.QueryContext(ctx, q, args...)
+	var p Page
+	err = sq.run(ctx, db, func(db Queryer) error {
+		rows, err := db.QueryContext(ctx, sq.q, sq.args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanRecord(rows)
+			if err != nil {
+				return err
+			}
+			p.Rows = append(p.Rows, r)
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return Page{}, fmt.Errorf("calllog: search: %w", err)
 	}
-	defer rows.Close()
-	var p Page
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return Page{}, fmt.Errorf("calllog: search: %w", err)
-		}
-		p.Rows = append(p.Rows, r)
-	}
-	if err := rows.Err(); err != nil {
-		return Page{}, fmt.Errorf("calllog: search: %w", err)
-	}
-	if len(p.Rows) > limit {
+	if limit := sq.limit; len(p.Rows) > limit {
 		p.Rows = p.Rows[:limit]
 		last := p.Rows[limit-1]
 		p.Next = encodeCursor(last.At, last.RequestID)
@@ -171,19 +174,54 @@ func Search(ctx context.Context, db Queryer, f Filter) (Page, error) {
 	return p, nil
 }
 
-// buildSearch checks f, resolves its partial names and builds Search's SQL;
-// q is "" when no row can match (a partial name no call log holds).
-func buildSearch(ctx context.Context, db Queryer, f Filter) (q string, args []any, limit int, err error) {
+// searchSQL is one search as SQL: the query, its arguments and page size
+// (it fetches limit+1 rows to learn whether there is a next page); q is ""
+// when no row can match (a partial name no call log holds).
+type searchSQL struct {
+	q     string
+	args  []any
+	limit int
+	// serial: run without parallel workers. The attempt branch's planner
+	// estimate for a rare value is a few rows, which it then fetches with
+	// a parallel bitmap scan; starting the workers takes longer (tens of
+	// milliseconds, more on a busy machine) than the scan of a page.
+	serial bool
+}
+
+// run calls fn with db, or for a serial search with a read-only
+// transaction on db that forbids parallel workers (SET LOCAL, so it holds
+// for that transaction only, also through PgBouncer in transaction mode).
+// A db that cannot begin one (already a transaction) is used as it is.
+func (sq searchSQL) run(ctx context.Context, db Queryer, fn func(Queryer) error) error {
+	b, ok := db.(interface {
+		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+	})
+	if !sq.serial || !ok {
+		return fn(db)
+	}
+	tx, err := b.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `SET LOCAL max_parallel_workers_per_gather = 0`); err != nil {
+		return err
+	}
+	return fn(tx)
+}
+
+// buildSearch checks f, resolves its partial names and builds Search's SQL.
+func buildSearch(ctx context.Context, db Queryer, f Filter) (searchSQL, error) {
 	if err := checkFilter(f); err != nil {
-		return "", nil, 0, err
+		return searchSQL{}, err
 	}
 	// What searchQuery would refuse is refused before any name is looked up.
 	if f.Status != "" && !ValidStatus(f.Status) {
-		return "", nil, 0, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
+		return searchSQL{}, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
 	}
 	if f.Cursor != "" {
 		if _, _, err := decodeCursor(f.Cursor); err != nil {
-			return "", nil, 0, err
+			return searchSQL{}, err
 		}
 	}
 	var names resolvedNames
@@ -196,10 +234,10 @@ func buildSearch(ctx context.Context, db Queryer, f Filter) (q string, args []an
 		}
 		found, over, err := matchNames(ctx, db, n.kind, n.part, f.From, f.To)
 		if err != nil {
-			return "", nil, 0, err
+			return searchSQL{}, err
 		}
 		if !over && len(found) == 0 {
-			return "", nil, 0, nil
+			return searchSQL{}, nil
 		}
 		*n.to = nameMatch{part: n.part, names: found, over: over}
 	}
@@ -230,8 +268,7 @@ type dim struct {
 // branching: the filter needs more than one ordered index scan.
 func (d dim) branching() bool { return len(d.names) > 1 || d.kind != "" }
 
-// searchQuery builds Search's SQL; it fetches limit+1 rows to learn whether
-// there is a next page.
+// searchQuery builds Search's SQL.
 //
 // Every page is ordered by (at, request_id) descending and each filterable
 // column has an index ending in (at, request_id), so a filter on one
@@ -244,17 +281,18 @@ func (d dim) branching() bool { return len(d.names) > 1 || d.kind != "" }
 // request_id), which is ordered the same way — each fetching a page, and
 // the branches are merged (a row found by two counted once). Every other
 // filter applies to every branch.
-func searchQuery(f Filter, names resolvedNames) (q string, args []any, limit int, err error) {
-	limit = f.Limit
+func searchQuery(f Filter, names resolvedNames) (searchSQL, error) {
+	var args []any
+	limit := f.Limit
 	if limit <= 0 {
 		limit = defaultPageSize
 	}
 	limit = min(limit, maxPageSize)
 	if err := checkFilter(f); err != nil {
-		return "", nil, 0, err
+		return searchSQL{}, err
 	}
 	if f.Status != "" && !ValidStatus(f.Status) {
-		return "", nil, 0, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
+		return searchSQL{}, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
 	}
 
 	arg := func(v any) string {
@@ -274,7 +312,7 @@ func searchQuery(f Filter, names resolvedNames) (q string, args []any, limit int
 	if f.Cursor != "" {
 		at, id, err := decodeCursor(f.Cursor)
 		if err != nil {
-			return "", nil, 0, err
+			return searchSQL{}, err
 		}
 		curAt, curID = arg(at), arg(id)
 	}
@@ -370,18 +408,25 @@ func searchQuery(f Filter, names resolvedNames) (q string, args []any, limit int
 		return q
 	}
 	if driver < 0 {
-		return selectWhere(where) + order + page, args, limit, nil
+		return searchSQL{q: selectWhere(where) + order + page, args: args, limit: limit}, nil
 	}
 	d := dims[driver]
 	var branches []string
 	switch {
 	case d.kind != "":
 		// The final column's scan, and call_log_attempts' scan with each
-		// row's call looked up by its key.
+		// row's call looked up by its key. The attempt scan is a subquery
+		// of its own (OFFSET 0 keeps it one) and the lookup a LATERAL
+		// with LIMIT 1: so the planner sees one call per attempt row and
+		// walks the ordered scan until a page matches. Joined plainly, it
+		// estimates the join on (at, request_id) at one row in all — it
+		// does not know the key is unique — and sorts every attempt row
+		// of the value first (seconds for a common one).
 		branches = append(branches, "("+selectWhere(append(slices.Clip(where), d.col+" = "+arg(d.final)))+order+page+")")
-		branches = append(branches, "(SELECT c.* FROM call_log_attempts a CROSS JOIN LATERAL ("+
-			selectWhere(append([]string{"at = a.at", "request_id = a.request_id"}, where...))+") c WHERE "+
-			strings.Join(append([]string{"a.kind = " + arg(d.kind), "a.value = " + arg(d.value)}, keys("a.")...), " AND ")+
+		branches = append(branches, "(SELECT c.* FROM (SELECT at, request_id FROM call_log_attempts WHERE "+
+			strings.Join(append([]string{"kind = " + arg(d.kind), "value = " + arg(d.value)}, keys("")...), " AND ")+
+			order+" OFFSET 0) a CROSS JOIN LATERAL ("+
+			selectWhere(append([]string{"at = a.at", "request_id = a.request_id"}, where...))+" LIMIT 1) c"+
 			" ORDER BY a.at DESC, a.request_id DESC"+page+")")
 	default:
 		// One scan per name, planned once: a lateral subquery run for
@@ -390,8 +435,8 @@ func searchQuery(f Filter, names resolvedNames) (q string, args []any, limit int
 		branches = append(branches, "(SELECT b.* FROM unnest("+arg(pq.StringArray(d.names))+"::text[]) AS v(val) CROSS JOIN LATERAL ("+
 			selectWhere(append(slices.Clip(where), d.col+" = v.val"))+order+page+") b)")
 	}
-	q = "SELECT DISTINCT ON (at, request_id) " + columnList + " FROM (" + strings.Join(branches, " UNION ALL ") + ") u" + order + page
-	return q, args, limit, nil
+	q := "SELECT DISTINCT ON (at, request_id) " + columnList + " FROM (" + strings.Join(branches, " UNION ALL ") + ") u" + order + page
+	return searchSQL{q: q, args: args, limit: limit, serial: d.kind != ""}, nil
 }
 
 // dimCond is d as one condition on a call_logs row: its final column
