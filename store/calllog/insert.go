@@ -99,6 +99,7 @@ func buildCallStatsStmt() string {
 // insert returned to cost_rollups and call_stats, so replaying a batch never
 // counts a row twice.
 func insertBatch(ctx context.Context, db *sql.DB, recs []Record) (inserted int, err error) {
+	var names storedNames
 	for i := range recs {
 		// As normalize does: the returned keys must match the records.
 		recs[i].At = recs[i].At.Truncate(time.Microsecond).UTC()
@@ -140,13 +141,14 @@ func insertBatch(ctx context.Context, db *sql.DB, recs []Record) (inserted int, 
 		if err = ru.store(ctx, tx); err != nil {
 			return 0, err
 		}
-		if err = storeNames(ctx, tx, ru); err != nil {
+		if names, err = storeNames(ctx, tx, db, ru); err != nil {
 			return 0, err
 		}
 	}
 	if err = tx.Commit(); err != nil {
 		return 0, fmt.Errorf("calllog: commit: %w", err)
 	}
+	names.committed()
 	return inserted, nil
 }
 

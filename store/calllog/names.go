@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lib/pq"
@@ -32,10 +33,59 @@ type nameKey struct{ kind, name string }
 
 type nameDays struct{ first, last time.Time }
 
+// knownNames remembers, per database, the days call_log_names is known to
+// hold for each name, so that a batch of names already there (nearly every
+// batch: the same callers, the same day) costs no statement. It learns
+// only from committed batches, and rows of call_log_names are never
+// deleted, so it is never wrong about a running database (a database
+// restored from a backup under a running writer would need a restart).
+var knownNames sync.Map // *sql.DB → *nameCache
+
+type nameCache struct {
+	mu   sync.Mutex
+	days map[nameKey]nameDays
+}
+
+// storedNames are a batch's names written in its transaction, remembered
+// once it commits.
+type storedNames struct {
+	cache *nameCache
+	days  map[nameKey]nameDays
+}
+
+func (s storedNames) committed() {
+	if s.cache == nil {
+		return
+	}
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	for k, d := range s.days {
+		if have, ok := s.cache.days[k]; ok {
+			d.first, d.last = minTime(d.first, have.first), maxTime(d.last, have.last)
+		}
+		s.cache.days[k] = d
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // storeNames records the callers and logic models of the batch's new rows
-// (the keys of its daily roll-ups), in key order so that concurrent
-// writers lock the rows in the same order.
-func storeNames(ctx context.Context, tx *sql.Tx, ru *rollups) error {
+// (the keys of its daily roll-ups) that the table is not known to hold for
+// those days, in key order so that concurrent writers lock the rows in the
+// same order.
+func storeNames(ctx context.Context, tx *sql.Tx, db *sql.DB, ru *rollups) (storedNames, error) {
 	days := map[nameKey]nameDays{}
 	see := func(k nameKey, day time.Time) {
 		if k.name == "" {
@@ -46,20 +96,23 @@ func storeNames(ctx context.Context, tx *sql.Tx, ru *rollups) error {
 			days[k] = nameDays{day, day}
 			return
 		}
-		if day.Before(d.first) {
-			d.first = day
-		}
-		if day.After(d.last) {
-			d.last = day
-		}
-		days[k] = d
+		days[k] = nameDays{minTime(d.first, day), maxTime(d.last, day)}
 	}
 	for k := range ru.costs {
 		see(nameKey{nameCaller, k.caller}, k.at)
 		see(nameKey{nameLogicModel, k.logicModel}, k.at)
 	}
+	c, _ := knownNames.LoadOrStore(db, &nameCache{days: map[nameKey]nameDays{}})
+	cache := c.(*nameCache)
+	cache.mu.Lock()
+	for k, d := range days {
+		if have, ok := cache.days[k]; ok && !d.first.Before(have.first) && !d.last.After(have.last) {
+			delete(days, k)
+		}
+	}
+	cache.mu.Unlock()
 	if len(days) == 0 {
-		return nil
+		return storedNames{}, nil
 	}
 	keys := make([]nameKey, 0, len(days))
 	for k := range days {
@@ -73,9 +126,9 @@ func storeNames(ctx context.Context, tx *sql.Tx, ru *rollups) error {
 		firsts, lasts = append(firsts, d.first.Format(time.DateOnly)), append(lasts, d.last.Format(time.DateOnly))
 	}
 	if _, err := tx.ExecContext(ctx, namesStmt, pq.Array(kinds), pq.Array(names), pq.Array(firsts), pq.Array(lasts)); err != nil {
-		return fmt.Errorf("calllog: record names: %w", err)
+		return storedNames{}, fmt.Errorf("calllog: record names: %w", err)
 	}
-	return nil
+	return storedNames{cache: cache, days: days}, nil
 }
 
 // maxNameMatches bounds the names a partial name is resolved to. Up to
