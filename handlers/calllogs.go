@@ -12,6 +12,7 @@ import (
 
 	"switchyard/handlers/httpx"
 	"switchyard/store/calllog"
+	"switchyard/views/components"
 	"switchyard/views/pages/calllogs"
 )
 
@@ -66,7 +67,7 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		Range: q("range"), From: q("from"), To: q("to"), Anchor: q("anchor"),
 		Caller: q("caller"), Tier: q("tier"), LogicModel: q("logic_model"), Provider: q("provider"),
 		Status: q("status"), ErrorClass: q("error_class"), RequestID: q("request_id"), Cursor: q("cursor"),
-		Endpoint: q("endpoint"),
+		Endpoint: q("endpoint"), Deployment: q("deployment"), Key: q("key"),
 	}
 	for _, v := range []struct {
 		name string
@@ -75,6 +76,7 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		{"range", &f.Range}, {"from", &f.From}, {"to", &f.To}, {"anchor", &f.Anchor}, {"caller", &f.Caller},
 		{"tier", &f.Tier}, {"logic model", &f.LogicModel}, {"provider", &f.Provider}, {"status", &f.Status},
 		{"error class", &f.ErrorClass}, {"request id", &f.RequestID}, {"front door", &f.Endpoint},
+		{"deployment", &f.Deployment}, {"key", &f.Key},
 	} {
 		if !calllog.ValidText(*v.v) {
 			*v.v = "" // not echoed into the form: it is what could not be read
@@ -94,8 +96,18 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 			f.Range = "custom"
 		}
 	}
-	cf := calllog.Filter{Caller: f.Caller, Tier: f.Tier, LogicModel: f.LogicModel, Provider: f.Provider,
-		Status: f.Status, ErrorClass: f.ErrorClass, RequestID: f.RequestID, Cursor: f.Cursor, Endpoint: f.Endpoint}
+	cf := calllog.Filter{Tier: f.Tier, Provider: f.Provider, Key: f.Key,
+		Status: f.Status, ErrorClass: f.ErrorClass, RequestIDPart: f.RequestID, Cursor: f.Cursor, Endpoint: f.Endpoint}
+	cf.Caller, cf.CallerPart = nameFilter(f.Caller)
+	cf.LogicModel, cf.LogicModelPart = nameFilter(f.LogicModel)
+	if f.Deployment != "" {
+		id, err := strconv.ParseInt(f.Deployment, 10, 64)
+		if err != nil || id <= 0 {
+			f.Deployment = ""
+			return f, calllog.Filter{}, badInput{"deployment must be a deployment id (a positive number)"}
+		}
+		cf.Deployment = id
+	}
 	if f.Status != "" && !calllog.ValidStatus(f.Status) {
 		return f, cf, errors.New("status must be ok, upstream_error, rejected, client_cancelled or interrupted")
 	}
@@ -136,6 +148,15 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 	return f, cf, nil
 }
 
+// nameFilter reads a caller or logic-model field: part of a name, or a
+// whole name in double quotes.
+func nameFilter(s string) (exact, part string) {
+	if len(s) >= 2 && strings.HasPrefix(s, `"`) && strings.HasSuffix(s, `"`) {
+		return strings.TrimSpace(s[1 : len(s)-1]), ""
+	}
+	return "", s
+}
+
 // validCursor: a page cursor is base64url text of bounded length.
 func validCursor(c string) bool {
 	if len(c) > 4*calllog.MaxTextLen {
@@ -171,6 +192,8 @@ func describeWindow(f calllog.Filter) string {
 	switch {
 	case f.RequestID != "":
 		return "Request id " + f.RequestID + ", any time."
+	case f.RequestIDPart != "":
+		return "Request ids that are, begin with or end with " + f.RequestIDPart + ", any time."
 	case f.From.IsZero() && f.To.IsZero():
 		return "Any time."
 	case f.From.IsZero():
@@ -186,6 +209,12 @@ func describeWindow(f calllog.Filter) string {
 // typing its name).
 func (h *Handler) callLogChoices(c echo.Context) calllogs.Choices {
 	var ch calllogs.Choices
+	deployments := map[int64]string{}
+	addDeployment := func(id int64, label string) {
+		if _, ok := deployments[id]; !ok && id > 0 {
+			deployments[id] = label
+		}
+	}
 	add := func(list *[]string, v string) {
 		if v != "" && !slices.Contains(*list, v) {
 			*list = append(*list, v)
@@ -200,6 +229,14 @@ func (h *Handler) callLogChoices(c echo.Context) calllogs.Choices {
 		}
 		for _, p := range snap.Providers {
 			add(&ch.Providers, p.Name)
+			for _, k := range p.Keys {
+				add(&ch.Keys, k.Fingerprint)
+			}
+		}
+		for _, m := range snap.LogicModels {
+			for _, d := range m.Deployments {
+				addDeployment(d.ID, m.Code+" on "+d.Provider+" ("+d.UpstreamModel+")")
+			}
 		}
 	}
 	if h.Ops != nil {
@@ -213,11 +250,19 @@ func (h *Handler) callLogChoices(c echo.Context) calllogs.Choices {
 			for name := range rt.Providers {
 				add(&ch.Providers, name)
 			}
+			for id, d := range rt.Deployments {
+				addDeployment(id, d.Label())
+			}
 		}
 	}
 	slices.Sort(ch.Callers)
 	slices.Sort(ch.LogicModels)
 	slices.Sort(ch.Providers)
+	slices.Sort(ch.Keys)
+	for id, label := range deployments {
+		ch.Deployments = append(ch.Deployments, components.Option{Value: strconv.FormatInt(id, 10), Label: label + " · #" + strconv.FormatInt(id, 10)})
+	}
+	slices.SortFunc(ch.Deployments, func(a, b components.Option) int { return strings.Compare(a.Label, b.Label) })
 	return ch
 }
 
@@ -243,7 +288,7 @@ func (h *Handler) CallLogShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := calllogs.DetailPage{Page: h.page(c, "Call "+id, "calllogs"), Rec: rec, Back: "/call-logs"}
+	p := calllogs.DetailPage{Page: h.page(c, "Call "+id, "calllogs"), Rec: rec, Back: calllogs.Back(c.QueryParam("back"))}
 	if tr, ok := calllogs.ParseTrail(rec.Attempts); ok {
 		p.Steps = calllogs.Steps(tr)
 		p.Degraded = calllogs.DegradedWords(tr)
@@ -254,6 +299,9 @@ func (h *Handler) CallLogShow(c echo.Context) error {
 	}
 	if rec.Status == calllog.StatusRejected || (rec.Status != calllog.StatusOK && countRuns(p.Steps) == 0) {
 		p.Rejection = calllogs.ExplainRejection(rec.ErrorCode, rec.ErrorClass, rec.Caller, rec.Tier)
+		if w := calllogs.ExplainLimit(rec); w != "" {
+			p.Rejection = w
+		}
 	}
 	return httpx.Render(c, http.StatusOK, calllogs.Detail(p), nil)
 }

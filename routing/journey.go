@@ -546,6 +546,7 @@ func (x *exchange) finish() {
 		x.rec.Attempts, _ = json.Marshal(x.trail)
 		x.rec.Fallback = x.trail.Fallback
 	}
+	x.recordRefusal()
 	if x.j.Calls != nil {
 		x.j.Calls.Write(x.rec)
 	}
@@ -784,6 +785,9 @@ func (x *exchange) failed(f *Failure) {
 		return
 	case countAttempts(x.trail) == 0:
 		x.rec.Status = record.StatusRejected
+		if r := capRefusal(&x.trail, f); r != nil {
+			x.a.Refusal = r
+		}
 	default:
 		x.rec.Status = record.StatusUpstreamError
 	}

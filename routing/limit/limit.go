@@ -48,6 +48,9 @@ const (
 	// KindQueueShed: the request was shed from its queue to make room for
 	// an interactive one. The refusal names its class.
 	KindQueueShed Kind = "queue_shed"
+	// KindDeploymentCap is the max concurrency of deployments, not a caller
+	// limit: every deployment that could serve had all its slots busy.
+	KindDeploymentCap Kind = "deployment_cap"
 )
 
 // Limits are a caller's limits for one tier. Zero means unlimited and costs

@@ -3,6 +3,8 @@ package record
 import (
 	"encoding/json"
 	"time"
+
+	"switchyard/routing/limit"
 )
 
 // Call statuses.
@@ -79,6 +81,13 @@ type Call struct {
 	// (chat_completions, messages, count_tokens, responses, embeddings,
 	// models); "" on rows written before it was recorded.
 	Endpoint string `json:"endpoint,omitempty"`
+	// The limit that refused the request, if one did (the journey's
+	// Answer.Refusal): its kind, its configured value (nil when it has
+	// none, e.g. the instance gate; micro-units for a budget) and how long
+	// after the refusal it lets a request pass again.
+	LimitKind    limit.Kind `json:"limit_kind,omitempty"`
+	LimitValue   *int64     `json:"limit_value,omitempty"`
+	LimitResetMS *int64     `json:"limit_reset_ms,omitempty"`
 }
 
 // Needs are what a request required of a deployment, as bits (one

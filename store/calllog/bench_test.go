@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"slices"
@@ -42,6 +43,10 @@ func BenchmarkIngest(b *testing.B) {
 	recs := make([]Record, b.N)
 	for i := range recs {
 		recs[i] = sampleRecord(now.Add(-time.Duration(i%3600000)*time.Millisecond), callers[i%len(callers)], i)
+		if i%30 == 0 { // about 3% fail over first
+			recs[i].Attempts = json.RawMessage(`{"attempts": [{"model": "m", "deployment_id": 9, "provider": "other", "key": "sk-…zzzz", "outcome": "failed", "class": "server", "status": 502, "latency_ms": 40},` +
+				` {"model": "m", "deployment_id": 7, "provider": "` + recs[i].Provider + `", "key": "sk-…abcd", "outcome": "ok", "latency_ms": 120}]}`)
+		}
 	}
 	w := testWriter(b, db, WriterOptions{})
 	highWater := w.opts.BufferSize * 3 / 4
@@ -90,6 +95,11 @@ func BenchmarkSearch10M(b *testing.B) {
 		end.AddDate(0, 0, -10)).Scan(&someID, &someAt); err != nil {
 		b.Fatal(err)
 	}
+	var someKey string
+	if err := db.QueryRow(`SELECT key_fingerprint FROM call_logs WHERE at >= $1 AND key_fingerprint IS NOT NULL ORDER BY at LIMIT 1`,
+		end.AddDate(0, 0, -10)).Scan(&someKey); err != nil {
+		b.Fatal(err)
+	}
 	pageAfter := func(f Filter, pages int) Filter {
 		for range pages {
 			p, err := Search(ctx, db, f)
@@ -120,17 +130,42 @@ func BenchmarkSearch10M(b *testing.B) {
 		{"page_5_last_24h", pageAfter(last24h, 4)},
 		{"page_5_caller", pageAfter(Filter{Caller: "caller-7"}, 4)},
 		{"request_id", Filter{RequestID: someID}},
+		// Issue 16: filters on any attempt, partial names, id parts.
+		{"error_class_timeout_final_only", Filter{ErrorClass: "timeout"}},
+		{"error_class_timeout_any_attempt", Filter{ErrorClass: "timeout"}},
+		{"error_class_auth_any_attempt", Filter{ErrorClass: "auth"}},
+		{"provider_last_7d_final_only", with(last7d, func(f *Filter) { f.Provider = "provider-2" })},
+		{"provider_last_7d_any_attempt", with(last7d, func(f *Filter) { f.Provider = "provider-2" })},
+		{"provider_upstream_error_any_attempt", with(last7d, func(f *Filter) { f.Provider = "provider-2"; f.Status = StatusUpstreamError })},
+		{"deployment_all_time_any_attempt", Filter{Deployment: 17}},
+		{"key_all_time_any_attempt", Filter{Key: someKey}},
+		{"caller_part_11_names_last_7d", with(last7d, func(f *Filter) { f.CallerPart = "CALLER-1" })},
+		{"caller_part_11_names_all_time", Filter{CallerPart: "caller-1"}},
+		{"caller_part_all_50_names", Filter{CallerPart: "caller"}},
+		{"caller_part_one_name_and_status", with(last7d, func(f *Filter) { f.CallerPart = "ller-42"; f.Status = StatusRejected })},
+		{"model_part_last_24h", with(last24h, func(f *Filter) { f.LogicModelPart = "del-3" })},
+		{"request_id_prefix", Filter{RequestIDPart: someID[:18]}},
+		{"request_id_suffix", Filter{RequestIDPart: "…" + someID[len(someID)-12:]}},
+		{"request_id_suffix_6_chars", Filter{RequestIDPart: someID[len(someID)-6:]}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			if *benchExplain {
+			search := func() (Page, error) { return Search(ctx, db, c.filter) }
+			// A *_final_only case runs the search as it was before attempt
+			// filters, on the final columns only: the baseline of the
+			// *_any_attempt case beside it.
+			final := strings.HasSuffix(c.name, "_final_only")
+			if final {
+				search = func() (Page, error) { return searchFinalOnly(ctx, db, c.filter) }
+			}
+			if *benchExplain && !final {
 				logExplain(b, db, c.filter)
 			}
 			rows := 0
 			var took []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				p, err := Search(ctx, db, c.filter)
+				p, err := search()
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -154,6 +189,42 @@ func BenchmarkSearch10M(b *testing.B) {
 	})
 }
 
+// searchFinalOnly is Search as it was before issue 16 for a filter of
+// error class or provider (with time and status): the final columns only,
+// one ordered index scan.
+func searchFinalOnly(ctx context.Context, db *sql.DB, f Filter) (Page, error) {
+	q := "SELECT " + columnList + " FROM call_logs WHERE true"
+	var args []any
+	for _, c := range []struct {
+		cond string
+		v    any
+		set  bool
+	}{
+		{"at >= ", f.From, !f.From.IsZero()}, {"at < ", f.To, !f.To.IsZero()},
+		{"error_class = ", f.ErrorClass, f.ErrorClass != ""}, {"provider = ", f.Provider, f.Provider != ""},
+		{"status = ", f.Status, f.Status != ""},
+	} {
+		if c.set {
+			args = append(args, c.v)
+			q += fmt.Sprintf(" AND %s$%d", c.cond, len(args))
+		}
+	}
+	rows, err := db.QueryContext(ctx, q+" ORDER BY at DESC, request_id DESC LIMIT 51", args...)
+	if err != nil {
+		return Page{}, err
+	}
+	defer rows.Close()
+	var p Page
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return Page{}, err
+		}
+		p.Rows = append(p.Rows, r)
+	}
+	return p, rows.Err()
+}
+
 // reportPercentiles reports the median and 99th percentile of the
 // measured pages (run with -benchtime=200x or more for a meaningful p99).
 func reportPercentiles(b *testing.B, took []time.Duration) {
@@ -171,24 +242,39 @@ func reportPercentiles(b *testing.B, took []time.Duration) {
 
 func logExplain(b *testing.B, db *sql.DB, f Filter) {
 	b.Helper()
-	q, args, _, err := searchQuery(f)
+	ctx := context.Background()
+	sq, err := buildSearch(ctx, db, f)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rows, err := db.Query("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+q, args...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rows.Close()
+	q := sq.q
 	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			b.Fatal(err)
+	err = sq.run(ctx, db, func(db Queryer) error {
+		rows, err := db.QueryContext(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+q, sq.args...)
+		if err != nil {
+			return err
 		}
-		plan = append(plan, line)
+		defer rows.Close()
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			plan = append(plan, line)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.Logf("%s\n%s", q, strings.Join(plan, "\n"))
+	// Benchmark logs are cut after a few lines: the timings first.
+	var timings []string
+	for _, l := range plan {
+		if strings.HasPrefix(l, "Planning Time") || strings.HasPrefix(l, "Execution Time") {
+			timings = append(timings, l)
+		}
+	}
+	b.Logf("%s\n%s\n%s", strings.Join(timings, ", "), q, strings.Join(plan, "\n"))
 }
 
 // benchSearchDB returns a pool on the schema holding the data set of n rows,
@@ -242,7 +328,10 @@ func benchSearchDB(b *testing.B, n int) (*sql.DB, string) {
 		}
 		b.Logf("  %s: %d rows (%s)", day.Format(time.DateOnly), count, time.Since(start).Round(time.Second))
 	}
-	if _, err := db.Exec(`VACUUM (ANALYZE) call_logs`); err != nil {
+	if err := generateNames(ctx, db); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.Exec(`VACUUM (ANALYZE) call_logs, call_log_attempts, call_log_names`); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := db.Exec(`CREATE TABLE calllog_bench_meta (rows bigint NOT NULL, migration_sha text NOT NULL,
@@ -258,6 +347,11 @@ func benchSearchDB(b *testing.B, n int) (*sql.DB, string) {
 
 // generateDay inserts count rows evenly spread over day with
 // generate_series. Request ids are UUIDv7-shaped with the row's time.
+// benchColumns are the columns the generator fills, in its SELECT's order:
+// every column up to the attempt trail, and the refusing limit; the
+// others keep their defaults (a column added later needs no change here).
+var benchColumns = strings.Join(append(append([]string{}, columns[:slices.Index(columns, "attempts")+1]...), "limit_kind", "limit_value", "limit_reset_ms"), ", ")
+
 func generateDay(ctx context.Context, db *sql.DB, day time.Time, count int) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -272,7 +366,7 @@ func generateDay(ctx context.Context, db *sql.DB, day time.Time, count int) erro
 WITH src AS (
     SELECT g, $1::timestamptz + (floor(g * $3::float8)::bigint * interval '1 microsecond') AS at,
         (random() * 50)::int % 50 AS c, random() AS r1, random() AS r2, random() AS r3,
-        md5($4::text || g) AS h
+        random() AS r4, md5($4::text || g) AS h
     FROM generate_series(0, $2::int - 1) AS g
 ), v AS (
     SELECT *, lpad(to_hex(floor(extract(epoch FROM at) * 1000)::bigint), 12, '0') AS ms,
@@ -281,7 +375,7 @@ WITH src AS (
         (ARRAY['fast', 'standard', 'deep'])[1 + (r3 * 3)::int % 3] AS tier
     FROM src
 )
-INSERT INTO call_logs (`+columnList+`)
+INSERT INTO call_logs (`+benchColumns+`)
 SELECT at,
     substr(ms, 1, 8) || '-' || substr(ms, 9, 4) || '-7' || substr(h, 1, 3) || '-8' || substr(h, 4, 3) || '-' || substr(h, 7, 12),
     c, 'caller-' || c, NULL, 'general', tier, tier,
@@ -305,7 +399,35 @@ SELECT at,
     CASE WHEN status = 'ok' THEN 'USD' END,
     tier <> 'deep', false, NULL, 42,
     '[{"deployment_id": 1, "outcome": "ok", "latency_ms": 120}]'::jsonb,
-    NULL
+    CASE WHEN status = 'rejected' THEN 'rpm' END, CASE WHEN status = 'rejected' THEN 60 END,
+    CASE WHEN status = 'rejected' THEN (r4 * 60000)::bigint END
 FROM v`, day, count, spacingUS, day.Format(time.DateOnly))
+	if err != nil {
+		return err
+	}
+	// What the failed attempts saw, as the writer records it: every
+	// upstream error and 3% of the served calls tried another deployment
+	// of another provider first, which failed with one of four classes.
+	_, err = conn.ExecContext(ctx, `
+INSERT INTO call_log_attempts (at, request_id, kind, value)
+SELECT c.at, c.request_id, v.kind, v.value
+FROM call_logs c, md5(c.request_id) AS h,
+    LATERAL (VALUES
+        ('class', (ARRAY['auth', 'server', 'rate_limited', 'billing'])[1 + get_byte(decode(substr(h, 1, 2), 'hex'), 0) % 4]),
+        ('provider', 'provider-' || ((c.deployment_id + 1) % 6)),
+        ('deployment', ((c.deployment_id + 7) % 60)::text),
+        ('key', 'sk-…' || substr(h, 24, 4))) AS v(kind, value)
+WHERE c.at >= $1 AND c.at < $2 AND c.deployment_id IS NOT NULL
+    AND (c.status = 'upstream_error' OR c.status = 'ok' AND get_byte(decode(substr(h, 3, 2), 'hex'), 0) < 8)`,
+		day, day.AddDate(0, 0, 1))
+	return err
+}
+
+// generateNames fills call_log_names as the writer would have.
+func generateNames(ctx context.Context, db *sql.DB) error {
+	_, err := db.ExecContext(ctx, `INSERT INTO call_log_names (kind, name, first_day, last_day)
+SELECT 'caller', caller, min(at)::date, max(at)::date FROM call_logs WHERE caller IS NOT NULL GROUP BY caller
+UNION ALL
+SELECT 'logic_model', logic_model, min(at)::date, max(at)::date FROM call_logs WHERE logic_model IS NOT NULL GROUP BY logic_model`)
 	return err
 }

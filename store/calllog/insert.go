@@ -118,6 +118,7 @@ func buildQueueStatsStmt() string {
 // insert returned to cost_rollups and call_stats, so replaying a batch never
 // counts a row twice.
 func insertBatch(ctx context.Context, db *sql.DB, recs []Record) (inserted int, err error) {
+	var names storedNames
 	for i := range recs {
 		// As normalize does: the returned keys must match the records.
 		recs[i].At = recs[i].At.Truncate(time.Microsecond).UTC()
@@ -143,21 +144,30 @@ func insertBatch(ctx context.Context, db *sql.DB, recs []Record) (inserted int, 
 	}
 	if len(fresh) > 0 {
 		ru := newRollups()
+		var at attemptRows
 		for i := range recs {
 			k := rowKey{recs[i].At.UnixMicro(), recs[i].RequestID}
 			if _, ok := fresh[k]; ok {
 				delete(fresh, k) // a record twice in one batch is one row
 				ru.add(&recs[i])
+				at.add(&recs[i])
 				inserted++
 			}
 		}
+		if err = at.store(ctx, tx); err != nil {
+			return 0, err
+		}
 		if err = ru.store(ctx, tx); err != nil {
+			return 0, err
+		}
+		if names, err = storeNames(ctx, tx, db, ru); err != nil {
 			return 0, err
 		}
 	}
 	if err = tx.Commit(); err != nil {
 		return 0, fmt.Errorf("calllog: commit: %w", err)
 	}
+	names.committed()
 	return inserted, nil
 }
 

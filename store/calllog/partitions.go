@@ -19,6 +19,20 @@ const (
 	defaultPartition = "call_logs_default"
 )
 
+// call_log_attempts (migration 0013) is partitioned with the same bounds:
+// its partition of a day is created and dropped with call_logs' one.
+const (
+	attemptsPrefix  = "call_log_attempts_"
+	attemptsDefault = "call_log_attempts_default"
+)
+
+// dayTables are the tables partitioned by day: parent, partition prefix,
+// default partition.
+var dayTables = [][3]string{
+	{"call_logs", partitionPrefix, defaultPartition},
+	{"call_log_attempts", attemptsPrefix, attemptsDefault},
+}
+
 // PartitionName returns the name of the partition holding time t.
 func PartitionName(t time.Time) string {
 	return partitionPrefix + t.UTC().Format(partitionLayout)
@@ -48,8 +62,17 @@ func EnsurePartitions(ctx context.Context, db *sql.DB, now time.Time, ahead int)
 	return nil
 }
 
+// ensurePartition creates the day's partition of each day table.
 func ensurePartition(ctx context.Context, db *sql.DB, schema string, day time.Time) error {
-	name := PartitionName(day)
+	for _, t := range dayTables {
+		if err := ensureTablePartition(ctx, db, schema, t[0], t[1]+day.UTC().Format(partitionLayout), t[2], day); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ensureTablePartition(ctx context.Context, db *sql.DB, schema, table, name, defaultName string, day time.Time) error {
 	var exists bool
 	if err := db.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, qualify(schema, name)).Scan(&exists); err != nil {
 		return fmt.Errorf("calllog: partition %s: %w", name, err)
@@ -58,14 +81,14 @@ func ensurePartition(ctx context.Context, db *sql.DB, schema string, day time.Ti
 		return nil
 	}
 	from, to := day, day.AddDate(0, 0, 1)
-	parent, def, part := qualify(schema, "call_logs"), qualify(schema, defaultPartition), qualify(schema, name)
+	parent, def, part := qualify(schema, table), qualify(schema, defaultName), qualify(schema, name)
 
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("calllog: partition %s: %w", name, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	// Creating a partition locks call_logs exclusively anyway (and scans the
+	// Creating a partition locks the table exclusively anyway (and scans the
 	// default partition); taking the lock first means no row can reach the
 	// default partition between moving its rows out and creating the
 	// partition. The timeout keeps a long search from stalling ingestion
@@ -94,14 +117,14 @@ func ensurePartition(ctx context.Context, db *sql.DB, schema string, day time.Ti
 	stmts = nil
 	if stray {
 		stmts = append(stmts,
-			`CREATE TEMP TABLE call_logs_moving (LIKE `+parent+`) ON COMMIT DROP`,
+			`CREATE TEMP TABLE day_rows_moving (LIKE `+parent+`) ON COMMIT DROP`,
 			`WITH moved AS (DELETE FROM `+def+` WHERE at >= `+tsLiteral(from)+` AND at < `+tsLiteral(to)+` RETURNING *)
-			 INSERT INTO call_logs_moving SELECT * FROM moved`)
+			 INSERT INTO day_rows_moving SELECT * FROM moved`)
 	}
 	stmts = append(stmts, `CREATE TABLE `+part+` PARTITION OF `+parent+
 		` FOR VALUES FROM (`+tsLiteral(from)+`) TO (`+tsLiteral(to)+`)`)
 	if stray {
-		stmts = append(stmts, `INSERT INTO `+part+` SELECT * FROM call_logs_moving`)
+		stmts = append(stmts, `INSERT INTO `+part+` SELECT * FROM day_rows_moving`)
 	}
 	for _, s := range stmts {
 		if _, err := tx.ExecContext(ctx, s); err != nil {
@@ -131,21 +154,24 @@ func DropPartitions(ctx context.Context, db *sql.DB, now time.Time, retention ti
 		if p.day.AddDate(0, 0, 1).After(cutoff) {
 			continue
 		}
-		if err := dropPartition(ctx, db, qualify(schema, p.name)); err != nil {
+		if err := dropPartition(ctx, db, schema, p.day); err != nil {
 			return dropped, fmt.Errorf("calllog: drop partition %s: %w", p.name, err)
 		}
 		dropped = append(dropped, p.name)
 	}
-	if _, err := db.ExecContext(ctx, `DELETE FROM `+qualify(schema, defaultPartition)+` WHERE at < $1`, cutoff); err != nil {
-		return dropped, fmt.Errorf("calllog: trim default partition: %w", err)
+	for _, t := range dayTables {
+		if _, err := db.ExecContext(ctx, `DELETE FROM `+qualify(schema, t[2])+` WHERE at < $1`, cutoff); err != nil {
+			return dropped, fmt.Errorf("calllog: trim default partition %s: %w", t[2], err)
+		}
 	}
 	return dropped, nil
 }
 
-// dropPartition drops a partition. That locks call_logs exclusively for a
-// moment; the lock timeout keeps a long search from stalling ingestion
-// behind the queued lock (the next run retries).
-func dropPartition(ctx context.Context, db *sql.DB, qualified string) error {
+// dropPartition drops a day's partitions of every day table, together.
+// That locks the tables exclusively for a moment; the lock timeout keeps a
+// long search from stalling ingestion behind the queued lock (the next run
+// retries).
+func dropPartition(ctx context.Context, db *sql.DB, schema string, day time.Time) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -154,8 +180,10 @@ func dropPartition(ctx context.Context, db *sql.DB, qualified string) error {
 	if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = '5s'`); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+qualified); err != nil {
-		return err
+	for _, t := range dayTables {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+qualify(schema, t[1]+day.Format(partitionLayout))); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }

@@ -41,6 +41,8 @@ func TestPartitions(t *testing.T) {
 	stray := sampleRecord(time.Date(2026, 6, 10, 0, 0, 0, 0, time.UTC), "stray", 1)
 	edge := sampleRecord(time.Date(2026, 6, 10, 23, 59, 59, 999999000, time.UTC), "stray", 2)
 	other := sampleRecord(time.Date(2026, 6, 11, 0, 0, 0, 0, time.UTC), "stray", 3)
+	// stray failed over: its attempt rows are days' rows too.
+	served(&stray, []testAttempt{call("vendor-x", 1, "sk-…xxxx", "failed", "auth"), call("vendor-y", 2, "sk-…yyyy", "ok", "")}, t)
 	recs := []Record{stray, edge, other}
 	for i := range recs {
 		_ = normalize(&recs[i])
@@ -64,6 +66,12 @@ func TestPartitions(t *testing.T) {
 	if n := countRows(t, db, `SELECT count(*) FROM call_logs`); n != 3 {
 		t.Errorf("rows = %d, want 3", n)
 	}
+	if n := countRows(t, db, `SELECT count(*) FROM call_log_attempts_20260610`); n != 4 {
+		t.Errorf("attempt rows moved = %d, want stray's 4 (class, provider, key, deployment)", n)
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM call_log_attempts_default`); n != 0 {
+		t.Errorf("attempt rows left in the default partition: %d", n)
+	}
 	// Roll-ups are not touched by the move.
 	if req, _, _, _ := rollupTotals(t, db, "stray"); req != 3 {
 		t.Errorf("roll-up requests = %d, want 3", req)
@@ -80,6 +88,10 @@ func TestPartitions(t *testing.T) {
 	}
 	if got := partitionNames(t, db); !slices.Equal(got, []string{"call_logs_20260603", "call_logs_20260610"}) {
 		t.Errorf("partitions left = %v", got)
+	}
+	// call_log_attempts' partitions go with them.
+	if n := countRows(t, db, `SELECT count(*) FROM pg_inherits WHERE inhparent = 'call_log_attempts'::regclass`); n != 3 {
+		t.Errorf("attempt partitions left = %d, want 2 days and the default", n)
 	}
 	// Old rows in the default partition are trimmed too.
 	dropped, err = DropPartitions(ctx, db, time.Date(2026, 7, 20, 0, 0, 0, 0, time.UTC), 7*24*time.Hour)

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"switchyard/routing/limit"
 	"switchyard/routing/record"
 )
 
@@ -68,6 +69,7 @@ func normalize(r *Record) error {
 		v := min(max(*r.CostMicros, 0), MaxCallCostMicros)
 		r.CostMicros = &v
 	}
+	r.LimitKind = limit.Kind(cleanText(string(r.LimitKind)))
 	if len(r.Attempts) > 0 && !json.Valid(r.Attempts) {
 		// Keep what was said, as a JSON string, rather than lose the row.
 		b, _ := json.Marshal(cleanText(string(r.Attempts)))
@@ -103,6 +105,7 @@ var columns = []string{
 	"degraded",
 	"priority_class", "queue_wait_ms",
 	"endpoint",
+	"limit_kind", "limit_value", "limit_reset_ms",
 }
 
 var columnList = strings.Join(columns, ", ")
@@ -127,6 +130,7 @@ func values(r *Record) []any {
 		nullText(r.Degraded),
 		nullText(r.PriorityClass), nullInt(r.QueueWaitMS),
 		nullText(r.Endpoint),
+		nullText(string(r.LimitKind)), nullInt64(r.LimitValue), nullInt64(r.LimitResetMS),
 	}
 }
 
@@ -172,6 +176,8 @@ func scanRecord(s scanner) (Record, error) {
 		class                                                          sql.NullString
 		queueWait                                                      sql.NullInt64
 		endpoint                                                       sql.NullString
+		limitKind                                                      sql.NullString
+		limitValue, limitReset                                         sql.NullInt64
 	)
 	err := s.Scan(&r.At, &r.RequestID, &callerID, &caller, &tenant, &routeGroup, &tier,
 		&requestedModel, &logicModel, &deploymentID, &provider, &keyFingerprint,
@@ -182,7 +188,8 @@ func scanRecord(s scanner) (Record, error) {
 		&needs, &fields,
 		&degraded,
 		&class, &queueWait,
-		&endpoint)
+		&endpoint,
+		&limitKind, &limitValue, &limitReset)
 	if err != nil {
 		return Record{}, err
 	}
@@ -220,6 +227,9 @@ func scanRecord(s scanner) (Record, error) {
 		r.QueueWaitMS = &v
 	}
 	r.Endpoint = endpoint.String
+	r.LimitKind = limit.Kind(limitKind.String)
+	r.LimitValue = int64Ptr(limitValue)
+	r.LimitResetMS = int64Ptr(limitReset)
 	return r, nil
 }
 

@@ -6,11 +6,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/lib/pq"
 
 	"switchyard/routing/record"
 )
@@ -30,17 +33,34 @@ var (
 	ErrInvalidFilter = errors.New("calllog: invalid filter")
 )
 
-// Filter selects call logs. Zero fields do not filter. From is inclusive,
-// To exclusive.
+// Filter selects call logs. Zero fields do not filter; set fields must all
+// match. From is inclusive, To exclusive.
+//
+// Caller, LogicModel, RequestID and Tier are exact. CallerPart and
+// LogicModelPart match every name that contains them, case-insensitively.
+// RequestIDPart matches a request id equal to it, starting with it or
+// ending with it (the tail the console's list shows; a leading "…" is
+// ignored); shorter than MinIDPart it must be the whole id.
+//
+// Provider, Deployment, Key (a key fingerprint) and ErrorClass match a call
+// when any of its attempts does — the failed ones before a failover
+// included — or its own final columns do. Each filter matches on its own:
+// provider X with class auth finds a call with any attempt on X and any
+// auth failure, not necessarily the same attempt.
 type Filter struct {
-	From, To   time.Time
-	Caller     string
-	Tier       string
-	LogicModel string
-	Provider   string
-	Status     string
-	ErrorClass string
-	RequestID  string
+	From, To       time.Time
+	Caller         string
+	CallerPart     string
+	Tier           string
+	LogicModel     string
+	LogicModelPart string
+	Provider       string
+	Deployment     int64
+	Key            string
+	Status         string
+	ErrorClass     string
+	RequestID      string
+	RequestIDPart  string
 	// Endpoint is the front door (record.Call.Endpoint).
 	Endpoint string
 	// Limit is the page size: default 50, at most 500.
@@ -48,6 +68,10 @@ type Filter struct {
 	// Cursor is Page.Next of the previous page; empty for the first page.
 	Cursor string
 }
+
+// MinIDPart is the shortest part of a request id searched as a prefix or
+// suffix; a shorter one matches only a whole id.
+const MinIDPart = 4
 
 // Page is one page of call logs, newest first.
 type Page struct {
@@ -97,10 +121,14 @@ func checkFilter(f Filter) error {
 		{"caller", f.Caller}, {"tier", f.Tier}, {"logic model", f.LogicModel}, {"provider", f.Provider},
 		{"status", f.Status}, {"error class", f.ErrorClass}, {"request id", f.RequestID},
 		{"endpoint", f.Endpoint},
+		{"caller", f.CallerPart}, {"logic model", f.LogicModelPart}, {"request id", f.RequestIDPart}, {"key", f.Key},
 	} {
 		if !ValidText(v.v) {
 			return fmt.Errorf("%w: %s must be at most %d characters of text without control characters", ErrInvalidFilter, v.name, MaxTextLen)
 		}
+	}
+	if f.Deployment < 0 {
+		return fmt.Errorf("%w: deployment must be a deployment id", ErrInvalidFilter)
 	}
 	for _, t := range []struct {
 		name string
@@ -118,27 +146,30 @@ func checkFilter(f Filter) error {
 // (at, request_id), so rows with equal timestamps are neither repeated nor
 // skipped, and rows written meanwhile do not shift later pages.
 func Search(ctx context.Context, db Queryer, f Filter) (Page, error) {
-	q, args, limit, err := searchQuery(f)
-	if err != nil {
+	sq, err := buildSearch(ctx, db, f)
+	if err != nil || sq.q == "" {
 		return Page{}, err
 	}
-	rows, err := db.QueryContext(ctx, q, args...)
+	var p Page
+	err = sq.run(ctx, db, func(db Queryer) error {
+		rows, err := db.QueryContext(ctx, sq.q, sq.args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanRecord(rows)
+			if err != nil {
+				return err
+			}
+			p.Rows = append(p.Rows, r)
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return Page{}, fmt.Errorf("calllog: search: %w", err)
 	}
-	defer rows.Close()
-	var p Page
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return Page{}, fmt.Errorf("calllog: search: %w", err)
-		}
-		p.Rows = append(p.Rows, r)
-	}
-	if err := rows.Err(); err != nil {
-		return Page{}, fmt.Errorf("calllog: search: %w", err)
-	}
-	if len(p.Rows) > limit {
+	if limit := sq.limit; len(p.Rows) > limit {
 		p.Rows = p.Rows[:limit]
 		last := p.Rows[limit-1]
 		p.Next = encodeCursor(last.At, last.RequestID)
@@ -146,57 +177,298 @@ func Search(ctx context.Context, db Queryer, f Filter) (Page, error) {
 	return p, nil
 }
 
-// searchQuery builds Search's SQL; it fetches limit+1 rows to learn whether
-// there is a next page.
-func searchQuery(f Filter) (q string, args []any, limit int, err error) {
-	limit = f.Limit
+// searchSQL is one search as SQL: the query, its arguments and page size
+// (it fetches limit+1 rows to learn whether there is a next page); q is ""
+// when no row can match (a partial name no call log holds).
+type searchSQL struct {
+	q     string
+	args  []any
+	limit int
+	// serial: run without parallel workers. The attempt branch's planner
+	// estimate for a rare value is a few rows, which it then fetches with
+	// a parallel bitmap scan; starting the workers takes longer (tens of
+	// milliseconds, more on a busy machine) than the scan of a page.
+	serial bool
+}
+
+// run calls fn with db, or for a serial search with a read-only
+// transaction on db that forbids parallel workers (SET LOCAL, so it holds
+// for that transaction only, also through PgBouncer in transaction mode).
+// A db that cannot begin one (already a transaction) is used as it is.
+func (sq searchSQL) run(ctx context.Context, db Queryer, fn func(Queryer) error) error {
+	b, ok := db.(interface {
+		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+	})
+	if !sq.serial || !ok {
+		return fn(db)
+	}
+	tx, err := b.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `SET LOCAL max_parallel_workers_per_gather = 0`); err != nil {
+		return err
+	}
+	return fn(tx)
+}
+
+// buildSearch checks f, resolves its partial names and builds Search's SQL.
+func buildSearch(ctx context.Context, db Queryer, f Filter) (searchSQL, error) {
+	if err := checkFilter(f); err != nil {
+		return searchSQL{}, err
+	}
+	// What searchQuery would refuse is refused before any name is looked up.
+	if f.Status != "" && !ValidStatus(f.Status) {
+		return searchSQL{}, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
+	}
+	if f.Cursor != "" {
+		if _, _, err := decodeCursor(f.Cursor); err != nil {
+			return searchSQL{}, err
+		}
+	}
+	var names resolvedNames
+	for _, n := range []struct {
+		kind, part string
+		to         *nameMatch
+	}{{nameCaller, f.CallerPart, &names.callers}, {nameLogicModel, f.LogicModelPart, &names.models}} {
+		if n.part == "" {
+			continue
+		}
+		found, over, err := matchNames(ctx, db, n.kind, n.part, f.From, f.To)
+		if err != nil {
+			return searchSQL{}, err
+		}
+		if !over && len(found) == 0 {
+			return searchSQL{}, nil
+		}
+		*n.to = nameMatch{part: n.part, names: found, over: over}
+	}
+	return searchQuery(f, names)
+}
+
+// nameMatch is a partial name resolved against call_log_names: the exact
+// names containing it, or over when there are too many to list.
+type nameMatch struct {
+	part  string
+	names []string
+	over  bool
+}
+
+type resolvedNames struct{ callers, models nameMatch }
+
+// dim is one filter that ordered index scans can find: values of a final
+// column, and for the attempt filters (kind set) the call_log_attempts
+// rows of that kind holding the one value.
+type dim struct {
+	col   string
+	kind  string   // the call_log_attempts kind, "" for a name filter
+	value string   // the value of an attempt filter, as call_log_attempts holds it
+	final any      // the value of an attempt filter, as the column holds it
+	names []string // the values of a name filter
+}
+
+// branching: the filter needs more than one ordered index scan.
+func (d dim) branching() bool { return len(d.names) > 1 || d.kind != "" }
+
+// searchQuery builds Search's SQL.
+//
+// Every page is ordered by (at, request_id) descending and each filterable
+// column has an index ending in (at, request_id), so a filter on one
+// value of one column is an ordered index scan that stops after a page. A
+// filter on several values (a partial name resolved to its names) or on
+// any attempt (the final column or an earlier attempt) is not one such
+// scan: the most selective of those filters drives the search as branches
+// — a scan per name (one lateral subquery), or the final column's scan
+// and the scan of call_log_attempts' primary key (kind, value, at,
+// request_id), which is ordered the same way — each fetching a page, and
+// the branches are merged (a row found by two counted once). Every other
+// filter applies to every branch.
+func searchQuery(f Filter, names resolvedNames) (searchSQL, error) {
+	var args []any
+	limit := f.Limit
 	if limit <= 0 {
 		limit = defaultPageSize
 	}
 	limit = min(limit, maxPageSize)
 	if err := checkFilter(f); err != nil {
-		return "", nil, 0, err
+		return searchSQL{}, err
 	}
 	if f.Status != "" && !ValidStatus(f.Status) {
-		return "", nil, 0, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
+		return searchSQL{}, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
 	}
 
-	var where []string
-	add := func(cond string, v any) {
+	arg := func(v any) string {
 		args = append(args, v)
-		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+		return "$" + strconv.Itoa(len(args))
 	}
+	// The time range and the cursor bound every scan, call_log_attempts'
+	// too: keys(prefix) are those conditions on the columns at and
+	// request_id of the table prefix names.
+	var fromArg, toArg, curAt, curID string
 	if !f.From.IsZero() {
-		add("at >= ?", f.From)
+		fromArg = arg(f.From)
 	}
 	if !f.To.IsZero() {
-		add("at < ?", f.To)
-	}
-	for _, eq := range []struct{ col, v string }{
-		{"caller", f.Caller}, {"tier", f.Tier}, {"logic_model", f.LogicModel},
-		{"provider", f.Provider}, {"status", f.Status}, {"error_class", f.ErrorClass},
-		{"request_id", f.RequestID}, {"endpoint", f.Endpoint},
-	} {
-		if eq.v != "" {
-			add(eq.col+" = ?", eq.v)
-		}
+		toArg = arg(f.To)
 	}
 	if f.Cursor != "" {
 		at, id, err := decodeCursor(f.Cursor)
 		if err != nil {
-			return "", nil, 0, err
+			return searchSQL{}, err
 		}
-		// The plain "at <=" lets the planner prune newer partitions; the
-		// row comparison is the exact keyset condition.
-		args = append(args, at, id)
-		where = append(where, fmt.Sprintf("at <= $%d AND (at, request_id) < ($%d, $%d)", len(args)-1, len(args)-1, len(args)))
+		curAt, curID = arg(at), arg(id)
 	}
-	q = "SELECT " + columnList + " FROM call_logs"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+	keys := func(prefix string) []string {
+		var c []string
+		if fromArg != "" {
+			c = append(c, prefix+"at >= "+fromArg)
+		}
+		if toArg != "" {
+			c = append(c, prefix+"at < "+toArg)
+		}
+		if curAt != "" {
+			// The plain "at <=" lets the planner prune newer partitions;
+			// the row comparison is the exact keyset condition.
+			c = append(c, prefix+"at <= "+curAt+" AND ("+prefix+"at, "+prefix+"request_id) < ("+curAt+", "+curID+")")
+		}
+		return c
 	}
-	q += " ORDER BY at DESC, request_id DESC LIMIT " + strconv.Itoa(limit+1)
-	return q, args, limit, nil
+	where := keys("")
+	for _, eq := range []struct{ col, v string }{
+		{"caller", f.Caller}, {"tier", f.Tier}, {"logic_model", f.LogicModel},
+		{"status", f.Status}, {"request_id", f.RequestID}, {"endpoint", f.Endpoint},
+	} {
+		if eq.v != "" {
+			where = append(where, eq.col+" = "+arg(eq.v))
+		}
+	}
+	idSearch := f.RequestID != ""
+	if part := idPart(f.RequestIDPart); part != "" {
+		idSearch = true
+		if len(part) < MinIDPart {
+			where = append(where, "request_id = "+arg(part))
+		} else {
+			// Both LIKEs are index range scans: request_id and its
+			// reverse are COLLATE "C" (migration 0013).
+			where = append(where, "(request_id LIKE "+arg(likeEscape(part)+"%")+" OR reverse(request_id) LIKE "+
+				arg(likeEscape(reverseRunes(part))+"%")+")")
+		}
+	}
+
+	// The filters index scans can find, most selective first: error classes
+	// are rare, a key serves a share of one provider, ...
+	var dims []dim
+	if f.ErrorClass != "" {
+		dims = append(dims, dim{col: "error_class", kind: attemptClass, value: f.ErrorClass, final: f.ErrorClass})
+	}
+	if f.Key != "" {
+		dims = append(dims, dim{col: "key_fingerprint", kind: attemptKey, value: f.Key, final: f.Key})
+	}
+	if f.Deployment != 0 {
+		dims = append(dims, dim{col: "deployment_id", kind: attemptDeployment, value: strconv.FormatInt(f.Deployment, 10), final: f.Deployment})
+	}
+	for _, nm := range []struct {
+		col string
+		m   nameMatch
+	}{{"caller", names.callers}, {"logic_model", names.models}} {
+		switch {
+		case nm.m.part == "":
+		case nm.m.over:
+			where = append(where, nm.col+" ILIKE "+arg("%"+likeEscape(nm.m.part)+"%"))
+		case len(nm.m.names) > maxNameBranches:
+			// So many names are common: the primary key finds a page.
+			where = append(where, nm.col+" = ANY("+arg(pq.StringArray(nm.m.names))+"::text[])")
+		default:
+			dims = append(dims, dim{col: nm.col, names: nm.m.names})
+		}
+	}
+	if f.Provider != "" {
+		dims = append(dims, dim{col: "provider", kind: attemptProvider, value: f.Provider, final: f.Provider})
+	}
+
+	driver := -1
+	if !idSearch { // a request id is selective: one scan finds it
+		for i, d := range dims {
+			if d.branching() {
+				driver = i
+				break
+			}
+		}
+	}
+	for i, d := range dims {
+		if i != driver {
+			where = append(where, dimCond(d, arg))
+		}
+	}
+	order := " ORDER BY at DESC, request_id DESC"
+	page := " LIMIT " + strconv.Itoa(limit+1)
+	selectWhere := func(conds []string) string {
+		q := "SELECT " + columnList + " FROM call_logs"
+		if len(conds) > 0 {
+			q += " WHERE " + strings.Join(conds, " AND ")
+		}
+		return q
+	}
+	if driver < 0 {
+		return searchSQL{q: selectWhere(where) + order + page, args: args, limit: limit}, nil
+	}
+	d := dims[driver]
+	var branches []string
+	switch {
+	case d.kind != "":
+		// The final column's scan, and call_log_attempts' scan with each
+		// row's call looked up by its key. The attempt scan is a subquery
+		// of its own (OFFSET 0 keeps it one) and the lookup a LATERAL
+		// with LIMIT 1: so the planner sees one call per attempt row and
+		// walks the ordered scan until a page matches. Joined plainly, it
+		// estimates the join on (at, request_id) at one row in all — it
+		// does not know the key is unique — and sorts every attempt row
+		// of the value first (seconds for a common one).
+		branches = append(branches, "("+selectWhere(append(slices.Clip(where), d.col+" = "+arg(d.final)))+order+page+")")
+		branches = append(branches, "(SELECT c.* FROM (SELECT at, request_id FROM call_log_attempts WHERE "+
+			strings.Join(append([]string{"kind = " + arg(d.kind), "value = " + arg(d.value)}, keys("")...), " AND ")+
+			order+" OFFSET 0) a CROSS JOIN LATERAL ("+
+			selectWhere(append([]string{"at = a.at", "request_id = a.request_id"}, where...))+" LIMIT 1) c"+
+			" ORDER BY a.at DESC, a.request_id DESC"+page+")")
+	default:
+		// One scan per name, planned once: a lateral subquery run for
+		// each name of the list (planning a branch per name costs more
+		// than running them, with a partition each day).
+		branches = append(branches, "(SELECT b.* FROM unnest("+arg(pq.StringArray(d.names))+"::text[]) AS v(val) CROSS JOIN LATERAL ("+
+			selectWhere(append(slices.Clip(where), d.col+" = v.val"))+order+page+") b)")
+	}
+	q := "SELECT DISTINCT ON (at, request_id) " + columnList + " FROM (" + strings.Join(branches, " UNION ALL ") + ") u" + order + page
+	return searchSQL{q: q, args: args, limit: limit, serial: d.kind != ""}, nil
+}
+
+// dimCond is d as one condition on a call_logs row: its final column
+// holds a value, or one of its attempts did.
+func dimCond(d dim, arg func(any) string) string {
+	if d.kind == "" {
+		if len(d.names) == 1 {
+			return d.col + " = " + arg(d.names[0])
+		}
+		return d.col + " = ANY(" + arg(pq.StringArray(d.names)) + "::text[])"
+	}
+	return "(" + d.col + " = " + arg(d.final) + " OR EXISTS (SELECT 1 FROM call_log_attempts x WHERE x.kind = " + arg(d.kind) +
+		" AND x.value = " + arg(d.value) + " AND x.at = call_logs.at AND x.request_id = call_logs.request_id))"
+}
+
+// idPart is a request-id part as the list shows it: without a leading
+// ellipsis.
+func idPart(s string) string {
+	s = strings.TrimSpace(s)
+	for _, p := range []string{"…", "..."} {
+		s = strings.TrimPrefix(s, p)
+	}
+	return strings.TrimSpace(s)
+}
+
+func reverseRunes(s string) string {
+	r := []rune(s)
+	slices.Reverse(r)
+	return string(r)
 }
 
 // The cursor is base64url("<unix microseconds>:<request id>"): opaque to

@@ -29,6 +29,12 @@ func TestSearchRefusesInputPostgresCannotRead(t *testing.T) {
 		"cursor far past":        {Cursor: cursor("-" + strconv.FormatInt(1<<62, 10) + ":x")},
 		"cursor NUL id":          {Cursor: cursor("1700000000000000:\x00")},
 		"cursor huge":            {Cursor: strings.Repeat("A", 10_000)},
+		"NUL in caller part":     {CallerPart: "a\x00"},
+		"invalid UTF-8 model":    {LogicModelPart: "\xc3"},
+		"tab in request id part": {RequestIDPart: "abcd\t"},
+		"huge key":               {Key: strings.Repeat("k", MaxTextLen+1)},
+		"negative deployment":    {Deployment: -1},
+		"bad cursor, no name":    {CallerPart: "nobody-has-this-name", Cursor: "!!"},
 	} {
 		if _, err := Search(ctx, db, f); !errors.Is(err, ErrInvalidFilter) {
 			t.Errorf("%s: err = %v, want ErrInvalidFilter", name, err)
@@ -39,6 +45,7 @@ func TestSearchRefusesInputPostgresCannotRead(t *testing.T) {
 		"longest caller": {Caller: strings.Repeat("c", MaxTextLen)},
 		"year 1 to 9999": {From: MinTime, To: MaxTime},
 		"unicode caller": {Caller: "café ☕"},
+		"unicode part":   {CallerPart: "é ☕", LogicModelPart: "%_\\", RequestIDPart: "…☕☕☕☕"},
 	} {
 		if _, err := Search(ctx, db, f); err != nil {
 			t.Errorf("%s: %v", name, err)

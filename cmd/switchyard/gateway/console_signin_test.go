@@ -528,6 +528,10 @@ func TestCallLogFiltersRejectBadInput(t *testing.T) {
 		"cursor=%00",
 		"cursor=bm90LWEtY3Vyc29y",             // "not-a-cursor"
 		"cursor=OTIyMzM3MjAzNjg1NDc3NTgwNzp4", // "9223372036854775807:x": beyond year 9999
+		"deployment=abc",
+		"deployment=-3",
+		"deployment=99999999999999999999",
+		"key=sk-%00",
 	} {
 		for _, htmx := range []bool{false, true} {
 			c := viewer

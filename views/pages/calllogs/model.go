@@ -5,9 +5,12 @@ package calllogs
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"switchyard/routing"
 	"switchyard/routing/record"
 	"switchyard/views/components"
 	"switchyard/views/layout"
@@ -53,6 +56,8 @@ type Filter struct {
 	Tier       string
 	LogicModel string
 	Provider   string
+	Deployment string // a deployment id
+	Key        string // a key fingerprint
 	Status     string
 	ErrorClass string
 	RequestID  string
@@ -80,6 +85,8 @@ func (f Filter) Query() url.Values {
 	set("tier", f.Tier)
 	set("logic_model", f.LogicModel)
 	set("provider", f.Provider)
+	set("deployment", f.Deployment)
+	set("key", f.Key)
 	set("status", f.Status)
 	set("error_class", f.ErrorClass)
 	set("request_id", f.RequestID)
@@ -110,6 +117,10 @@ type Choices struct {
 	Callers     []string
 	LogicModels []string
 	Providers   []string
+	// Deployments are the deployment select's options (value: the id).
+	Deployments []components.Option
+	// Keys are the key fingerprints of the providers' pools.
+	Keys []string
 }
 
 // Statuses are the call statuses with their labels.
@@ -305,4 +316,115 @@ func ShortID(id string) string {
 		return id
 	}
 	return "…" + id[len(id)-12:]
+}
+
+// Tried is what the list shows of a call's trail: the calls made to
+// vendors and whether the call failed over (tried another deployment
+// after a failure), with the path for the marker's title, e.g.
+// "vendor-x auth → vendor-y ok".
+type Tried struct {
+	Calls    int
+	Failover bool
+	Path     string
+}
+
+// Summarize reads the attempt trail stored on a call log.
+func Summarize(r record.Call) Tried {
+	tr, ok := ParseTrail(r.Attempts)
+	if !ok {
+		return Tried{}
+	}
+	var t Tried
+	var first *routing.Attempt
+	var path []string
+	for i := range tr.Attempts {
+		a := &tr.Attempts[i]
+		if a.Outcome != "ok" && a.Outcome != "failed" {
+			continue
+		}
+		t.Calls++
+		if first == nil {
+			first = a
+		} else if a.DeploymentID != first.DeploymentID || a.Deployment != first.Deployment {
+			t.Failover = true
+		}
+		step := a.Provider
+		if step == "" {
+			step = a.Model
+		}
+		if a.Outcome == "ok" {
+			step += " ok"
+		} else if a.Class != "" {
+			step += " " + a.Class
+		} else {
+			step += " failed"
+		}
+		path = append(path, step)
+	}
+	t.Path = strings.Join(path, " → ")
+	return t
+}
+
+// backKeys are the search parameters a detail page's "← Call logs" keeps.
+var backKeys = []string{"range", "from", "to", "anchor", "caller", "tier", "logic_model", "provider", "deployment", "key",
+	"status", "error_class", "request_id", "endpoint", "cursor"}
+
+// Back is the search a detail page returns to, from the back parameter its
+// link carried (the search's query): only the search's own parameters are
+// kept, so it is always a Call logs URL.
+func Back(query string) string {
+	q, err := url.ParseQuery(query)
+	if err != nil || len(q) == 0 {
+		return "/call-logs"
+	}
+	kept := url.Values{}
+	for _, k := range backKeys {
+		if v := q.Get(k); v != "" {
+			kept.Set(k, v)
+		}
+	}
+	if len(kept) == 0 {
+		return "/call-logs"
+	}
+	return "/call-logs?" + kept.Encode()
+}
+
+// backQuery is the search (with its page) a row's detail link returns to.
+func (r Results) backQuery() string {
+	v := r.Filter.Query()
+	if r.Filter.Cursor != "" {
+		v.Set("cursor", r.Filter.Cursor)
+	}
+	return v.Encode()
+}
+
+// RowURL links a call's detail from the results, carrying the search
+// (filters and page) for the way back.
+func (r Results) RowURL(c record.Call) string {
+	u := DetailURL(c)
+	if q := r.backQuery(); q != "" {
+		u += "&back=" + url.QueryEscape(q)
+	}
+	return u
+}
+
+func attemptsLabel(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return strconv.Itoa(n) + " attempts"
+}
+
+// deploymentOptions are the deployment choices, with the searched one kept
+// when the configuration no longer has it.
+func deploymentOptions(ch Choices, selected string) []components.Option {
+	if selected == "" {
+		return ch.Deployments
+	}
+	for _, o := range ch.Deployments {
+		if o.Value == selected {
+			return ch.Deployments
+		}
+	}
+	return append(slices.Clip(ch.Deployments), components.Option{Value: selected, Label: "deployment " + selected})
 }
