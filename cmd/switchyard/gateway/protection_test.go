@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -383,6 +384,20 @@ func TestInstanceCapQueuesAndShedsBatchFirst(t *testing.T) {
 	// The dashboard draws the queues and names the refusals; /metrics has
 	// them per class.
 	viewer := obsLogin(t, e, "watcher", store.RoleViewer)
+	// A queued call's detail page says its class and how long it waited.
+	for _, r := range rows {
+		if r.QueueWaitMS == nil {
+			continue
+		}
+		_, doc, _ := viewer.get("/call-logs/" + r.RequestID)
+		if got, want := testID(doc, "calllog-field-queue-wait").Text(), strconv.Itoa(*r.QueueWaitMS)+" ms"; got != want {
+			t.Errorf("detail of %s: queue wait %q, want %q", r.RequestID, got, want)
+		}
+		if got := testID(doc, "calllog-field-class").Text(); got != r.PriorityClass {
+			t.Errorf("detail of %s: class %q, want %q", r.RequestID, got, r.PriorityClass)
+		}
+		break
+	}
 	_, doc, _ := viewer.get("/dashboard?range=1h")
 	for _, id := range []string{"chart-queue-depth", "chart-queue-wait"} {
 		if c := testID(doc, id); c.Length() != 1 || c.Find(`svg[data-testid="chart-svg"]`).Length() != 1 {

@@ -112,9 +112,9 @@ func TestTokenWeightedLoadAcrossInstances(t *testing.T) {
 // far longer.
 func TestPriorityQueuesAcrossInstances(t *testing.T) {
 	const (
-		poll         = 2 * time.Millisecond
-		service      = 20 * time.Millisecond
-		slots        = 4
+		poll    = 2 * time.Millisecond
+		service = 20 * time.Millisecond
+		slots   = 4
 		// Closed-loop clients per instance and class: enough that a class's
 		// queue does not run dry while its clients are between requests on
 		// a loaded machine (a turn with no interactive waiter goes to the

@@ -428,3 +428,12 @@ func deploymentOptions(ch Choices, selected string) []components.Option {
 	}
 	return append(slices.Clip(ch.Deployments), components.Option{Value: selected, Label: "deployment " + selected})
 }
+
+// QueueWait says how long a call waited in its priority class's queue for
+// capacity: "did not queue" when it never waited.
+func QueueWait(ms *int) string {
+	if ms == nil {
+		return "did not queue"
+	}
+	return strconv.Itoa(*ms) + " ms"
+}
