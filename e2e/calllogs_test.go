@@ -108,7 +108,9 @@ func newCallLogWorld(t *testing.T) callLogWorld {
 	if _, err := st.Publish(ctx, store.PublishInput{Author: "seed", Message: "call logs", Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }}); err != nil {
 		t.Fatal(err)
 	}
-	w.s = startServer(t, dsn)
+	// No class queues on this instance: a call at the deployment's cap is
+	// refused at once, which is what the deployment-cap row is about.
+	w.s = startServer(t, dsn, "SWITCHYARD_QUEUE_INTERACTIVE=0", "SWITCHYARD_QUEUE_NORMAL=0", "SWITCHYARD_QUEUE_BATCH=0")
 	return w
 }
 

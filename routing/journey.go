@@ -890,6 +890,15 @@ func (x *exchange) admit() bool {
 	case err == nil:
 		x.release = rel
 		return true
+	case errors.As(err, &r) && !q.Queues(class):
+		// This class does not queue: refused at the instance's cap at once.
+		if x.j.Watch != nil {
+			x.j.Watch.Refused(string(limit.KindInstance))
+		}
+		x.a.Header.Set("Retry-After", "1")
+		x.a.Refusal = &Refusal{Limit: limit.KindInstance, Class: class.String(), Value: int64(q.InstanceCap()), RetryAfter: time.Second}
+		x.reject(http.StatusTooManyRequests, "rate_limited", "rate_limited", "this gateway instance is at its in-flight cap of "+strconv.Itoa(q.InstanceCap())+
+			" and "+class.String()+" requests do not queue; retry shortly (request id "+x.rec.RequestID+")")
 	case errors.As(err, &r):
 		f := refusedByQueue(r, nil, nil)
 		if x.j.Watch != nil {

@@ -63,7 +63,9 @@ func (e *Executor) runQueued(ctx context.Context, p *Plan, call Call, tr *Trail,
 		if h := call.held; h != nil && !h.used {
 			h.release() // the step was skipped after all (its breaker opened meanwhile)
 		}
-		if fail == nil || e.Queue == nil || fail.Class == adapter.ClassCancelled {
+		if fail == nil || e.Queue == nil || fail.Class == adapter.ClassCancelled || !e.Queue.Queues(queue.ClassOf(call.Class)) {
+			// A class without a queue fails fast at capacity: the plan's
+			// capacity skips answer it (a deployment_cap refusal).
 			return served, finish, fail
 		}
 		steps := capacitySteps(p, call.from, tr.Attempts[mark:])

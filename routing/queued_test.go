@@ -283,3 +283,42 @@ func TestNewcomersQueueBehindWaiters(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAClassWithoutAQueueFailsFastAtCapacity: a class configured with no
+// queue (bound 0) is answered at once at a deployment's cap, as before
+// there were queues: a 503 whose skips are the capacity, no wait.
+func TestAClassWithoutAQueueFailsFastAtCapacity(t *testing.T) {
+	rt := world(t, func(s *config.Snapshot) {
+		s.LogicModels[0].Deployments[0].MaxConcurrency = 1
+		s.LogicModels[0].Deployments[1].MaxConcurrency = 1
+	})
+	load := &capped{}
+	q := queue.New(queue.Options{Bounds: [3]int{4, -1, 4}, Poll: time.Hour})
+	defer q.Close()
+	if q.Queues(queue.Normal) || !q.Queues(queue.Interactive) {
+		t.Fatalf("Queues: normal %v, interactive %v", q.Queues(queue.Normal), q.Queues(queue.Interactive))
+	}
+	sc := &script{plan: map[string][]error{}}
+	ex := &Executor{Adapters: map[config.Protocol]adapter.Adapter{"openai": sc}, State: State{Load: load}, Queue: q}
+	for _, id := range []int64{101, 102} {
+		rel, _ := load.Acquire(context.Background(), LoadRequest{Deployment: rt.Deployments[id]})
+		defer rel()
+	}
+	p := plan(t, rt, "fast", chat(), &ex.State)
+	defer p.Release()
+	tr := &Trail{}
+	start := time.Now()
+	_, f := ex.Chat(context.Background(), p, Call{Class: config.ClassNormal, Deadline: time.Now().Add(5 * time.Second)}, &adapter.ChatRequest{}, tr)
+	if f == nil || f.Status != http.StatusServiceUnavailable || f.Code != "no_available_model" || tr.queued {
+		t.Fatalf("normal at capacity without a queue: %+v (queued %v)", f, tr.queued)
+	}
+	if time.Since(start) > time.Second || q.Depth(queue.Normal) != 0 {
+		t.Fatal("it waited")
+	}
+	if r := capRefusal(tr, f); r == nil || r.Limit != limit.KindDeploymentCap || r.Value != 2 {
+		t.Fatalf("refusal %+v, want the deployment cap of 2 slots", r)
+	}
+	if len(sc.calls) != 0 {
+		t.Fatalf("%d vendor calls", len(sc.calls))
+	}
+}

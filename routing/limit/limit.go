@@ -36,10 +36,10 @@ const (
 	KindTPM    Kind = "tpm"    // tokens per minute
 	KindDaily  Kind = "daily"  // daily token quota
 	KindBudget Kind = "budget" // monthly budget
-	// KindInstance was the instance's saturation gate (batch shed above 80 %
-	// of SWITCHYARD_MAX_INFLIGHT). No longer produced — the instance now
-	// queues requests at its cap (KindQueueFull, KindQueueShed) — and kept
-	// so refusals recorded before still read.
+	// KindInstance is the instance's in-flight cap (SWITCHYARD_MAX_INFLIGHT)
+	// refusing a request of a class configured without a queue; classes with
+	// a queue wait at the cap instead (KindQueueFull, KindQueueShed when the
+	// queue refuses). Rows from before the queues used it for the batch shed.
 	KindInstance Kind = "instance"
 	// KindQueueFull: the request's class queue (for the instance's
 	// in-flight cap or a deployment at capacity) was full. The refusal

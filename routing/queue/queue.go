@@ -205,6 +205,14 @@ func (q *Queue) Close() {
 // Bound is the configured bound of class c's queue.
 func (q *Queue) Bound(c Class) int { return q.bounds[c] }
 
+// Queues reports whether requests of class c wait at capacity; a class
+// configured without a queue (bound 0) is refused at once, as before there
+// were queues.
+func (q *Queue) Queues(c Class) bool { return q.bounds[c] > 0 }
+
+// InstanceCap is this instance's in-flight cap (0: unlimited).
+func (q *Queue) InstanceCap() int { return q.opts.InstanceCap }
+
 // Depth is the number of waiters of class c now.
 func (q *Queue) Depth(c Class) int { return int(q.depth[c].Load()) }
 

@@ -19,7 +19,9 @@ import (
 // was at its max concurrency says "deployment cap" with the cap, from the
 // typed skip in its trail; the console's detail page says both in words.
 func TestCallLogNamesTheRefusingLimit(t *testing.T) {
-	e := gatewaytest.New(t)
+	// No class queues here, so a request at the deployment's cap is refused
+	// at once (with queues it would wait for the slot; see queues_test.go).
+	e := gatewaytest.New(t, gatewaytest.Options{QueueBounds: [3]int{-1, -1, -1}})
 	key := limitedWorld(t, e, map[string]config.TierLimit{"app": {RPM: 2}}, 1)["app"]
 	e.Fake.SetRules(fakevendor.Rule{Model: "fake-small", Fault: fakevendor.Fault{Latency: time.Second}})
 

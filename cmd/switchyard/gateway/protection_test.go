@@ -18,6 +18,7 @@ import (
 	"switchyard/routing/adapter"
 	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
+	"switchyard/routing/limit"
 	"switchyard/routing/queue"
 	"switchyard/store"
 	"switchyard/store/calllog"
@@ -448,4 +449,34 @@ func goroutineSummary(dump string) string {
 		fmt.Fprintf(&b, "%4d %s\n", v, k)
 	}
 	return b.String()
+}
+
+// TestInstanceCapWithoutQueuesRefusesAtOnce: with no class queue, a request
+// over the instance's in-flight cap gets 429 at once, and its call-log row
+// names the instance cap with its value.
+func TestInstanceCapWithoutQueuesRefusesAtOnce(t *testing.T) {
+	e := gatewaytest.New(t, gatewaytest.Options{InstanceCap: 1, QueueBounds: [3]int{-1, -1, -1}})
+	key := limitedWorld(t, e, map[string]config.TierLimit{"app": {}}, 0)["app"]
+	e.Fake.SetRules(fakevendor.Rule{Model: "fake-small", Fault: fakevendor.Fault{Latency: 500 * time.Millisecond}})
+	first := make(chan int, 1)
+	go func() {
+		res, _ := post(t, e, key, "/v1/chat/completions", fastHello)
+		first <- res.StatusCode
+	}()
+	waitFor(t, "the first request holds the instance's slot", func() bool { return e.Fake.Count("fake-small") == 1 })
+	start := time.Now()
+	res, body := post(t, e, key, "/v1/chat/completions", fastHello)
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "in-flight cap of 1") {
+		t.Fatalf("over the cap: %d %s", res.StatusCode, body)
+	}
+	if time.Since(start) > 400*time.Millisecond {
+		t.Fatalf("refused after %s: it waited", time.Since(start))
+	}
+	if st := <-first; st != http.StatusOK {
+		t.Fatalf("first request: %d", st)
+	}
+	rec := waitCallLogs(t, e, calllog.Filter{RequestID: res.Header.Get("X-Request-Id")}, 1)[0]
+	if rec.LimitKind != limit.KindInstance || rec.LimitValue == nil || *rec.LimitValue != 1 || rec.QueueWaitMS != nil {
+		t.Fatalf("row: limit %q %v, queue wait %v; want instance 1, none", rec.LimitKind, rec.LimitValue, rec.QueueWaitMS)
+	}
 }

@@ -28,15 +28,28 @@ func LimitShort(r record.Call) string {
 	}
 	switch r.LimitKind {
 	case limit.KindInstance:
-		return "instance saturated"
+		return "instance cap" + v
 	case limit.KindDeploymentCap:
 		return "deployment cap" + v
 	case limit.KindDaily:
 		return "daily tokens" + v
 	case limit.KindBudget:
 		return "monthly budget" + v
+	case limit.KindQueueFull:
+		return "queue full" + v
+	case limit.KindQueueShed:
+		return "shed from queue"
 	}
 	return string(r.LimitKind) + v
+}
+
+// queueName is "the normal queue" (the caller's class), or "its queue" on
+// a row without a class.
+func queueName(r record.Call) string {
+	if r.PriorityClass == "" {
+		return "its priority class's queue"
+	}
+	return "the " + r.PriorityClass + " queue"
 }
 
 // LimitWords names the limit in a phrase, e.g. "the rate limit of 2
@@ -65,13 +78,21 @@ func LimitWords(r record.Call) string {
 	case limit.KindBudget:
 		return "the monthly budget" + n("")
 	case limit.KindInstance:
-		return "the instance's saturation gate (this gateway instance had no free slot and sheds batch callers first)"
+		return "the instance's in-flight cap" + n(" requests") + " (this gateway instance had no free slot, and the caller's priority class does not queue)"
 	case limit.KindDeploymentCap:
 		s := "the deployment cap: every deployment that could serve was at its max concurrency"
 		if known {
 			s += " (" + limitValue(r.LimitKind, v, r.Currency) + " slots in all, every one busy)"
 		}
 		return s
+	case limit.KindQueueFull:
+		s := queueName(r) + " of this gateway instance, full"
+		if known {
+			s += " at " + limitValue(r.LimitKind, v, r.Currency) + " waiting"
+		}
+		return s
+	case limit.KindQueueShed:
+		return queueName(r) + " of this gateway instance, which shed it to make room for an interactive request"
 	}
 	return "the limit " + string(r.LimitKind) + n("")
 }

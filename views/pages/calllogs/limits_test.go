@@ -22,11 +22,13 @@ func TestLimitWordsNameEveryKind(t *testing.T) {
 		{limit.KindTPM, new(int64(120_000)), new(int64(900)), "tpm 120,000", "rate limit of 120,000 tokens per minute (tpm)"},
 		{limit.KindDaily, new(int64(1_000_000)), new(int64(6 * 3600_000)), "daily tokens 1,000,000", "daily token quota of 1,000,000 tokens"},
 		{limit.KindBudget, new(int64(12_500_000)), nil, "monthly budget 12.5", "monthly budget of 12.5"},
-		{limit.KindInstance, nil, new(int64(1000)), "instance saturated", "saturation gate"},
+		{limit.KindInstance, new(int64(400)), new(int64(1000)), "instance cap 400", "in-flight cap of 400 requests"},
 		{limit.KindDeploymentCap, new(int64(4)), new(int64(1000)), "deployment cap 4", "max concurrency (4 slots in all"},
-		{limit.Kind("queue_full"), new(int64(64)), new(int64(250)), "queue_full 64", "the limit queue_full of 64"},
+		{limit.KindQueueFull, new(int64(64)), new(int64(250)), "queue full 64", "the batch queue of this gateway instance, full at 64 waiting"},
+		{limit.KindQueueShed, new(int64(16)), new(int64(1000)), "shed from queue", "the batch queue of this gateway instance, which shed it"},
+		{limit.Kind("a_later_kind"), new(int64(7)), nil, "a_later_kind 7", "the limit a_later_kind of 7"},
 	} {
-		r := record.Call{At: at, Caller: "app", Tier: "fast", HTTPStatus: 429, LimitKind: tc.kind, LimitValue: tc.value, LimitResetMS: tc.reset}
+		r := record.Call{At: at, Caller: "app", Tier: "fast", HTTPStatus: 429, PriorityClass: "batch", LimitKind: tc.kind, LimitValue: tc.value, LimitResetMS: tc.reset}
 		if got := LimitShort(r); got != tc.short {
 			t.Errorf("%s: short %q, want %q", tc.kind, got, tc.short)
 		}
