@@ -337,10 +337,16 @@ func TestDegradationLadderSteps(t *testing.T) {
 	same := `{"messages": [{"content": "What is 2+2?", "role": "user"}], "temperature": 0, "model": "standard"}`
 	var hit *http.Response
 	var body []byte
+	// A try before the answer reached the cache gets the static answer
+	// (the last rung): counted, so the dashboard's totals can be checked.
+	earlyStatic := 0
 	for range 50 { // the write reaches Redis once the first answer is sent
 		hit, body = post(t, e2, key, "/v1/chat/completions", same)
 		if hit.Header.Get(routing.HeaderDegraded) == routing.DegradedCached {
 			break
+		}
+		if hit.Header.Get(routing.HeaderDegraded) == routing.DegradedStatic {
+			earlyStatic++
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -384,6 +390,9 @@ func TestDegradationLadderSteps(t *testing.T) {
 		res, body = post(t, e2, key, "/v1/chat/completions", plain)
 		if res.Header.Get(routing.HeaderDegraded) == routing.DegradedCached {
 			break
+		}
+		if res.Header.Get(routing.HeaderDegraded) == routing.DegradedStatic {
+			earlyStatic++
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -447,11 +456,12 @@ func TestDegradationLadderSteps(t *testing.T) {
 	if got := testID(doc, "calllog-degraded").Text(); !strings.Contains(got, "static answer") || testID(doc, "calllog-field-degraded").Text() != "static" {
 		t.Fatalf("call-log detail: %q", got)
 	}
-	waitLadderTier(t, e1, "default", "standard", func(p calllog.LadderPoint) bool { return p.Static >= 2 && p.Cached >= 3 && p.StepDown >= 1 })
+	statics := 2 + earlyStatic
+	waitLadderTier(t, e1, "default", "standard", func(p calllog.LadderPoint) bool { return p.Static >= int64(statics) && p.Cached >= 3 && p.StepDown >= 1 })
 	_, doc, _ = admin.get("/dashboard?range=24h")
 	std := doc.Find(`[data-testid="ladder-row"][data-group="default"][data-tier="standard"]`)
-	if std.Find(`[data-testid="ladder-step-down"]`).Text() != "1" || std.Find(`[data-testid="ladder-cached"]`).Text() != "3" || std.Find(`[data-testid="ladder-static"]`).Text() != "2" {
-		t.Fatalf("dashboard standard row: %q", std.Text())
+	if std.Find(`[data-testid="ladder-step-down"]`).Text() != "1" || std.Find(`[data-testid="ladder-cached"]`).Text() != "3" || std.Find(`[data-testid="ladder-static"]`).Text() != strconv.Itoa(statics) {
+		t.Fatalf("dashboard standard row: %q (want 1 step-down, 3 cached, %d static)", std.Text(), statics)
 	}
 	if deep := doc.Find(`[data-testid="ladder-row"][data-group="default"][data-tier="deep"]`); !strings.Contains(deep.Find(`[data-testid="ladder-now"]`).Text(), "stepped down") {
 		t.Fatalf("dashboard deep row: %q", deep.Text())
