@@ -457,7 +457,9 @@ func TestDegradationLadderSteps(t *testing.T) {
 		t.Fatalf("call-log detail: %q", got)
 	}
 	statics := 2 + earlyStatic
-	waitLadderTier(t, e1, "default", "standard", func(p calllog.LadderPoint) bool { return p.Static >= int64(statics) && p.Cached >= 3 && p.StepDown >= 1 })
+	waitLadderTier(t, e1, "default", "standard", func(p calllog.LadderPoint) bool {
+		return p.Static >= int64(statics) && p.Cached >= 3 && p.StepDown >= 1
+	})
 	_, doc, _ = admin.get("/dashboard?range=24h")
 	std := doc.Find(`[data-testid="ladder-row"][data-group="default"][data-tier="standard"]`)
 	if std.Find(`[data-testid="ladder-step-down"]`).Text() != "1" || std.Find(`[data-testid="ladder-cached"]`).Text() != "3" || std.Find(`[data-testid="ladder-static"]`).Text() != strconv.Itoa(statics) {
