@@ -380,7 +380,10 @@ func (b *Budget) flush() {
 			it.e.mu.Lock()
 			s, keys := it.e.settings, it.e.keys
 			it.e.mu.Unlock()
-			script.Run(ctx, p, keys, b.args(s, it.n, false)...)
+			// Eval, not Run: inside a pipeline Run cannot fall back from
+			// EVALSHA when a node does not have the script yet (a fresh
+			// node, a failed-over replica), and the whole flush would fail.
+			script.Eval(ctx, p, keys, b.args(s, it.n, false)...)
 		}
 		return nil
 	})
