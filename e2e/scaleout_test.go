@@ -26,7 +26,10 @@ func TestThreeAPIInstancesAndTwoWorkersActAsOne(t *testing.T) {
 	in := newInstallation(t)
 	dsn, st, key, prefix := in.dsn, in.st, in.key, in.prefix
 	ctx := context.Background()
-	const rpm = 30
+	const (
+		rpm      = 30
+		leaseTTL = 5 * time.Second
+	)
 	setFastRPM(t, st, rpm)
 	// The installation's Redis is a private local Redis Cluster (3 masters,
 	// 3 replicas), reached through a redis+cluster:// URL.
@@ -42,7 +45,9 @@ func TestThreeAPIInstancesAndTwoWorkersActAsOne(t *testing.T) {
 	}
 	var workers []*gatewayProc
 	for range 2 {
-		workers = append(workers, startGateway(t, dsn, prefix, redisEnv, "APP_ROLE=worker", "SWITCHYARD_SPILL_DIR="+t.TempDir(), "SWITCHYARD_PROBE_INTERVAL=1s"))
+		// A short lease: the takeover after a kill waits for its expiry.
+		workers = append(workers, startGateway(t, dsn, prefix, redisEnv, "APP_ROLE=worker", "SWITCHYARD_SPILL_DIR="+t.TempDir(), "SWITCHYARD_PROBE_INTERVAL=1s",
+			"SWITCHYARD_WORKER_LEASE_TTL="+leaseTTL.String()))
 	}
 	for _, g := range append(append([]*gatewayProc{}, apis...), workers...) {
 		waitHealthy(t, g.URL+"/readyz", g.proc)

@@ -57,6 +57,9 @@ type Config struct {
 	// Probes in flight at once (the worker spreads a round over the
 	// interval).
 	ProbeConcurrency int // SWITCHYARD_PROBE_CONCURRENCY
+	// LeaseTTL is how long a dead worker's job lease outlives it before
+	// another worker takes the job over (SWITCHYARD_WORKER_LEASE_TTL).
+	LeaseTTL time.Duration
 	// PprofAddr, when set, serves net/http/pprof on a listener of its own
 	// (never on the console's); off by default.
 	PprofAddr string // SWITCHYARD_PPROF_ADDR
@@ -179,6 +182,10 @@ func loadConfig() (Config, error) {
 			errs = append(errs, "SWITCHYARD_PROBE_CONCURRENCY must be a whole number between 1 and 1024")
 		}
 		c.ProbeConcurrency = n
+	}
+	parseDur("SWITCHYARD_WORKER_LEASE_TTL", 30*time.Second, &c.LeaseTTL)
+	if c.LeaseTTL < time.Second {
+		errs = append(errs, "SWITCHYARD_WORKER_LEASE_TTL must be at least 1s")
 	}
 	parseDur("SWITCHYARD_READ_TIMEOUT", 10*time.Second, &c.ReadTimeout)
 	var conns, pending int64

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestProbeConcurrencySetting(t *testing.T) {
@@ -20,5 +21,20 @@ func TestProbeConcurrencySetting(t *testing.T) {
 		if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "SWITCHYARD_PROBE_CONCURRENCY must be a whole number between 1 and 1024") {
 			t.Fatalf("%q: %v", bad, err)
 		}
+	}
+}
+
+func TestWorkerLeaseTTLSetting(t *testing.T) {
+	t.Setenv("SWITCHYARD_SECRET_KEY", strings.Repeat("ab", 32))
+	if c, err := loadConfig(); err != nil || c.LeaseTTL != 30*time.Second {
+		t.Fatalf("default: %s, %v", c.LeaseTTL, err)
+	}
+	t.Setenv("SWITCHYARD_WORKER_LEASE_TTL", "5s")
+	if c, err := loadConfig(); err != nil || c.LeaseTTL != 5*time.Second {
+		t.Fatalf("set: %s, %v", c.LeaseTTL, err)
+	}
+	t.Setenv("SWITCHYARD_WORKER_LEASE_TTL", "10ms")
+	if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "SWITCHYARD_WORKER_LEASE_TTL") {
+		t.Fatalf("10ms accepted: %v", err)
 	}
 }
