@@ -62,7 +62,7 @@ lint:
 
 ## unit: every package's tests once, except the race packages (make race runs those)
 unit:
-	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) go test -count=1 -timeout 15m $$(go list ./... | grep -v -E '$(RACE_RE)')
+	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) go test -count=1 -parallel 4 -timeout 15m $$(go list ./... | grep -v -E '$(RACE_RE)')
 
 race:
 	go test -race -count=1 -timeout 10m $(RACE_PKGS)

@@ -86,6 +86,7 @@ func noneOf(t *testing.T, what, s string, bad ...string) {
 }
 
 func TestCallerToldUpstreamAuthInOurWords(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := toldWorld(e)
 	e.Fake.SetRules(fakevendor.Rule{Fault: fakevendor.Fault{Status: 401}})
@@ -159,6 +160,7 @@ const toldSecretText = "This model's maximum context length is 8192 tokens. Howe
 	"(debug: key sk-proj-abcdefghijklmnop1234XYZW, Authorization: Bearer tok_0123456789abcdef)"
 
 func TestCallerToldBadRequestScrubbed(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := toldWorld(e)
 	e.Fake.SetRules(fakevendor.Rule{Model: "up-fast", Fault: fakevendor.Fault{Status: 400, ErrorCode: "context_length_exceeded", ErrorMessage: toldSecretText}})
@@ -188,6 +190,7 @@ func TestCallerToldBadRequestScrubbed(t *testing.T) {
 }
 
 func TestCallerToldMidStreamInOurWords(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := toldWorld(e)
 	client := sdk(e, key)

@@ -19,6 +19,7 @@ import (
 // was at its max concurrency says "deployment cap" with the cap, from the
 // typed skip in its trail; the console's detail page says both in words.
 func TestCallLogNamesTheRefusingLimit(t *testing.T) {
+	t.Parallel()
 	// No class queues here, so a request at the deployment's cap is refused
 	// at once (with queues it would wait for the slot; see queues_test.go).
 	e := gatewaytest.New(t, gatewaytest.Options{QueueBounds: [3]int{-1, -1, -1}})

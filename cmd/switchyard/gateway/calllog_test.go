@@ -67,6 +67,7 @@ func waitRow(t *testing.T, db *sql.DB, requestID string) row {
 }
 
 func TestEveryRejectIsOneRowWithoutModelFields(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	b := e.Build()
 	b.Provider("fake", config.ProtocolOpenAI, "", "sk-fake-key-0000-0001")
@@ -181,6 +182,7 @@ func TestPostgresDownLosesNoCallLogs(t *testing.T) {
 func pqArray(ids []string) any { return pq.Array(ids) }
 
 func TestUnservableRequestsSpendNoLimitAndListingsAreLogged(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	b := e.Build()
 	b.Provider("fake", config.ProtocolOpenAI, "", "sk-fake-key-0000-0001")

@@ -35,6 +35,7 @@ func rpmWorld(e *gatewaytest.Env, rpm int64) string {
 }
 
 func TestCallLogSearchFindsRateLimitedRequestAndExplainsIt(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := rpmWorld(e, 1)
 	if st, _ := consoleChat(t, e, key, "standard", "first"); st != http.StatusOK {
@@ -109,6 +110,7 @@ func TestCallLogSearchFindsRateLimitedRequestAndExplainsIt(t *testing.T) {
 }
 
 func TestCallLogDetailShowsTheAttemptTrail(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := e.Simple()
 	st, id := consoleChat(t, e, key, "fast", "hello")
@@ -134,6 +136,7 @@ func TestCallLogDetailShowsTheAttemptTrail(t *testing.T) {
 }
 
 func TestCallLogKeysetPaginationHasNoDuplicatesOrGaps(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	// 130 rows on five timestamps: pages (50 rows) must break ties by
 	// request id.
@@ -191,6 +194,7 @@ func TestCallLogKeysetPaginationHasNoDuplicatesOrGaps(t *testing.T) {
 }
 
 func TestCallLogHTMXReturnsOnlyTheResultsFragment(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := e.Simple()
 	_, id := consoleChat(t, e, key, "standard", "hi")

@@ -37,6 +37,7 @@ func waitStats(t *testing.T, e *gatewaytest.Env, want int64) {
 }
 
 func TestDashboardChartsCostsAndStatesAfterTraffic(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := e.Simple()
 	viewer := obsLogin(t, e, "watcher", store.RoleViewer)
@@ -144,6 +145,7 @@ func TestDashboardChartsCostsAndStatesAfterTraffic(t *testing.T) {
 }
 
 func TestDashboardWithoutDataPlane(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t)
 	c := env.Login(t, "watcher", store.RoleViewer)
 	res, doc := c.Get("/dashboard?range=1h")

@@ -91,6 +91,7 @@ func runtimeWith(deps ...*config.RDeployment) *config.Runtime {
 var readsHealthy = regexp.MustCompile(`\bhealthy\b`)
 
 func TestHealthPage(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := gatewaytest.NewRedis(t)
 	board := healthboard.NewBoard(rdb, prefix, health.Settings{MinSamples: 3})
 	tracker := healthboard.NewTracker(board, healthboard.TrackerOptions{})

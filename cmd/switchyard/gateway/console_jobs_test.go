@@ -17,6 +17,7 @@ import (
 )
 
 func TestJobsPage(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := gatewaytest.NewRedis(t)
 	release := make(chan struct{})
 	blocking := make(chan struct{})

@@ -80,6 +80,7 @@ func onbStatus(t *testing.T, res *http.Response, want int, doc *goquery.Document
 
 // A rejected key is explained in words, and verifying creates nothing.
 func TestOnboardingVerifyRejectedKeyCreatesNothing(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t)
 	c := env.Login(t, "admin", store.RoleAdmin)
 	fake := onbFake(t)
@@ -154,6 +155,7 @@ func TestOnboardingVerifyRejectedKeyCreatesNothing(t *testing.T) {
 
 // Leaving at the review step leaves the draft exactly as it was.
 func TestOnboardingAbandonAtReviewCreatesNothing(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t)
 	c := env.Login(t, "admin", store.RoleAdmin)
 	fake := onbFake(t)
@@ -223,6 +225,7 @@ func TestOnboardingAbandonAtReviewCreatesNothing(t *testing.T) {
 // dry-run, is published, and the caller key shown once gets an answer for
 // model "standard" from the data plane of the same instance.
 func TestOnboardingSandboxEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	con := &webtest.Env{Store: e.Store, Server: &httptest.Server{URL: e.URL}}
 	c := con.Login(t, "admin", store.RoleAdmin)
@@ -340,6 +343,7 @@ func TestOnboardingSandboxEndToEnd(t *testing.T) {
 // A second provider of a family already onboarded becomes a backup
 // deployment of the same logic model, with the weights rebalanced.
 func TestOnboardingSecondProviderBacksUp(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t)
 	c := env.Login(t, "admin", store.RoleAdmin)
 	fake := onbFake(t)
@@ -413,6 +417,7 @@ func TestOnboardingSecondProviderBacksUp(t *testing.T) {
 // A draft changed by someone else between review and create refuses the
 // create and shows the review again; nothing is created.
 func TestOnboardingStaleReviewCreatesNothing(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t)
 	c := env.Login(t, "admin", store.RoleAdmin)
 	fake := onbFake(t)

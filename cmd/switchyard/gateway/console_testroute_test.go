@@ -77,6 +77,7 @@ func explainURL(caller int64, model string, flags ...string) string {
 }
 
 func TestTestRouteShowsParkedSkipFallbackStepAndLimits(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	w := newParkedWorld(t, e)
 	admin := obsLogin(t, e, "ops", store.RoleAdmin)
@@ -173,6 +174,7 @@ func TestTestRouteShowsParkedSkipFallbackStepAndLimits(t *testing.T) {
 }
 
 func TestTestRouteSendRequestAnswersWithTrailAndCallLog(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	w := newParkedWorld(t, e)
 	admin := obsLogin(t, e, "ops", store.RoleAdmin)
@@ -232,6 +234,7 @@ func TestTestRouteSendRequestAnswersWithTrailAndCallLog(t *testing.T) {
 }
 
 func TestTestRouteWithoutDataPlaneOrPublishedVersion(t *testing.T) {
+	t.Parallel()
 	// The console-only server has no Ops.
 	env := webtest.New(t)
 	c := env.Login(t, "ops", store.RoleAdmin)

@@ -70,6 +70,7 @@ func chainWorld(t *testing.T, e *gatewaytest.Env, tierTimeouts ...map[config.Tie
 }
 
 func TestFailoverMatrixThroughTheFakeVendor(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := chainWorld(t, e, map[config.TierName][2]int{config.TierStandard: {800, 500}})
 	cases := []struct {
@@ -138,6 +139,7 @@ func TestFailoverMatrixThroughTheFakeVendor(t *testing.T) {
 }
 
 func TestExplicitModelDownNamesSkipReasonsAndNeverSubstitutes(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := chainWorld(t, e)
 	e.Fake.SetRules(fakevendor.Rule{Model: "up-primary", Fault: fakevendor.Fault{Status: 503}})
@@ -209,6 +211,7 @@ func TestTierTimeoutsCutAttempts(t *testing.T) {
 }
 
 func TestBadInputGetsA4xxErrorObject(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := e.Simple()
 	huge := `{"model":"fast","messages":[{"role":"user","content":"` + strings.Repeat("a", 11<<20) + `"}]}`
@@ -316,6 +319,7 @@ func crossProtocol(t *testing.T, e *gatewaytest.Env) string {
 }
 
 func TestSDKShapesAreIdenticalAcrossProtocols(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := crossProtocol(t, e)
 	client := sdk(e, key)
@@ -357,6 +361,7 @@ func TestSDKShapesAreIdenticalAcrossProtocols(t *testing.T) {
 }
 
 func TestFailoverAcrossProtocols(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := crossProtocol(t, e)
 	// Anthropic 529 on the first candidate of standard → Gemini serves.
@@ -378,6 +383,7 @@ func TestFailoverAcrossProtocols(t *testing.T) {
 }
 
 func TestEmbeddingsBatchedShuffledAndDimensionChecked(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	b := e.Build()
 	b.Provider("oai", config.ProtocolOpenAI, "", "sk-oai-key-0000-0001")

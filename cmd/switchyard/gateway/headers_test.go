@@ -47,6 +47,7 @@ func adminAPI(t *testing.T, e *gatewaytest.Env, token, method, path string, body
 // caller header reach the vendor — and a caller header not on the list, the
 // caller's key and its cookies do not.
 func TestProviderHeadersReachTheVendor(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	callerKey := e.Simple()
 	ctx := context.Background()

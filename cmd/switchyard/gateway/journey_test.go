@@ -61,6 +61,7 @@ func direct(t *testing.T, e *gatewaytest.Env, key, body string) journeyReply {
 // cases of the request journey twice — through HTTP and by calling the
 // journey directly — and expects the same answers.
 func TestJourneyDirectAndOverHTTPAgree(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		send via
@@ -151,6 +152,7 @@ func TestJourneyDirectAndOverHTTPAgree(t *testing.T) {
 // stream that was written whole is still a success: logged ok and stored
 // for idempotent replay, not recorded as a client cancellation.
 func TestStreamCompleteThenClientHangsUpIsStillOK(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := e.Simple()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -12,6 +12,7 @@ import (
 // A served call is priced in integer micro-units: the call log's cost and
 // the caller's monthly spend are exactly Prices.CostMicros of its usage.
 func TestServedCallIsPricedAndChargedInMicros(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	b := e.Build()
 	b.Provider("fake", config.ProtocolOpenAI, "", "sk-fake-key-0000-0001")

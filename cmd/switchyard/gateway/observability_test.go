@@ -34,6 +34,7 @@ func (s *syncBuffer) String() string {
 }
 
 func TestLogsCarryRequestIDsAndNoSecrets(t *testing.T) {
+	t.Parallel()
 	var logs syncBuffer
 	e := gatewaytest.New(t, gatewaytest.Options{Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	key := e.Simple()
@@ -62,6 +63,7 @@ func TestLogsCarryRequestIDsAndNoSecrets(t *testing.T) {
 }
 
 func TestMetricsAndHealth(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t, gatewaytest.Options{ProxyPostgres: true})
 	key := e.Simple()
 	for range 3 {

@@ -21,6 +21,7 @@ import (
 // plane serves concurrent requests, their call logs are stored and the
 // signed-in console finds them.
 func TestGatewayThroughPgBouncer(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t, gatewaytest.Options{PgBouncer: true, ReloadInterval: time.Hour})
 	if e.Store.DSN() == e.DSN || e.Store.ListenDSN() != e.DSN {
 		t.Fatalf("the pool should go through the pooler and LISTEN direct: pool %q, listen %q", e.Store.DSN(), e.Store.ListenDSN())

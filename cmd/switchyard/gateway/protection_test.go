@@ -85,6 +85,7 @@ func TestTwoInstancesEnforceOneLimit(t *testing.T) {
 }
 
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	keys := limitedWorld(t, e, map[string]config.TierLimit{"app": {RPM: 50}}, 0)
 	key := keys["app"]

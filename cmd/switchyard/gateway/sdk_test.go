@@ -21,6 +21,7 @@ func sdk(e *gatewaytest.Env, key string, opts ...option.RequestOption) openai.Cl
 }
 
 func TestSDKNonStreamStreamAndMidStreamFailure(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := e.Simple()
 	client := sdk(e, key)

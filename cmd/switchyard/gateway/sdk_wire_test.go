@@ -95,6 +95,7 @@ func finishes(t *testing.T, chunks []openai.ChatCompletionChunk) (text map[int64
 // OpenAI-compatible servers behind them) reach the SDK with one finish
 // reason per choice, on its last chunk, and the whole text before it.
 func TestSDKOneFinishReasonAtTheEnd(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	client := sdk(e, wireWorld(e))
 	e.Fake.SetRules(
@@ -128,6 +129,7 @@ func TestSDKOneFinishReasonAtTheEnd(t *testing.T) {
 // [] and usage filled) also when the vendor sent no usage; the gateway then
 // counts with its tokenizer and the call log and console say "estimated".
 func TestSDKIncludeUsageAlwaysEndsWithUsage(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	client := sdk(e, wireWorld(e))
 	for _, up := range []string{"gpt-x", "claude-x", "gemini-x"} {
@@ -234,6 +236,7 @@ func askPerson(model string) openai.ChatCompletionNewParams {
 // whose arguments become the content; Gemini as responseMimeType and
 // responseJsonSchema. The SDK gets JSON content and finish_reason stop.
 func TestSDKStructuredOutput(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	client := sdk(e, wireWorld(e))
 	ctx := context.Background()
@@ -304,6 +307,7 @@ func TestSDKStructuredOutput(t *testing.T) {
 // n asks for n choices: Gemini by candidateCount, Anthropic by n concurrent
 // calls; both streamed and not.
 func TestSDKNChoices(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	client := sdk(e, wireWorld(e))
 	ctx := context.Background()
@@ -355,6 +359,7 @@ func TestSDKNChoices(t *testing.T) {
 // deployment is skipped, another one serves, and when none can the caller
 // gets 400 unsupported_parameter naming the field and the deployment.
 func TestSDKUnsupportedParameterIsRefusedNotDropped(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	client := sdk(e, wireWorld(e))
 	ctx := context.Background()

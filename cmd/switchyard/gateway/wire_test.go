@@ -83,6 +83,7 @@ func drain(s *ssestream.Stream[openai.ChatCompletionChunk]) (string, []string, e
 // the real answer, which is then what the key replays; a vendor's refusal of
 // the request itself (400) is stored and replayed without calling it again.
 func TestSDKIdempotencyStoresOnlyWhatARetryCannotChange(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := e.Simple()
 	ctx := context.Background()
@@ -189,6 +190,7 @@ func plainWorld(e *gatewaytest.Env) string {
 // one caused by keys cooling carries Retry-After = when the first key is
 // usable again, and the SDK's own retry after that wait succeeds.
 func TestSDKRetryHintsMatchTheCause(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	callerKey := plainWorld(e)
 	ctx := context.Background()
@@ -260,6 +262,7 @@ func TestSDKRetryHintsMatchTheCause(t *testing.T) {
 // headers never promise a later time than Retry-After, and the window that
 // refused resets exactly then.
 func TestRateLimitResetsAgreeWithRetryAfter(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	keys := limitedWorld(t, e, map[string]config.TierLimit{"app": {RPM: 2, TPM: 100000}, "roomy": {RPM: 50, TPM: 100000}}, 0)
 	ctx := context.Background()
@@ -341,6 +344,7 @@ func surfaceWorld(e *gatewaytest.Env) string {
 // (whole and streamed) and embeddings alike; an explicit logic model is
 // reported as tier "explicit".
 func TestSDKSurface(t *testing.T) {
+	t.Parallel()
 	e := gatewaytest.New(t)
 	key := surfaceWorld(e)
 	ctx := context.Background()
