@@ -173,11 +173,7 @@ func (h *Handler) SettingsUserCreate(c echo.Context) error {
 	}
 	h.Log.Info("console user created", "username", username, "role", role, "by", httpx.CurrentPrincipal(c).Name)
 	msg := "User " + username + " created with the " + role + " role."
-	if !httpx.IsPartial(c) {
-		h.flash(c, msg)
-		return httpx.Redirect(c, "/settings")
-	}
-	return h.renderUsers(c, http.StatusOK, func(p *settings.UsersPanel) { p.Notice = msg })
+	return h.usersDone(c, msg)
 }
 
 // SettingsUserDisable disables a console user: their sessions end and the
@@ -208,11 +204,7 @@ func (h *Handler) SettingsUserDisable(c echo.Context) error {
 	default:
 		msg += "; the " + strconv.FormatInt(d.TokensRevoked, 10) + " admin API tokens they created are revoked."
 	}
-	if !httpx.IsPartial(c) {
-		h.flash(c, msg)
-		return httpx.Redirect(c, "/settings")
-	}
-	return h.renderUsers(c, http.StatusOK, func(p *settings.UsersPanel) { p.Notice = msg })
+	return h.usersDone(c, msg)
 }
 
 // SettingsTokenCreate makes an admin API token and shows its plaintext
@@ -315,11 +307,7 @@ func (h *Handler) SettingsUserRole(c echo.Context) error {
 	default:
 		msg += " The " + strconv.FormatInt(ch.TokensRevoked, 10) + " admin API tokens they created are revoked."
 	}
-	if !httpx.IsPartial(c) {
-		h.flash(c, msg)
-		return httpx.Redirect(c, "/settings")
-	}
-	return h.renderUsers(c, http.StatusOK, func(p *settings.UsersPanel) { p.Notice = msg })
+	return h.usersDone(c, msg)
 }
 
 // SettingsUserPassword resets another user's password: to the one the
@@ -364,4 +352,14 @@ func article(role string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// usersDone answers a successful change to a console user: the users panel
+// with the notice for htmx, a flash and a redirect for a plain form post.
+func (h *Handler) usersDone(c echo.Context, msg string) error {
+	if !httpx.IsPartial(c) {
+		h.flash(c, msg)
+		return httpx.Redirect(c, "/settings")
+	}
+	return h.renderUsers(c, http.StatusOK, func(p *settings.UsersPanel) { p.Notice = msg })
 }
