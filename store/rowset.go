@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -29,7 +30,14 @@ type rawJSON string
 
 // rowsJSON renders rows as a JSON array of objects keyed by column name.
 func rowsJSON[R any](rows []R, cols []column[R]) (string, error) {
-	b := make([]byte, 0, 64*len(rows)*len(cols)+2)
+	keys := make([]string, len(cols)) // `"name":`, and a comma before all but the first
+	for j, c := range cols {
+		keys[j] = strconv.Quote(c.Name) + ":" // column names are plain ASCII, quoted alike in Go and JSON
+		if j > 0 {
+			keys[j] = "," + keys[j]
+		}
+	}
+	b := make([]byte, 0, 48*len(rows)*len(cols)+2)
 	b = append(b, '[')
 	for i := range rows {
 		if i > 0 {
@@ -37,11 +45,7 @@ func rowsJSON[R any](rows []R, cols []column[R]) (string, error) {
 		}
 		b = append(b, '{')
 		for j, c := range cols {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendQuote(b, c.Name) // column names are plain ASCII, quoted alike in Go and JSON
-			b = append(b, ':')
+			b = append(b, keys[j]...)
 			var err error
 			if b, err = appendJSONValue(b, c.Value(&rows[i])); err != nil {
 				return "", fmt.Errorf("column %s: %w", c.Name, err)
@@ -50,6 +54,42 @@ func rowsJSON[R any](rows []R, cols []column[R]) (string, error) {
 		b = append(b, '}')
 	}
 	return string(append(b, ']')), nil
+}
+
+// appendJSONString appends s as a JSON string. Only the quote, the
+// backslash and control characters need escaping for PostgreSQL's JSON
+// reader; text that is not valid UTF-8 goes through encoding/json, which
+// replaces what is invalid.
+func appendJSONString(b []byte, s string) ([]byte, error) {
+	if !utf8.ValidString(s) {
+		j, err := json.Marshal(s)
+		return append(b, j...), err
+	}
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"'), nil
 }
 
 func appendJSONValue(b []byte, v any) ([]byte, error) {
@@ -68,8 +108,7 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(b, v), nil
 	case string:
-		s, err := json.Marshal(v)
-		return append(b, s...), err
+		return appendJSONString(b, v)
 	case rawJSON:
 		if v == "" {
 			return append(b, "null"...), nil
@@ -97,11 +136,15 @@ func recordset[R any](cols []column[R]) string {
 	return `jsonb_to_recordset($1::jsonb) AS r(` + strings.Join(defs, ", ") + `)`
 }
 
-// writeRows writes rows in one statement. With a conflict target (a unique
-// key of the table, e.g. "id"), a row whose key exists updates it, and only
-// if a column differs: an unchanged row costs no write, no foreign-key
-// check and no dead tuple. Without one, rows are inserted.
-func writeRows[R any](ctx context.Context, tx *sqlx.Tx, table string, cols []column[R], rows []R, conflict ...string) error {
+// writeRows writes rows in one statement. With a key (a unique key of the
+// table, e.g. "id"), a row whose key exists updates it, and only if a
+// column differs; the others are inserted. An unchanged row costs no
+// write, no lock, no foreign-key check and no dead tuple (an INSERT … ON
+// CONFLICT DO UPDATE … WHERE locks every conflicting row, even those it
+// leaves alone: ~0.1 s for 5,000 unchanged deployments). The update never
+// changes a unique key (deleteStale and parkNames clear those first), so
+// it and the insert cannot collide. Without a key, rows are inserted.
+func writeRows[R any](ctx context.Context, tx *sqlx.Tx, table string, cols []column[R], rows []R, key ...string) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -110,19 +153,23 @@ func writeRows[R any](ctx context.Context, tx *sqlx.Tx, table string, cols []col
 		return fmt.Errorf("store: %s: %w", table, err)
 	}
 	names := colNames(cols)
-	q := `INSERT INTO ` + table + ` AS t (` + names + `) SELECT ` + names + ` FROM ` + recordset(cols)
-	if len(conflict) > 0 {
-		var sets, olds, news []string
+	q := `INSERT INTO ` + table + ` (` + names + `) SELECT ` + names + ` FROM ` + recordset(cols)
+	if len(key) > 0 {
+		var sets, olds, news, match []string
 		for _, c := range cols {
-			if slices.Contains(conflict, c.Name) {
+			if slices.Contains(key, c.Name) {
+				match = append(match, "t."+c.Name+" = r."+c.Name)
 				continue
 			}
-			sets = append(sets, c.Name+" = EXCLUDED."+c.Name)
+			sets = append(sets, c.Name+" = r."+c.Name)
 			olds = append(olds, "t."+c.Name)
-			news = append(news, "EXCLUDED."+c.Name)
+			news = append(news, "r."+c.Name)
 		}
-		q += ` ON CONFLICT (` + strings.Join(conflict, ", ") + `) DO UPDATE SET ` + strings.Join(sets, ", ") +
-			` WHERE (` + strings.Join(olds, ", ") + `) IS DISTINCT FROM (` + strings.Join(news, ", ") + `)`
+		on := strings.Join(match, " AND ")
+		q = `WITH r AS MATERIALIZED (SELECT * FROM ` + recordset(cols) + `), changed AS (
+			UPDATE ` + table + ` t SET ` + strings.Join(sets, ", ") + ` FROM r WHERE ` + on +
+			` AND (` + strings.Join(olds, ", ") + `) IS DISTINCT FROM (` + strings.Join(news, ", ") + `))
+			INSERT INTO ` + table + ` (` + names + `) SELECT ` + names + ` FROM r WHERE NOT EXISTS (SELECT FROM ` + table + ` t WHERE ` + on + `)`
 	}
 	if _, err := tx.ExecContext(ctx, q, data); err != nil {
 		return fmt.Errorf("store: write %d %s: %w", len(rows), table, err)

@@ -111,6 +111,10 @@ func TestGatewayVersusDirect(t *testing.T) {
 	fmt.Fprintf(report, "config at scale      %d route groups, %d deployments, %d callers, %.1f MB of text: import %s | publish %s (live on the instance after %s) | rollback %s (live after %s) | server RSS peak %.1f MB (idle before: %.1f MB)\n",
 		scale.groups, scale.deployments, scale.callers, float64(scale.bytes)/(1<<20), ms(scale.imp), ms(scale.publish), ms(scale.publishLive), ms(scale.rollback), ms(scale.rollbackLive),
 		float64(scale.peakKB)/1024, float64(scale.beforeKB)/1024)
+	if scaleOnly {
+		fmt.Print(report.String())
+		return
+	}
 	idleLarge := idleCPU(pid)
 
 	var large figures
@@ -159,6 +163,10 @@ const inflightCap = 400
 // scenariosOn is false with BENCH_SCENARIOS=0: only the configuration at
 // scale, idle CPU, streams RSS and priority run (to iterate on those).
 var scenariosOn = os.Getenv("BENCH_SCENARIOS") != "0"
+
+// scaleOnly is true with BENCH_SCALE_ONLY=1: the configuration at scale
+// alone (to iterate on it; go test -tags bench -run TestGatewayVersusDirect).
+var scaleOnly = os.Getenv("BENCH_SCALE_ONLY") == "1"
 
 // idleCPU is the share of a core the process uses over a few seconds of no
 // traffic.

@@ -13,15 +13,16 @@ import (
 // counting never downloads anything. Other vendors' tokenizers differ from it
 // by some percent, which is why such usage is marked estimated.
 
-// tokenEncoding loads o200k_base once (about a second and 20 MB), on first
-// use or when the gateway starts (WarmTokenizer).
+// tokenEncoding loads o200k_base on first use, once: the first count
+// waits for it (~0.2 s of CPU; concurrent first counts wait for the same
+// load), and the ~27 MB of the table stay out of the heap of an instance
+// whose vendors all report usage. Only answers without usage and
+// count_tokens without Anthropic's own count use it; limits and
+// in-flight caps estimate from the body's length.
 var tokenEncoding = sync.OnceValues(func() (*tiktoken.Tiktoken, error) {
 	tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
 	return tiktoken.GetEncoding(tiktoken.MODEL_O200K_BASE)
 })
-
-// WarmTokenizer loads the tokenizer ahead of its first use.
-func WarmTokenizer() { _, _ = tokenEncoding() }
 
 // CountTokens is the number of o200k_base tokens in s. Special-token text
 // ("<|endoftext|>") counts as ordinary text. Should the embedded table fail

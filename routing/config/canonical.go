@@ -97,19 +97,28 @@ func nonNil[T any](s []T) []T {
 // a 2 MB configuration held over 400 MB at once; item by item it holds one
 // item's events per core, and the cores share the items.
 func Encode(s Snapshot) ([]byte, error) {
+	return encode(s, true)
+}
+
+// encode is Encode; with fast false every item goes through the YAML
+// library (the reference the tests and benchmarks compare with).
+func encode(s Snapshot, fast bool) ([]byte, error) {
 	c := Clone(s)
 	Canonicalize(&c)
 	var parts []func(*itemWriter) // in document order, each writing one line or one item
 	parts = append(parts, func(w *itemWriter) {
+		if fast && w.write(func(tw *textWriter) { tw.dash = false; tw.str(0, "format", c.Format) }) {
+			return
+		}
 		w.doc(struct {
 			Format string `yaml:"format"`
 		}{c.Format})
 	})
-	parts = appendItems(parts, "tenants", c.Tenants)
-	parts = appendItems(parts, "providers", c.Providers)
-	parts = appendItems(parts, "logic_models", c.LogicModels)
-	parts = appendItems(parts, "route_groups", c.RouteGroups)
-	parts = appendItems(parts, "callers", c.Callers)
+	parts = appendItems(parts, "tenants", c.Tenants, fast, writeTenant)
+	parts = appendItems(parts, "providers", c.Providers, fast, writeProvider)
+	parts = appendItems(parts, "logic_models", c.LogicModels, fast, writeLogicModel)
+	parts = appendItems(parts, "route_groups", c.RouteGroups, fast, writeRouteGroup)
+	parts = appendItems(parts, "callers", c.Callers, fast, writeCaller)
 
 	// The items are independent: encode them on every core, in contiguous
 	// runs, and join the runs in order.
@@ -120,7 +129,7 @@ func Encode(s Snapshot) ([]byte, error) {
 		lo, hi := len(parts)*i/workers, len(parts)*(i+1)/workers
 		wg.Go(func() {
 			w := &outs[i]
-			w.out = bytes.NewBuffer(make([]byte, 0, 1024*(hi-lo)))
+			w.out = make([]byte, 0, 1024*(hi-lo))
 			for _, p := range parts[lo:hi] {
 				p(w)
 			}
@@ -132,20 +141,33 @@ func Encode(s Snapshot) ([]byte, error) {
 		if outs[i].err != nil {
 			return nil, fmt.Errorf("config: encode snapshot: %w", outs[i].err)
 		}
-		size += outs[i].out.Len()
+		size += len(outs[i].out)
 	}
 	text := make([]byte, 0, size)
 	for i := range outs {
-		text = append(text, outs[i].out.Bytes()...)
+		text = append(text, outs[i].out...)
 	}
 	return text, nil
 }
 
-// itemWriter appends YAML documents to out, each from a fresh encoder.
+// itemWriter appends the text of items to out, each written by the
+// canonical writer or encoded by a fresh YAML encoder.
 type itemWriter struct {
-	out  *bytes.Buffer
+	out  []byte
 	part bytes.Buffer
 	err  error
+}
+
+// write appends what f writes with the canonical writer; false (and
+// nothing appended) when it cannot write it exactly.
+func (w *itemWriter) write(f func(*textWriter)) bool {
+	tw := textWriter{b: w.out, dash: true}
+	f(&tw)
+	if tw.bad {
+		return false
+	}
+	w.out = tw.b
+	return true
 }
 
 // encode encodes v as a document of its own and returns its text (valid until
@@ -168,21 +190,26 @@ func (w *itemWriter) encode(v any) []byte {
 	return w.part.Bytes()
 }
 
-func (w *itemWriter) doc(v any) { w.out.Write(w.encode(v)) }
+func (w *itemWriter) doc(v any) { w.out = append(w.out, w.encode(v)...) }
 
 // appendItems adds the parts writing a top-level key and its list. Each
-// item is encoded under the same key, as a list of one, so that it is
-// emitted at the indentation and column it has in the whole document; the
-// key line is then cut off.
-func appendItems[T any](parts []func(*itemWriter), key string, items []T) []func(*itemWriter) {
+// item is written by write (canonical_write.go) or, when that cannot
+// render one of its values exactly or fast is false, by the YAML library:
+// encoded under the same key, as a list of one, so that it is emitted at
+// the indentation and column it has in the whole document, with the key
+// line cut off.
+func appendItems[T any](parts []func(*itemWriter), key string, items []T, fast bool, write func(*textWriter, int, *T)) []func(*itemWriter) {
 	if len(items) == 0 {
-		return append(parts, func(w *itemWriter) { w.out.WriteString(key + ": []\n") })
+		return append(parts, func(w *itemWriter) { w.out = append(w.out, key+": []\n"...) })
 	}
 	head := key + ":\n"
 	for i := range items {
 		parts = append(parts, func(w *itemWriter) {
 			if i == 0 {
-				w.out.WriteString(head)
+				w.out = append(w.out, head...)
+			}
+			if fast && w.write(func(tw *textWriter) { write(tw, 4, &items[i]) }) {
+				return
 			}
 			b := w.encode(map[string][]T{key: items[i : i+1]})
 			if w.err != nil {
@@ -192,7 +219,7 @@ func appendItems[T any](parts []func(*itemWriter), key string, items []T) []func
 				w.err = fmt.Errorf("unexpected encoding of %s item %d", key, i)
 				return
 			}
-			w.out.Write(b[len(head):])
+			w.out = append(w.out, b[len(head):]...)
 		})
 	}
 	return parts
@@ -209,7 +236,21 @@ func appendItems[T any](parts []func(*itemWriter), key string, items []T) []func
 // Anything else, and any error, goes through the decoder whole, so the
 // result and the error messages are the decoder's own.
 func Decode(text []byte) (Snapshot, error) {
-	if s, ok := decodeByItem(text); ok {
+	return decode(text, readerThenLibrary)
+}
+
+// How decodeByItem decodes the items of canonical text.
+type readMode int
+
+const (
+	readerThenLibrary readMode = iota // the reader; the library for an item the reader refuses
+	libraryOnly                       // the library (the reference of the tests and benchmarks)
+	readerOnly                        // the reader, or fail (for the tests: the reader's coverage)
+)
+
+// decode is Decode with its items read as mode says.
+func decode(text []byte, mode readMode) (Snapshot, error) {
+	if s, ok := decodeByItem(text, mode); ok {
 		if s.Format != FormatV1 {
 			return s, fmt.Errorf("%w: format %q is not %q", ErrFormat, s.Format, FormatV1)
 		}
@@ -247,7 +288,7 @@ func Decode(text []byte) (Snapshot, error) {
 // are not keys refuse the layout. A line at the margin ends every YAML node
 // below a top-level key, so the sections and items cut here are the nodes
 // the whole decoder would see.
-func decodeByItem(text []byte) (s Snapshot, ok bool) {
+func decodeByItem(text []byte, mode readMode) (s Snapshot, ok bool) {
 	if len(text) == 0 || text[0] == '{' || bytes.IndexByte(text, '\r') >= 0 || bytes.IndexByte(text, '\t') >= 0 {
 		return s, false
 	}
@@ -298,15 +339,15 @@ func decodeByItem(text []byte) (s Snapshot, ok bool) {
 			good = decodeStrict(append(append([]byte(nil), sec.head...), sec.body...), &f)
 			s.Format = f.Format
 		case "tenants":
-			s.Tenants, good = decodeSection[Tenant](sec.key, sec.head, sec.body)
+			s.Tenants, good = decodeSection(sec.key, sec.head, sec.body, readerIf(mode, readTenant), mode)
 		case "providers":
-			s.Providers, good = decodeSection[Provider](sec.key, sec.head, sec.body)
+			s.Providers, good = decodeSection(sec.key, sec.head, sec.body, readerIf(mode, readProvider), mode)
 		case "logic_models":
-			s.LogicModels, good = decodeSection[LogicModel](sec.key, sec.head, sec.body)
+			s.LogicModels, good = decodeSection(sec.key, sec.head, sec.body, readerIf(mode, readLogicModel), mode)
 		case "route_groups":
-			s.RouteGroups, good = decodeSection[RouteGroup](sec.key, sec.head, sec.body)
+			s.RouteGroups, good = decodeSection(sec.key, sec.head, sec.body, readerIf(mode, readRouteGroup), mode)
 		case "callers":
-			s.Callers, good = decodeSection[Caller](sec.key, sec.head, sec.body)
+			s.Callers, good = decodeSection(sec.key, sec.head, sec.body, readerIf(mode, readCaller), mode)
 		}
 		if !good {
 			return Snapshot{}, false
@@ -315,11 +356,21 @@ func decodeByItem(text []byte) (s Snapshot, ok bool) {
 	return s, len(sections) > 0
 }
 
+// readerIf is read, or nil (the library) in libraryOnly mode.
+func readerIf[T any](mode readMode, read func(*textReader, int, *T)) func(*textReader, int, *T) {
+	if mode == libraryOnly {
+		return nil
+	}
+	return read
+}
+
 var topLevelKey = map[string]bool{"format": true, "tenants": true, "providers": true, "logic_models": true, "route_groups": true, "callers": true}
 
 // decodeSection decodes one top-level list: "key:" followed by block items
-// at "  - ", item by item; any other form ("key: []", a flow list) whole.
-func decodeSection[T any](key string, head, body []byte) ([]T, bool) {
+// at "  - ", item by item, each by read (canonical_read.go) or, when it is
+// not in the canonical layout, by the YAML library; any other form
+// ("key: []", a flow list) whole by the library.
+func decodeSection[T any](key string, head, body []byte, read func(*textReader, int, *T), mode readMode) ([]T, bool) {
 	if string(head) != key+":\n" {
 		var whole map[string][]T
 		if !decodeStrict(append(append([]byte(nil), head...), body...), &whole) || len(whole) != 1 {
@@ -332,6 +383,15 @@ func decodeSection[T any](key string, head, body []byte) ([]T, bool) {
 	flush := func(end int) bool {
 		if start < 0 {
 			return true
+		}
+		if read != nil {
+			if v, ok := readItem(body[start:end], read); ok {
+				out = append(out, v)
+				return true
+			}
+			if mode == readerOnly {
+				return false
+			}
 		}
 		var one []T
 		if !decodeStrict(body[start:end], &one) || len(one) != 1 {

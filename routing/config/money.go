@@ -93,18 +93,25 @@ func digits(s string) bool {
 
 // String is the exact decimal text of m with no trailing zeros: "2.5", "3",
 // "0.000001", "-1.25".
-func (m Micros) String() string {
+func (m Micros) String() string { return string(m.appendText(make([]byte, 0, 24))) }
+
+// appendText appends m.String() to b.
+func (m Micros) appendText(b []byte) []byte {
 	u := uint64(m)
-	sign := ""
 	if m < 0 {
-		sign, u = "-", -u
+		b, u = append(b, '-'), -u
 	}
 	whole, frac := u/1_000_000, u%1_000_000
+	b = strconv.AppendUint(b, whole, 10)
 	if frac == 0 {
-		return sign + strconv.FormatUint(whole, 10)
+		return b
 	}
-	f := strings.TrimRight(fmt.Sprintf("%06d", frac), "0")
-	return sign + strconv.FormatUint(whole, 10) + "." + f
+	b = append(b, '.')
+	for d := uint64(100_000); frac > 0; d /= 10 {
+		b = append(b, byte('0'+frac/d))
+		frac %= d
+	}
+	return b
 }
 
 // Fixed is m with at least min decimal places (more when m needs them), for

@@ -304,9 +304,6 @@ func (g *Gateway) notices() []string {
 // Start loads the configuration and runs the background loops until ctx ends.
 func (g *Gateway) Start(ctx context.Context) {
 	ctx, g.stop = context.WithCancel(ctx)
-	// Load the tokenizer now (about a second) rather than at the end of the
-	// first answer whose vendor reports no usage.
-	go adapter.WarmTokenizer()
 	g.wg.Add(2)
 	go func() { defer g.wg.Done(); g.Loader.Run(ctx) }()
 	go func() { defer g.wg.Done(); _ = g.Reporter.Run(ctx) }()
