@@ -22,7 +22,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -95,8 +94,6 @@ type Limiter struct {
 	log           *slog.Logger
 	clock         func() time.Time
 	cal           atomic.Pointer[calendar]
-	kmu           sync.RWMutex
-	kcache        map[keyID]keySet
 
 	born        time.Time
 	degraded    atomic.Bool
@@ -415,13 +412,11 @@ func (l *Limiter) replayPending() {
 // call runs a script within Timeout. Without ContextTimeoutEnabled the client
 // would sit on a hung socket for its ReadTimeout, so the call is then
 // abandoned by the timer (its goroutine ends when the client gives up).
-// keys are boxed already (keySet.boxed) and so are the constant arguments:
-// go-redis's Script.Run boxed every key and argument anew.
-func (l *Limiter) call(ctx context.Context, s *script, keys []any, args ...any) ([]any, error) {
+func (l *Limiter) call(ctx context.Context, s *redis.Script, keys []string, args ...any) ([]any, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	if l.ctxAware {
-		return s.run(ctx, l.rdb, keys, args)
+		return s.Run(ctx, l.rdb, keys, args...).Slice()
 	}
 	type reply struct {
 		v   []any
@@ -429,7 +424,7 @@ func (l *Limiter) call(ctx context.Context, s *script, keys []any, args ...any) 
 	}
 	ch := make(chan reply, 1)
 	go func() {
-		v, err := s.run(ctx, l.rdb, keys, args)
+		v, err := s.Run(ctx, l.rdb, keys, args...).Slice()
 		ch <- reply{v, err}
 	}()
 	select {
@@ -440,48 +435,16 @@ func (l *Limiter) call(ctx context.Context, s *script, keys []any, args ...any) 
 	}
 }
 
-// script is a Lua script called by its hash, sent whole when Redis lacks
-// it (EVALSHA, then EVAL on NOSCRIPT, as go-redis's Script.Run does).
-type script struct {
-	src, sha any // boxed once
-}
-
-func newScript(src string) *script {
-	return &script{src: src, sha: redis.NewScript(src).Hash()}
-}
-
-func (s *script) run(ctx context.Context, rdb redis.UniversalClient, keys, args []any) ([]any, error) {
-	a := make([]any, 0, 3+len(keys)+len(args))
-	a = append(a, "evalsha", s.sha, len(keys))
-	a = append(a, keys...)
-	a = append(a, args...)
-	cmd := redis.NewCmd(ctx, a...)
-	_ = rdb.Process(ctx, cmd)
-	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT ") {
-		// A restarted or new node: send the script itself.
-		a[0], a[1] = "eval", s.src
-		cmd = redis.NewCmd(ctx, a...)
-		_ = rdb.Process(ctx, cmd)
-	}
-	return cmd.Slice()
-}
-
-// Arguments that are the same on every call, boxed once.
-var (
-	argNo, argYes any = "0", "1"
-	argPeriod     any = period.Seconds()
-	argDayTTL     any = int64(dayTTL / time.Second)
-)
-
 func (l *Limiter) checkRedis(ctx context.Context, k keySet, lim Limits, est int64, cal *calendar, dry bool) (outcome, error) {
-	dryArg := argNo
+	dryArg := "0"
 	if dry {
-		dryArg = argYes
+		dryArg = "1"
 	}
-	v, err := l.call(ctx, checkScript, k.boxed[:],
-		dryArg, argPeriod,
+	v, err := l.call(ctx, checkScript,
+		[]string{k.rpm, k.tpm, k.day, k.month},
+		dryArg, period.Seconds(),
 		lim.RPM, lim.RPMBurst, lim.TPM, lim.TPMBurst,
-		est, lim.DailyTokens, argDayTTL, lim.MonthlyBudgetMicros)
+		est, lim.DailyTokens, int64(dayTTL/time.Second), lim.MonthlyBudgetMicros)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -530,12 +493,13 @@ func parseOutcome(v []any) (outcome, error) {
 }
 
 func (l *Limiter) settleRedis(ctx context.Context, k keySet, r Reservation, delta, cost int64) error {
-	daily := argNo
+	daily := "0"
 	if r.Daily {
-		daily = argYes
+		daily = "1"
 	}
-	v, err := l.call(ctx, settleScript, k.boxed[1:],
-		argPeriod, r.TPM, delta, daily, argDayTTL,
+	v, err := l.call(ctx, settleScript,
+		[]string{k.tpm, k.day, k.month},
+		period.Seconds(), r.TPM, delta, daily, int64(dayTTL/time.Second),
 		cost, int64(r.MonthTTL/time.Second))
 	if err != nil {
 		return err
