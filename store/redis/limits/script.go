@@ -13,7 +13,10 @@ import "github.com/redis/go-redis/v9"
 // ARGV: 1 dry run ("1": decide, spend nothing), 2 period in seconds,
 // 3 RPM, 4 RPM burst, 5 TPM, 6 TPM burst, 7 token estimate,
 // 8 daily quota, 9 daily counter TTL in seconds, 10 monthly budget.
-// A limit of 0 is unlimited: its key is not touched.
+// A limit of 0 is unlimited: its key is not touched. A TAT is kept at
+// least a second: with a limit so high that a request moves it by less than
+// the resolution of a float of Redis time, it does not move at all, and an
+// expiry of 0 would make Redis refuse the whole script.
 //
 // Returns {failed bits (1 RPM, 2 TPM, 4 quota, 8 budget),
 // RPM remaining, RPM retry-after, RPM reset-after,
@@ -72,10 +75,10 @@ end
 
 if failed == 0 and ARGV[1] ~= '1' then
   if rpm > 0 then
-    redis.call('SET', KEYS[1], rpm_tat, 'EX', math.ceil(rpm_after[3]))
+    redis.call('SET', KEYS[1], rpm_tat, 'EX', math.max(math.ceil(rpm_after[3]), 1))
   end
   if tpm > 0 and est > 0 then
-    redis.call('SET', KEYS[2], tpm_tat, 'EX', math.ceil(tpm_after[3]))
+    redis.call('SET', KEYS[2], tpm_tat, 'EX', math.max(math.ceil(tpm_after[3]), 1))
   end
   if quota > 0 and est > 0 then
     used = redis.call('INCRBY', KEYS[3], ARGV[7])
