@@ -1,7 +1,5 @@
 package limits
 
-import "github.com/redis/go-redis/v9"
-
 // The GCRA below follows go-redis/redis_rate (after rwz/redis-gcra): time is
 // Redis TIME in seconds since 2017-01-01 (so a float keeps microseconds), a
 // key holds its theoretical arrival time (TAT), and an admitted cost moves the
@@ -24,7 +22,7 @@ import "github.com/redis/go-redis/v9"
 // daily tokens used, month spent}; durations are seconds as strings. When
 // the request is admitted (or would be, on a dry run) the windows are as
 // after it; when rejected, as they are (nothing was spent).
-var checkScript = redis.NewScript(`
+var checkScript = newScript(`
 local t = redis.call('TIME')
 local now = (t[1] - 1483228800) + t[2] / 1000000
 local period = tonumber(ARGV[2])
@@ -101,7 +99,7 @@ return {failed, r[1], tostring(r[2]), tostring(r[3]),
 // A negative delta moves the TPM TAT back, never below now; a positive one
 // spends the extra from max(TAT, now). Returns {daily used, month spent},
 // -1 where untouched.
-var settleScript = redis.NewScript(`
+var settleScript = newScript(`
 local delta = tonumber(ARGV[3])
 local rate = tonumber(ARGV[2])
 if rate > 0 and delta ~= 0 then
