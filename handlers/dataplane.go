@@ -117,6 +117,13 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 
 // writeAnswer copies the journey's answer onto the wire, then lets the
 // journey do its bookkeeping (the caller has its answer first).
+//
+// A complete answer is flushed before the bookkeeping on purpose: the
+// journey's finish settles limits and stores idempotent results in Redis,
+// and the caller should not wait for those round trips. The flush costs no
+// extra write: the answer carries its Content-Length, so headers and body
+// leave in one write and the server has nothing left to send at the
+// handler's end (no terminating chunk).
 func writeAnswer(w *echo.Response, a *routing.Answer) (err error) {
 	defer func() { a.Done(err) }()
 	if a.Silent {
@@ -131,10 +138,10 @@ func writeAnswer(w *echo.Response, a *routing.Answer) (err error) {
 		if _, err = w.Write(a.Body); err != nil {
 			return err
 		}
-		w.Flush()
+		flush(w)
 		return nil
 	}
-	w.Flush()
+	flush(w)
 	for {
 		ev, nerr := a.Stream.Next()
 		if nerr != nil {
@@ -143,8 +150,18 @@ func writeAnswer(w *echo.Response, a *routing.Answer) (err error) {
 		if _, err = w.Write(ev); err != nil {
 			return err
 		}
-		w.Flush()
+		flush(w)
 	}
+}
+
+// flush sends what was written; echo's Response.Flush builds a
+// ResponseController on every call, which the common writer does not need.
+func flush(w *echo.Response) {
+	if f, ok := w.Writer.(http.Flusher); ok {
+		f.Flush()
+		return
+	}
+	w.Flush()
 }
 
 // NotFound answers unknown /v1 paths in OpenAI's error shape.

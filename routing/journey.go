@@ -32,6 +32,8 @@ import (
 // Limiter is the caller × tier limit check.
 type Limiter interface {
 	Check(ctx context.Context, req limit.Request) (limit.Decision, error)
+	// Settle runs after the answer, even when the client has gone: it
+	// must ignore ctx's cancellation and bound its own time.
 	Settle(ctx context.Context, r limit.Reservation, actualTokens, costMicros int64) error
 }
 
@@ -302,8 +304,8 @@ func ErrorType(status int) string {
 // writeBody sets a complete answer, keeping a copy for idempotency.
 func (x *exchange) writeBody(status int, ctype string, body []byte) {
 	x.rec.HTTPStatus = status
-	x.a.Header.Set("Content-Type", ctype)
-	x.a.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	setShared(x.a.Header, "Content-Type", ctype)
+	x.a.Header["Content-Length"] = []string{strconv.Itoa(len(body))}
 	if x.capture != nil {
 		x.capture.status, x.capture.ctype = status, ctype
 		x.capture.buf = append(x.capture.buf, body...)
@@ -736,9 +738,7 @@ func (x *exchange) settle(dec limit.Decision, actual, costMicros int64) {
 }
 
 func (x *exchange) settleNow(dec limit.Decision, actual, costMicros int64) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), time.Second)
-	defer cancel()
-	if err := x.j.Limits.Settle(ctx, dec.Reservation, actual, costMicros); err != nil {
+	if err := x.j.Limits.Settle(x.ctx, dec.Reservation, actual, costMicros); err != nil {
 		x.j.Log.Warn("limit settle failed", "err", err, "request_id", x.rec.RequestID)
 	}
 }
@@ -759,12 +759,12 @@ func (x *exchange) tierHeader() string {
 // routeHeaders sets the X-Switchyard-* headers of a served request.
 func (x *exchange) routeHeaders(served Served) {
 	h := x.a.Header
-	h.Set("X-Switchyard-Tier", x.tierHeader())
+	setShared(h, "X-Switchyard-Tier", x.tierHeader())
 	if d := served.Deployment; d != nil {
-		h.Set("X-Switchyard-Model", d.Model.Code)
-		h.Set("X-Switchyard-Provider", d.Provider.Name)
+		setShared(h, "X-Switchyard-Model", d.Model.Code)
+		setShared(h, "X-Switchyard-Provider", d.Provider.Name)
 	}
-	h.Set("X-Switchyard-Attempts", strconv.Itoa(served.Attempts))
+	h["X-Switchyard-Attempts"] = countValue(served.Attempts)
 }
 
 // failed answers a request nothing could serve.

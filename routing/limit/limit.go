@@ -172,12 +172,74 @@ const (
 // Headers writes OpenAI's x-ratelimit-limit-<kind>, x-ratelimit-remaining-<kind>
 // and x-ratelimit-reset-<kind> for the window; nothing if it is unlimited.
 func (w Window) Headers(h http.Header, kind string) {
+	var buf [64]byte
+	hs := headerSet{b: buf[:0]}
+	hs.window(w, kind)
+	hs.set(h)
+}
+
+// windowHeaders are the canonical names of a kind's three headers, so that
+// setting them needs neither a concatenation nor a canonicalisation.
+func windowHeaders(kind string) [3]string {
+	switch kind {
+	case HeaderRequests:
+		return requestsHeaders
+	case HeaderTokens:
+		return tokensHeaders
+	}
+	return [3]string{http.CanonicalHeaderKey("x-ratelimit-limit-" + kind),
+		http.CanonicalHeaderKey("x-ratelimit-remaining-" + kind), http.CanonicalHeaderKey("x-ratelimit-reset-" + kind)}
+}
+
+var (
+	requestsHeaders = [3]string{"X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests"}
+	tokensHeaders   = [3]string{"X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens"}
+)
+
+// headerSet collects rate-limit headers and sets them with one string and
+// one slice of values for all of them (the per-request cost of the headers
+// was a dozen allocations).
+type headerSet struct {
+	b     []byte
+	names [8]string
+	ends  [8]int
+	n     int
+}
+
+func (hs *headerSet) addString(name, v string) {
+	hs.b = append(hs.b, v...)
+	hs.names[hs.n], hs.ends[hs.n] = name, len(hs.b)
+	hs.n++
+}
+
+func (hs *headerSet) addInt(name string, v int64) {
+	hs.b = strconv.AppendInt(hs.b, v, 10)
+	hs.names[hs.n], hs.ends[hs.n] = name, len(hs.b)
+	hs.n++
+}
+
+func (hs *headerSet) window(w Window, kind string) {
 	if w.Limit <= 0 {
 		return
 	}
-	h.Set("x-ratelimit-limit-"+kind, strconv.FormatInt(w.Limit, 10))
-	h.Set("x-ratelimit-remaining-"+kind, strconv.FormatInt(max(w.Remaining, 0), 10))
-	h.Set("x-ratelimit-reset-"+kind, FormatReset(w.Reset))
+	names := windowHeaders(kind)
+	hs.addInt(names[0], w.Limit)
+	hs.addInt(names[1], max(w.Remaining, 0))
+	hs.addString(names[2], FormatReset(w.Reset))
+}
+
+func (hs *headerSet) set(h http.Header) {
+	if hs.n == 0 {
+		return
+	}
+	all := string(hs.b)
+	vals := make([]string, hs.n)
+	start := 0
+	for i := range hs.n {
+		vals[i] = all[start:hs.ends[i]]
+		start = hs.ends[i]
+		h[hs.names[i]] = vals[i : i+1 : i+1]
+	}
 }
 
 // SetHeaders writes the rate-limit headers of both windows and, on a
@@ -196,15 +258,17 @@ func (d Decision) SetHeaders(h http.Header) {
 			d.Tokens.Reset = d.RetryAfter
 		}
 	}
-	d.Requests.Headers(h, HeaderRequests)
-	d.Tokens.Headers(h, HeaderTokens)
-	if d.Allowed {
-		return
+	var buf [160]byte
+	hs := headerSet{b: buf[:0]}
+	hs.window(d.Requests, HeaderRequests)
+	hs.window(d.Tokens, HeaderTokens)
+	if !d.Allowed {
+		ms := (d.RetryAfter + time.Millisecond - 1) / time.Millisecond
+		secs := (d.RetryAfter + time.Second - 1) / time.Second
+		hs.addInt("Retry-After", max(int64(secs), 1))
+		hs.addInt("Retry-After-Ms", max(int64(ms), 1))
 	}
-	ms := (d.RetryAfter + time.Millisecond - 1) / time.Millisecond
-	secs := (d.RetryAfter + time.Second - 1) / time.Second
-	h.Set("Retry-After", strconv.FormatInt(max(int64(secs), 1), 10))
-	h.Set("Retry-After-Ms", strconv.FormatInt(max(int64(ms), 1), 10))
+	hs.set(h)
 	if !d.ShouldRetry() {
 		h.Set("x-should-retry", "false")
 	}

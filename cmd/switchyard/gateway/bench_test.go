@@ -7,9 +7,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"switchyard/cmd/switchyard/gateway/gatewaytest"
+	"switchyard/routing/config"
 	"switchyard/routing/config/configtest"
 )
 
@@ -58,7 +62,12 @@ func benchChat(b *testing.B, url, key string) {
 // costs the gateway. Set BENCH_UPSTREAM_URL to a fake vendor in another
 // process (make bench starts bin/fakeupstream) so that the vendor's own
 // allocations are not counted; without it the in-process one is used and
-// its allocations are included.
+// its allocations are included. The caller has limits on every tier and a
+// monthly budget, as make bench's callers do (high enough never to
+// refuse), so the limit check, its settlement and the rate-limit headers
+// are part of every request. redis-rt/op counts the instance's Redis round
+// trips (commands and pipelines) during the loop, background work
+// included.
 func BenchmarkProxiedRequest(b *testing.B) {
 	b.Run("groups=1", func(b *testing.B) { benchProxied(b, false) })
 	// The same request with 500 route groups, 5,000 deployments and 500
@@ -67,11 +76,21 @@ func BenchmarkProxiedRequest(b *testing.B) {
 }
 
 func benchProxied(b *testing.B, large bool) {
-	e := gatewaytest.New(b)
+	rdb, _ := gatewaytest.NewRedis(b)
+	var trips roundTrips
+	rdb.AddHook(&trips)
+	e := gatewaytest.New(b, gatewaytest.Options{Redis: rdb})
+	b.Cleanup(func() { // the instance's keys: NewRedis cleans only its own prefix
+		ctx := context.Background()
+		iter := rdb.Scan(ctx, 0, e.Prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			rdb.Del(ctx, iter.Val())
+		}
+	})
 	if u := os.Getenv("BENCH_UPSTREAM_URL"); u != "" {
 		e.FakeURL = u
 	}
-	key := e.Simple()
+	key := benchWorld(e)
 	if large {
 		ctx := context.Background()
 		draft, _, err := e.Store.Draft(ctx)
@@ -113,11 +132,51 @@ func benchProxied(b *testing.B, large bool) {
 		}
 	}
 	b.ReportAllocs()
+	trips.n.Store(0)
 	b.ResetTimer()
 	for b.Loop() {
 		if s := serve(); s != http.StatusOK {
 			b.Fatalf("status %d", s)
 		}
+	}
+	b.ReportMetric(float64(trips.n.Load())/float64(b.N), "redis-rt/op")
+	if n := e.GW.Limiter.FallbackDecisions(); n > 0 {
+		b.Fatalf("%d limit decisions were made without Redis: the figures are not the shared limits'", n)
+	}
+}
+
+// benchWorld is gatewaytest's Simple world with a caller whose limits
+// are on (every tier, and a budget) but never refuse.
+func benchWorld(e *gatewaytest.Env) string {
+	bd := e.Build()
+	bd.Provider("fake", config.ProtocolOpenAI, "", "sk-fake-key-one-0001", "sk-fake-key-two-0002")
+	bd.Model(config.LogicModel{Code: "small", Kind: config.KindChat}, config.Deployment{Provider: "fake", UpstreamModel: "fake-small", Weight: 100, Enabled: true,
+		Prices: config.Prices{InputMicros: config.Unit, OutputMicros: 2 * config.Unit, Currency: "USD"}})
+	all := []config.Candidate{{LogicModel: "small", Weight: 100}}
+	bd.Group("default", map[config.TierName][]config.Candidate{config.TierFast: all, config.TierStandard: all, config.TierDeep: all})
+	var limits []config.TierLimit
+	for _, tn := range []config.TierName{config.TierFast, config.TierStandard, config.TierDeep} {
+		limits = append(limits, config.TierLimit{Tier: tn, RPM: 100_000_000, TPM: 1_000_000_000_000, DailyTokens: 1_000_000_000_000})
+	}
+	_, key := bd.Caller(config.Caller{Name: "app", RouteGroup: "default", Limits: limits, MonthlyBudgetMicros: 1e8 * config.Unit, BudgetCurrency: "USD"})
+	e.Publish("limited world")
+	return key
+}
+
+// roundTrips counts Redis round trips: one per command, one per pipeline.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmds)
 	}
 }
 

@@ -2,8 +2,13 @@ package limits
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
+
+// maxCachedKeys bounds the key cache (callers × tiers seen); when full it
+// starts over.
+const maxCachedKeys = 100_000
 
 // keySet names a request's Redis keys. All of one caller's keys share the
 // hash tag {c<id>}, so the script runs unchanged on Redis Cluster:
@@ -14,20 +19,47 @@ import (
 //	<prefix>:{c42}:month:2026-03          monthly spend in micro-units
 type keySet struct {
 	rpm, tpm, day, month string
+	// boxed holds the four keys as script arguments (check: all four;
+	// settle: the last three), boxed once.
+	boxed *[4]any
+}
+
+// keyID is one caller's limits in one tier.
+type keyID struct {
+	caller int64
+	tier   string
 }
 
 func (l *Limiter) keys(callerID int64, tier string, cal *calendar) keySet {
 	return l.keysFor(callerID, tier, cal.day, cal.month)
 }
 
+// keysFor returns the keys of a caller × tier on a day and month: the same
+// strings for every request of the day (they were built anew on each
+// request, a tenth of the limit check's allocations).
 func (l *Limiter) keysFor(callerID int64, tier, day, month string) keySet {
+	id := keyID{callerID, tier}
+	l.kmu.RLock()
+	k, ok := l.kcache[id]
+	l.kmu.RUnlock()
+	if ok && strings.HasSuffix(k.day, ":"+day) && strings.HasSuffix(k.month, ":"+month) {
+		return k
+	}
 	base := l.prefix + ":{c" + strconv.FormatInt(callerID, 10) + "}:"
-	return keySet{
+	k = keySet{
 		rpm:   base + "rpm:" + tier,
 		tpm:   base + "tpm:" + tier,
 		day:   base + "day:" + tier + ":" + day,
 		month: base + "month:" + month,
 	}
+	k.boxed = &[4]any{k.rpm, k.tpm, k.day, k.month}
+	l.kmu.Lock()
+	if l.kcache == nil || len(l.kcache) >= maxCachedKeys {
+		l.kcache = make(map[keyID]keySet)
+	}
+	l.kcache[id] = k
+	l.kmu.Unlock()
+	return k
 }
 
 // calendar is the local day and month of an instant in Options.Location,

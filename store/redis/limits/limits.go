@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -94,6 +95,8 @@ type Limiter struct {
 	log           *slog.Logger
 	clock         func() time.Time
 	cal           atomic.Pointer[calendar]
+	kmu           sync.RWMutex
+	kcache        map[keyID]keySet
 
 	born        time.Time
 	degraded    atomic.Bool
@@ -412,11 +415,13 @@ func (l *Limiter) replayPending() {
 // call runs a script within Timeout. Without ContextTimeoutEnabled the client
 // would sit on a hung socket for its ReadTimeout, so the call is then
 // abandoned by the timer (its goroutine ends when the client gives up).
-func (l *Limiter) call(ctx context.Context, s *redis.Script, keys []string, args ...any) ([]any, error) {
+// keys are boxed already (keySet.boxed) and so are the constant arguments:
+// go-redis's Script.Run boxed every key and argument anew.
+func (l *Limiter) call(ctx context.Context, s *script, keys []any, args ...any) ([]any, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	if l.ctxAware {
-		return s.Run(ctx, l.rdb, keys, args...).Slice()
+		return s.run(ctx, l.rdb, keys, args)
 	}
 	type reply struct {
 		v   []any
@@ -424,7 +429,7 @@ func (l *Limiter) call(ctx context.Context, s *redis.Script, keys []string, args
 	}
 	ch := make(chan reply, 1)
 	go func() {
-		v, err := s.Run(ctx, l.rdb, keys, args...).Slice()
+		v, err := s.run(ctx, l.rdb, keys, args)
 		ch <- reply{v, err}
 	}()
 	select {
@@ -435,16 +440,48 @@ func (l *Limiter) call(ctx context.Context, s *redis.Script, keys []string, args
 	}
 }
 
-func (l *Limiter) checkRedis(ctx context.Context, k keySet, lim Limits, est int64, cal *calendar, dry bool) (outcome, error) {
-	dryArg := "0"
-	if dry {
-		dryArg = "1"
+// script is a Lua script called by its hash, sent whole when Redis lacks
+// it (EVALSHA, then EVAL on NOSCRIPT, as go-redis's Script.Run does).
+type script struct {
+	src, sha any // boxed once
+}
+
+func newScript(src string) *script {
+	return &script{src: src, sha: redis.NewScript(src).Hash()}
+}
+
+func (s *script) run(ctx context.Context, rdb redis.UniversalClient, keys, args []any) ([]any, error) {
+	a := make([]any, 0, 3+len(keys)+len(args))
+	a = append(a, "evalsha", s.sha, len(keys))
+	a = append(a, keys...)
+	a = append(a, args...)
+	cmd := redis.NewCmd(ctx, a...)
+	_ = rdb.Process(ctx, cmd)
+	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT ") {
+		// A restarted or new node: send the script itself.
+		a[0], a[1] = "eval", s.src
+		cmd = redis.NewCmd(ctx, a...)
+		_ = rdb.Process(ctx, cmd)
 	}
-	v, err := l.call(ctx, checkScript,
-		[]string{k.rpm, k.tpm, k.day, k.month},
-		dryArg, period.Seconds(),
+	return cmd.Slice()
+}
+
+// Arguments that are the same on every call, boxed once.
+var (
+	argNo, argYes any = "0", "1"
+	argPeriod     any = period.Seconds()
+	argDayTTL     any = int64(dayTTL / time.Second)
+)
+
+func (l *Limiter) checkRedis(ctx context.Context, k keySet, lim Limits, est int64, cal *calendar, dry bool) (outcome, error) {
+	dryArg := argNo
+	if dry {
+		dryArg = argYes
+	}
+	v, err := l.call(ctx, checkScript, k.boxed[:],
+		dryArg, argPeriod,
 		lim.RPM, lim.RPMBurst, lim.TPM, lim.TPMBurst,
-		est, lim.DailyTokens, int64(dayTTL/time.Second), lim.MonthlyBudgetMicros)
+		est, lim.DailyTokens, argDayTTL, lim.MonthlyBudgetMicros)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -493,13 +530,12 @@ func parseOutcome(v []any) (outcome, error) {
 }
 
 func (l *Limiter) settleRedis(ctx context.Context, k keySet, r Reservation, delta, cost int64) error {
-	daily := "0"
+	daily := argNo
 	if r.Daily {
-		daily = "1"
+		daily = argYes
 	}
-	v, err := l.call(ctx, settleScript,
-		[]string{k.tpm, k.day, k.month},
-		period.Seconds(), r.TPM, delta, daily, int64(dayTTL/time.Second),
+	v, err := l.call(ctx, settleScript, k.boxed[1:],
+		argPeriod, r.TPM, delta, daily, argDayTTL,
 		cost, int64(r.MonthTTL/time.Second))
 	if err != nil {
 		return err

@@ -500,3 +500,25 @@ func TestCalendar(t *testing.T) {
 		})
 	}
 }
+
+// TestHugeLimitsStayInRedis: a limit so high that one request moves its
+// clock by less than a float's resolution of Redis time (make bench's
+// callers: 100M RPM, 1T TPM) must not hand SET an expiry of 0 — Redis
+// refuses it, and the Limiter would fall back to per-instance limits.
+func TestHugeLimitsStayInRedis(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	l := testLimiter(t, rdb, prefix, Options{})
+	req := Request{CallerID: 9, Tier: "standard",
+		Limits: Limits{RPM: 100_000_000, TPM: 1_000_000_000_000, DailyTokens: 1_000_000_000_000, MonthlyBudgetMicros: 1 << 50}}
+	for i := range 20 {
+		req.EstimatedTokens = int64(1 + i%2*529) // 1 token moves the TPM clock by 6e-11 s
+		d := mustCheck(t, l, req)
+		if !d.Allowed || d.Local {
+			t.Fatalf("decision %+v: want allowed by Redis", d)
+		}
+		mustSettle(t, l, d.Reservation, 400, 10)
+	}
+	if l.Degraded() || l.FallbackDecisions() != 0 {
+		t.Fatalf("degraded %v after %d fallback decisions", l.Degraded(), l.FallbackDecisions())
+	}
+}

@@ -1,7 +1,5 @@
 package limits
 
-import "github.com/redis/go-redis/v9"
-
 // The GCRA below follows go-redis/redis_rate (after rwz/redis-gcra): time is
 // Redis TIME in seconds since 2017-01-01 (so a float keeps microseconds), a
 // key holds its theoretical arrival time (TAT), and an admitted cost moves the
@@ -13,7 +11,10 @@ import "github.com/redis/go-redis/v9"
 // ARGV: 1 dry run ("1": decide, spend nothing), 2 period in seconds,
 // 3 RPM, 4 RPM burst, 5 TPM, 6 TPM burst, 7 token estimate,
 // 8 daily quota, 9 daily counter TTL in seconds, 10 monthly budget.
-// A limit of 0 is unlimited: its key is not touched.
+// A limit of 0 is unlimited: its key is not touched. A TAT is kept at
+// least a second: with a limit so high that a request moves it by less than
+// the resolution of a float of Redis time, it does not move at all, and an
+// expiry of 0 would make Redis refuse the whole script.
 //
 // Returns {failed bits (1 RPM, 2 TPM, 4 quota, 8 budget),
 // RPM remaining, RPM retry-after, RPM reset-after,
@@ -21,7 +22,7 @@ import "github.com/redis/go-redis/v9"
 // daily tokens used, month spent}; durations are seconds as strings. When
 // the request is admitted (or would be, on a dry run) the windows are as
 // after it; when rejected, as they are (nothing was spent).
-var checkScript = redis.NewScript(`
+var checkScript = newScript(`
 local t = redis.call('TIME')
 local now = (t[1] - 1483228800) + t[2] / 1000000
 local period = tonumber(ARGV[2])
@@ -72,10 +73,10 @@ end
 
 if failed == 0 and ARGV[1] ~= '1' then
   if rpm > 0 then
-    redis.call('SET', KEYS[1], rpm_tat, 'EX', math.ceil(rpm_after[3]))
+    redis.call('SET', KEYS[1], rpm_tat, 'EX', math.max(math.ceil(rpm_after[3]), 1))
   end
   if tpm > 0 and est > 0 then
-    redis.call('SET', KEYS[2], tpm_tat, 'EX', math.ceil(tpm_after[3]))
+    redis.call('SET', KEYS[2], tpm_tat, 'EX', math.max(math.ceil(tpm_after[3]), 1))
   end
   if quota > 0 and est > 0 then
     used = redis.call('INCRBY', KEYS[3], ARGV[7])
@@ -98,7 +99,7 @@ return {failed, r[1], tostring(r[2]), tostring(r[3]),
 // A negative delta moves the TPM TAT back, never below now; a positive one
 // spends the extra from max(TAT, now). Returns {daily used, month spent},
 // -1 where untouched.
-var settleScript = redis.NewScript(`
+var settleScript = newScript(`
 local delta = tonumber(ARGV[3])
 local rate = tonumber(ARGV[2])
 if rate > 0 and delta ~= 0 then
