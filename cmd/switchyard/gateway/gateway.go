@@ -347,6 +347,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 		g.stop()
 	}
 	g.wg.Wait()
+	_ = g.Limiter.Flush(ctx) // settlements still waiting for a pipeline
 	g.Keys.Close()
 	g.Queue.Close()
 	g.Load.Close()

@@ -97,20 +97,38 @@ func localLimiter(t testing.TB) *Limiter {
 }
 
 // commandCounter is a go-redis hook counting what the client sends: each
-// command of Process, and each pipeline as one round trip.
+// command of Process or of a pipeline (a new connection's handshake is
+// not counted), and each pipeline as one round trip.
 type commandCounter struct {
 	mu        sync.Mutex
 	names     []string
 	pipelines int
+	trips     int // round trips: a command alone, or a pipeline
+}
+
+// handshake reports a new connection's own commands (HELLO, CLIENT
+// SETINFO), which are not the Limiter's.
+func handshake(cmd redis.Cmder) bool { return cmd.Name() == "hello" || cmd.Name() == "client" }
+
+// takeTrips returns and clears the round trips counted.
+func (c *commandCounter) takeTrips() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.trips
+	c.trips = 0
+	return n
 }
 
 func (c *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.mu.Lock()
-		c.names = append(c.names, cmd.Name())
-		c.mu.Unlock()
+		if !handshake(cmd) {
+			c.mu.Lock()
+			c.names = append(c.names, cmd.Name())
+			c.trips++
+			c.mu.Unlock()
+		}
 		return next(ctx, cmd)
 	}
 }
@@ -118,7 +136,17 @@ func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c.mu.Lock()
-		c.pipelines++
+		counted := false
+		for _, cmd := range cmds {
+			if !handshake(cmd) {
+				c.names = append(c.names, cmd.Name())
+				counted = true
+			}
+		}
+		if counted {
+			c.pipelines++
+			c.trips++
+		}
 		c.mu.Unlock()
 		return next(ctx, cmds)
 	}

@@ -104,6 +104,7 @@ type Limiter struct {
 	fallbacks   atomic.Uint64
 	flushing    atomic.Bool
 	local       *localStore
+	co          *coalescer
 }
 
 // New returns a Limiter on rdb. It panics if opts.Prefix contains a brace.
@@ -129,9 +130,10 @@ func New(rdb redis.UniversalClient, opts Options) *Limiter {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
+	ctxAware := honoursContext(rdb)
 	return &Limiter{
 		rdb:           rdb,
-		ctxAware:      honoursContext(rdb),
+		ctxAware:      ctxAware,
 		prefix:        opts.Prefix,
 		loc:           opts.Location,
 		timeout:       opts.Timeout,
@@ -140,6 +142,7 @@ func New(rdb redis.UniversalClient, opts Options) *Limiter {
 		clock:         opts.Clock,
 		born:          time.Now(),
 		local:         newLocalStore(time.Now),
+		co:            newCoalescer(rdb, ctxAware, opts.Timeout),
 	}
 }
 
@@ -305,22 +308,20 @@ func (l *Limiter) Settle(ctx context.Context, r Reservation, actualTokens, costM
 		return nil
 	}
 	if l.tryRedis() {
-		err := l.settleRedis(context.WithoutCancel(ctx), k, r, delta, costMicros)
-		if err == nil {
-			l.up()
-			return nil
-		}
-		l.down(err)
+		l.settleLater(k, r, delta, costMicros)
+		return nil
 	}
-	// Redis missed this settlement: keep the counter deltas for the replay.
-	// The TPM adjustment is dropped; that window expires on its own.
-	if r.Daily {
-		l.local.addPending(k.day, delta, dayTTL)
-	}
-	if costMicros > 0 {
-		l.local.addPending(k.month, costMicros, r.MonthTTL)
-	}
+	l.keepForReplay(k, r, delta, costMicros)
 	return nil
+}
+
+// Flush returns once every settlement queued before it has reached Redis
+// (or failed and been kept for the replay), or ctx ended. Usage flushes
+// first; a shutting-down instance flushes so nothing it settled is lost.
+func (l *Limiter) Flush(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*l.timeout)
+	defer cancel()
+	return l.co.flush(ctx)
 }
 
 // Usage returns a caller's daily tokens used in a tier and its spend this
@@ -329,6 +330,7 @@ func (l *Limiter) Usage(ctx context.Context, callerID int64, tier string) (Usage
 	cal := l.calendar()
 	k := l.keys(callerID, tier, cal)
 	if l.tryRedis() {
+		_ = l.Flush(ctx) // a settlement that failed is in the local view's pending deltas
 		u, err := l.usageRedis(ctx, k)
 		if err == nil {
 			l.up()
@@ -412,32 +414,14 @@ func (l *Limiter) replayPending() {
 	}()
 }
 
-// call runs a script within Timeout. Without ContextTimeoutEnabled the client
-// would sit on a hung socket for its ReadTimeout, so the call is then
-// abandoned by the timer (its goroutine ends when the client gives up).
-// keys are boxed already (keySet.boxed) and so are the constant arguments:
-// go-redis's Script.Run boxed every key and argument anew.
+// call runs a script with the next shared pipeline (coalesce.go), waiting
+// at most Timeout for its reply. keys are boxed already (keySet.boxed) and
+// so are the constant arguments: go-redis's Script.Run boxed every key and
+// argument anew.
 func (l *Limiter) call(ctx context.Context, s *script, keys []any, args ...any) ([]any, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	if l.ctxAware {
-		return s.run(ctx, l.rdb, keys, args)
-	}
-	type reply struct {
-		v   []any
-		err error
-	}
-	ch := make(chan reply, 1)
-	go func() {
-		v, err := s.run(ctx, l.rdb, keys, args)
-		ch <- reply{v, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return l.co.do(ctx, s, keys, args)
 }
 
 // script is a Lua script called by its hash, sent whole when Redis lacks
@@ -448,22 +432,6 @@ type script struct {
 
 func newScript(src string) *script {
 	return &script{src: src, sha: redis.NewScript(src).Hash()}
-}
-
-func (s *script) run(ctx context.Context, rdb redis.UniversalClient, keys, args []any) ([]any, error) {
-	a := make([]any, 0, 3+len(keys)+len(args))
-	a = append(a, "evalsha", s.sha, len(keys))
-	a = append(a, keys...)
-	a = append(a, args...)
-	cmd := redis.NewCmd(ctx, a...)
-	_ = rdb.Process(ctx, cmd)
-	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT ") {
-		// A restarted or new node: send the script itself.
-		a[0], a[1] = "eval", s.src
-		cmd = redis.NewCmd(ctx, a...)
-		_ = rdb.Process(ctx, cmd)
-	}
-	return cmd.Slice()
 }
 
 // Arguments that are the same on every call, boxed once.
@@ -529,27 +497,45 @@ func parseOutcome(v []any) (outcome, error) {
 	return out, nil
 }
 
-func (l *Limiter) settleRedis(ctx context.Context, k keySet, r Reservation, delta, cost int64) error {
+// settleLater queues a settlement for the next shared pipeline; its
+// reply updates the local view, and a failure keeps the counter deltas for
+// the replay.
+func (l *Limiter) settleLater(k keySet, r Reservation, delta, cost int64) {
 	daily := argNo
 	if r.Daily {
 		daily = argYes
 	}
-	v, err := l.call(ctx, settleScript, k.boxed[1:],
+	l.co.later(settleScript, k.boxed[1:], []any{
 		argPeriod, r.TPM, delta, daily, argDayTTL,
-		cost, int64(r.MonthTTL/time.Second))
-	if err != nil {
-		return err
+		cost, int64(r.MonthTTL / time.Second)}, func(v []any, err error) {
+		if err == nil && len(v) != 2 {
+			err = fmt.Errorf("limits: settle script returned %d values", len(v))
+		}
+		if err != nil {
+			l.down(err)
+			l.keepForReplay(k, r, delta, cost)
+			return
+		}
+		l.up()
+		if used, ok := v[0].(int64); ok && used >= 0 {
+			l.local.observe(k.day, used, dayTTL)
+		}
+		if spent, ok := v[1].(int64); ok && spent >= 0 {
+			l.local.observe(k.month, spent, r.MonthTTL)
+		}
+	})
+}
+
+// keepForReplay keeps a settlement Redis missed: its counter deltas are
+// replayed when Redis answers again. The TPM adjustment is dropped; that
+// window expires on its own.
+func (l *Limiter) keepForReplay(k keySet, r Reservation, delta, cost int64) {
+	if r.Daily {
+		l.local.addPending(k.day, delta, dayTTL)
 	}
-	if len(v) != 2 {
-		return fmt.Errorf("limits: settle script returned %d values", len(v))
+	if cost > 0 {
+		l.local.addPending(k.month, cost, r.MonthTTL)
 	}
-	if used, ok := v[0].(int64); ok && used >= 0 {
-		l.local.observe(k.day, used, dayTTL)
-	}
-	if spent, ok := v[1].(int64); ok && spent >= 0 {
-		l.local.observe(k.month, spent, r.MonthTTL)
-	}
-	return nil
 }
 
 func (l *Limiter) usageRedis(ctx context.Context, k keySet) (Usage, error) {

@@ -38,6 +38,9 @@ func mustSettle(t *testing.T, l *Limiter, r Reservation, actual, cost int64) {
 	if err := l.Settle(context.Background(), r, actual, cost); err != nil {
 		t.Fatal(err)
 	}
+	if err := l.Flush(context.Background()); err != nil { // the tests read Redis next
+		t.Fatal(err)
+	}
 }
 
 func mustUsage(t *testing.T, l *Limiter, caller int64, tier string) Usage {
@@ -312,8 +315,9 @@ func TestUnlimitedCostsNothing(t *testing.T) {
 	}
 }
 
-// TestOneRoundTrip counts what the client sends: one EVALSHA per Check and
-// per Settle, whatever limits are set.
+// TestOneRoundTrip counts what the client sends: a Check is one round
+// trip, and a Settle none of its own: it rides the next Check's pipeline,
+// or goes alone when no Check comes within settleLinger.
 func TestOneRoundTrip(t *testing.T) {
 	rdb, prefix := testRedis(t)
 	l := testLimiter(t, rdb, prefix, Options{})
@@ -324,16 +328,73 @@ func TestOneRoundTrip(t *testing.T) {
 
 	counter := &commandCounter{}
 	rdb.AddHook(counter)
-	for range 5 {
+	ctx := context.Background()
+	for i := range 5 {
 		d := mustCheck(t, l, Request{CallerID: 6, Tier: "fast", Limits: all, EstimatedTokens: 100})
-		if names, pipes := counter.take(); len(names) != 1 || names[0] != "evalsha" || pipes != 0 {
-			t.Fatalf("Check sent %v and %d pipelines, want one evalsha", names, pipes)
+		names, pipes := counter.take()
+		switch {
+		case i == 0 && (strings.Join(names, ",") != "evalsha" || pipes != 0):
+			t.Fatalf("first Check sent %v and %d pipelines, want one evalsha", names, pipes)
+		case i > 0 && (strings.Join(names, ",") != "evalsha,evalsha" || pipes != 1):
+			t.Fatalf("Check %d sent %v and %d pipelines, want the previous settlement and the check in one pipeline", i, names, pipes)
 		}
-		mustSettle(t, l, d.Reservation, 150, 42)
-		if names, pipes := counter.take(); len(names) != 1 || names[0] != "evalsha" || pipes != 0 {
-			t.Fatalf("Settle sent %v and %d pipelines, want one evalsha", names, pipes)
+		if err := l.Settle(ctx, d.Reservation, 150, 42); err != nil {
+			t.Fatal(err)
+		}
+		if names, pipes := counter.take(); len(names) != 0 || pipes != 0 {
+			t.Fatalf("Settle sent %v and %d pipelines at once, want nothing until the next check", names, pipes)
 		}
 	}
+	// No check comes: the last settlement goes alone after the linger.
+	time.Sleep(20 * settleLinger)
+	if names, pipes := counter.take(); strings.Join(names, ",") != "evalsha" || pipes != 0 {
+		t.Fatalf("a lone settlement sent %v and %d pipelines, want one evalsha", names, pipes)
+	}
+	if u := mustUsage(t, l, 6, "fast"); u.DailyTokens != 2+1+5*150 || u.MonthSpentMicros != 3+5*42 {
+		t.Fatalf("usage %+v after the settlements, want %d tokens and %d micros", u, 2+1+5*150, 3+5*42)
+	}
+}
+
+// TestConcurrentCallsShareRoundTrips: checks made at the same time travel
+// in shared pipelines, each answered with its own decision.
+func TestConcurrentCallsShareRoundTrips(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	l := testLimiter(t, rdb, prefix, Options{})
+	mustCheck(t, l, Request{CallerID: 1, Tier: "fast", Limits: Limits{RPM: 50}}) // warm the script cache
+	counter := &commandCounter{}
+	rdb.AddHook(counter)
+	const callers, each = 32, 20
+	var wg sync.WaitGroup
+	var admitted [callers]int
+	for c := range callers {
+		wg.Go(func() {
+			for range each {
+				d, err := l.Check(context.Background(), Request{CallerID: int64(100 + c), Tier: "fast", Limits: Limits{RPM: 15}})
+				if err != nil || d.Local {
+					t.Errorf("caller %d: %+v %v", c, d, err)
+					return
+				}
+				if d.Allowed {
+					admitted[c]++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for c, n := range admitted {
+		if n != 15 {
+			t.Errorf("caller %d admitted %d of %d, want its RPM of 15", c, n, each)
+		}
+	}
+	names, _ := counter.take()
+	roundTrips := counter.takeTrips()
+	if n := strings.Count(strings.Join(names, ","), "evalsha"); n != callers*each {
+		t.Fatalf("%d evalsha sent for %d checks", n, callers*each)
+	}
+	if roundTrips >= callers*each {
+		t.Fatalf("%d round trips for %d concurrent checks: nothing was shared", roundTrips, callers*each)
+	}
+	t.Logf("%d concurrent checks in %d round trips", callers*each, roundTrips)
 }
 
 // TestNoScriptFallback runs on a private Redis whose script cache can be
