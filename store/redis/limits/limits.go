@@ -1,8 +1,9 @@
 // Package limits enforces a caller's limits per tier — requests per minute,
 // tokens per minute, a daily token quota — and its monthly budget across all
 // tiers. The limits are shared by every gateway instance through Redis: all
-// checks of one request run in one Lua script, so they cost one round trip and
-// are atomic (if any check rejects, nothing is spent).
+// checks of one request run in one Lua script, so they are atomic (if any
+// check rejects, nothing is spent), and the scripts of concurrent requests
+// share pipelines, a settlement riding the next check's (coalesce.go).
 //
 // Rates use GCRA with go-redis/redis_rate semantics, timed by Redis TIME so
 // skewed instance clocks do not matter. Token limits are reserved with the
@@ -286,8 +287,10 @@ func seconds(s float64) time.Duration {
 // micro-units. Unused tokens move the TPM clock back (never below now) and
 // return to the daily quota; extra tokens are spent on both. Settle ignores
 // ctx's cancellation (accounting must happen after a client disconnect) but
-// not its values. An unreachable Redis is not an error: the daily and
-// monthly deltas are kept in memory and replayed when Redis answers again.
+// not its values. It does not wait for Redis: the settlement goes with the
+// next pipeline (Flush waits for it). An unreachable Redis is not an error:
+// the daily and monthly deltas are kept in memory and replayed when Redis
+// answers again.
 func (l *Limiter) Settle(ctx context.Context, r Reservation, actualTokens, costMicros int64) error {
 	if actualTokens < 0 || costMicros < 0 {
 		return fmt.Errorf("%w: negative usage or cost for caller %d", ErrInvalidRequest, r.CallerID)
