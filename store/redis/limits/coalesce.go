@@ -188,6 +188,13 @@ func (c *coalescer) send() {
 	c.mu.Unlock()
 
 	c.exec(batch)
+	// Settlements' replies first, while the role is held: a Flush that
+	// finds nobody sending finds them applied (or kept for the replay).
+	for _, cl := range batch {
+		if cl.after != nil {
+			cl.after(cl.v, cl.err)
+		}
+	}
 
 	c.mu.Lock()
 	var next *call
@@ -216,15 +223,13 @@ func (c *coalescer) send() {
 	}
 }
 
-// answer delivers the replies of a sent batch.
+// answer wakes the waiters of a sent batch.
 func (c *coalescer) answer(batch []*call) {
 	for i, cl := range batch {
 		batch[i] = nil
-		if cl.after != nil {
-			cl.after(cl.v, cl.err)
-			continue
+		if cl.after == nil {
+			cl.done <- struct{}{}
 		}
-		cl.done <- struct{}{}
 	}
 }
 
