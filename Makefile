@@ -67,11 +67,12 @@ unit:
 race:
 	go test -race -count=1 -timeout 10m $(RACE_PKGS)
 
-## fuzz: the request parsers (chat, Responses), the SSE reader and the canonical config codec, briefly (longer: FUZZTIME=5m)
+## fuzz: the request parsers (chat, Responses), the SSE reader, the JSON validator and the canonical config codec, briefly (longer: FUZZTIME=5m)
 FUZZTIME ?= 8s
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzParseChatRequest$$' -fuzztime $(FUZZTIME) ./routing/adapter/
 	go test -run '^$$' -fuzz '^FuzzSSEReader$$' -fuzztime $(FUZZTIME) ./routing/adapter/
+	go test -run '^$$' -fuzz '^FuzzValidJSON$$' -fuzztime $(FUZZTIME) ./routing/adapter/
 	go test -run '^$$' -fuzz '^FuzzParseResponsesRequest$$' -fuzztime $(FUZZTIME) ./routing/adapter/
 	go test -run '^$$' -fuzz '^FuzzCanonicalCodec$$' -fuzztime $(FUZZTIME) ./routing/config/
 

@@ -107,7 +107,7 @@ func (chatDoor) Parse(body []byte) (*adapter.ChatRequest, error) {
 }
 
 func (chatDoor) Answer(dst []byte, _ *adapter.ChatRequest, res *adapter.ChatResult, model, _ string, _ bool) ([]byte, error) {
-	return adapter.AppendAnswerModel(dst, res.Body, model), nil
+	return adapter.AppendAnswerModelAt(dst, res, model), nil
 }
 
 func (chatDoor) Stream(req *adapter.ChatRequest, model, _ string, _ bool) DoorStream {

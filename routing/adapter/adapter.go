@@ -139,8 +139,11 @@ type Usage struct {
 
 // Target is where one attempt goes: a deployment's provider with one key.
 type Target struct {
-	BaseURL       string
-	APIKey        string
+	BaseURL string
+	APIKey  string
+	// Bearer, when set, is "Bearer " + APIKey as a header value (built
+	// once per key); nil: built per request.
+	Bearer        []string
 	UpstreamModel string
 	// Capabilities are the deployment's declared capabilities; an adapter
 	// reads the ones that change its translation (StructuredOutput).
@@ -170,6 +173,10 @@ type ChatResult struct {
 	Body         []byte // OpenAI chat.completion JSON
 	FinishReason string
 	Usage        Usage
+	// ModelAt and ModelLen locate the value of Body's top-level "model"
+	// member when the adapter found it while reading Body (0: not known;
+	// AppendAnswerModelAt looks for it then).
+	ModelAt, ModelLen int
 }
 
 // Chunk is one streamed event in OpenAI's chat.completion.chunk shape.

@@ -14,9 +14,7 @@ import (
 func AppendAnswerModel(dst, obj []byte, model string) []byte {
 	v := gjson.GetBytes(obj, "model")
 	if v.Exists() && v.Index > 0 && v.Index+len(v.Raw) <= len(obj) {
-		dst = append(dst, obj[:v.Index]...)
-		dst = openaiAppendString(dst, model)
-		return append(dst, obj[v.Index+len(v.Raw):]...)
+		return appendModelAt(dst, obj, v.Index, len(v.Raw), model)
 	}
 	i := bytes.IndexByte(obj, '{')
 	if i < 0 {
@@ -30,4 +28,23 @@ func AppendAnswerModel(dst, obj []byte, model string) []byte {
 		dst = append(dst, ',')
 	}
 	return append(dst, rest...)
+}
+
+// AppendAnswerModelAt is AppendAnswerModel for a complete answer whose
+// "model" value the adapter already located (ChatResult.ModelAt), so the
+// answer is not searched again.
+func AppendAnswerModelAt(dst []byte, res *ChatResult, model string) []byte {
+	if res.ModelAt > 0 && res.ModelAt+res.ModelLen <= len(res.Body) {
+		if dst == nil {
+			dst = make([]byte, 0, len(res.Body)+len(model)+8)
+		}
+		return appendModelAt(dst, res.Body, res.ModelAt, res.ModelLen, model)
+	}
+	return AppendAnswerModel(dst, res.Body, model)
+}
+
+func appendModelAt(dst, obj []byte, at, n int, model string) []byte {
+	dst = append(dst, obj[:at]...)
+	dst = openaiAppendString(dst, model)
+	return append(dst, obj[at+n:]...)
 }

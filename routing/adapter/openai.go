@@ -78,7 +78,10 @@ func openaiDo(ctx context.Context, t Target, method, url string, body []byte, ac
 	if body != nil {
 		h["Content-Type"] = openaiAcceptJSON
 	}
-	if t.APIKey != "" {
+	switch {
+	case t.Bearer != nil:
+		h["Authorization"] = t.Bearer
+	case t.APIKey != "":
 		h["Authorization"] = []string{"Bearer " + t.APIKey}
 	}
 	req.Header = h
@@ -169,14 +172,14 @@ func (o OpenAI) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult
 }
 
 func openaiChatResult(status int, raw []byte) (*ChatResult, *Error) {
-	if !json.Valid(raw) {
+	if !validJSON(raw) {
 		return nil, openaiMalformed(status, "a response that is not JSON")
 	}
 	v := gjson.Parse(parseView(raw))
 	if !v.IsObject() {
 		return nil, openaiMalformed(status, "a response that is not a JSON object")
 	}
-	var choices, usage, errv gjson.Result
+	var choices, usage, errv, model gjson.Result
 	v.ForEach(func(k, f gjson.Result) bool {
 		switch k.Str {
 		case "choices":
@@ -185,6 +188,8 @@ func openaiChatResult(status int, raw []byte) (*ChatResult, *Error) {
 			usage = f
 		case "error":
 			errv = f
+		case "model":
+			model = f
 		}
 		return true
 	})
@@ -192,6 +197,9 @@ func openaiChatResult(status int, raw []byte) (*ChatResult, *Error) {
 		return nil, classifyErrorEnvelope(status, raw)
 	}
 	res := &ChatResult{Body: raw, Usage: openaiUsage(usage)}
+	if model.Index > 0 && model.Index+len(model.Raw) <= len(raw) {
+		res.ModelAt, res.ModelLen = model.Index, len(model.Raw)
+	}
 	n := 0
 	if choices.IsArray() {
 		choices.ForEach(func(_, c gjson.Result) bool {
@@ -508,7 +516,7 @@ func (s *openaiStream) readErr(err error) error {
 // chunk turns one event into a Chunk, or into the *Error the upstream
 // reported in it.
 func (s *openaiStream) chunk(ev SSEEvent) (Chunk, *Error) {
-	if !json.Valid(ev.Data) {
+	if !validJSON(ev.Data) {
 		return Chunk{}, openaiMalformed(s.status, "a stream event that is not JSON")
 	}
 	// SSEReader reuses its buffer; FinishReason may point into this copy.

@@ -113,9 +113,9 @@ func parseCheckBody(body []byte) *RequestError {
 		}
 		return parseErrorf("", "request body is not valid UTF-8 (at byte %d)", off)
 	}
-	// encoding/json's validator bounds nesting depth; gjson's recursive one
-	// does not, and the body is untrusted.
-	if !json.Valid(body) {
+	// The body is untrusted: validJSON bounds its nesting before gjson's
+	// recursive validator sees it.
+	if !validJSON(body) {
 		var v json.RawMessage
 		var se *json.SyntaxError
 		if err := json.Unmarshal(body, &v); errors.As(err, &se) {

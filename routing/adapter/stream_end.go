@@ -333,7 +333,7 @@ func estimateResult(res *ChatResult, r *ChatRequest) *ChatResult {
 		if u, err := json.Marshal(newTranslatedUsage(res.Usage)); err == nil {
 			top["usage"] = u
 			if b, err := json.Marshal(top); err == nil {
-				res.Body = b
+				res.Body, res.ModelAt, res.ModelLen = b, 0, 0 // a new body: its model is found again
 			}
 		}
 	}

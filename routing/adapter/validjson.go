@@ -1,0 +1,46 @@
+package adapter
+
+import "github.com/tidwall/gjson"
+
+// maxJSONDepth is encoding/json's nesting limit: deeper input is not valid
+// to it, and so not to validJSON.
+const maxJSONDepth = 10000
+
+// validJSON reports whether b is one valid JSON value, with the answer of
+// encoding/json's Valid (FuzzValidJSON holds them equal) in about a third
+// of its time: it runs on every request body and on every answer and
+// stream event a vendor sends. gjson's validator recurses once per nesting
+// level, so input nested deeper than encoding/json allows is refused
+// before it is called: an untrusted body cannot grow the stack.
+func validJSON(b []byte) bool {
+	return !nestedDeeper(b, maxJSONDepth) && gjson.ValidBytes(b)
+}
+
+// nestedDeeper reports whether arrays and objects in b (outside strings)
+// nest more than max levels deep.
+func nestedDeeper(b []byte, max int) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped byte cannot end the string
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			if depth++; depth > max {
+				return true
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return false
+}
