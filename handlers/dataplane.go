@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"net/url"
 	"sync/atomic"
@@ -18,21 +19,41 @@ import (
 // headers, a body or SSE events. Everything else happens in the journey.
 type DataPlane struct {
 	Journey *routing.Journey
-	// Cut, when it ends, cuts every request still in flight: the end of
-	// the shutdown grace. The journey then ends streams with an error event
-	// and other requests with a 503, and logs each as interrupted. Nil
-	// never cuts.
+	// Cut, when it ends with cause routing.ErrShuttingDown, cuts every
+	// request still in flight: the end of the shutdown grace. The journey
+	// then ends streams with an error event and other requests with a 503,
+	// and logs each as interrupted. Nil never cuts. Serve the data plane
+	// with BaseContext as the http.Server's so that every request's
+	// context already ends with Cut; a request served otherwise gets a
+	// watch of its own (a context and a callback per request).
 	Cut context.Context
 
 	inFlight atomic.Int64
 	cut      atomic.Int64
 }
 
+// cutKey marks the server base context that Cut ends.
+type cutKey struct{}
+
+// BaseContext is the http.Server BaseContext that makes every request's
+// context descend from Cut, so the cut reaches each request without
+// anything per request.
+func (d *DataPlane) BaseContext(net.Listener) context.Context {
+	if d.Cut == nil {
+		return context.Background()
+	}
+	return context.WithValue(d.Cut, cutKey{}, true)
+}
+
 // InFlight is how many data-plane requests are being served right now.
 func (d *DataPlane) InFlight() int64 { return d.inFlight.Load() }
 
-// CutCount is how many requests Cut has ended.
+// CutCount is how many requests were in flight when they were cut.
 func (d *DataPlane) CutCount() int64 { return d.cut.Load() }
+
+// Cutting records that the requests in flight now are about to be cut;
+// call it just before ending Cut.
+func (d *DataPlane) Cutting() { d.cut.Store(d.inFlight.Load()) }
 
 // ChatCompletions serves POST /v1/chat/completions, streamed or not.
 func (d *DataPlane) ChatCompletions(c echo.Context) error {
@@ -85,14 +106,12 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 	d.inFlight.Add(1)
 	defer d.inFlight.Add(-1)
 	ctx := r.Context()
-	if d.Cut != nil {
+	if d.Cut != nil && ctx.Value(cutKey{}) == nil {
+		// Not served under BaseContext: watch Cut for this request.
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
-		stop := context.AfterFunc(d.Cut, func() {
-			d.cut.Add(1)
-			cancel(routing.ErrShuttingDown)
-		})
+		stop := context.AfterFunc(d.Cut, func() { cancel(context.Cause(d.Cut)) })
 		defer stop()
 	}
 	req := routing.Request{
@@ -105,6 +124,7 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 		RequestTimeout: r.Header.Get("X-Request-Timeout"),
 		InputType:      r.Header.Get("X-Input-Type"),
 		Header:         r.Header,
+		Reply:          c.Response().Header(),
 	}
 	if ep == routing.EndpointModel {
 		req.ModelID = c.Param("id")
@@ -112,7 +132,7 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 			req.ModelID = id
 		}
 	}
-	return writeAnswer(c.Response(), d.Journey.Serve(ctx, req))
+	return writeAnswer(c.Response(), d.Journey.Serve(ctx, req), true)
 }
 
 // writeAnswer copies the journey's answer onto the wire, then lets the
@@ -124,14 +144,19 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 // extra write: the answer carries its Content-Length, so headers and body
 // leave in one write and the server has nothing left to send at the
 // handler's end (no terminating chunk).
-func writeAnswer(w *echo.Response, a *routing.Answer) (err error) {
+//
+// inPlace says the journey set the answer's headers on w's own map
+// (Request.Reply); otherwise they are copied.
+func writeAnswer(w *echo.Response, a *routing.Answer, inPlace bool) (err error) {
 	defer func() { a.Done(err) }()
 	if a.Silent {
 		return nil // the client is gone
 	}
-	h := w.Header()
-	for k, v := range a.Header {
-		h[k] = v
+	if !inPlace {
+		h := w.Header()
+		for k, v := range a.Header {
+			h[k] = v
+		}
 	}
 	w.WriteHeader(a.Status)
 	if a.Stream == nil {

@@ -81,6 +81,16 @@ type Trail struct {
 	QueuedMS     int64 `json:"queued_ms,omitempty"`
 	QueuedBehind int64 `json:"queued_behind,omitempty"`
 	queued       bool  // it queued, if only for less than a millisecond
+	first        [1]Attempt
+}
+
+// add appends an attempt; the first one (most requests make one) needs no
+// allocation of its own.
+func (tr *Trail) add(a Attempt) {
+	if tr.Attempts == nil {
+		tr.Attempts = tr.first[:0]
+	}
+	tr.Attempts = append(tr.Attempts, a)
 }
 
 // waited adds a wait in the queue to the trail.
@@ -157,7 +167,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 	for _, step := range p.Steps[call.from:] {
 		d := step.Deployment
 		skipNow := func(r reason.Reason) {
-			tr.Attempts = append(tr.Attempts, Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Outcome: "skipped", Skip: &r, Fallback: step.Fallback})
+			tr.add(Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Outcome: "skipped", Skip: &r, Fallback: step.Fallback})
 		}
 		if ctx.Err() != nil {
 			return Served{}, nil, cancelled(ctx)
@@ -189,19 +199,11 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 		}
 		var triedBuf [16]int64
 		tried := triedBuf[:0] // grows past 16 keys: no key is ever left untried
-		isTried := func(id int64) bool {
-			for _, t := range tried {
-				if t == id {
-					return true
-				}
-			}
-			return false
-		}
 		outcome := OutcomeIgnored
 		for {
 			keyID, skip, ok := int64(0), reason.Of(reason.NoKeys), false
 			if e.State.Keys != nil {
-				keyID, skip, ok = e.State.Keys.Pick(d.Provider.ID, d.Provider.ActiveKey, isTried)
+				keyID, skip, ok = e.State.Keys.Pick(d.Provider.ID, d.Provider.ActiveKey, tried)
 			} else if len(tried) < len(d.Provider.ActiveKey) {
 				keyID, ok = d.Provider.ActiveKey[len(tried)], true
 			}
@@ -228,12 +230,12 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			actx, cancel := context.WithTimeout(ctx, timeout)
 			start := e.now()
 			attempts++
-			err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, UpstreamModel: d.UpstreamModel, Capabilities: d.Capabilities, Client: e.Client, Header: d.Provider.Outgoing(call.Header)})
+			err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, Bearer: key.Bearer, UpstreamModel: d.UpstreamModel, Capabilities: d.Capabilities, Client: e.Client, Header: d.Provider.Outgoing(call.Header)})
 			at := Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Key: key.Fingerprint,
 				LatencyMS: e.now().Sub(start).Milliseconds(), Fallback: step.Fallback}
 			if err == nil {
 				at.Outcome = "ok"
-				tr.Attempts = append(tr.Attempts, at)
+				tr.add(at)
 				if step.Fallback && p.Fallback != nil {
 					tr.Fallback = "policy " + p.Fallback.Name + ": dedicated group " + p.Group.Name + " could not serve; served by shared group " + p.Fallback.Name
 				}
@@ -256,7 +258,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			class := classOf(ctx, err)
 			ue := asUpstream(err, class, timeout)
 			at.Outcome, at.Class, at.Status, at.Reason = "failed", string(class), ue.Status, ue.Message
-			tr.Attempts = append(tr.Attempts, at)
+			tr.add(at)
 			if class == adapter.ClassCancelled {
 				done(OutcomeIgnored)
 				release()

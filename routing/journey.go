@@ -121,6 +121,9 @@ type Request struct {
 	// Header is the caller's request headers. Only the names a provider's
 	// passthrough allowlist names ever reach that vendor.
 	Header http.Header
+	// Reply, when set, is where the answer's headers are set: the HTTP
+	// response's own header map, so they need no copy. Nil: a new map.
+	Reply http.Header
 }
 
 // Answer is what the caller gets. A streamed answer has Stream set: send
@@ -167,8 +170,9 @@ func (a *Answer) Done(sendErr error) {
 type exchange struct {
 	j      *Journey
 	ctx    context.Context
-	req    *Request
+	req    Request
 	a      *Answer
+	ans    Answer // what a points at: one allocation with the exchange
 	rec    record.Call
 	start  time.Time
 	rt     *config.Runtime
@@ -193,6 +197,54 @@ type exchange struct {
 	settleActual int64
 	settleCost   int64
 	ladder       ladderState
+	nums         *rowNumbers
+	chatEstimate chatEstimate
+}
+
+// chatEstimate is what a chat request's token estimate is made of.
+type chatEstimate struct {
+	bodyLen   int
+	maxTokens *int
+}
+
+// Estimate is a chat request's estimated tokens on tier (the exchange is
+// its own Estimator, so routing a request allocates no closure for it).
+func (x *exchange) Estimate(tier string) int64 {
+	return x.j.estimateTokens(tier, x.chatEstimate.bodyLen, x.chatEstimate.maxTokens)
+}
+
+// rowNumbers holds the optional numbers of a request's call-log row, so
+// that its pointers cost one allocation per request instead of one each.
+// They must not point into the exchange: a row waiting in the call-log
+// writer's queue would keep the whole request, and the configuration it
+// was served with, alive.
+type rowNumbers struct {
+	i64   [12]int64
+	n64   int
+	ints  [2]int
+	nInts int
+}
+
+// int64p returns a pointer to a copy of v for the call-log row.
+func (x *exchange) int64p(v int64) *int64 {
+	if x.nums == nil || x.nums.n64 == len(x.nums.i64) {
+		x.nums = new(rowNumbers)
+	}
+	p := &x.nums.i64[x.nums.n64]
+	x.nums.n64++
+	*p = v
+	return p
+}
+
+// intp returns a pointer to a copy of v for the call-log row.
+func (x *exchange) intp(v int) *int {
+	if x.nums == nil || x.nums.nInts == len(x.nums.ints) {
+		x.nums = new(rowNumbers)
+	}
+	p := &x.nums.ints[x.nums.nInts]
+	x.nums.nInts++
+	*p = v
+	return p
 }
 
 func (j *Journey) now() time.Time {
@@ -227,8 +279,12 @@ const msgShuttingDown = "this gateway instance is shutting down and cut the requ
 
 // Serve runs the journey for one request.
 func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
-	x := &exchange{j: j, ctx: ctx, req: &req, start: j.now()}
-	x.a = &Answer{Header: http.Header{}, x: x, Trail: &x.trail}
+	x := &exchange{j: j, ctx: ctx, req: req, start: j.now()}
+	x.a = &x.ans
+	x.ans = Answer{Header: req.Reply, x: x, Trail: &x.trail}
+	if x.ans.Header == nil {
+		x.ans.Header = make(http.Header, 16)
+	}
 	x.rec = record.Call{At: x.start.UTC(), RequestID: record.NewRequestID(), Status: record.StatusRejected, Endpoint: req.Endpoint.String()}
 	x.a.RequestID = x.rec.RequestID
 	x.a.Header.Set("X-Request-Id", x.rec.RequestID)
@@ -320,8 +376,7 @@ func (x *exchange) authenticate() bool {
 		x.reject(http.StatusServiceUnavailable, "no_available_model", "", "nothing has been published yet: an operator must publish a configuration in the Switchyard console")
 		return false
 	}
-	v := x.rt.Version
-	x.rec.ConfigVersion = &v
+	x.rec.ConfigVersion = x.int64p(x.rt.Version)
 	if x.req.CallerID != 0 {
 		// A console test request: the caller was chosen by a signed-in
 		// operator, not authenticated by key.
@@ -330,8 +385,7 @@ func (x *exchange) authenticate() bool {
 			x.reject(http.StatusNotFound, "caller_not_live", "", "this caller is not in the live version; publish first")
 			return false
 		}
-		cid := x.caller.ID
-		x.rec.CallerID, x.rec.Caller, x.rec.Tenant, x.rec.RouteGroup = &cid, x.caller.Name, x.caller.Tenant, x.caller.Group.Name
+		x.rec.CallerID, x.rec.Caller, x.rec.Tenant, x.rec.RouteGroup = x.int64p(x.caller.ID), x.caller.Name, x.caller.Tenant, x.caller.Group.Name
 		return x.caller.Enabled || x.refuseDisabled()
 	}
 	key, ok := strings.CutPrefix(x.req.Authorization, "Bearer ")
@@ -350,8 +404,7 @@ func (x *exchange) authenticate() bool {
 		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "invalid or revoked API key")
 		return false
 	}
-	id := x.caller.ID
-	x.rec.CallerID, x.rec.Caller, x.rec.Tenant, x.rec.RouteGroup = &id, x.caller.Name, x.caller.Tenant, x.caller.Group.Name
+	x.rec.CallerID, x.rec.Caller, x.rec.Tenant, x.rec.RouteGroup = x.int64p(x.caller.ID), x.caller.Name, x.caller.Tenant, x.caller.Group.Name
 	return x.caller.Enabled || x.refuseDisabled()
 }
 
@@ -695,27 +748,24 @@ func (j *Journey) estimateTokens(tier string, bodyLen int, maxTokens *int) int64
 func (x *exchange) account(dec limit.Decision, served Served, u adapter.Usage, estimate int64) {
 	d := served.Deployment
 	if d != nil {
-		dep := d.ID
-		x.rec.LogicModel, x.rec.DeploymentID, x.rec.Provider, x.rec.KeyFingerprint = d.Model.Code, &dep, d.Provider.Name, served.KeyFingerprint
+		x.rec.LogicModel, x.rec.DeploymentID, x.rec.Provider, x.rec.KeyFingerprint = d.Model.Code, x.int64p(d.ID), d.Provider.Name, served.KeyFingerprint
 	}
 	actual := estimate // unknown usage keeps the reservation
 	var costMicros int64
 	if u.Known {
 		p, c := u.Prompt, u.Completion
-		x.rec.PromptTokens, x.rec.CompletionTokens, x.rec.UsageEstimated = &p, &c, u.Estimated
+		x.rec.PromptTokens, x.rec.CompletionTokens, x.rec.UsageEstimated = x.int64p(p), x.int64p(c), u.Estimated
 		if u.CachedKnown {
-			cached := u.Cached
-			x.rec.CachedTokens = &cached
+			x.rec.CachedTokens = x.int64p(u.Cached)
 		}
 		if u.ReasoningKnown {
-			r := u.Reasoning
-			x.rec.ReasoningTokens = &r
+			x.rec.ReasoningTokens = x.int64p(u.Reasoning)
 		}
 		actual = p + c
 		if d != nil {
 			pr := d.Prices
 			cost := pr.CostMicros(p, c, u.Cached)
-			x.rec.CostMicros, x.rec.Currency = &cost, pr.Currency
+			x.rec.CostMicros, x.rec.Currency = x.int64p(cost), pr.Currency
 			// A budget in another currency is refused at publish (dry-run
 			// check budget_currency_mismatch); this guard only keeps a
 			// stale runtime from charging the wrong money.
@@ -885,11 +935,17 @@ func (x *exchange) admit() bool {
 	class := queue.ClassOf(x.caller.PriorityClass)
 	rel, waited, err := q.Admit(x.ctx, class, x.deadlineAt)
 	x.trail.waited(waited)
-	var r *queue.Refusal
-	switch {
-	case err == nil:
+	if err == nil {
 		x.release = rel
 		return true
+	}
+	return x.queueRefused(q, class, waited, err)
+}
+
+// queueRefused answers a request the instance's queue did not admit.
+func (x *exchange) queueRefused(q *queue.Queue, class queue.Class, waited queue.Waited, err error) bool {
+	var r *queue.Refusal
+	switch {
 	case errors.As(err, &r) && !q.Queues(class):
 		// This class does not queue: refused at the instance's cap at once.
 		if x.j.Watch != nil {
@@ -924,7 +980,6 @@ func (x *exchange) recordQueue() {
 		x.rec.PriorityClass = string(x.caller.PriorityClass)
 	}
 	if x.trail.queued {
-		ms := int(x.trail.QueuedMS)
-		x.rec.QueueWaitMS = &ms
+		x.rec.QueueWaitMS = x.intp(int(x.trail.QueuedMS))
 	}
 }

@@ -39,8 +39,8 @@ func (x *exchange) chat() {
 		return
 	}
 	x.deadlineAt = deadline
-	estimate := func(tier string) int64 { return x.j.estimateTokens(tier, len(body), req.MaxTokens) }
-	p, ok := x.route(req.Model, req.WantsReasoning(), Needs{Kind: config.KindChat, Thinking: req.WantsReasoning(), Vision: req.NeedsVision(), Tools: req.NeedsTools(), Chat: req, Estimate: estimate})
+	x.chatEstimate = chatEstimate{bodyLen: len(body), maxTokens: req.MaxTokens}
+	p, ok := x.route(req.Model, req.WantsReasoning(), Needs{Kind: config.KindChat, Thinking: req.WantsReasoning(), Vision: req.NeedsVision(), Tools: req.NeedsTools(), Chat: req, Estimate: x})
 	if !ok {
 		return
 	}
@@ -173,8 +173,7 @@ func (s *Stream) Next() ([]byte, error) {
 			ch = next
 		}
 		if ch.Content && !s.sawFirst {
-			ttfc := int(s.x.j.now().Sub(s.x.start).Milliseconds())
-			s.x.rec.TTFCMS, s.sawFirst = &ttfc, true
+			s.x.rec.TTFCMS, s.sawFirst = s.x.intp(int(s.x.j.now().Sub(s.x.start).Milliseconds())), true
 		}
 		if c := s.x.ladder.collect; c != nil {
 			c.add(ch.Data)
@@ -206,7 +205,7 @@ func (s *Stream) Next() ([]byte, error) {
 	code := class.Policy().Code
 	x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, string(class), code
 	d := s.committed.Served.Deployment
-	x.trail.Attempts = append(x.trail.Attempts, Attempt{Model: d.Model.Code, DeploymentID: d.ID,
+	x.trail.add(Attempt{Model: d.Model.Code, DeploymentID: d.ID,
 		Deployment: d.Label(), Provider: d.Provider.Name, Key: s.committed.Served.KeyFingerprint,
 		Outcome: "failed", Class: string(class), Reason: "after the first chunk: " + s.endErr.Error(), LatencyMS: x.j.now().Sub(x.start).Milliseconds()})
 	return s.emit(s.door.Fail(s.buf[:0], class.Policy().Status, code, msg)), nil
@@ -276,7 +275,7 @@ func (x *exchange) embeddings() {
 	for _, in := range req.Inputs {
 		estimate += int64(len(in)/4 + 1)
 	}
-	p, ok := x.route(req.Model, false, Needs{Kind: config.KindEmbedding, Estimate: func(string) int64 { return estimate }})
+	p, ok := x.route(req.Model, false, Needs{Kind: config.KindEmbedding, Estimate: EstimateFunc(func(string) int64 { return estimate })})
 	if !ok {
 		return
 	}

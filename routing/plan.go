@@ -22,8 +22,17 @@ type Needs struct {
 	// Estimate, when set, is the request's estimated tokens on a tier
 	// (prompt + expected output, the limiter's estimate); Build keeps it as
 	// Plan.Tokens and weighs deployments with a token cap by it.
-	Estimate func(tier string) int64
+	Estimate Estimator
 }
+
+// Estimator estimates a request's tokens on a tier.
+type Estimator interface{ Estimate(tier string) int64 }
+
+// EstimateFunc is a function as an Estimator.
+type EstimateFunc func(tier string) int64
+
+// Estimate calls f.
+func (f EstimateFunc) Estimate(tier string) int64 { return f(tier) }
 
 // Record is the needs as the call log keeps them (the impact preview
 // replays them): the need bits and the chat fields set.
@@ -150,7 +159,7 @@ func Build(p *Plan, caller *config.RCaller, t Target, needs Needs, st *State) {
 
 func (p *Plan) estimate(needs Needs) {
 	if needs.Estimate != nil && p.Tier != nil {
-		p.Tokens = needs.Estimate(string(p.Tier.Name))
+		p.Tokens = needs.Estimate.Estimate(string(p.Tier.Name))
 	}
 }
 

@@ -66,12 +66,12 @@ func TestTokenWeightingSendsLongRequestsAway(t *testing.T) {
 		}
 	})
 	st := &State{Load: loads{101: {2, 31000}, 102: {2, 1600}}}
-	long := Needs{Kind: config.KindChat, Estimate: func(tier string) int64 {
+	long := Needs{Kind: config.KindChat, Estimate: EstimateFunc(func(tier string) int64 {
 		if tier != "fast" {
 			t.Errorf("estimate asked for tier %q", tier)
 		}
 		return 8500
-	}}
+	})}
 	const n = 4000
 	onBusy := 0
 	for range n {

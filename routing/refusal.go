@@ -17,12 +17,10 @@ func (x *exchange) recordRefusal() {
 	}
 	x.rec.LimitKind = r.Limit
 	if r.Value > 0 {
-		v := r.Value
-		x.rec.LimitValue = &v
+		x.rec.LimitValue = x.int64p(r.Value)
 	}
 	if r.RetryAfter > 0 {
-		ms := int64((r.RetryAfter + time.Millisecond - 1) / time.Millisecond)
-		x.rec.LimitResetMS = &ms
+		x.rec.LimitResetMS = x.int64p(int64((r.RetryAfter + time.Millisecond - 1) / time.Millisecond))
 	}
 }
 

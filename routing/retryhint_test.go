@@ -20,7 +20,7 @@ func (b untilBreakers) Open(id int64) (time.Time, bool) { t, ok := b[id]; return
 // coolingKeys cool until a time (a zero time: quarantined).
 type coolingKeys map[int64]time.Time
 
-func (k coolingKeys) Pick(_ int64, ids []int64, _ func(int64) bool) (int64, reason.Reason, bool) {
+func (k coolingKeys) Pick(_ int64, ids []int64, _ []int64) (int64, reason.Reason, bool) {
 	r, ok := k.Usable(ids)
 	if !ok {
 		return 0, r, false

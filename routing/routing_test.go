@@ -257,9 +257,9 @@ type recKeys struct {
 	cooled, quarantined []int64
 }
 
-func (r *recKeys) Pick(_ int64, ids []int64, tried func(int64) bool) (int64, reason.Reason, bool) {
+func (r *recKeys) Pick(_ int64, ids []int64, tried []int64) (int64, reason.Reason, bool) {
 	for _, id := range ids {
-		if !tried(id) && !contains(r.quarantined, id) {
+		if !contains(tried, id) && !contains(r.quarantined, id) {
 			return id, reason.Reason{}, true
 		}
 	}
@@ -528,7 +528,7 @@ func (b openBreakers) Open(id int64) (time.Time, bool) { return time.Time{}, b[i
 
 type blockedKeys map[int64]reason.Code
 
-func (k blockedKeys) Pick(_ int64, ids []int64, _ func(int64) bool) (int64, reason.Reason, bool) {
+func (k blockedKeys) Pick(_ int64, ids []int64, _ []int64) (int64, reason.Reason, bool) {
 	return ids[0], reason.Reason{}, true
 }
 func (k blockedKeys) Usable(ids []int64) (reason.Reason, bool) {

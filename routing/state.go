@@ -31,9 +31,9 @@ type Breakers interface {
 
 // Keys choose a provider key and apply the key actions of the failure table.
 type Keys interface {
-	// Pick returns the least-recently-used usable key not yet tried, or a
+	// Pick returns the least-recently-used usable key not in tried, or a
 	// skip reason when there is none.
-	Pick(providerID int64, keyIDs []int64, tried func(int64) bool) (keyID int64, skip reason.Reason, ok bool)
+	Pick(providerID int64, keyIDs []int64, tried []int64) (keyID int64, skip reason.Reason, ok bool)
 	// Usable reports, without using one, whether any key could serve now.
 	Usable(keyIDs []int64) (skip reason.Reason, ok bool)
 	Cool(keyID int64, d time.Duration)

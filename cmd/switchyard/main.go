@@ -147,6 +147,9 @@ func run(ctx context.Context) error {
 		}
 	}
 	httpSrv := cfg.Clients().Server(handler) // read deadline, idle timeout, per-IP pending cap
+	// Every request's context ends when the shutdown grace cuts the data
+	// plane, with nothing to set up per request.
+	httpSrv.BaseContext = gw.Data.BaseContext
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(cfg.Clients().Listener(ln)) }()
 	url := "http://" + ln.Addr().String()

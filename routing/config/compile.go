@@ -48,6 +48,9 @@ type RKey struct {
 	Fingerprint string
 	Status      string
 	Secret      string
+	// Bearer is the Authorization header value "Bearer <Secret>", built
+	// once for the OpenAI protocol's every request.
+	Bearer []string
 }
 
 // Key returns the key with that id.
@@ -89,10 +92,15 @@ type RDeployment struct {
 	// StaticSkip is the configuration reason this deployment never serves
 	// ("parked", "disabled", ...), or "".
 	StaticSkip reason.Reason
+
+	label string // Label, built once by Compile
 }
 
 // Label names the deployment for people: "qwen3-max on dashscope (qwen-max)".
 func (d *RDeployment) Label() string {
+	if d.label != "" {
+		return d.label
+	}
 	return d.Model.Code + " on " + d.Provider.Name + " (" + d.UpstreamModel + ")"
 }
 
@@ -174,7 +182,10 @@ type Credentials struct {
 }
 
 // HashCallerKey returns the hash under which a caller API key is stored.
-func HashCallerKey(key string) [32]byte { return sha256.Sum256([]byte(key)) }
+func HashCallerKey(key string) [32]byte {
+	var buf [96]byte // keys are ~45 bytes: hashed without a heap copy
+	return sha256.Sum256(append(buf[:0], key...))
+}
 
 // Compile builds the runtime form of a published snapshot. It refuses a
 // snapshot whose references do not resolve, so a broken version can never
@@ -197,7 +208,7 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 			if !ok {
 				return nil, fmt.Errorf("config: provider %s: key %d (%s) has no stored secret", p.Name, k.ID, k.Fingerprint)
 			}
-			rp.Keys = append(rp.Keys, RKey{ID: k.ID, Label: k.Label, Fingerprint: k.Fingerprint, Status: k.Status, Secret: secret})
+			rp.Keys = append(rp.Keys, RKey{ID: k.ID, Label: k.Label, Fingerprint: k.Fingerprint, Status: k.Status, Secret: secret, Bearer: []string{"Bearer " + secret}})
 			if k.Status == KeyActive {
 				rp.ActiveKey = append(rp.ActiveKey, k.ID)
 			}
@@ -236,6 +247,7 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 				MaxConcurrency: d.MaxConcurrency, MaxInflightTokens: d.MaxInflightTokens, Prices: d.Prices, Capabilities: d.Capabilities,
 				EmbeddingBatchLimit: d.EmbeddingBatchLimit, Timeout: ms(d.TimeoutMS),
 			}
+			rd.label = rd.Label() // every attempt of every request names it
 			if d.Breaker != nil {
 				rd.Breaker = *d.Breaker
 			}

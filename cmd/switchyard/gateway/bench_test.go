@@ -117,8 +117,9 @@ func benchProxied(b *testing.B, large bool) {
 	}
 	h := e.GW.Server.Echo
 	body := `{"model":"standard","messages":[{"role":"user","content":"benchmark"}]}`
+	base := e.GW.Data.BaseContext(nil) // as cmd/switchyard's server gives every request
 	serve := func() int {
-		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
+		req := httptest.NewRequestWithContext(base, http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
 		req.RemoteAddr = "127.0.0.1:40000"
 		req.Header.Set("Authorization", "Bearer "+key)
 		req.Header.Set("Content-Type", "application/json")

@@ -47,7 +47,10 @@ func (g *Gateway) Ready() bool { return g.Holder.Loaded() && !g.draining.Load() 
 // CutInFlight ends every data-plane request still in flight: streams end
 // with an error event, other requests answer 503, and each is logged as
 // interrupted.
-func (g *Gateway) CutInFlight() { g.cutNow() }
+func (g *Gateway) CutInFlight() {
+	g.Data.Cutting()
+	g.cutNow()
+}
 
 // InFlight is how many data-plane requests are being served.
 func (g *Gateway) InFlight() int64 { return g.Data.InFlight() }

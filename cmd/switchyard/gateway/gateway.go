@@ -251,8 +251,8 @@ func New(o Options) (*Gateway, error) {
 		MaxBody: o.MaxBody, Log: log,
 		SLA: slaWatch{g.SLA}, Answers: g.Answers,
 	}
-	var cut context.Context
-	cut, g.cutNow = context.WithCancel(context.Background())
+	cut, cutNow := context.WithCancelCause(context.Background())
+	g.cutNow = func() { cutNow(routing.ErrShuttingDown) }
 	g.Data = &handlers.DataPlane{Journey: g.Journey, Cut: cut}
 	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
 	g.Console = &handlers.Handler{Store: o.Store, Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,

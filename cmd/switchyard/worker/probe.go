@@ -32,7 +32,7 @@ type ProbeLog interface {
 // KeyPicker chooses a usable provider key (keypool.Pool): cooling and
 // quarantined keys are not used for probes.
 type KeyPicker interface {
-	Pick(providerID int64, keyIDs []int64, tried func(int64) bool) (keyID int64, skip reason.Reason, ok bool)
+	Pick(providerID int64, keyIDs []int64, tried []int64) (keyID int64, skip reason.Reason, ok bool)
 }
 
 // Prober sends every enabled deployment of the live configuration a minimal

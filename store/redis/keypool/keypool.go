@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -189,7 +190,7 @@ func (p *Pool) Degraded() bool { return p.degraded.Load() }
 // enabled keys, in configured order) that tried does not report as already
 // tried in this request, and marks it used now. Keys never used come first,
 // in configured order. When no key is usable ok is false and skip says why.
-func (p *Pool) Pick(providerID int64, keyIDs []int64, tried func(keyID int64) bool) (keyID int64, skip reason.Reason, ok bool) {
+func (p *Pool) Pick(providerID int64, keyIDs []int64, tried []int64) (keyID int64, skip reason.Reason, ok bool) {
 	if len(keyIDs) == 0 {
 		return 0, SkipNoKeys, false
 	}
@@ -203,7 +204,7 @@ func (p *Pool) Pick(providerID int64, keyIDs []int64, tried func(keyID int64) bo
 	var cooledUntil time.Time // the earliest end of a cooling key
 	p.mu.RLock()
 	for i, id := range keyIDs {
-		if tried != nil && tried(id) {
+		if slices.Contains(tried, id) {
 			nTried++
 			continue
 		}

@@ -98,16 +98,7 @@ func TestSkipReasons(t *testing.T) {
 	clock := newFakeClock()
 	p := newPool(t, Options{Clock: clock.Now})
 	keys := []int64{1, 2, 3}
-	tried := func(ids ...int64) func(int64) bool {
-		return func(id int64) bool {
-			for _, x := range ids {
-				if x == id {
-					return true
-				}
-			}
-			return false
-		}
-	}
+	tried := func(ids ...int64) []int64 { return ids }
 	if _, skip, ok := p.Pick(1, nil, nil); ok || skip != SkipNoKeys {
 		t.Fatalf("no keys: %q %v", skip, ok)
 	}
@@ -369,14 +360,14 @@ func TestConcurrentUse(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(uint64(g), 2))
-			seen := map[int64]bool{}
+			var seen []int64
 			for range 2000 {
-				id, _, ok := p.Pick(int64(g%3), keys, func(k int64) bool { return seen[k] })
+				id, _, ok := p.Pick(int64(g%3), keys, seen)
 				if ok {
 					picked.Add(1)
-					seen[id] = true
+					seen = append(seen, id)
 					if len(seen) == len(keys) {
-						clear(seen)
+						seen = seen[:0]
 					}
 				}
 				switch r.IntN(200) {
@@ -403,7 +394,7 @@ func BenchmarkPick(b *testing.B) {
 	keys := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	p.Cool(3, time.Hour)
 	p.Quarantine(7, routing.KeyFault{Class: adapter.ClassAuth, Status: 401})
-	tried := func(int64) bool { return false }
+	var tried []int64
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, ok := p.Pick(1, keys, tried); !ok {

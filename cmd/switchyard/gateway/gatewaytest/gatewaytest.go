@@ -206,7 +206,9 @@ func (e *Env) start(o Options) *Env {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	gw.Start(ctx)
-	srv := httptest.NewServer(gw.Server.Echo)
+	srv := httptest.NewUnstartedServer(gw.Server.Echo)
+	srv.Config.BaseContext = gw.Data.BaseContext // as cmd/switchyard serves it
+	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
 		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
