@@ -41,9 +41,12 @@ func TestGatewayVersusDirect(t *testing.T) {
 	// The fake vendor pauses between a stream's role chunk and its first
 	// content chunk, as real vendors do, so first byte and first content
 	// differ on the direct path too.
-	startProc(t, filepath.Join(bin, "fakeupstream"), nil, "-addr", fakeAddr, "-reply-chunks", "5", "-first-chunk-delay", "2ms")
+	fake := startProc(t, filepath.Join(bin, "fakeupstream"), nil, "-addr", fakeAddr, "-reply-chunks", "5", "-first-chunk-delay", "2ms")
 	waitOK(t, "http://"+fakeAddr+"/_fake/stats")
 	fakeBase := "http://" + fakeAddr + "/v1"
+	// The floor: one net/http hop with nothing else, in front of the same vendor.
+	plainAddr := freeAddr(t)
+	plainProc := startProc(t, filepath.Join(bin, "plainproxy"), nil, "-addr", plainAddr, "-upstream", "http://"+fakeAddr)
 
 	dsn := storetest.NewDatabase(t)
 	key, _ := secrets.ParseKey(storetest.TestKey)
@@ -81,7 +84,9 @@ func TestGatewayVersusDirect(t *testing.T) {
 	waitOK(t, gwBase+"/healthz")
 	direct := target{name: "direct", url: fakeBase + "/chat/completions", key: "sk-bench-key-0000-xxxx"}
 	gateway := target{name: "gateway", url: gwBase + "/v1/chat/completions", key: b.callerKey}
+	plain := target{name: "plain", url: "http://" + plainAddr + "/v1/chat/completions", key: direct.key}
 	waitServes(t, gateway)
+	waitServes(t, plain)
 	idleRSS := rssKB(gw.Process.Pid)
 
 	report := &strings.Builder{}
@@ -89,6 +94,7 @@ func TestGatewayVersusDirect(t *testing.T) {
 	fmt.Fprintf(report, "the fake vendor pauses 2 ms between a stream's role chunk and its first content chunk; limits, breakers, call logging on; SWITCHYARD_MAX_INFLIGHT=%d\n", inflightCap)
 
 	pid := gw.Process.Pid
+	procs := benchProcs{gateway: pid, fake: fake.Process.Pid, plain: plainProc.Process.Pid}
 	idleSmall := idleCPU(pid)
 
 	// Configuration at scale first, on a fresh instance, so its RSS peak is
@@ -121,7 +127,7 @@ func TestGatewayVersusDirect(t *testing.T) {
 	if scenariosOn {
 		loadgen(t, bin, direct, bodyChat, rate, 2*time.Second, false) // warm both paths
 		loadgen(t, bin, gateway, bodyChat, rate, 2*time.Second, false)
-		large = scenarios(t, bin, pid, direct, gateway)
+		large = scenarios(t, bin, procs, direct, gateway, nil)
 	}
 	fmt.Fprintf(report, "gateway RSS with the large configuration live, after its scenarios: %.1f MB\n", float64(rssKB(pid))/1024)
 
@@ -133,7 +139,7 @@ func TestGatewayVersusDirect(t *testing.T) {
 	waitLive(t, gwBase, scale.lastVersion+1)
 	var small figures
 	if scenariosOn {
-		small = scenarios(t, bin, pid, direct, gateway)
+		small = scenarios(t, bin, procs, direct, gateway, &plain)
 		small.print(report, "1 route group")
 		fmt.Fprintf(report, "gateway CPU per request at %d req/s: %.3f ms\n", rate, small.cpuPerReq.Seconds()*1000)
 		large.print(report, fmt.Sprintf("%d route groups, %d deployments, %d callers", scale.groups, scale.deployments, scale.callers))
@@ -302,15 +308,30 @@ type figures struct {
 	dFC99, gFC99           time.Duration
 	cpuPerReq              time.Duration
 	maxLag                 time.Duration
+	// The plain Go proxy, when measured: latency at the fixed rate,
+	// maximum throughput, stream first content.
+	plain                  bool
+	pP50, pP99, pFC, pFC99 time.Duration
+	pRPS                   float64
+	// Where the CPU went while each path was saturated.
+	dSplit, pSplit, gSplit cpuSplit
 }
 
+// benchProcs are the processes the CPU split names by pid.
+type benchProcs struct{ gateway, fake, plain int }
+
 // scenarios measures latency at the fixed rate, maximum throughput and
-// stream timings, direct and through the gateway, interleaved.
-func scenarios(t *testing.T, bin string, pid int, direct, gateway target) figures {
+// stream timings, direct and through the gateway (and, when plain is set,
+// through the plain Go proxy), interleaved.
+func scenarios(t *testing.T, bin string, procs benchProcs, direct, gateway target, plain *target) figures {
 	var f figures
+	f.plain = plain != nil
 	var dp50, dp99, gp50, gp99, dfb, gfb, dfc, gfc, dfc99, gfc99 []time.Duration
-	var drps, grps []float64
+	var pp50, pp99, pfc, pfc99 []time.Duration
+	var drps, grps, prps []float64
+	var dsplits, gsplits, psplits []cpuSplit
 	var cpu, served int64
+	pid := procs.gateway
 	for range rounds {
 		d := loadgen(t, bin, direct, bodyChat, rate, phase, false)
 		c0 := cpuTicks(pid)
@@ -322,13 +343,23 @@ func scenarios(t *testing.T, bin string, pid int, direct, gateway target) figure
 		f.gErrors += g.Errors
 		f.countStatuses(g)
 		f.maxLag = max(f.maxLag, us(d.MaxLagUS), us(g.MaxLagUS))
+		if plain != nil {
+			p := loadgen(t, bin, *plain, bodyChat, rate, phase, false)
+			pp50, pp99 = append(pp50, us(p.Latency.P50US)), append(pp99, us(p.Latency.P99US))
+		}
 	}
+	vendor, driver := cpuGroup{name: "fake vendor", pid: procs.fake}, cpuGroup{name: "wrk", comm: "wrk"}
 	for range rounds {
-		r, _ := wrk(t, direct, bodyChat, workers, throughputPhase)
-		drps = append(drps, r)
-		r, failed := wrk(t, gateway, bodyChat, workers, throughputPhase)
-		grps = append(grps, r)
+		r, _, s := wrkSplit(t, direct, bodyChat, workers, throughputPhase, []cpuGroup{vendor, driver})
+		drps, dsplits = append(drps, r), append(dsplits, s)
+		r, failed, s := wrkSplit(t, gateway, bodyChat, workers, throughputPhase, []cpuGroup{{name: "gateway", pid: pid}, vendor,
+			{name: "PostgreSQL", comm: "postgres"}, {name: "Redis", comm: "redis-server"}, driver})
+		grps, gsplits = append(grps, r), append(gsplits, s)
 		f.gFailed += failed
+		if plain != nil {
+			r, _, s := wrkSplit(t, *plain, bodyChat, workers, throughputPhase, []cpuGroup{{name: "plain proxy", pid: procs.plain}, vendor, driver})
+			prps, psplits = append(prps, r), append(psplits, s)
+		}
 	}
 	for range rounds {
 		d := loadgen(t, bin, direct, streamBody, rate/5, phase/2, true)
@@ -338,10 +369,19 @@ func scenarios(t *testing.T, bin string, pid int, direct, gateway target) figure
 		dfc99, gfc99 = append(dfc99, us(d.Content.P99US)), append(gfc99, us(g.Content.P99US))
 		f.gErrors += g.Errors
 		f.countStatuses(g)
+		if plain != nil {
+			p := loadgen(t, bin, *plain, streamBody, rate/5, phase/2, true)
+			pfc, pfc99 = append(pfc, us(p.Content.P50US)), append(pfc99, us(p.Content.P99US))
+		}
 	}
 	f.dP50, f.dP99, f.gP50, f.gP99 = median(dp50), median(dp99), median(gp50), median(gp99)
 	f.dRPS, f.gRPS = median(drps), median(grps)
 	f.dFB, f.gFB, f.dFC, f.gFC, f.dFC99, f.gFC99 = median(dfb), median(gfb), median(dfc), median(gfc), median(dfc99), median(gfc99)
+	f.dSplit, f.gSplit = medianSplit(dsplits), medianSplit(gsplits)
+	if plain != nil {
+		f.pP50, f.pP99, f.pFC, f.pFC99, f.pRPS = median(pp50), median(pp99), median(pfc), median(pfc99), median(prps)
+		f.pSplit = medianSplit(psplits)
+	}
 	if served > 0 {
 		f.cpuPerReq = time.Duration(cpu) * clockTick / time.Duration(served)
 	}
@@ -367,6 +407,16 @@ func (f figures) print(w io.Writer, what string) {
 		f.dRPS, f.gRPS, f.gRPS/f.dRPS, workers, f.gFailed)
 	fmt.Fprintf(w, "stream @%d req/s     first byte direct %s gateway %s added %s | first content direct %s gateway %s added %s (p99 added %s)\n",
 		rate/5, ms(f.dFB), ms(f.gFB), ms(f.gFB-f.dFB), ms(f.dFC), ms(f.gFC), ms(f.gFC-f.dFC), ms(f.gFC99-f.dFC99))
+	if f.plain {
+		fmt.Fprintf(w, "plain Go proxy       one net/http hop and nothing else, same vendor and drivers: adds p50 %s p99 %s @%d req/s | max %.0f req/s, ratio to direct %.3f (gateway/plain proxy %.3f) | stream first content added %s (p99 %s)\n",
+			ms(f.pP50-f.dP50), ms(f.pP99-f.dP99), rate, f.pRPS, f.pRPS/f.dRPS, f.gRPS/f.pRPS, ms(f.pFC-f.dFC), ms(f.pFC99-f.dFC99))
+	}
+	fmt.Fprintf(w, "CPU per request while saturated (wrk, medians)\n")
+	fmt.Fprintf(w, "  direct             %s\n", f.dSplit)
+	if f.plain {
+		fmt.Fprintf(w, "  plain Go proxy     %s\n", f.pSplit)
+	}
+	fmt.Fprintf(w, "  gateway            %s\n", f.gSplit)
 }
 
 // holdStreams opens many streams that the vendor paces slowly and returns

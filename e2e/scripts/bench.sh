@@ -13,8 +13,9 @@ if ! command -v wrk >/dev/null 2>&1; then
 	echo "==> installing wrk (apt)"
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null
 fi
-# The open-loop driver.
+# The open-loop driver, and the plain Go proxy the gateway is compared with.
 go build -o bin/loadgen ./e2e/bench/loadgen
+go build -o bin/plainproxy ./e2e/bench/plainproxy
 
 echo "== end to end: gateway vs direct (a few minutes) =="
 BENCH_BIN="$PWD/bin" BENCH_REPORT="$PWD/$out.e2e" go test -tags bench -v -count=1 -run TestGatewayVersusDirect -timeout 30m ./e2e/bench/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS' || true

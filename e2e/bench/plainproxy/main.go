@@ -1,0 +1,96 @@
+// Command plainproxy is the floor `make bench` measures the gateway
+// against: one HTTP hop through Go's net/http with nothing else — no
+// authentication, routing, limits, call log or metrics. It reads the
+// caller's body, sends it with the caller's Authorization header to one
+// upstream over a pooled client set up like the gateway's, and copies the
+// answer back (a stream event by event, flushed). What the gateway adds on
+// top of this figure is its own work; what this adds to the direct path is
+// the price of any Go proxy on the machine.
+//
+//	plainproxy -addr 127.0.0.1:9200 -upstream http://127.0.0.1:9090
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	upstream := flag.String("upstream", "", "base URL requests are forwarded to (their path appended)")
+	flag.Parse()
+	if *upstream == "" {
+		fmt.Fprintln(os.Stderr, "plainproxy: -upstream is required")
+		os.Exit(2)
+	}
+	base := strings.TrimRight(*upstream, "/")
+	// The gateway's upstream client settings (cmd/switchyard/gateway.UpstreamClient).
+	client := &http.Client{Transport: &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 512,
+		IdleConnTimeout:     90 * time.Second,
+	}}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "plainproxy:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("plainproxy listening on http://%s\n", ln.Addr())
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.Path, bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		req.Header["Authorization"] = r.Header["Authorization"]
+		req.Header["Content-Type"] = r.Header["Content-Type"]
+		res, err := client.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		w.Header()["Content-Type"] = res.Header["Content-Type"]
+		if res.ContentLength >= 0 {
+			w.Header()["Content-Length"] = res.Header["Content-Length"]
+		}
+		w.WriteHeader(res.StatusCode)
+		if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+			_, _ = io.Copy(w, res.Body)
+			return
+		}
+		f := http.NewResponseController(w)
+		buf := make([]byte, 4<<10)
+		for {
+			n, err := res.Body.Read(buf)
+			if n > 0 {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					return
+				}
+				_ = f.Flush()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}), ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.Serve(ln); err != nil {
+		fmt.Fprintln(os.Stderr, "plainproxy:", err)
+		os.Exit(1)
+	}
+}
