@@ -60,6 +60,31 @@ func BenchmarkCheckAndSettle(b *testing.B) {
 	}
 }
 
+// BenchmarkCheckAndSettleParallel is the limit traffic of concurrent
+// requests of 64 callers: checks and settlements share pipelines, and a
+// caller's settlement shares a script run with its next check when both
+// wait for the same pipeline.
+func BenchmarkCheckAndSettleParallel(b *testing.B) {
+	rdb, prefix := testRedis(b)
+	l := testLimiter(b, rdb, prefix, Options{})
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		i := int64(0)
+		for pb.Next() {
+			i++
+			d, err := l.Check(ctx, Request{CallerID: i % 64, Tier: "standard", Limits: benchLimits, EstimatedTokens: 500})
+			if err != nil || !d.Allowed || d.Local {
+				b.Fatalf("%+v %v", d, err)
+			}
+			if err := l.Settle(ctx, d.Reservation, 400, 1234); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkCheckLocal is the fallback's cost per decision.
 func BenchmarkCheckLocal(b *testing.B) {
 	l := localLimiter(b)

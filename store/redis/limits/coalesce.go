@@ -1,7 +1,10 @@
 package limits
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -9,13 +12,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The limit scripts of concurrent requests share Redis round trips.
+// The limit operations of concurrent requests share Redis round trips.
 //
 // One caller at a time is the sender: it takes every call waiting, sends
 // them as one pipeline and answers each. Calls that arrive while a
 // pipeline is out wait for the next one; when the sender is done it hands
 // the role to the first of them that waits for an answer, so no goroutine
 // is started for it and none idles between requests.
+//
+// In a pipeline, the calls of one caller (one hash tag, so one slot on a
+// cluster) go as one run of limitScript, in queue order: a request's check
+// and the previous request's settlement cost Redis one script call, and the
+// client one command.
 //
 // A settlement waits for nobody: the request that made it has been
 // answered. It rides the next pipeline a check sends, or, when no check
@@ -32,22 +40,66 @@ const settleLinger = 2 * time.Millisecond
 // maxBatch caps the calls in one pipeline; more wait for the next one.
 const maxBatch = 256
 
-// call is one script call waiting for a pipeline.
+// maxRunOps caps the operations of one script run (a caller with more
+// calls waiting gets more runs in the same pipeline), so that one run
+// holds Redis for a bounded time.
+const maxRunOps = 16
+
+// Operations of limitScript, boxed once.
+var (
+	opCheck  any = "c"
+	opPeek   any = "p"
+	opSettle any = "s"
+)
+
+// call is one limit operation waiting for a pipeline. Calls are pooled:
+// their arguments are sent by pointer (go-redis writes an *int64 as the
+// number), so a call costs no allocation once the pool is warm.
 type call struct {
-	args []any // "evalsha", sha, nkeys, keys..., args...
-	src  any   // the script, for EVAL when Redis lacks it
+	op     any   // opCheck, opPeek, opSettle; nil is Flush's marker, which sends nothing
+	caller int64 // the hash tag {c<caller>}: one caller's calls share a script run
+	keys   []any // the operation's KEYS, boxed once (keySet.boxed)
+	argv   [7]int64
+	nargv  int
 
-	// A waited-for call is answered on done. A settlement has after
-	// instead, run by the sender with the reply.
-	done  chan struct{}
-	after func(v []any, err error)
+	reply [checkReplyLen]int64 // the operation's part of the script's reply
+	err   error
 
-	v   []any
-	err error
+	// A waited-for call is answered on done, and gives up at timer. A
+	// settlement (opSettle) has settle instead, applied by the sender with
+	// its reply.
+	done   chan struct{}
+	timer  *time.Timer
+	settle settlement
 
 	// Guarded by coalescer.mu.
 	lead      bool // this call's waiter is the sender now
 	abandoned bool // its waiter gave up: skip it if not yet sent
+}
+
+// settlement is what the Limiter needs to apply a settlement's reply.
+type settlement struct {
+	k        keySet
+	daily    bool
+	monthTTL time.Duration
+	delta    int64
+	cost     int64
+}
+
+// replyLen is the length of the call's part of a script reply.
+func (cl *call) replyLen() int {
+	if cl.op == opSettle {
+		return settleReplyLen
+	}
+	return checkReplyLen
+}
+
+// run is one limitScript command of a pipeline: calls [from, to) of the
+// sorted batch.
+type run struct {
+	cmd      *redis.IntSliceCmd
+	args     []any
+	from, to int
 }
 
 // coalescer gathers the calls of one Limiter.
@@ -55,32 +107,58 @@ type coalescer struct {
 	rdb      redis.UniversalClient
 	ctxAware bool
 	timeout  time.Duration
+	settled  func(cl *call) // applies a settlement's reply (or error)
 
 	mu      sync.Mutex
 	pending []*call
 	sending bool        // a sender holds the role
-	timer   *time.Timer // armed while only settlements wait and nobody sends
+	linger  *time.Timer // runs lingered; made once, re-armed
+	armed   bool        // linger is armed: only settlements wait and nobody sends
 	spare   []*call     // the last batch's slice, reused
+
+	// The sender's, reused from batch to batch.
+	args []any
+	runs []run
+	cmds []redis.Cmder
+	pipe redis.Pipeliner
 }
 
-func newCoalescer(rdb redis.UniversalClient, ctxAware bool, timeout time.Duration) *coalescer {
-	return &coalescer{rdb: rdb, ctxAware: ctxAware, timeout: timeout}
+func newCoalescer(rdb redis.UniversalClient, ctxAware bool, timeout time.Duration, settled func(*call)) *coalescer {
+	return &coalescer{rdb: rdb, ctxAware: ctxAware, timeout: timeout, settled: settled}
 }
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
 
-// do sends a script call with the next pipeline and returns its reply. It
-// gives up (ctx.Err()) when ctx ends first; a call already sent may still
-// run in Redis then, as a timed-out single call may.
-func (c *coalescer) do(ctx context.Context, s *script, keys, args []any) ([]any, error) {
+// getCall returns a blank call from the pool.
+func getCall() *call {
+	return callPool.Get().(*call)
+}
+
+// putCall blanks cl and returns it to the pool.
+func putCall(cl *call) {
+	done, timer := cl.done, cl.timer
+	*cl = call{done: done, timer: timer}
+	callPool.Put(cl)
+}
+
+// do sends cl with the next pipeline and returns its reply. It gives up
+// (ctx.Err(), or context.DeadlineExceeded after timeout when it is not 0)
+// when ctx ends or the time is up first; a call already sent may still run
+// in Redis then, as a timed-out single call may. cl is the coalescer's
+// afterwards.
+func (c *coalescer) do(ctx context.Context, cl *call, timeout time.Duration) ([checkReplyLen]int64, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		putCall(cl)
+		return [checkReplyLen]int64{}, err
 	}
-	cl := callPool.Get().(*call)
-	cl.args = buildArgs(cl.args[:0], s, keys, args)
-	cl.src = nil
-	if s != nil {
-		cl.src = s.src
+	var expired <-chan time.Time
+	if timeout > 0 {
+		if cl.timer == nil {
+			cl.timer = time.NewTimer(timeout)
+		} else {
+			cl.timer.Reset(timeout)
+		}
+		expired = cl.timer.C
 	}
 	c.mu.Lock()
 	c.pending = append(c.pending, cl)
@@ -99,6 +177,7 @@ func (c *coalescer) do(ctx context.Context, s *script, keys, args []any) ([]any,
 				go c.send()
 			}
 		}
+		var err error
 		select {
 		case <-cl.done:
 			c.mu.Lock()
@@ -107,38 +186,56 @@ func (c *coalescer) do(ctx context.Context, s *script, keys, args []any) ([]any,
 			if lead { // handed the sender's role, not answered yet
 				continue
 			}
-			v, err := cl.v, cl.err
-			cl.v, cl.err = nil, nil
-			callPool.Put(cl)
-			return v, err
-		case <-ctx.Done():
-			c.mu.Lock()
-			cl.abandoned = true
-			lead, cl.lead = cl.lead, false
-			c.mu.Unlock()
-			if lead { // handed the role just now: pass it on
-				go c.send()
+			if cl.timer != nil {
+				cl.timer.Stop()
 			}
-			return nil, ctx.Err() // cl is not reused: the sender may still answer it
+			reply, err := cl.reply, cl.err
+			putCall(cl)
+			return reply, err
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-expired:
+			err = context.DeadlineExceeded
 		}
+		c.mu.Lock()
+		cl.abandoned = true
+		lead, cl.lead = cl.lead, false
+		c.mu.Unlock()
+		if cl.timer != nil {
+			cl.timer.Stop()
+		}
+		if lead { // handed the role just now: pass it on
+			go c.send()
+		}
+		return [checkReplyLen]int64{}, err // cl is not reused: the sender may still answer it
 	}
 }
 
-// later queues a settlement; after runs with its reply once it is sent.
-func (c *coalescer) later(s *script, keys, args []any, after func(v []any, err error)) {
-	cl := &call{args: buildArgs(make([]any, 0, 3+len(keys)+len(args)), s, keys, args), src: s.src, after: after}
+// later queues a settlement; c.settled applies its reply once it is sent.
+func (c *coalescer) later(cl *call) {
 	c.mu.Lock()
 	c.pending = append(c.pending, cl)
-	if !c.sending && c.timer == nil {
-		c.timer = time.AfterFunc(settleLinger, c.lingered)
+	if !c.sending && !c.armed {
+		c.armLocked()
 	}
 	c.mu.Unlock()
 }
 
-// lingered sends the settlements no check came to carry.
+// armLocked starts the linger: lingered runs settleLinger from now.
+func (c *coalescer) armLocked() {
+	c.armed = true
+	if c.linger == nil {
+		c.linger = time.AfterFunc(settleLinger, c.lingered)
+	} else {
+		c.linger.Reset(settleLinger)
+	}
+}
+
+// lingered sends the settlements no check came to carry. (A run the
+// linger's Stop came too late for may send them early: no harm.)
 func (c *coalescer) lingered() {
 	c.mu.Lock()
-	c.timer = nil
+	c.armed = false
 	if c.sending || len(c.pending) == 0 {
 		c.mu.Unlock()
 		return
@@ -157,8 +254,8 @@ func (c *coalescer) flush(ctx context.Context) error {
 		return nil
 	}
 	c.mu.Unlock()
-	// A call with no command: it is answered after everything before it.
-	_, err := c.do(ctx, nil, nil, nil)
+	// A call with no operation: it is answered after everything before it.
+	_, err := c.do(ctx, getCall(), 0)
 	return err
 }
 
@@ -181,9 +278,9 @@ func (c *coalescer) send() {
 	clear(c.pending[rest:])
 	c.pending = c.pending[:rest]
 	c.spare = nil
-	if c.timer != nil {
-		c.timer.Stop()
-		c.timer = nil
+	if c.armed {
+		c.linger.Stop()
+		c.armed = false
 	}
 	c.mu.Unlock()
 
@@ -191,15 +288,15 @@ func (c *coalescer) send() {
 	// Settlements' replies first, while the role is held: a Flush that
 	// finds nobody sending finds them applied (or kept for the replay).
 	for _, cl := range batch {
-		if cl.after != nil {
-			cl.after(cl.v, cl.err)
+		if cl.op == opSettle {
+			c.settled(cl)
 		}
 	}
 
 	c.mu.Lock()
 	var next *call
 	for _, cl := range c.pending {
-		if cl.after == nil && !cl.abandoned {
+		if cl.op != opSettle && !cl.abandoned {
 			next = cl
 			break
 		}
@@ -209,7 +306,7 @@ func (c *coalescer) send() {
 		next.lead = true
 	case len(c.pending) > 0: // only settlements: they linger for a check
 		c.sending = false
-		c.timer = time.AfterFunc(settleLinger, c.lingered)
+		c.armLocked()
 	default:
 		c.sending = false
 	}
@@ -223,89 +320,131 @@ func (c *coalescer) send() {
 	}
 }
 
-// answer wakes the waiters of a sent batch.
+// answer wakes the waiters of a sent batch and returns its settlements to
+// the pool.
 func (c *coalescer) answer(batch []*call) {
 	for i, cl := range batch {
 		batch[i] = nil
-		if cl.after == nil {
+		if cl.op == opSettle {
+			putCall(cl)
+		} else {
 			cl.done <- struct{}{}
 		}
 	}
 }
 
-// exec runs the batch's commands in one round trip (a second one for
-// scripts Redis did not have) and stores each reply in its call.
+// exec runs the batch in one round trip (a second one for a script Redis
+// did not have) and stores each call's reply in it. The batch is reordered:
+// one caller's calls, in queue order, become one run of the script (several
+// past maxRunOps); Flush's markers go last.
 func (c *coalescer) exec(batch []*call) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
-	cmds := make([]*redis.Cmd, len(batch))
-	real := 0
-	for i, cl := range batch {
-		if len(cl.args) > 0 {
-			cmds[i] = redis.NewCmd(ctx, cl.args...)
-			real++
+	slices.SortStableFunc(batch, func(a, b *call) int {
+		if n := cmp.Compare(marker(a), marker(b)); n != 0 {
+			return n
 		}
-	}
-	switch {
-	case real == 0:
-	case real == 1:
-		for _, cmd := range cmds {
-			if cmd != nil {
-				_ = c.rdb.Process(ctx, cmd)
+		return cmp.Compare(a.caller, b.caller)
+	})
+	runs, args := c.runs[:0], c.args[:0]
+	for from := 0; from < len(batch) && batch[from].op != nil; {
+		to, nkeys, nargv := from, 0, 0
+		for to < len(batch) && to-from < maxRunOps && batch[to].op != nil && batch[to].caller == batch[from].caller {
+			nkeys += len(batch[to].keys)
+			nargv += 1 + batch[to].nargv
+			to++
+		}
+		// Grown once per run, so no append moves the run's arguments.
+		args = slices.Grow(args, 3+nkeys+nargv)
+		start := len(args)
+		args = append(args, "evalsha", limitScript.sha, nkeys)
+		for _, cl := range batch[from:to] {
+			args = append(args, cl.keys...)
+		}
+		for _, cl := range batch[from:to] {
+			args = append(args, cl.op)
+			for i := range cl.nargv {
+				args = append(args, &cl.argv[i])
 			}
 		}
-	default:
-		pipe := c.rdb.Pipeline()
-		for _, cmd := range cmds {
-			if cmd != nil {
-				_ = pipe.Process(ctx, cmd)
+		runs = append(runs, run{args: args[start:len(args):len(args)], from: from, to: to})
+		from = to
+	}
+	if len(runs) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		c.process(ctx, runs, false)
+		// A restarted or new node lacks the script: send those runs whole.
+		if slices.ContainsFunc(runs, func(r run) bool { return noScript(r.cmd.Err()) }) {
+			c.process(ctx, runs, true)
+		}
+		cancel()
+	}
+	for _, r := range runs {
+		distribute(batch[r.from:r.to], r.cmd)
+	}
+	clear(runs)
+	clear(args)
+	c.runs, c.args = runs[:0], args[:0]
+}
+
+// marker is 1 for Flush's marker, which sends nothing.
+func marker(cl *call) int {
+	if cl.op == nil {
+		return 1
+	}
+	return 0
+}
+
+// process sends the runs' commands in one round trip; with retry, only
+// those that met NOSCRIPT, as EVAL with the script's source.
+func (c *coalescer) process(ctx context.Context, runs []run, retry bool) {
+	cmds := c.cmds[:0]
+	for i := range runs {
+		r := &runs[i]
+		if retry {
+			if !noScript(r.cmd.Err()) {
+				continue
 			}
+			r.args[0], r.args[1] = "eval", limitScript.src
 		}
-		_, _ = pipe.Exec(ctx)
+		r.cmd = redis.NewIntSliceCmd(ctx, r.args...)
+		r.cmd.SetFirstKeyPos(3)
+		cmds = append(cmds, r.cmd)
 	}
-	// A restarted or new node lacks the scripts: send those calls whole.
-	var retry []int
-	for i, cmd := range cmds {
-		if cmd != nil && noScript(cmd.Err()) {
-			retry = append(retry, i)
+	if len(cmds) == 1 { // the common case: no pipeline
+		_ = c.rdb.Process(ctx, cmds[0])
+	} else {
+		if c.pipe == nil {
+			c.pipe = c.rdb.Pipeline()
+		}
+		for _, cmd := range cmds {
+			_ = c.pipe.Process(ctx, cmd)
+		}
+		_, _ = c.pipe.Exec(ctx)
+	}
+	clear(cmds)
+	c.cmds = cmds[:0]
+}
+
+// distribute hands each call of a run its part of the run's reply.
+func distribute(calls []*call, cmd *redis.IntSliceCmd) {
+	v, err := cmd.Result()
+	if err == nil {
+		want := 0
+		for _, cl := range calls {
+			want += cl.replyLen()
+		}
+		if len(v) != want {
+			err = fmt.Errorf("limits: script returned %d values for %d operations, want %d", len(v), len(calls), want)
 		}
 	}
-	if len(retry) == 1 {
-		i := retry[0]
-		a := batch[i].args
-		a[0], a[1] = "eval", batch[i].src
-		cmds[i] = redis.NewCmd(ctx, a...)
-		_ = c.rdb.Process(ctx, cmds[i])
-	} else if len(retry) > 1 {
-		pipe := c.rdb.Pipeline()
-		for _, i := range retry {
-			a := batch[i].args
-			a[0], a[1] = "eval", batch[i].src
-			cmds[i] = redis.NewCmd(ctx, a...)
-			_ = pipe.Process(ctx, cmds[i])
+	for _, cl := range calls {
+		cl.reply, cl.err = [checkReplyLen]int64{}, err
+		if err == nil {
+			n := copy(cl.reply[:], v[:cl.replyLen()])
+			v = v[n:]
 		}
-		_, _ = pipe.Exec(ctx)
-	}
-	for i, cl := range batch {
-		if cmds[i] == nil {
-			cl.v, cl.err = nil, nil
-			continue
-		}
-		cl.v, cl.err = cmds[i].Slice()
 	}
 }
 
 func noScript(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT ")
-}
-
-// buildArgs lays out an EVALSHA call; a nil script is Flush's marker,
-// which sends nothing.
-func buildArgs(a []any, s *script, keys, args []any) []any {
-	if s == nil {
-		return a[:0]
-	}
-	a = append(a, "evalsha", s.sha, len(keys))
-	a = append(a, keys...)
-	return append(a, args...)
 }

@@ -102,8 +102,38 @@ func localLimiter(t testing.TB) *Limiter {
 type commandCounter struct {
 	mu        sync.Mutex
 	names     []string
+	ops       []string // per limit script run, its operations ("s,c")
 	pipelines int
 	trips     int // round trips: a command alone, or a pipeline
+}
+
+// scriptOps lists the operations of a limit script run ("c", "p", "s",
+// comma-separated), or "" for another command.
+func scriptOps(cmd redis.Cmder) string {
+	args := cmd.Args()
+	if (cmd.Name() != "evalsha" && cmd.Name() != "eval") || len(args) < 3 {
+		return ""
+	}
+	nkeys, ok := args[2].(int)
+	if !ok {
+		return ""
+	}
+	var ops []string
+	for _, a := range args[3+nkeys:] {
+		if s, ok := a.(string); ok {
+			ops = append(ops, s)
+		}
+	}
+	return strings.Join(ops, ",")
+}
+
+// takeOps returns and clears the operations of the script runs counted.
+func (c *commandCounter) takeOps() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ops := c.ops
+	c.ops = nil
+	return ops
 }
 
 // handshake reports a new connection's own commands (HELLO, CLIENT
@@ -126,6 +156,9 @@ func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if !handshake(cmd) {
 			c.mu.Lock()
 			c.names = append(c.names, cmd.Name())
+			if ops := scriptOps(cmd); ops != "" {
+				c.ops = append(c.ops, ops)
+			}
 			c.trips++
 			c.mu.Unlock()
 		}
@@ -140,6 +173,9 @@ func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 		for _, cmd := range cmds {
 			if !handshake(cmd) {
 				c.names = append(c.names, cmd.Name())
+				if ops := scriptOps(cmd); ops != "" {
+					c.ops = append(c.ops, ops)
+				}
 				counted = true
 			}
 		}

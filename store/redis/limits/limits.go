@@ -2,8 +2,9 @@
 // tokens per minute, a daily token quota — and its monthly budget across all
 // tiers. The limits are shared by every gateway instance through Redis: all
 // checks of one request run in one Lua script, so they are atomic (if any
-// check rejects, nothing is spent), and the scripts of concurrent requests
-// share pipelines, a settlement riding the next check's (coalesce.go).
+// check rejects, nothing is spent), and the limit operations of concurrent
+// requests share pipelines, one caller's as one script run, a settlement
+// riding the next check (coalesce.go).
 //
 // Rates use GCRA with go-redis/redis_rate semantics, timed by Redis TIME so
 // skewed instance clocks do not matter. Token limits are reserved with the
@@ -18,7 +19,6 @@ package limits
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -35,7 +35,8 @@ import (
 // period is the window of RPM and TPM.
 const period = time.Minute
 
-// dayTTL is how long a daily counter outlives its last write.
+// dayTTL is how long a daily counter lives after the write that created it
+// (or reset it to 0).
 const dayTTL = 48 * time.Hour
 
 // The journey's vocabulary of limits (see routing/limit).
@@ -132,7 +133,7 @@ func New(rdb redis.UniversalClient, opts Options) *Limiter {
 		opts.Clock = time.Now
 	}
 	ctxAware := honoursContext(rdb)
-	return &Limiter{
+	l := &Limiter{
 		rdb:           rdb,
 		ctxAware:      ctxAware,
 		prefix:        opts.Prefix,
@@ -143,8 +144,9 @@ func New(rdb redis.UniversalClient, opts Options) *Limiter {
 		clock:         opts.Clock,
 		born:          time.Now(),
 		local:         newLocalStore(time.Now),
-		co:            newCoalescer(rdb, ctxAware, opts.Timeout),
 	}
+	l.co = newCoalescer(rdb, ctxAware, opts.Timeout, l.settled)
+	return l
 }
 
 // honoursContext reports whether the client's socket reads stop at the
@@ -196,7 +198,7 @@ func (l *Limiter) check(ctx context.Context, req Request, dry bool) (Decision, e
 	cal := l.calendar()
 	k := l.keys(req.CallerID, req.Tier, cal)
 	if l.tryRedis() {
-		out, err := l.checkRedis(ctx, k, lim, req.EstimatedTokens, cal, dry)
+		out, err := l.checkRedis(ctx, k, req.CallerID, lim, req.EstimatedTokens, cal, dry)
 		if err == nil {
 			l.up()
 			return l.decide(req, lim, cal, out, false, dry), nil
@@ -223,7 +225,7 @@ type outcome struct {
 
 type gcraView struct {
 	remaining    int64
-	retry, reset float64 // seconds
+	retry, reset time.Duration
 }
 
 const (
@@ -237,10 +239,10 @@ func (l *Limiter) decide(req Request, lim Limits, cal *calendar, out outcome, lo
 	d := Decision{Local: local}
 	now := l.clock()
 	if lim.RPM > 0 {
-		d.Requests = Window{Limit: lim.RPM, Remaining: out.rpm.remaining, Reset: seconds(out.rpm.reset)}
+		d.Requests = Window{Limit: lim.RPM, Remaining: out.rpm.remaining, Reset: out.rpm.reset}
 	}
 	if lim.TPM > 0 {
-		d.Tokens = Window{Limit: lim.TPM, Remaining: out.tpm.remaining, Reset: seconds(out.tpm.reset)}
+		d.Tokens = Window{Limit: lim.TPM, Remaining: out.tpm.remaining, Reset: out.tpm.reset}
 	}
 	if out.failed == 0 {
 		d.Allowed = true
@@ -266,8 +268,8 @@ func (l *Limiter) decide(req Request, lim Limits, cal *calendar, out outcome, lo
 			d.Reason, d.Limit, d.Value, d.RetryAfter = r, k, value, wait
 		}
 	}
-	consider(failRPM, ReasonRateLimited, limit.KindRPM, lim.RPM, seconds(out.rpm.retry))
-	consider(failTPM, ReasonRateLimited, limit.KindTPM, lim.TPM, seconds(out.tpm.retry))
+	consider(failRPM, ReasonRateLimited, limit.KindRPM, lim.RPM, out.rpm.retry)
+	consider(failTPM, ReasonRateLimited, limit.KindTPM, lim.TPM, out.tpm.retry)
 	consider(failQuota, ReasonQuotaExceeded, limit.KindDaily, lim.DailyTokens, cal.midnight.Sub(now))
 	consider(failBudget, ReasonBudgetExceeded, limit.KindBudget, lim.MonthlyBudgetMicros, cal.monthEnd.Sub(now))
 	d.Never = (out.failed&failTPM != 0 && req.EstimatedTokens > lim.TPMBurst) ||
@@ -275,6 +277,7 @@ func (l *Limiter) decide(req Request, lim Limits, cal *calendar, out outcome, lo
 	return d
 }
 
+// seconds is a duration in seconds (of the local GCRA) as a Duration.
 func seconds(s float64) time.Duration {
 	if s <= 0 {
 		return 0
@@ -314,7 +317,7 @@ func (l *Limiter) Settle(ctx context.Context, r Reservation, actualTokens, costM
 		l.settleLater(k, r, delta, costMicros)
 		return nil
 	}
-	l.keepForReplay(k, r, delta, costMicros)
+	l.keepForReplay(k, r.Daily, delta, costMicros, r.MonthTTL)
 	return nil
 }
 
@@ -417,16 +420,6 @@ func (l *Limiter) replayPending() {
 	}()
 }
 
-// call runs a script with the next shared pipeline (coalesce.go), waiting
-// at most Timeout for its reply. keys are boxed already (keySet.boxed) and
-// so are the constant arguments: go-redis's Script.Run boxed every key and
-// argument anew.
-func (l *Limiter) call(ctx context.Context, s *script, keys []any, args ...any) ([]any, error) {
-	ctx, cancel := context.WithTimeout(ctx, l.timeout)
-	defer cancel()
-	return l.co.do(ctx, s, keys, args)
-}
-
 // script is a Lua script called by its hash, sent whole when Redis lacks
 // it (EVALSHA, then EVAL on NOSCRIPT, as go-redis's Script.Run does).
 type script struct {
@@ -437,29 +430,19 @@ func newScript(src string) *script {
 	return &script{src: src, sha: redis.NewScript(src).Hash()}
 }
 
-// Arguments that are the same on every call, boxed once.
-var (
-	argNo, argYes any = "0", "1"
-	argPeriod     any = period.Seconds()
-	argDayTTL     any = int64(dayTTL / time.Second)
-)
-
-func (l *Limiter) checkRedis(ctx context.Context, k keySet, lim Limits, est int64, cal *calendar, dry bool) (outcome, error) {
-	dryArg := argNo
+func (l *Limiter) checkRedis(ctx context.Context, k keySet, callerID int64, lim Limits, est int64, cal *calendar, dry bool) (outcome, error) {
+	cl := getCall()
+	cl.op, cl.caller, cl.keys = opCheck, callerID, k.boxed[:]
 	if dry {
-		dryArg = argYes
+		cl.op = opPeek
 	}
-	v, err := l.call(ctx, checkScript, k.boxed[:],
-		dryArg, argPeriod,
-		lim.RPM, lim.RPMBurst, lim.TPM, lim.TPMBurst,
-		est, lim.DailyTokens, argDayTTL, lim.MonthlyBudgetMicros)
+	cl.argv = [7]int64{lim.RPM, lim.RPMBurst, lim.TPM, lim.TPMBurst, est, lim.DailyTokens, lim.MonthlyBudgetMicros}
+	cl.nargv = 7
+	reply, err := l.co.do(ctx, cl, l.timeout)
 	if err != nil {
 		return outcome{}, err
 	}
-	out, err := parseOutcome(v)
-	if err != nil {
-		return outcome{}, err
-	}
+	out := outcomeOf(reply)
 	if lim.DailyTokens > 0 {
 		l.local.observe(k.day, out.used, dayTTL)
 	}
@@ -469,75 +452,61 @@ func (l *Limiter) checkRedis(ctx context.Context, k keySet, lim Limits, est int6
 	return out, nil
 }
 
-func parseOutcome(v []any) (outcome, error) {
-	if len(v) != 9 {
-		return outcome{}, fmt.Errorf("limits: check script returned %d values", len(v))
+// outcomeOf reads a check's reply (limitScript): integers, durations in
+// nanoseconds.
+func outcomeOf(r [checkReplyLen]int64) outcome {
+	return outcome{
+		failed: r[0],
+		rpm:    gcraView{remaining: r[1], retry: time.Duration(r[2]), reset: time.Duration(r[3])},
+		tpm:    gcraView{remaining: r[4], retry: time.Duration(r[5]), reset: time.Duration(r[6])},
+		used:   r[7],
+		spent:  r[8],
 	}
-	var out outcome
-	var errs []error
-	ints := []*int64{&out.failed, &out.rpm.remaining, nil, nil, &out.tpm.remaining, nil, nil, &out.used, &out.spent}
-	floats := []*float64{nil, nil, &out.rpm.retry, &out.rpm.reset, nil, &out.tpm.retry, &out.tpm.reset, nil, nil}
-	for i, x := range v {
-		switch {
-		case ints[i] != nil:
-			n, ok := x.(int64)
-			if !ok {
-				errs = append(errs, fmt.Errorf("value %d is %T", i, x))
-			}
-			*ints[i] = n
-		case floats[i] != nil:
-			s, _ := x.(string)
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("value %d: %w", i, err))
-			}
-			*floats[i] = f
-		}
-	}
-	if len(errs) > 0 {
-		return outcome{}, fmt.Errorf("limits: check script reply: %w", errors.Join(errs...))
-	}
-	return out, nil
 }
 
 // settleLater queues a settlement for the next shared pipeline; its
-// reply updates the local view, and a failure keeps the counter deltas for
-// the replay.
+// reply updates the local view (settled), and a failure keeps the counter
+// deltas for the replay.
 func (l *Limiter) settleLater(k keySet, r Reservation, delta, cost int64) {
-	daily := argNo
+	cl := getCall()
+	cl.op, cl.caller, cl.keys = opSettle, r.CallerID, k.boxed[1:]
+	daily := int64(0)
 	if r.Daily {
-		daily = argYes
+		daily = 1
 	}
-	l.co.later(settleScript, k.boxed[1:], []any{
-		argPeriod, r.TPM, delta, daily, argDayTTL,
-		cost, int64(r.MonthTTL / time.Second)}, func(v []any, err error) {
-		if err == nil && len(v) != 2 {
-			err = fmt.Errorf("limits: settle script returned %d values", len(v))
-		}
-		if err != nil {
-			l.down(err)
-			l.keepForReplay(k, r, delta, cost)
-			return
-		}
-		l.up()
-		if used, ok := v[0].(int64); ok && used >= 0 {
-			l.local.observe(k.day, used, dayTTL)
-		}
-		if spent, ok := v[1].(int64); ok && spent >= 0 {
-			l.local.observe(k.month, spent, r.MonthTTL)
-		}
-	})
+	cl.argv = [7]int64{r.TPM, delta, daily, cost, int64(r.MonthTTL / time.Second)}
+	cl.nargv = 5
+	cl.settle = settlement{k: k, daily: r.Daily, monthTTL: r.MonthTTL, delta: delta, cost: cost}
+	l.co.later(cl)
+}
+
+// settled applies a settlement's reply: {daily used, month spent}, -1
+// where untouched.
+func (l *Limiter) settled(cl *call) {
+	s := &cl.settle
+	if cl.err != nil {
+		l.down(cl.err)
+		l.keepForReplay(s.k, s.daily, s.delta, s.cost, s.monthTTL)
+		return
+	}
+	l.up()
+	if used := cl.reply[0]; used >= 0 {
+		l.local.observe(s.k.day, used, dayTTL)
+	}
+	if spent := cl.reply[1]; spent >= 0 {
+		l.local.observe(s.k.month, spent, s.monthTTL)
+	}
 }
 
 // keepForReplay keeps a settlement Redis missed: its counter deltas are
 // replayed when Redis answers again. The TPM adjustment is dropped; that
 // window expires on its own.
-func (l *Limiter) keepForReplay(k keySet, r Reservation, delta, cost int64) {
-	if r.Daily {
+func (l *Limiter) keepForReplay(k keySet, daily bool, delta, cost int64, monthTTL time.Duration) {
+	if daily {
 		l.local.addPending(k.day, delta, dayTTL)
 	}
 	if cost > 0 {
-		l.local.addPending(k.month, cost, r.MonthTTL)
+		l.local.addPending(k.month, cost, monthTTL)
 	}
 }
 

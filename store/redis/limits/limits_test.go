@@ -316,8 +316,9 @@ func TestUnlimitedCostsNothing(t *testing.T) {
 }
 
 // TestOneRoundTrip counts what the client sends: a Check is one round
-// trip, and a Settle none of its own: it rides the next Check's pipeline,
-// or goes alone when no Check comes within settleLinger.
+// trip, and a Settle none of its own: it rides the next Check of its
+// caller in the same script run, or goes alone when no Check comes within
+// settleLinger.
 func TestOneRoundTrip(t *testing.T) {
 	rdb, prefix := testRedis(t)
 	l := testLimiter(t, rdb, prefix, Options{})
@@ -332,11 +333,14 @@ func TestOneRoundTrip(t *testing.T) {
 	for i := range 5 {
 		d := mustCheck(t, l, Request{CallerID: 6, Tier: "fast", Limits: all, EstimatedTokens: 100})
 		names, pipes := counter.take()
+		ops := strings.Join(counter.takeOps(), " ")
 		switch {
-		case i == 0 && (strings.Join(names, ",") != "evalsha" || pipes != 0):
-			t.Fatalf("first Check sent %v and %d pipelines, want one evalsha", names, pipes)
-		case i > 0 && (strings.Join(names, ",") != "evalsha,evalsha" || pipes != 1):
-			t.Fatalf("Check %d sent %v and %d pipelines, want the previous settlement and the check in one pipeline", i, names, pipes)
+		case strings.Join(names, ",") != "evalsha" || pipes != 0:
+			t.Fatalf("Check %d sent %v and %d pipelines, want one evalsha", i, names, pipes)
+		case i == 0 && ops != "c":
+			t.Fatalf("first Check ran %q, want the check alone", ops)
+		case i > 0 && ops != "s,c":
+			t.Fatalf("Check %d ran %q, want the previous settlement and the check in one script run", i, ops)
 		}
 		if err := l.Settle(ctx, d.Reservation, 150, 42); err != nil {
 			t.Fatal(err)
@@ -349,6 +353,9 @@ func TestOneRoundTrip(t *testing.T) {
 	time.Sleep(20 * settleLinger)
 	if names, pipes := counter.take(); strings.Join(names, ",") != "evalsha" || pipes != 0 {
 		t.Fatalf("a lone settlement sent %v and %d pipelines, want one evalsha", names, pipes)
+	}
+	if ops := counter.takeOps(); strings.Join(ops, " ") != "s" {
+		t.Fatalf("a lone settlement ran %q", ops)
 	}
 	if u := mustUsage(t, l, 6, "fast"); u.DailyTokens != 2+1+5*150 || u.MonthSpentMicros != 3+5*42 {
 		t.Fatalf("usage %+v after the settlements, want %d tokens and %d micros", u, 2+1+5*150, 3+5*42)

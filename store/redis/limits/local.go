@@ -10,8 +10,8 @@ import (
 // epoch2017 is the origin of GCRA time, as in the Redis script.
 const epoch2017 = 1483228800
 
-// localStore is the per-instance fallback: the same checks as checkScript
-// and settleScript over in-memory state, timed by this instance's clock.
+// localStore is the per-instance fallback: the same checks as limitScript
+// over in-memory state, timed by this instance's clock.
 //
 // Its counters also remember the last daily and monthly values Redis
 // reported (known), so an outage starts from the shared usage rather than
@@ -53,22 +53,22 @@ func gcraSeconds(t time.Time) float64 {
 	return float64(t.Unix()-epoch2017) + float64(t.Nanosecond()/1000)/1e6
 }
 
-// gcra is checkScript's gcra: whether cost is admitted at now, the TAT to
+// gcra is limitScript's GCRA: whether cost is admitted at now, the TAT to
 // store if so, the window after spending cost and the untouched window (a
 // rejection reports the untouched one with its retry-after). Times are
-// seconds.
+// seconds; the windows hold Durations, as the script's reply does.
 func gcra(tat, now, rate, burst, cost float64) (ok bool, newTAT float64, after, peek gcraView) {
 	interval := period.Seconds() / rate
 	tat = math.Max(tat, now)
 	newTAT = tat + interval*cost
 	diff := now - (newTAT - interval*burst)
 	peekRem := math.Floor((now - (tat - interval*burst)) / interval)
-	peek = gcraView{remaining: int64(math.Max(peekRem, 0)), reset: tat - now}
+	peek = gcraView{remaining: int64(math.Max(peekRem, 0)), reset: seconds(tat - now)}
 	if diff < 0 {
-		peek.retry = -diff
+		peek.retry = seconds(-diff)
 		return false, tat, peek, peek
 	}
-	return true, newTAT, gcraView{remaining: int64(math.Floor(diff / interval)), reset: newTAT - now}, peek
+	return true, newTAT, gcraView{remaining: int64(math.Floor(diff / interval)), reset: seconds(newTAT - now)}, peek
 }
 
 func (s *localStore) check(k keySet, lim Limits, est int64, dry bool) outcome {
@@ -151,7 +151,7 @@ func (s *localStore) settle(k keySet, r Reservation, delta, cost int64) {
 		}
 	}
 	if r.Daily && delta != 0 {
-		// Never below zero, as in settleScript.
+		// Never below zero, as in limitScript.
 		if v := s.valueLocked(k.day); v+delta < 0 {
 			delta = -v
 		}

@@ -1,136 +1,194 @@
 package limits
 
+import (
+	"fmt"
+	"time"
+)
+
 // The GCRA below follows go-redis/redis_rate (after rwz/redis-gcra): time is
 // Redis TIME in seconds since 2017-01-01 (so a float keeps microseconds), a
 // key holds its theoretical arrival time (TAT), and an admitted cost moves the
 // TAT by cost × period/rate. localStore.gcra is the same arithmetic in Go.
+//
+// What the keys hold — a TAT as float seconds since 2017-01-01, a counter as
+// an integer — is shared with the instances of the previous release during a
+// rolling upgrade and must not change; what the script returns may.
 
-// checkScript runs every check of one request, then spends only if all pass.
+// limitScript runs the limit operations of one caller queued in one
+// pipeline (coalesce.go), in queue order, in one script run: Redis pays a
+// script call and a TIME once for all of them. Each operation reads its
+// own KEYS and ARGV, one after the other, and appends its own reply; its
+// outcome is what it would have been as a script of its own at that
+// instant (an operation sees the writes of those before it, as in a
+// pipeline).
 //
-// KEYS: 1 RPM TAT, 2 TPM TAT, 3 daily counter, 4 monthly spend.
-// ARGV: 1 dry run ("1": decide, spend nothing), 2 period in seconds,
-// 3 RPM, 4 RPM burst, 5 TPM, 6 TPM burst, 7 token estimate,
-// 8 daily quota, 9 daily counter TTL in seconds, 10 monthly budget.
-// A limit of 0 is unlimited: its key is not touched. A TAT is kept at
-// least a second: with a limit so high that a request moves it by less than
-// the resolution of a float of Redis time, it does not move at all, and an
-// expiry of 0 would make Redis refuse the whole script.
+// Check ('c') and peek ('p', decide and spend nothing) run every check of
+// one request, then spend only if all pass.
+// KEYS: RPM TAT, TPM TAT, daily counter, monthly spend.
+// ARGV: 'c' or 'p', RPM, RPM burst, TPM, TPM burst, token estimate,
+// daily quota, monthly budget.
+// The four keys are read with one MGET; a limit of 0 is unlimited: its
+// key is never written. A TAT is kept at least a second: with a limit so
+// high that a request moves it by less than the resolution of a float of
+// Redis time, it does not move at all, and an expiry of 0 would make Redis
+// refuse the whole script.
+// Reply (checkReplyLen integers): failed bits (1 RPM, 2 TPM, 4 quota,
+// 8 budget), RPM remaining, RPM retry-after, RPM reset-after, TPM remaining,
+// TPM retry-after, TPM reset-after, daily tokens used, month spent;
+// durations in nanoseconds (at most maxReplyDuration). When the request is
+// admitted (or would be, on a peek) the windows are as after it; when
+// rejected, as they are (nothing was spent).
 //
-// Returns {failed bits (1 RPM, 2 TPM, 4 quota, 8 budget),
-// RPM remaining, RPM retry-after, RPM reset-after,
-// TPM remaining, TPM retry-after, TPM reset-after,
-// daily tokens used, month spent}; durations are seconds as strings. When
-// the request is admitted (or would be, on a dry run) the windows are as
-// after it; when rejected, as they are (nothing was spent).
-var checkScript = newScript(`
+// Settle ('s') adjusts a reservation by the actual usage.
+// KEYS: TPM TAT, daily counter, monthly spend.
+// ARGV: 's', TPM (0: nothing reserved there), token delta (actual −
+// estimate), daily quota reserved ('1' or '0'), cost in micro-units,
+// monthly counter TTL in seconds.
+// A negative delta moves the TPM TAT back, never below now; a positive one
+// spends the extra from max(TAT, now).
+// Reply (settleReplyLen integers): daily used, month spent; -1 where
+// untouched.
+//
+// A counter's expiry is set when a write creates it (INCRBY answers the
+// increment itself) and when the settlement resets a negative daily counter
+// to 0 (SET clears the expiry), not on every write: a daily counter lives
+// dayTTL from its first write, a monthly one until two days after its
+// month.
+var limitScript = newScript(fmt.Sprintf(`
+local period, day_ttl, max_s = %d, %d, %d
 local t = redis.call('TIME')
 local now = (t[1] - 1483228800) + t[2] / 1000000
-local period = tonumber(ARGV[2])
-local est = tonumber(ARGV[7])
 
--- gcra returns admitted, the TAT to store if admitted, and two views
--- {remaining, retry-after, reset-after}: after spending cost, and untouched
--- (what AllowN(0) would say). A rejected check reports the untouched state.
-local function gcra(key, rate, burst, cost)
-  local interval = period / rate
-  local tat = tonumber(redis.call('GET', key) or now)
-  if tat < now then tat = now end
-  local new_tat = tat + interval * cost
-  local diff = now - (new_tat - interval * burst)
-  local peek_rem = math.floor((now - (tat - interval * burst)) / interval)
-  if peek_rem < 0 then peek_rem = 0 end
-  local peek = {peek_rem, 0, tat - now}
-  if diff < 0 then
-    peek[2] = -diff
-    return false, tat, peek, peek
-  end
-  return true, new_tat, {math.floor(diff / interval), 0, new_tat - now}, peek
+-- ns is a duration in seconds as integer nanoseconds.
+local function ns(s)
+  if s > max_s then s = max_s end
+  return math.floor(s * 1e9 + 0.5)
 end
 
-local failed = 0
-local rpm, tpm = tonumber(ARGV[3]), tonumber(ARGV[5])
-local none = {0, 0, 0}
-local rpm_ok, rpm_tat, rpm_after, rpm_peek = true, 0, none, none
-local tpm_ok, tpm_tat, tpm_after, tpm_peek = true, 0, none, none
-if rpm > 0 then
-  rpm_ok, rpm_tat, rpm_after, rpm_peek = gcra(KEYS[1], rpm, tonumber(ARGV[4]), 1)
-  if not rpm_ok then failed = failed + 1 end
-end
-if tpm > 0 then
-  tpm_ok, tpm_tat, tpm_after, tpm_peek = gcra(KEYS[2], tpm, tonumber(ARGV[6]), est)
-  if not tpm_ok then failed = failed + 2 end
-end
-local quota, used = tonumber(ARGV[8]), 0
-if quota > 0 then
-  used = tonumber(redis.call('GET', KEYS[3]) or '0')
-  if used >= quota or used + est > quota then failed = failed + 4 end
-end
-local budget, spent = tonumber(ARGV[10]), 0
-if budget > 0 then
-  spent = tonumber(redis.call('GET', KEYS[4]) or '0')
-  if spent >= budget then failed = failed + 8 end
-end
-
-if failed == 0 and ARGV[1] ~= '1' then
-  if rpm > 0 then
-    redis.call('SET', KEYS[1], rpm_tat, 'EX', math.max(math.ceil(rpm_after[3]), 1))
-  end
-  if tpm > 0 and est > 0 then
-    redis.call('SET', KEYS[2], tpm_tat, 'EX', math.max(math.ceil(tpm_after[3]), 1))
-  end
-  if quota > 0 and est > 0 then
-    used = redis.call('INCRBY', KEYS[3], ARGV[7])
-    redis.call('EXPIRE', KEYS[3], ARGV[9])
-  end
-end
-local r, k = rpm_after, tpm_after
-if failed ~= 0 then r, k = rpm_peek, tpm_peek end
-return {failed, r[1], tostring(r[2]), tostring(r[3]),
-        k[1], tostring(k[2]), tostring(k[3]), used, spent}
-`)
-
-// settleScript adjusts a reservation by the actual usage.
-//
-// KEYS: 1 TPM TAT, 2 daily counter, 3 monthly spend.
-// ARGV: 1 period in seconds, 2 TPM (0: nothing reserved there),
-// 3 token delta (actual − estimate), 4 daily quota reserved ("1"),
-// 5 daily counter TTL, 6 cost in micro-units, 7 monthly counter TTL.
-//
-// A negative delta moves the TPM TAT back, never below now; a positive one
-// spends the extra from max(TAT, now). Returns {daily used, month spent},
-// -1 where untouched.
-var settleScript = newScript(`
-local delta = tonumber(ARGV[3])
-local rate = tonumber(ARGV[2])
-if rate > 0 and delta ~= 0 then
-  local t = redis.call('TIME')
-  local now = (t[1] - 1483228800) + t[2] / 1000000
-  local interval = tonumber(ARGV[1]) / rate
-  local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-  local new_tat
-  if delta < 0 then
-    new_tat = math.max(tat + delta * interval, now)
+local out, n, k, a = {}, 0, 1, 1
+while ARGV[a] do
+  local op = ARGV[a]
+  if op == 's' then
+    local rate, delta = tonumber(ARGV[a+1]), tonumber(ARGV[a+2])
+    if rate > 0 and delta ~= 0 then
+      local interval = period / rate
+      local tat = tonumber(redis.call('GET', KEYS[k]) or now)
+      local new_tat
+      if delta < 0 then
+        new_tat = math.max(tat + delta * interval, now)
+      else
+        new_tat = math.max(tat, now) + delta * interval
+      end
+      if new_tat > now then
+        redis.call('SET', KEYS[k], new_tat, 'EX', math.ceil(new_tat - now))
+      else
+        redis.call('DEL', KEYS[k])
+      end
+    end
+    local used, spent = -1, -1
+    if ARGV[a+3] == '1' and delta ~= 0 then
+      used = redis.call('INCRBY', KEYS[k+1], ARGV[a+2])
+      if used < 0 then
+        redis.call('SET', KEYS[k+1], 0, 'EX', day_ttl)
+        used = 0
+      elseif used == delta then
+        redis.call('EXPIRE', KEYS[k+1], day_ttl)
+      end
+    end
+    local cost = tonumber(ARGV[a+4])
+    if cost > 0 then
+      spent = redis.call('INCRBY', KEYS[k+2], ARGV[a+4])
+      if spent == cost then
+        redis.call('EXPIRE', KEYS[k+2], ARGV[a+5])
+      end
+    end
+    out[n+1], out[n+2] = used, spent
+    n, k, a = n + 2, k + 3, a + 6
   else
-    new_tat = math.max(tat, now) + delta * interval
-  end
-  if new_tat > now then
-    redis.call('SET', KEYS[1], new_tat, 'EX', math.ceil(new_tat - now))
-  else
-    redis.call('DEL', KEYS[1])
+    local rpm, rpm_burst = tonumber(ARGV[a+1]), tonumber(ARGV[a+2])
+    local tpm, tpm_burst = tonumber(ARGV[a+3]), tonumber(ARGV[a+4])
+    local est, quota, budget = tonumber(ARGV[a+5]), tonumber(ARGV[a+6]), tonumber(ARGV[a+7])
+    local got = redis.call('MGET', KEYS[k], KEYS[k+1], KEYS[k+2], KEYS[k+3])
+    -- Per rate: the emission interval, the TAT (never before now), the TAT
+    -- after spending the cost, and how far the cost stays within the
+    -- burst (negative: rejected, by that many seconds).
+    local failed = 0
+    local r_int, r_tat, r_new, r_diff, t_int, t_tat, t_new, t_diff
+    if rpm > 0 then
+      r_int = period / rpm
+      r_tat = tonumber(got[1] or now)
+      if r_tat < now then r_tat = now end
+      r_new = r_tat + r_int
+      r_diff = now - (r_new - r_int * rpm_burst)
+      if r_diff < 0 then failed = 1 end
+    end
+    if tpm > 0 then
+      t_int = period / tpm
+      t_tat = tonumber(got[2] or now)
+      if t_tat < now then t_tat = now end
+      t_new = t_tat + t_int * est
+      t_diff = now - (t_new - t_int * tpm_burst)
+      if t_diff < 0 then failed = failed + 2 end
+    end
+    local used, spent = 0, 0
+    if quota > 0 then
+      used = tonumber(got[3] or '0')
+      if used >= quota or used + est > quota then failed = failed + 4 end
+    end
+    if budget > 0 then
+      spent = tonumber(got[4] or '0')
+      if spent >= budget then failed = failed + 8 end
+    end
+
+    if failed == 0 and op == 'c' then
+      if rpm > 0 then
+        redis.call('SET', KEYS[k], r_new, 'EX', math.max(math.ceil(r_new - now), 1))
+      end
+      if tpm > 0 and est > 0 then
+        redis.call('SET', KEYS[k+1], t_new, 'EX', math.max(math.ceil(t_new - now), 1))
+      end
+      if quota > 0 and est > 0 then
+        used = redis.call('INCRBY', KEYS[k+2], ARGV[a+5])
+        if used == est then
+          redis.call('EXPIRE', KEYS[k+2], day_ttl)
+        end
+      end
+    end
+
+    -- The windows {remaining, retry-after, reset-after}: after spending
+    -- when admitted; untouched (what AllowN(0) would say) when rejected.
+    local r_rem, r_retry, r_reset, t_rem, t_retry, t_reset = 0, 0, 0, 0, 0, 0
+    if failed == 0 then
+      if rpm > 0 then
+        r_rem, r_reset = math.floor(r_diff / r_int), ns(r_new - now)
+      end
+      if tpm > 0 then
+        t_rem, t_reset = math.floor(t_diff / t_int), ns(t_new - now)
+      end
+    else
+      if rpm > 0 then
+        r_rem, r_reset = math.max(math.floor((now - (r_tat - r_int * rpm_burst)) / r_int), 0), ns(r_tat - now)
+        if r_diff < 0 then r_retry = ns(-r_diff) end
+      end
+      if tpm > 0 then
+        t_rem, t_reset = math.max(math.floor((now - (t_tat - t_int * tpm_burst)) / t_int), 0), ns(t_tat - now)
+        if t_diff < 0 then t_retry = ns(-t_diff) end
+      end
+    end
+    out[n+1], out[n+2], out[n+3], out[n+4], out[n+5] = failed, r_rem, r_retry, r_reset, t_rem
+    out[n+6], out[n+7], out[n+8], out[n+9] = t_retry, t_reset, used, spent
+    n, k, a = n + 9, k + 4, a + 8
   end
 end
-local used, spent = -1, -1
-if ARGV[4] == '1' and delta ~= 0 then
-  used = redis.call('INCRBY', KEYS[2], ARGV[3])
-  if used < 0 then
-    redis.call('SET', KEYS[2], 0)
-    used = 0
-  end
-  redis.call('EXPIRE', KEYS[2], ARGV[5])
-end
-if tonumber(ARGV[6]) > 0 then
-  spent = redis.call('INCRBY', KEYS[3], ARGV[6])
-  redis.call('EXPIRE', KEYS[3], ARGV[7])
-end
-return {used, spent}
-`)
+return out
+`, int64(period/time.Second), int64(dayTTL/time.Second), int64(maxReplyDuration/time.Second)))
+
+// Operations of limitScript and the length of their replies.
+const (
+	checkReplyLen  = 9
+	settleReplyLen = 2
+)
+
+// maxReplyDuration caps a duration the script returns (a window pushed
+// centuries ahead by an absurd usage), so its nanoseconds fit an int64.
+const maxReplyDuration = 100 * 365 * 24 * time.Hour
