@@ -579,10 +579,7 @@ func (x *exchange) finish() {
 	if x.release != nil {
 		x.release()
 	}
-	if x.plan != nil {
-		x.plan.Release()
-		x.plan = nil
-	}
+	x.releasePlan()
 	if x.settleDec != nil {
 		x.settleNow(*x.settleDec, x.settleActual, x.settleCost)
 	}
@@ -608,6 +605,16 @@ func (x *exchange) finish() {
 	x.logRequest()
 	if x.j.Watch != nil {
 		x.j.Watch.Finished(&x.rec, &x.trail, elapsed)
+	}
+}
+
+// releasePlan gives the plan back to its pool once nothing reads it (a
+// stream that committed keeps only its deployment: its plan, a few
+// kilobytes, would otherwise be held for as long as the stream lasts).
+func (x *exchange) releasePlan() {
+	if x.plan != nil {
+		x.plan.Release()
+		x.plan = nil
 	}
 }
 

@@ -109,6 +109,7 @@ func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec limi
 		x.failed(fail)
 		return
 	}
+	x.releasePlan()
 	x.routeHeaders(committed.Served)
 	h := x.a.Header
 	h.Set("Content-Type", "text/event-stream")

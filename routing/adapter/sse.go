@@ -41,10 +41,15 @@ type SSEReader struct {
 
 // NewSSEReader returns a reader over r. The buffer is small because long
 // lines are collected separately; a thousand concurrent streams must not
-// cost a thousand large buffers.
+// cost a thousand large buffers. An upstream response body is itself read
+// through the HTTP client's buffer, so refilling this one from it costs a
+// copy, not a system call.
 func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, 4<<10)}
+	return &SSEReader{r: bufio.NewReaderSize(r, sseBuffer)}
 }
+
+// sseBuffer is the SSE reader's buffer size.
+const sseBuffer = 1 << 10
 
 // Next returns the next event, or io.EOF when the stream ended cleanly.
 // The returned Data is valid until the next call.
