@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,9 +153,20 @@ func TestGatewayVersusDirect(t *testing.T) {
 		fmt.Fprintf(report, "profiles of the gateway under %d req/s written to %s (cpu.pprof, allocs.pprof, allocs-before.pprof)\n", rate, profiles)
 	}
 
-	// RSS with many concurrent streams held open by a slow vendor.
-	streamRSS, open := holdStreams(t, fakeAddr, gateway, pid)
-	fmt.Fprintf(report, "gateway RSS          idle %.1f MB | with %d concurrent streams open %.1f MB\n", float64(idleRSS)/1024, open, float64(streamRSS)/1024)
+	// RSS with many concurrent streams held open by a slow vendor, on an
+	// instance of its own without the in-flight cap the priority scenario
+	// needs (at a cap of 400 most of the streams would queue or be refused).
+	streamsEnv := append(slices.Clone(env[:len(env):len(env)]), "SWITCHYARD_MAX_INFLIGHT=0")
+	streamsAddr := freeAddr(t)
+	streamsEnv = append(streamsEnv, "SWITCHYARD_ADDR="+streamsAddr, "SWITCHYARD_SPILL_DIR="+t.TempDir(), "SWITCHYARD_PPROF_ADDR=")
+	gw2 := startProc(t, filepath.Join(bin, "switchyard"), streamsEnv)
+	waitOK(t, "http://"+streamsAddr+"/healthz")
+	streamsGW := target{name: "gateway-streams", url: "http://" + streamsAddr + "/v1/chat/completions", key: b.callerKey}
+	waitServes(t, streamsGW)
+	idle2 := rssKB(gw2.Process.Pid)
+	streamRSS, open := holdStreams(t, fakeAddr, streamsGW, gw2.Process.Pid)
+	fmt.Fprintf(report, "gateway RSS          idle %.1f MB | with %d concurrent streams open %.1f MB (a second instance without the in-flight cap: idle %.1f MB)\n",
+		float64(idleRSS)/1024, open, float64(streamRSS)/1024, float64(idle2)/1024)
 
 	prioritisation(t, bin, fakeAddr, b, gwBase, report)
 
@@ -420,10 +432,12 @@ func (f figures) print(w io.Writer, what string) {
 }
 
 // holdStreams opens many streams that the vendor paces slowly and returns
-// the gateway's RSS while they are open.
+// the gateway's RSS while they are open, and how many were open: answered
+// 200 with their first content on the way (the gateway sends nothing
+// before a stream's first content chunk).
 func holdStreams(t *testing.T, fakeAddr string, gateway target, pid int) (int, int64) {
 	var open sync.WaitGroup
-	var started atomic.Int64
+	var started, refused atomic.Int64
 	streamCtx, stopStreams := context.WithCancel(context.Background())
 	slowBody := `{"model":"standard","stream":true,"messages":[{"role":"user","content":"slow"}]}`
 	setRules(t, fakeAddr, `[{"model":"bench-model","fault":{"inter_chunk_delay":"6s","reply_chunks":3}}]`)
@@ -433,6 +447,12 @@ func holdStreams(t *testing.T, fakeAddr string, gateway target, pid int) (int, i
 			defer open.Done()
 			res, err := client.Do(gateway.request(streamCtx, slowBody))
 			if err != nil {
+				refused.Add(1)
+				return
+			}
+			defer res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				refused.Add(1)
 				return
 			}
 			buf := make([]byte, 1)
@@ -440,14 +460,16 @@ func holdStreams(t *testing.T, fakeAddr string, gateway target, pid int) (int, i
 				started.Add(1)
 			}
 			_, _ = io.Copy(io.Discard, res.Body)
-			res.Body.Close()
 		}()
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for started.Load() < int64(streams) && time.Now().Before(deadline) {
+	deadline := time.Now().Add(15 * time.Second) // the vendor ends each stream after 18 s
+	for started.Load()+refused.Load() < int64(streams) && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	rss := rssKB(pid)
+	if n := started.Load(); n < int64(streams) {
+		t.Errorf("only %d of %d streams opened (%d refused or failed): the RSS figure is not for %d streams", n, streams, refused.Load(), streams)
+	}
 	stopStreams()
 	open.Wait()
 	setRules(t, fakeAddr, "")
