@@ -2,15 +2,9 @@ package calllog
 
 import (
 	"bytes"
-	"context"
-	"database/sql"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
-	"time"
-
-	"github.com/lib/pq"
 )
 
 // Kinds of call_log_attempts rows: what an attempt of a call saw besides
@@ -88,37 +82,39 @@ func attemptValues(r *Record) []attemptValue {
 	return out
 }
 
-// attemptRows collects a batch's call_log_attempts rows.
-type attemptRows struct {
-	ats                       []time.Time
-	ids, kinds, attemptValues []string
+// attemptRow is one call_log_attempts row.
+type attemptRow struct {
+	r *Record
+	v attemptValue
 }
 
-func (a *attemptRows) add(r *Record) {
+// appendAttemptRows appends the attempt rows of r, a new row.
+func appendAttemptRows(rows []attemptRow, r *Record) []attemptRow {
 	for _, v := range attemptValues(r) {
-		a.ats = append(a.ats, r.At)
-		a.ids = append(a.ids, r.RequestID)
-		a.kinds = append(a.kinds, v.kind)
-		a.attemptValues = append(a.attemptValues, v.value)
+		rows = append(rows, attemptRow{r, v})
 	}
+	return rows
 }
 
-// attemptsStmt stores a batch's attempt rows; a replayed row is there
-// already.
-const attemptsStmt = `INSERT INTO call_log_attempts (at, request_id, kind, value)
-    SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[])
+func appendAttemptsJSON(b []byte, rows []attemptRow) []byte {
+	b = append(b, '[')
+	for i, a := range rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"at":"`...)
+		b = appendCopyTime(b, a.r.At)
+		b = append(b, '"')
+		b = appendJSONField(b, "request_id", a.r.RequestID)
+		b = appendJSONField(b, "kind", a.v.kind)
+		b = appendJSONField(b, "value", a.v.value)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// attemptsInsert stores the attempt rows of a batch's new rows.
+const attemptsInsert = `
+    INSERT INTO call_log_attempts (at, request_id, kind, value)
+    SELECT * FROM json_to_recordset($ARG::json) AS x(at timestamptz, request_id text, kind text, value text)
     ON CONFLICT DO NOTHING`
-
-func (a *attemptRows) store(ctx context.Context, tx *sql.Tx) error {
-	if len(a.ats) == 0 {
-		return nil
-	}
-	ats := make([]string, len(a.ats))
-	for i, t := range a.ats {
-		ats[i] = t.UTC().Format(time.RFC3339Nano)
-	}
-	if _, err := tx.ExecContext(ctx, attemptsStmt, pq.Array(ats), pq.Array(a.ids), pq.Array(a.kinds), pq.Array(a.attemptValues)); err != nil {
-		return fmt.Errorf("calllog: store attempts: %w", err)
-	}
-	return nil
-}

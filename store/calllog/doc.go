@@ -4,11 +4,13 @@
 // The request path hands a Record to a Writer, which never blocks: records are
 // queued in a bounded channel, batched by one background goroutine, and
 // copied into PostgreSQL by WriterOptions.Workers others (default 2), so one
-// batch's rows are copied while another's commit is flushed. Each batch is inserted with ON CONFLICT DO NOTHING on
-// (at, request_id) and, in the same transaction, the daily cost_rollups and
-// hourly call_stats rows are incremented from the rows the insert actually
-// returned. Replaying a batch is therefore always safe: duplicates are neither
-// stored nor counted twice.
+// batch's rows are copied while another's commit is flushed. Each batch is
+// streamed into call_logs with COPY and, in the same transaction, the daily
+// cost_rollups, hourly call_stats and the other roll-ups are incremented by
+// one statement from the rows the COPY stored. A row already stored, keyed
+// by (at, request_id), makes the COPY fail; the batch is then stored without
+// the rows already present. Replaying a batch is therefore always safe:
+// duplicates are neither stored nor counted twice.
 //
 // When PostgreSQL cannot take a batch, or the queue is full, records go to an
 // append-only JSON-lines spill file in WriterOptions.SpillDir and are replayed

@@ -3,12 +3,9 @@ package calllog
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/lib/pq"
 )
 
 // ladder_stats: hourly resilience figures per route group × tier — the
@@ -26,27 +23,41 @@ const (
 const codeBudgetExhausted = "retry_budget_exhausted"
 
 type ladderKey struct {
-	hour        time.Time
+	hour        int64 // Unix time / 3600
 	group, tier string
 }
 
 type ladderStat struct {
+	key                                                    ladderKey
 	requests, retries, exhausted, stepDown, cached, static int64
 }
 
-// ladderRollup accumulates one batch's ladder_stats increments.
-type ladderRollup map[ladderKey]*ladderStat
+// ladderRollup accumulates one batch's ladder_stats increments (reused
+// between batches).
+type ladderRollup struct {
+	rows []ladderStat
+	at   map[ladderKey]int
+}
 
-func (lr ladderRollup) add(r *Record) {
+func newLadderRollup() ladderRollup { return ladderRollup{at: map[ladderKey]int{}} }
+
+func (lr *ladderRollup) reset() {
+	lr.rows = lr.rows[:0]
+	clear(lr.at)
+}
+
+func (lr *ladderRollup) add(r *Record, hour int64) {
 	if r.RouteGroup == "" || r.Tier == "" || r.Status == StatusRejected && r.Degraded == "" {
 		return // before routing, or refused by us: nothing the budget or the ladder did
 	}
-	k := ladderKey{hour: r.At.UTC().Truncate(time.Hour), group: r.RouteGroup, tier: r.Tier}
-	s := lr[k]
-	if s == nil {
-		s = &ladderStat{}
-		lr[k] = s
+	k := ladderKey{hour: hour, group: r.RouteGroup, tier: r.Tier}
+	i, ok := lr.at[k]
+	if !ok {
+		i = len(lr.rows)
+		lr.rows = append(lr.rows, ladderStat{key: k})
+		lr.at[k] = i
 	}
+	s := &lr.rows[i]
 	s.requests++
 	s.retries += int64(r.Retries)
 	if r.ErrorCode == codeBudgetExhausted {
@@ -62,8 +73,39 @@ func (lr ladderRollup) add(r *Record) {
 	}
 }
 
-const ladderStatsStmt = `INSERT INTO ladder_stats AS s (hour, route_group, tier, requests, retries, budget_exhausted, step_down, cached, static)
-    SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[])
+// sort puts the rows in key order (no deadlocks between writers).
+func (lr *ladderRollup) sort() {
+	slices.SortFunc(lr.rows, func(a, b ladderStat) int {
+		return cmp.Or(cmp.Compare(a.key.hour, b.key.hour), cmp.Compare(a.key.group, b.key.group), cmp.Compare(a.key.tier, b.key.tier))
+	})
+}
+
+func (lr *ladderRollup) appendJSON(b []byte) []byte {
+	b = append(b, '[')
+	for i := range lr.rows {
+		s := &lr.rows[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONHour(append(b, '{'), s.key.hour)
+		b = appendJSONField(b, "route_group", s.key.group)
+		b = appendJSONField(b, "tier", s.key.tier)
+		b = appendJSONInt(b, "requests", s.requests)
+		b = appendJSONInt(b, "retries", s.retries)
+		b = appendJSONInt(b, "budget_exhausted", s.exhausted)
+		b = appendJSONInt(b, "step_down", s.stepDown)
+		b = appendJSONInt(b, "cached", s.cached)
+		b = appendJSONInt(b, "static", s.static)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// ladderStatsInsert upserts a batch's ladder_stats increments.
+const ladderStatsInsert = `
+    INSERT INTO ladder_stats AS s (hour, route_group, tier, requests, retries, budget_exhausted, step_down, cached, static)
+    SELECT * FROM json_to_recordset($ARG::json) AS x(hour timestamptz, route_group text, tier text, requests bigint,
+        retries bigint, budget_exhausted bigint, step_down bigint, cached bigint, static bigint)
     ON CONFLICT (hour, route_group, tier) DO UPDATE SET
         requests = s.requests + EXCLUDED.requests,
         retries = s.retries + EXCLUDED.retries,
@@ -71,33 +113,6 @@ const ladderStatsStmt = `INSERT INTO ladder_stats AS s (hour, route_group, tier,
         step_down = s.step_down + EXCLUDED.step_down,
         cached = s.cached + EXCLUDED.cached,
         static = s.static + EXCLUDED.static`
-
-// store upserts the increments in key order (no deadlocks between writers).
-func (lr ladderRollup) store(ctx context.Context, tx *sql.Tx) error {
-	if len(lr) == 0 {
-		return nil
-	}
-	keys := make([]ladderKey, 0, len(lr))
-	for k := range lr {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b ladderKey) int {
-		return cmp.Or(a.hour.Compare(b.hour), cmp.Compare(a.group, b.group), cmp.Compare(a.tier, b.tier))
-	})
-	var hours, groups, tiers []string
-	var requests, retries, exhausted, stepDown, cached, static []int64
-	for _, k := range keys {
-		s := lr[k]
-		hours, groups, tiers = append(hours, k.hour.Format(time.RFC3339)), append(groups, k.group), append(tiers, k.tier)
-		requests, retries, exhausted = append(requests, s.requests), append(retries, s.retries), append(exhausted, s.exhausted)
-		stepDown, cached, static = append(stepDown, s.stepDown), append(cached, s.cached), append(static, s.static)
-	}
-	if _, err := tx.ExecContext(ctx, ladderStatsStmt, pq.Array(hours), pq.Array(groups), pq.Array(tiers), pq.Array(requests),
-		pq.Array(retries), pq.Array(exhausted), pq.Array(stepDown), pq.Array(cached), pq.Array(static)); err != nil {
-		return fmt.Errorf("calllog: update ladder stats: %w", err)
-	}
-	return nil
-}
 
 // LadderQuery selects ladder_stats points.
 type LadderQuery struct {

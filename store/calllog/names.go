@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/lib/pq"
 )
 
 // Name kinds of call_log_names.
@@ -19,11 +17,13 @@ const (
 	nameLogicModel = "logic_model"
 )
 
-// namesStmt records the names of a batch with their days. A name's row is
-// rewritten only when the batch widens its days (a new day, a replay of
-// an old one), so a busy caller costs one index probe per batch.
-const namesStmt = `INSERT INTO call_log_names AS n (kind, name, first_day, last_day)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::date[], $4::date[])
+// namesInsert records the callers and logic models of a batch's new rows
+// that call_log_names is not known to hold for their days (kind, name,
+// first_day, last_day, in key order). A name's row is rewritten only when
+// the batch widens its days (a new day, a replay of an old one).
+const namesInsert = `
+    INSERT INTO call_log_names AS n (kind, name, first_day, last_day)
+    SELECT * FROM json_to_recordset($ARG::json) AS x(kind text, name text, first_day date, last_day date)
     ON CONFLICT (kind, name) DO UPDATE SET
         first_day = least(n.first_day, EXCLUDED.first_day),
         last_day = greatest(n.last_day, EXCLUDED.last_day)
@@ -31,104 +31,121 @@ const namesStmt = `INSERT INTO call_log_names AS n (kind, name, first_day, last_
 
 type nameKey struct{ kind, name string }
 
-type nameDays struct{ first, last time.Time }
+// dayRange is a span of UTC days, as days since 1970-01-01.
+type dayRange struct{ first, last int64 }
+
+func (d dayRange) covers(o dayRange) bool { return d.first <= o.first && o.last <= d.last }
+
+func (d dayRange) union(o dayRange) dayRange {
+	return dayRange{min(d.first, o.first), max(d.last, o.last)}
+}
 
 // knownNames remembers, per database, the days call_log_names is known to
 // hold for each name, so that a batch of names already there (nearly every
-// batch: the same callers, the same day) costs no statement. It learns
-// only from committed batches, and rows of call_log_names are never
-// deleted, so it is never wrong about a running database (a database
-// restored from a backup under a running writer would need a restart).
+// batch: the same callers, the same day) sends none. It learns only from
+// committed batches, and rows of call_log_names are never deleted, so it is
+// never wrong about a running database (a database restored from a backup
+// under a running writer would need a restart).
 var knownNames sync.Map // *sql.DB → *nameCache
 
 type nameCache struct {
 	mu   sync.Mutex
-	days map[nameKey]nameDays
+	days map[nameKey]dayRange
 }
 
-// storedNames are a batch's names written in its transaction, remembered
-// once it commits.
-type storedNames struct {
-	cache *nameCache
-	days  map[nameKey]nameDays
+func nameCacheOf(db *sql.DB) *nameCache {
+	if c, ok := knownNames.Load(db); ok {
+		return c.(*nameCache)
+	}
+	c, _ := knownNames.LoadOrStore(db, &nameCache{days: map[nameKey]dayRange{}})
+	return c.(*nameCache)
 }
 
-func (s storedNames) committed() {
-	if s.cache == nil {
+// batchNames collects the names of a batch's new rows with their days
+// (reused between batches).
+type batchNames struct {
+	days    map[nameKey]dayRange
+	last    [2]nameKey // the previous row's, to skip the map for runs of one name
+	lastDay [2]int64
+	keys    []nameKey // the names to record, in key order
+}
+
+func newBatchNames() batchNames { return batchNames{days: map[nameKey]dayRange{}} }
+
+func (b *batchNames) reset() {
+	clear(b.days)
+	b.last = [2]nameKey{}
+	b.keys = b.keys[:0]
+}
+
+// see notes the caller and logic model of r, a new row.
+func (b *batchNames) see(r *Record) {
+	day := floorDiv(r.At.Unix(), 86400)
+	for i, k := range [2]nameKey{{nameCaller, r.Caller}, {nameLogicModel, r.LogicModel}} {
+		if k.name == "" || k == b.last[i] && day == b.lastDay[i] {
+			continue
+		}
+		b.last[i], b.lastDay[i] = k, day
+		d := dayRange{day, day}
+		if have, ok := b.days[k]; ok {
+			if have.covers(d) {
+				continue
+			}
+			d = have.union(d)
+		}
+		b.days[k] = d
+	}
+}
+
+// unknown drops the names the cache knows for their days; the others are
+// recorded, in key order so that concurrent writers lock their rows in the
+// same order.
+func (b *batchNames) unknown(c *nameCache) {
+	c.mu.Lock()
+	for k, d := range b.days {
+		if have, ok := c.days[k]; ok && have.covers(d) {
+			delete(b.days, k)
+			continue
+		}
+		b.keys = append(b.keys, k)
+	}
+	c.mu.Unlock()
+	slices.SortFunc(b.keys, func(x, y nameKey) int { return cmp.Or(cmp.Compare(x.kind, y.kind), cmp.Compare(x.name, y.name)) })
+}
+
+func (b *batchNames) appendJSON(buf []byte) []byte {
+	buf = append(buf, '[')
+	for i, k := range b.keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		d := b.days[k]
+		buf = append(buf, `{"kind":`...)
+		buf = appendJSONString(buf, k.kind)
+		buf = appendJSONField(buf, "name", k.name)
+		buf = append(buf, `,"first_day":"`...)
+		buf = time.Unix(d.first*86400, 0).UTC().AppendFormat(buf, time.DateOnly)
+		buf = append(buf, `","last_day":"`...)
+		buf = time.Unix(d.last*86400, 0).UTC().AppendFormat(buf, time.DateOnly)
+		buf = append(buf, `"}`...)
+	}
+	return append(buf, ']')
+}
+
+// committed teaches the cache the names the batch recorded.
+func (b *batchNames) committed(c *nameCache) {
+	if len(b.keys) == 0 {
 		return
 	}
-	s.cache.mu.Lock()
-	defer s.cache.mu.Unlock()
-	for k, d := range s.days {
-		if have, ok := s.cache.days[k]; ok {
-			d.first, d.last = minTime(d.first, have.first), maxTime(d.last, have.last)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range b.keys {
+		d := b.days[k]
+		if have, ok := c.days[k]; ok {
+			d = d.union(have)
 		}
-		s.cache.days[k] = d
+		c.days[k] = d
 	}
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
-// storeNames records the callers and logic models of the batch's new rows
-// (the keys of its daily roll-ups) that the table is not known to hold for
-// those days, in key order so that concurrent writers lock the rows in the
-// same order.
-func storeNames(ctx context.Context, tx *sql.Tx, db *sql.DB, ru *rollups) (storedNames, error) {
-	days := map[nameKey]nameDays{}
-	see := func(k nameKey, day time.Time) {
-		if k.name == "" {
-			return
-		}
-		d, ok := days[k]
-		if !ok {
-			days[k] = nameDays{day, day}
-			return
-		}
-		days[k] = nameDays{minTime(d.first, day), maxTime(d.last, day)}
-	}
-	for k := range ru.costs {
-		see(nameKey{nameCaller, k.caller}, k.at)
-		see(nameKey{nameLogicModel, k.logicModel}, k.at)
-	}
-	c, _ := knownNames.LoadOrStore(db, &nameCache{days: map[nameKey]nameDays{}})
-	cache := c.(*nameCache)
-	cache.mu.Lock()
-	for k, d := range days {
-		if have, ok := cache.days[k]; ok && !d.first.Before(have.first) && !d.last.After(have.last) {
-			delete(days, k)
-		}
-	}
-	cache.mu.Unlock()
-	if len(days) == 0 {
-		return storedNames{}, nil
-	}
-	keys := make([]nameKey, 0, len(days))
-	for k := range days {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b nameKey) int { return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.name, b.name)) })
-	var kinds, names, firsts, lasts []string
-	for _, k := range keys {
-		d := days[k]
-		kinds, names = append(kinds, k.kind), append(names, k.name)
-		firsts, lasts = append(firsts, d.first.Format(time.DateOnly)), append(lasts, d.last.Format(time.DateOnly))
-	}
-	if _, err := tx.ExecContext(ctx, namesStmt, pq.Array(kinds), pq.Array(names), pq.Array(firsts), pq.Array(lasts)); err != nil {
-		return storedNames{}, fmt.Errorf("calllog: record names: %w", err)
-	}
-	return storedNames{cache: cache, days: days}, nil
 }
 
 // maxNameMatches bounds the names a partial name is resolved to. Up to

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"switchyard/routing/limit"
 	"switchyard/routing/record"
+
+	"github.com/lib/pq"
 )
 
 // Call statuses (see record).
@@ -92,8 +95,8 @@ func clampInt32(v int) int {
 	return min(max(v, math.MinInt32), math.MaxInt32)
 }
 
-// columns lists call_logs' columns in the order of Record's fields; copy
-// values and scan targets follow the same order.
+// columns lists call_logs' columns in the order of Record's fields; COPY
+// lines (appendCopyLine) and scan targets follow the same order.
 var columns = []string{
 	"at", "request_id", "caller_id", "caller", "tenant", "route_group", "tier",
 	"requested_model", "logic_model", "deployment_id", "provider", "key_fingerprint",
@@ -110,49 +113,120 @@ var columns = []string{
 
 var columnList = strings.Join(columns, ", ")
 
-// values returns r's column values for COPY, in the order of columns.
-func values(r *Record) []any {
-	attempts := "[]"
+// appendCopyLine appends r as one line of COPY's text format, in the order
+// of columns: the values lib/pq's COPY wrote for it. An empty text column
+// and a nil number are \N (NULL), but for the request id and the status,
+// never empty once normalized; an empty attempt trail is [].
+func appendCopyLine(b []byte, r *Record) []byte {
+	b = appendCopyTime(b, r.At)
+	b = appendCopyBytes(append(b, '\t'), r.RequestID)
+	b = appendCopyInt64Ptr(b, r.CallerID)
+	b = appendCopyText(b, r.Caller)
+	b = appendCopyText(b, r.Tenant)
+	b = appendCopyText(b, r.RouteGroup)
+	b = appendCopyText(b, r.Tier)
+	b = appendCopyText(b, r.RequestedModel)
+	b = appendCopyText(b, r.LogicModel)
+	b = appendCopyInt64Ptr(b, r.DeploymentID)
+	b = appendCopyText(b, r.Provider)
+	b = appendCopyText(b, r.KeyFingerprint)
+	b = appendCopyBytes(append(b, '\t'), r.Status)
+	b = appendCopyText(b, r.ErrorClass)
+	b = appendCopyText(b, r.ErrorCode)
+	b = appendCopyInt(b, int64(r.HTTPStatus))
+	b = appendCopyInt(b, int64(r.LatencyMS))
+	b = appendCopyIntPtr(b, r.TTFCMS)
+	b = appendCopyInt64Ptr(b, r.PromptTokens)
+	b = appendCopyInt64Ptr(b, r.CompletionTokens)
+	b = appendCopyInt64Ptr(b, r.CachedTokens)
+	b = appendCopyInt64Ptr(b, r.ReasoningTokens)
+	b = appendCopyBool(b, r.UsageEstimated)
+	b = appendCopyInt64Ptr(b, r.CostMicros)
+	b = appendCopyText(b, r.Currency)
+	b = appendCopyBool(b, r.Stream)
+	b = appendCopyBool(b, r.IdempotencyReplay)
+	b = appendCopyText(b, r.Fallback)
+	b = appendCopyInt64Ptr(b, r.ConfigVersion)
 	if len(r.Attempts) > 0 {
-		attempts = string(r.Attempts) // a string: COPY would hex-encode []byte as bytea
+		b = appendCopyBytes(append(b, '\t'), r.Attempts)
+	} else {
+		b = append(b, "\t[]"...)
 	}
-	return []any{
-		r.At, r.RequestID, nullInt64(r.CallerID), nullText(r.Caller), nullText(r.Tenant),
-		nullText(r.RouteGroup), nullText(r.Tier), nullText(r.RequestedModel),
-		nullText(r.LogicModel), nullInt64(r.DeploymentID), nullText(r.Provider),
-		nullText(r.KeyFingerprint), r.Status, nullText(r.ErrorClass), nullText(r.ErrorCode),
-		int64(r.HTTPStatus), int64(r.LatencyMS), nullInt(r.TTFCMS),
-		nullInt64(r.PromptTokens), nullInt64(r.CompletionTokens), nullInt64(r.CachedTokens),
-		nullInt64(r.ReasoningTokens), r.UsageEstimated, nullInt64(r.CostMicros), nullText(r.Currency),
-		r.Stream, r.IdempotencyReplay, nullText(r.Fallback), nullInt64(r.ConfigVersion),
-		attempts,
-		int64(r.Needs), int64(r.Fields),
-		nullText(r.Degraded),
-		nullText(r.PriorityClass), nullInt(r.QueueWaitMS),
-		nullText(r.Endpoint),
-		nullText(string(r.LimitKind)), nullInt64(r.LimitValue), nullInt64(r.LimitResetMS),
-	}
+	b = appendCopyInt(b, int64(r.Needs))
+	b = appendCopyInt(b, int64(r.Fields))
+	b = appendCopyText(b, r.Degraded)
+	b = appendCopyText(b, r.PriorityClass)
+	b = appendCopyIntPtr(b, r.QueueWaitMS)
+	b = appendCopyText(b, r.Endpoint)
+	b = appendCopyText(b, string(r.LimitKind))
+	b = appendCopyInt64Ptr(b, r.LimitValue)
+	b = appendCopyInt64Ptr(b, r.LimitResetMS)
+	return append(b, '\n')
 }
 
-func nullText(s string) any {
+// appendCopyTime appends t (the line's first column) in ISO 8601, UTC,
+// to the microsecond.
+func appendCopyTime(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	if y := t.Year(); y < 1 || y > 9999 {
+		return append(b, pq.FormatTimestamp(t)...) // BC, or five digits: as lib/pq wrote them
+	}
+	return t.AppendFormat(b, "2006-01-02T15:04:05.999999Z07:00")
+}
+
+// appendCopyText appends a text column; "" is NULL.
+func appendCopyText(b []byte, s string) []byte {
 	if s == "" {
-		return nil
+		return append(b, `	\N`...)
 	}
-	return s
+	return appendCopyBytes(append(b, '\t'), s)
 }
 
-func nullInt64(p *int64) any {
-	if p == nil {
-		return nil
+// appendCopyBytes appends s escaped for COPY's text format as lib/pq
+// escapes it: backslash, newline, carriage return and tab. Other bytes are
+// taken as they are (s must not hold NUL, which text cannot hold).
+func appendCopyBytes[T ~string | ~[]byte](b []byte, s T) []byte {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		var esc byte
+		switch s[i] {
+		case '\\':
+			esc = '\\'
+		case '\n':
+			esc = 'n'
+		case '\r':
+			esc = 'r'
+		case '\t':
+			esc = 't'
+		default:
+			continue
+		}
+		b = append(append(b, s[start:i]...), '\\', esc)
+		start = i + 1
 	}
-	return *p
+	return append(b, s[start:]...)
 }
 
-func nullInt(p *int) any {
+func appendCopyInt(b []byte, n int64) []byte {
+	return strconv.AppendInt(append(b, '\t'), n, 10)
+}
+
+func appendCopyInt64Ptr(b []byte, p *int64) []byte {
 	if p == nil {
-		return nil
+		return append(b, `	\N`...)
 	}
-	return int64(*p)
+	return appendCopyInt(b, *p)
+}
+
+func appendCopyIntPtr(b []byte, p *int) []byte {
+	if p == nil {
+		return append(b, `	\N`...)
+	}
+	return appendCopyInt(b, int64(*p))
+}
+
+func appendCopyBool(b []byte, v bool) []byte {
+	return strconv.AppendBool(append(b, '\t'), v)
 }
 
 // scanner is *sql.Row or *sql.Rows.

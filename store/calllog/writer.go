@@ -357,9 +357,9 @@ var errDown = errors.New("calllog: PostgreSQL unavailable, waiting to retry")
 // failure marks PostgreSQL down and spills the batch (records of it already
 // stored are skipped when the spill is replayed).
 func (w *Writer) store(ctx context.Context, batch []Record, st *FlushStats) (int, error) {
-	n, err := w.insert(ctx, batch)
+	n, err := w.insert(ctx, batch, false)
 	if err != nil && isDataError(err) {
-		n, err = w.storeHalves(ctx, batch, err)
+		n, err = w.storeHalves(ctx, batch, err, false)
 	}
 	if err != nil {
 		w.markDown(err)
@@ -372,17 +372,18 @@ func (w *Writer) store(ctx context.Context, batch []Record, st *FlushStats) (int
 
 // storeHalves stores recs, which PostgreSQL refused with dataErr for what is
 // in them, by halves, down to single records that are dead-lettered. It
-// returns early with any error that is not about the data.
-func (w *Writer) storeHalves(ctx context.Context, recs []Record, dataErr error) (int, error) {
+// returns early with any error that is not about the data. replay: recs
+// come from the spill file, and some may be stored already.
+func (w *Writer) storeHalves(ctx context.Context, recs []Record, dataErr error, replay bool) (int, error) {
 	if len(recs) == 1 {
 		w.deadLetter(recs, dataErr)
 		return 0, nil
 	}
 	total := 0
 	for _, half := range [][]Record{recs[:len(recs)/2], recs[len(recs)/2:]} {
-		n, err := w.insert(ctx, half)
+		n, err := w.insert(ctx, half, replay)
 		if err != nil && isDataError(err) {
-			n, err = w.storeHalves(ctx, half, err)
+			n, err = w.storeHalves(ctx, half, err, replay)
 		}
 		if err != nil {
 			return total, err
@@ -392,10 +393,10 @@ func (w *Writer) storeHalves(ctx context.Context, recs []Record, dataErr error) 
 	return total, nil
 }
 
-func (w *Writer) insert(ctx context.Context, batch []Record) (int, error) {
+func (w *Writer) insert(ctx context.Context, batch []Record, replay bool) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.opts.InsertTimeout)
 	defer cancel()
-	n, err := insertBatch(ctx, w.db, batch)
+	n, err := storeBatch(ctx, w.db, batch, replay)
 	if err == nil {
 		w.written.Add(int64(n))
 	}
@@ -431,9 +432,9 @@ func (w *Writer) replay(ctx context.Context, maxBatches int) {
 			continue
 		}
 		st := FlushStats{Records: len(recs), Replay: true}
-		n, err := w.insert(ctx, recs)
+		n, err := w.insert(ctx, recs, true)
 		if err != nil && isDataError(err) {
-			n, err = w.storeHalves(ctx, recs, err)
+			n, err = w.storeHalves(ctx, recs, err, true)
 		}
 		if err != nil {
 			// Read these records again next time; those already stored
