@@ -245,8 +245,8 @@ func TestStoreThroughPgBouncer(t *testing.T) {
 	}
 
 	// Call logs: partitions (SET LOCAL and LOCK TABLE inside a transaction),
-	// then the writer (a temporary staging table and COPY inside each
-	// batch's transaction) with several workers, then search.
+	// then the writer (COPY and the roll-up statement inside each batch's
+	// transaction) with several workers, then search.
 	db := st.DB()
 	if err := calllog.EnsurePartitions(ctx, db, time.Now(), 1); err != nil {
 		t.Fatalf("call-log partitions through the pooler: %v", err)

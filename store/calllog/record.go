@@ -60,13 +60,17 @@ func normalize(r *Record) error {
 	}
 	r.HTTPStatus = clampInt32(r.HTTPStatus)
 	r.LatencyMS = clampInt32(r.LatencyMS)
+	// A value that changes gets a copy of its own: the pointers are the
+	// caller's.
 	if r.TTFCMS != nil {
-		v := clampInt32(*r.TTFCMS)
-		r.TTFCMS = &v
+		if v := clampInt32(*r.TTFCMS); v != *r.TTFCMS {
+			r.TTFCMS = &v
+		}
 	}
 	if r.QueueWaitMS != nil {
-		v := min(max(*r.QueueWaitMS, 0), math.MaxInt32)
-		r.QueueWaitMS = &v
+		if v := min(max(*r.QueueWaitMS, 0), math.MaxInt32); v != *r.QueueWaitMS {
+			r.QueueWaitMS = &v
+		}
 	}
 	if r.CostMicros != nil && (*r.CostMicros < 0 || *r.CostMicros > MaxCallCostMicros) {
 		v := min(max(*r.CostMicros, 0), MaxCallCostMicros)

@@ -79,18 +79,25 @@ type Writer struct {
 	db    *sql.DB
 	opts  WriterOptions
 	log   *slog.Logger
-	ch    chan Record
 	free  chan []Record // flushed batches for reuse
 	spool *spool
 	done  chan struct{}
 
-	mu       sync.RWMutex // Write holds it shared; Close exclusively
+	// The queue: records Write took and no worker has yet. A record costs
+	// one copy into the open batch under mu, and nothing wakes the loop
+	// but the first record of a batch and a batch that is full.
+	mu       sync.Mutex
+	open     []Record   // the batch being filled
+	full     [][]Record // batches of BatchSize waiting for a worker
+	queued   int        // records in open and full
+	kick     chan struct{}
 	closed   bool
 	closeCtx context.Context
 
 	written, spilled, replayed, deadLettered, lost atomic.Int64
 
-	replaying atomic.Bool // a worker is replaying the spill file
+	replaying atomic.Bool  // a worker is replaying the spill file
+	idle      atomic.Int32 // workers waiting for a job
 
 	stateMu   sync.Mutex // guards the PostgreSQL health below
 	downUntil time.Time
@@ -143,8 +150,8 @@ func NewWriter(db *sql.DB, opts WriterOptions) (*Writer, error) {
 		db:      db,
 		opts:    opts,
 		log:     opts.Logger.With("component", "calllog"),
-		ch:      make(chan Record, opts.BufferSize),
 		free:    make(chan []Record, opts.Workers+1),
+		kick:    make(chan struct{}, 1),
 		spool:   sp,
 		done:    make(chan struct{}),
 		backoff: opts.RetryMin,
@@ -163,24 +170,69 @@ func (w *Writer) Write(r Record) {
 		w.deadLetter([]Record{r}, err)
 		return
 	}
-	w.mu.RLock()
-	if !w.closed {
+	w.mu.Lock()
+	if w.closed || w.queued >= w.opts.BufferSize {
+		closed := w.closed
+		w.mu.Unlock()
+		// Overflow: fsynced by the loop within a flush interval (at once
+		// when the Writer is closed, as nothing else will).
+		w.spillRecords([]Record{r}, closed, nil)
+		return
+	}
+	if w.open == nil {
+		w.open = w.newBatch()
+	}
+	w.open = append(w.open, r)
+	w.queued++
+	wake := len(w.open) == 1 // the loop times the flush of a new batch
+	if len(w.open) >= w.opts.BatchSize {
+		w.full = append(w.full, w.open)
+		w.open = nil
+		wake = true
+	}
+	if wake { // under mu: Close closes kick under it
 		select {
-		case w.ch <- r:
-			w.mu.RUnlock()
-			return
-		default:
+		case w.kick <- struct{}{}:
+		default: // the loop has a kick waiting already
 		}
 	}
-	closed := w.closed
-	w.mu.RUnlock()
-	// Overflow: fsynced by the loop within a flush interval (at once when
-	// the Writer is closed, as nothing else will).
-	w.spillRecords([]Record{r}, closed, nil)
+	w.mu.Unlock()
 }
 
 // Depth is the number of queued records.
-func (w *Writer) Depth() int { return len(w.ch) }
+func (w *Writer) Depth() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.queued
+}
+
+// take removes the queue's next batch: a full one, or else (all) the open
+// one's records, or nil.
+func (w *Writer) take(all bool) []Record {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var b []Record
+	switch {
+	case len(w.full) > 0:
+		b = w.full[0]
+		w.full[0] = nil
+		w.full = w.full[1:]
+		if len(w.full) == 0 {
+			w.full = nil
+		}
+	case all && len(w.open) > 0:
+		b, w.open = w.open, nil
+	}
+	w.queued -= len(b)
+	return b
+}
+
+// hasFull reports a full batch waiting.
+func (w *Writer) hasFull() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.full) > 0
+}
 
 // SpillBytes is the size of spilled records waiting for replay.
 func (w *Writer) SpillBytes() int64 { return w.spool.bytes.Load() }
@@ -210,7 +262,7 @@ func (w *Writer) Close(ctx context.Context) error {
 	}
 	w.closed = true
 	w.closeCtx = ctx
-	close(w.ch)
+	close(w.kick) // the loop hands on what is queued and stops
 	w.mu.Unlock()
 	<-w.done
 	return w.spool.close()
@@ -223,9 +275,10 @@ type job struct {
 	replay bool
 }
 
-// run assembles batches from the queue and hands them to the workers. When
-// all workers are busy it stops draining the queue, which then fills up and
-// overflows into the spill file: memory stays bounded and Write never waits.
+// run hands the queue's batches to the workers. When all workers are busy
+// it waits for one, while Write goes on queueing up to BufferSize records
+// and then overflows into the spill file: memory stays bounded and Write
+// never waits.
 func (w *Writer) run() {
 	defer close(w.done)
 	batches := make(chan job)
@@ -235,42 +288,50 @@ func (w *Writer) run() {
 	}
 	ticker := time.NewTicker(w.opts.FlushInterval)
 	defer ticker.Stop()
-	var quick <-chan time.Time
-	if w.opts.QuickFlush > 0 && w.opts.QuickFlush < w.opts.FlushInterval {
-		qt := time.NewTicker(w.opts.QuickFlush)
-		defer qt.Stop()
-		quick = qt.C
+	// The quick flush times a partial batch from its first record: then,
+	// if a worker is idle, the batch goes early.
+	quickOn := w.opts.QuickFlush > 0 && w.opts.QuickFlush < w.opts.FlushInterval
+	quick := time.NewTimer(time.Hour)
+	quick.Stop()
+	defer quick.Stop()
+	armed := false
+	arm := func() {
+		if quickOn && !armed && w.Depth() > 0 {
+			quick.Reset(w.opts.QuickFlush)
+			armed = true
+		}
 	}
-	batch := w.newBatch()
+	sendFull := func() {
+		for b := w.take(false); b != nil; b = w.take(false) {
+			batches <- job{batch: b}
+		}
+	}
 	for {
 		select {
-		case <-quick:
-			if len(batch) > 0 {
-				select {
-				case batches <- job{batch: batch}: // a worker is idle
-					batch = w.newBatch()
-				default: // all busy: the batch keeps growing
-				}
-			}
-		case r, ok := <-w.ch:
-			if !ok {
-				if len(batch) > 0 {
-					batches <- job{batch: batch}
+		case _, ok := <-w.kick:
+			sendFull()
+			if !ok { // closed: hand on the rest and stop
+				if b := w.take(true); b != nil {
+					batches <- job{batch: b}
 				}
 				close(batches)
 				workers.Wait()
 				w.shutdown()
 				return
 			}
-			batch = append(batch, r)
-			if len(batch) >= w.opts.BatchSize {
-				batches <- job{batch: batch}
-				batch = w.newBatch()
+			arm()
+		case <-quick.C:
+			armed = false
+			if w.idle.Load() > 0 { // a worker is idle: the batch goes now
+				if b := w.take(true); b != nil {
+					batches <- job{batch: b}
+				}
 			}
+			arm() // all busy: the batch keeps growing, and is looked at again
 		case <-ticker.C:
-			if len(batch) > 0 {
-				batches <- job{batch: batch}
-				batch = w.newBatch()
+			sendFull()
+			if b := w.take(true); b != nil {
+				batches <- job{batch: b}
 			}
 			if err := w.spool.sync(); err != nil {
 				w.log.Error("call-log spill fsync failed", "err", err)
@@ -285,21 +346,29 @@ func (w *Writer) run() {
 	}
 }
 
-// newBatch returns an empty batch, reusing a flushed one if there is one:
-// a batch is a few hundred kilobytes, worth not zeroing for every flush.
+// newBatch returns an empty batch, reusing a flushed one if there is one.
+// A new one starts small and grows as records come (an idle instance holds
+// no batch of BatchSize records).
 func (w *Writer) newBatch() []Record {
 	select {
 	case b := <-w.free:
 		return b
 	default:
-		return make([]Record, 0, w.opts.BatchSize)
+		return make([]Record, 0, min(w.opts.BatchSize, 64))
 	}
 }
 
 func (w *Writer) work(jobs <-chan job) {
-	for j := range jobs {
+	for {
+		w.idle.Add(1)
+		j, ok := <-jobs
+		w.idle.Add(-1)
+		if !ok {
+			return
+		}
 		if !j.replay {
 			w.flush(w.ctx(), j.batch)
+			clear(j.batch) // keeps no request's strings alive
 			select {
 			case w.free <- j.batch[:0]:
 			default:
@@ -316,8 +385,8 @@ func (w *Writer) work(jobs <-chan job) {
 
 // ctx is the context for database work: Close's once closing.
 func (w *Writer) ctx() context.Context {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.closeCtx != nil {
 		return w.closeCtx
 	}
@@ -410,7 +479,7 @@ func (w *Writer) replay(ctx context.Context, maxBatches int) {
 		if !w.spool.pending() || w.isDown() || ctx.Err() != nil {
 			return
 		}
-		if maxBatches >= 0 && len(w.ch) > cap(w.ch)/2 {
+		if maxBatches >= 0 && w.Depth() > w.opts.BufferSize/2 {
 			return // the live queue comes first
 		}
 		start := time.Now()
@@ -531,7 +600,7 @@ func (w *Writer) report(st FlushStats, start time.Time) {
 	if w.opts.OnFlush == nil {
 		return
 	}
-	st.Depth = len(w.ch)
+	st.Depth = w.Depth()
 	st.SpillBytes = w.SpillBytes()
 	st.Duration = time.Since(start)
 	w.opts.OnFlush(st)
