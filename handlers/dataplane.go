@@ -143,7 +143,10 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 // and the caller should not wait for those round trips. The flush costs no
 // extra write: the answer carries its Content-Length, so headers and body
 // leave in one write and the server has nothing left to send at the
-// handler's end (no terminating chunk).
+// handler's end (no terminating chunk). A stream is flushed after each
+// event the vendor sent since the last, not before: its headers, the
+// chunks read before it committed and its first content leave in one
+// write.
 //
 // inPlace says the journey set the answer's headers on w's own map
 // (Request.Reply); otherwise they are copied.
@@ -166,7 +169,6 @@ func writeAnswer(w *echo.Response, a *routing.Answer, inPlace bool) (err error) 
 		flush(w)
 		return nil
 	}
-	flush(w)
 	for {
 		ev, nerr := a.Stream.Next()
 		if nerr != nil {
@@ -175,7 +177,9 @@ func writeAnswer(w *echo.Response, a *routing.Answer, inPlace bool) (err error) 
 		if _, err = w.Write(ev); err != nil {
 			return err
 		}
-		flush(w)
+		if !a.Stream.Buffered() {
+			flush(w)
+		}
 	}
 }
 

@@ -152,6 +152,14 @@ func (s *Stream) emit(b []byte) []byte {
 	return b
 }
 
+// Buffered reports whether the next event is at hand: a chunk read before
+// the stream committed (the last of those is its first content, which
+// always renders). The sender may hold its flush until the last of them,
+// so that the headers and the first content leave in one write.
+func (s *Stream) Buffered() bool {
+	return !s.over && !s.firstDone && s.first < len(s.committed.First)
+}
+
 // Next returns the next SSE event to send, valid until the next call;
 // io.EOF after the last. A clean end sends [DONE]; an upstream failure after
 // the first chunk sends an error event instead, never a clean [DONE].

@@ -301,7 +301,9 @@ func TestRedisOutageFallsBackToLocalLimitsAndRecovers(t *testing.T) {
 func TestInstanceCapQueuesAndShedsBatchFirst(t *testing.T) {
 	e := gatewaytest.New(t, gatewaytest.Options{InstanceCap: 4, QueueBounds: [3]int{1, 0, 3}})
 	keys := limitedWorld(t, e, map[string]config.TierLimit{"interactive": {}, "batch": {}}, 0)
-	const service = 150 * time.Millisecond
+	// Long enough that all ten batch requests are in (running, queued or
+	// refused) before the first slot frees, even on a loaded machine.
+	const service = 500 * time.Millisecond
 	e.Fake.SetRules(fakevendor.Rule{Model: "fake-small", Fault: fakevendor.Fault{Latency: service}})
 	type answer struct {
 		status int
