@@ -120,6 +120,7 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 		Authorization:  r.Header.Get("Authorization"),
 		APIKey:         r.Header.Get("X-Api-Key"),
 		Body:           r.Body,
+		BodyLen:        r.ContentLength,
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),
 		RequestTimeout: r.Header.Get("X-Request-Timeout"),
 		InputType:      r.Header.Get("X-Input-Type"),

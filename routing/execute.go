@@ -197,8 +197,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			skipNow(capacitySkip(err, d))
 			continue
 		}
-		var triedBuf [16]int64
-		tried := triedBuf[:0] // grows past 16 keys: no key is ever left untried
+		var tried []int64 // allocated only once a key has failed
 		outcome := OutcomeIgnored
 		for {
 			keyID, skip, ok := int64(0), reason.Of(reason.NoKeys), false

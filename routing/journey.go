@@ -111,6 +111,9 @@ type Request struct {
 	// console's test request): no key is checked.
 	CallerID int64
 	Body     io.Reader
+	// BodyLen is the body's declared length (Content-Length), or -1 when
+	// unknown (0 is read as unknown too).
+	BodyLen int64
 	// IdempotencyKey, RequestTimeout and InputType are the headers
 	// Idempotency-Key, X-Request-Timeout and X-Input-Type.
 	IdempotencyKey string
@@ -191,13 +194,16 @@ type exchange struct {
 	deadlineAt time.Time
 	// gateDec is the limit decision that admitted the request (its window
 	// headers are re-sent to agree with an upstream's 429).
-	gateDec *limit.Decision
+	gateDec limit.Decision
+	gated   bool // gateDec is set
 	// settlement waits until the answer is on the wire (see finish).
-	settleDec    *limit.Decision
+	settleDec    limit.Decision
+	settling     bool // settleDec waits for finish
 	settleActual int64
 	settleCost   int64
 	ladder       ladderState
 	nums         *rowNumbers
+	requestID    [1]string // the X-Request-Id header value
 	chatEstimate chatEstimate
 }
 
@@ -287,7 +293,8 @@ func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
 	}
 	x.rec = record.Call{At: x.start.UTC(), RequestID: record.NewRequestID(), Status: record.StatusRejected, Endpoint: req.Endpoint.String()}
 	x.a.RequestID = x.rec.RequestID
-	x.a.Header.Set("X-Request-Id", x.rec.RequestID)
+	x.requestID[0] = x.rec.RequestID
+	x.a.Header["X-Request-Id"] = x.requestID[:] // no allocation of its own
 	if !x.authenticate() {
 		return x.a
 	}
@@ -423,7 +430,18 @@ func (x *exchange) readBody() ([]byte, bool) {
 	if x.req.Body == nil {
 		x.req.Body = strings.NewReader("")
 	}
-	body, err := io.ReadAll(io.LimitReader(x.req.Body, max+1))
+	var body []byte
+	var err error
+	if n := x.req.BodyLen; n > 0 && n <= max {
+		// The declared length (the server holds the body to it): one
+		// allocation of the right size.
+		body = make([]byte, n)
+		var got int
+		got, err = io.ReadFull(x.req.Body, body)
+		body = body[:got]
+	} else {
+		body, err = io.ReadAll(io.LimitReader(x.req.Body, max+1))
+	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		x.reject(http.StatusRequestTimeout, "request_timeout", "bad_request", "the request body did not arrive within the server's read timeout")
 		return nil, false
@@ -580,8 +598,8 @@ func (x *exchange) finish() {
 		x.release()
 	}
 	x.releasePlan()
-	if x.settleDec != nil {
-		x.settleNow(*x.settleDec, x.settleActual, x.settleCost)
+	if x.settling {
+		x.settleNow(x.settleDec, x.settleActual, x.settleCost)
 	}
 	x.finishIdempotency()
 	elapsed := x.j.now().Sub(x.start)
@@ -679,7 +697,7 @@ func (x *exchange) limit(estimate int64) (limit.Decision, bool) {
 	}
 	dec.SetHeaders(x.a.Header)
 	if dec.Allowed {
-		x.gateDec = &dec
+		x.gateDec, x.gated = dec, true
 		return dec, true
 	}
 	code := string(dec.Reason)
@@ -791,7 +809,7 @@ func (x *exchange) settle(dec limit.Decision, actual, costMicros int64) {
 	if x.j.Limits == nil || !dec.Allowed {
 		return
 	}
-	x.settleDec, x.settleActual, x.settleCost = &dec, actual, costMicros
+	x.settleDec, x.settling, x.settleActual, x.settleCost = dec, true, actual, costMicros
 }
 
 func (x *exchange) settleNow(dec limit.Decision, actual, costMicros int64) {
@@ -854,7 +872,7 @@ func (x *exchange) failed(f *Failure) {
 	if f.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int((f.RetryAfter+time.Second-1)/time.Second)))
 		h.Set("Retry-After-Ms", strconv.FormatInt(int64((f.RetryAfter+time.Millisecond-1)/time.Millisecond), 10))
-		if f.Status == http.StatusTooManyRequests && x.gateDec != nil {
+		if f.Status == http.StatusTooManyRequests && x.gated {
 			x.gateDec.CapResets(f.RetryAfter).SetHeaders(h)
 		}
 	}

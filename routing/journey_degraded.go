@@ -179,8 +179,8 @@ func (x *exchange) answerDegraded(level string, body []byte, d Degraded) {
 		x.capture.status, x.capture.ctype, x.capture.stream = http.StatusOK, "text/event-stream", true
 	}
 	var dec limit.Decision
-	if x.gateDec != nil {
-		dec = *x.gateDec
+	if x.gated {
+		dec = x.gateDec
 	}
 	committed := &Committed{First: AnswerChunks(body), stream: answerStream{}, finish: func(error) {}, ended: true}
 	x.a.Stream = x.newStream(committed, x.ladder.chat, dec, 0, model, false)

@@ -22,6 +22,16 @@ type recordingBreakers struct {
 }
 
 func (b recordingBreakers) Allow(id int64, s config.BreakerSettings) (func(routing.Outcome), bool) {
+	if inner, ok := b.inner.(breakers); ok { // one closure for the breaker and the tracker
+		p, ok := inner.set.Allow(id, settings(s))
+		if !ok {
+			return nil, false
+		}
+		return func(o routing.Outcome) {
+			p.Done(breakerOutcome(o))
+			b.record(id, o)
+		}, true
+	}
 	done := func(routing.Outcome) {}
 	if b.inner != nil {
 		d, ok := b.inner.Allow(id, s)
@@ -32,13 +42,18 @@ func (b recordingBreakers) Allow(id int64, s config.BreakerSettings) (func(routi
 	}
 	return func(o routing.Outcome) {
 		done(o)
-		switch o {
-		case routing.OutcomeSuccess:
-			b.rec.Record(id, true)
-		case routing.OutcomeFailure:
-			b.rec.Record(id, false)
-		}
+		b.record(id, o)
 	}, true
+}
+
+// record gives the tracker the outcomes that count for health.
+func (b recordingBreakers) record(id int64, o routing.Outcome) {
+	switch o {
+	case routing.OutcomeSuccess:
+		b.rec.Record(id, true)
+	case routing.OutcomeFailure:
+		b.rec.Record(id, false)
+	}
 }
 
 func (b recordingBreakers) Open(id int64) (time.Time, bool) {

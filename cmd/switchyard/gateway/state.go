@@ -30,16 +30,17 @@ func (b breakers) Allow(id int64, s config.BreakerSettings) (func(routing.Outcom
 	if !ok {
 		return nil, false
 	}
-	return func(o routing.Outcome) {
-		switch o {
-		case routing.OutcomeSuccess:
-			p.Done(breaker.Success)
-		case routing.OutcomeFailure:
-			p.Done(breaker.Failure)
-		default:
-			p.Done(breaker.Ignored)
-		}
-	}, true
+	return func(o routing.Outcome) { p.Done(breakerOutcome(o)) }, true
+}
+
+func breakerOutcome(o routing.Outcome) breaker.Outcome {
+	switch o {
+	case routing.OutcomeSuccess:
+		return breaker.Success
+	case routing.OutcomeFailure:
+		return breaker.Failure
+	}
+	return breaker.Ignored
 }
 
 func (b breakers) Open(id int64) (time.Time, bool) { return b.set.OpenUntil(id) }
