@@ -2,15 +2,15 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"switchyard/store/jsontext"
 )
 
 // Set-based writes: a whole table's rows go to PostgreSQL as one JSON array
@@ -56,42 +56,6 @@ func rowsJSON[R any](rows []R, cols []column[R]) (string, error) {
 	return string(append(b, ']')), nil
 }
 
-// appendJSONString appends s as a JSON string. Only the quote, the
-// backslash and control characters need escaping for PostgreSQL's JSON
-// reader; text that is not valid UTF-8 goes through encoding/json, which
-// replaces what is invalid.
-func appendJSONString(b []byte, s string) ([]byte, error) {
-	if !utf8.ValidString(s) {
-		j, err := json.Marshal(s)
-		return append(b, j...), err
-	}
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"'), nil
-}
-
 func appendJSONValue(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
@@ -108,7 +72,7 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(b, v), nil
 	case string:
-		return appendJSONString(b, v)
+		return jsontext.AppendString(b, v), nil
 	case rawJSON:
 		if v == "" {
 			return append(b, "null"...), nil

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,48 +34,16 @@ import (
 // 500 callers, which is imported, published and rolled back through the
 // admin API in between (timed, with the server's peak RSS).
 func TestGatewayVersusDirect(t *testing.T) {
-	bin := os.Getenv("BENCH_BIN")
-	if bin == "" {
-		bin = "../../bin"
-	}
+	bin := benchBin()
 	profiles := os.Getenv("BENCH_PROFILE_DIR") // collect CPU and allocation profiles of the gateway here
-	fakeAddr := freeAddr(t)
-	// The fake vendor pauses between a stream's role chunk and its first
-	// content chunk, as real vendors do, so first byte and first content
-	// differ on the direct path too.
-	fake := startProc(t, filepath.Join(bin, "fakeupstream"), nil, "-addr", fakeAddr, "-reply-chunks", "5", "-first-chunk-delay", "2ms")
-	waitOK(t, "http://"+fakeAddr+"/_fake/stats")
-	fakeBase := "http://" + fakeAddr + "/v1"
+	w := newBenchWorld(t, bin)
+	fake, fakeAddr, fakeBase, st, b := w.fake, w.fakeAddr, w.fakeBase, w.st, w.b
 	// The floor: one net/http hop with nothing else, in front of the same vendor.
 	plainAddr := freeAddr(t)
 	plainProc := startProc(t, filepath.Join(bin, "plainproxy"), nil, "-addr", plainAddr, "-upstream", "http://"+fakeAddr)
 
-	dsn := storetest.NewDatabase(t)
-	key, _ := secrets.ParseKey(storetest.TestKey)
-	sealer, _ := secrets.NewSealer(key)
-	ctx := context.Background()
-	st, err := store.Open(ctx, dsn, sealer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(); err != nil {
-		t.Fatal(err)
-	}
-	b := newBenchConfig(t, st, fakeBase)
-
 	gwAddr := freeAddr(t)
-	env := []string{
-		"SWITCHYARD_ADDR=" + gwAddr, "SWITCHYARD_DATABASE_URL=" + dsn, "SWITCHYARD_SECRET_KEY=" + storetest.TestKey,
-		"SWITCHYARD_ADMIN_PASSWORD=bench-password-1", "SWITCHYARD_SPILL_DIR=" + t.TempDir(), "SWITCHYARD_LOG_LEVEL=warn",
-		"SWITCHYARD_REDIS_URL=" + redisURL(), fmt.Sprintf("SWITCHYARD_REDIS_PREFIX=sybench%d", time.Now().UnixNano()),
-		// A cap, so the priority scenario measures the queues: at the cap
-		// requests wait in their class's queue, let in 10:3:1.
-		fmt.Sprintf("SWITCHYARD_MAX_INFLIGHT=%d", inflightCap),
-		// Every driver connects from 127.0.0.1, like clients behind a load
-		// balancer: the per-address caps would refuse the load itself.
-		"SWITCHYARD_MAX_PENDING_PER_IP=0", "SWITCHYARD_MAX_CONNS_PER_IP=0",
-	}
+	env := gatewayEnv(t, gwAddr, w.dsn)
 	pprofAddr := ""
 	if profiles != "" {
 		pprofAddr = freeAddr(t)
@@ -177,6 +146,63 @@ func TestGatewayVersusDirect(t *testing.T) {
 }
 
 const inflightCap = 400
+
+func benchBin() string {
+	if bin := os.Getenv("BENCH_BIN"); bin != "" {
+		return bin
+	}
+	return "../../bin"
+}
+
+// benchWorld is what every bench scenario starts from: the fake vendor in
+// a process of its own and a database holding the bench's configuration.
+type benchWorld struct {
+	fake               *exec.Cmd
+	fakeAddr, fakeBase string
+	dsn                string
+	st                 *store.Store
+	b                  benchConfig
+}
+
+func newBenchWorld(t *testing.T, bin string) benchWorld {
+	var w benchWorld
+	w.fakeAddr = freeAddr(t)
+	// The fake vendor pauses between a stream's role chunk and its first
+	// content chunk, as real vendors do, so first byte and first content
+	// differ on the direct path too.
+	w.fake = startProc(t, filepath.Join(bin, "fakeupstream"), nil, "-addr", w.fakeAddr, "-reply-chunks", "5", "-first-chunk-delay", "2ms")
+	waitOK(t, "http://"+w.fakeAddr+"/_fake/stats")
+	w.fakeBase = "http://" + w.fakeAddr + "/v1"
+	w.dsn = storetest.NewDatabase(t)
+	key, _ := secrets.ParseKey(storetest.TestKey)
+	sealer, _ := secrets.NewSealer(key)
+	st, err := store.Open(context.Background(), w.dsn, sealer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(); err != nil {
+		t.Fatal(err)
+	}
+	w.st = st
+	w.b = newBenchConfig(t, st, w.fakeBase)
+	return w
+}
+
+// gatewayEnv is the environment of a bench gateway listening on addr.
+func gatewayEnv(t *testing.T, addr, dsn string) []string {
+	return []string{
+		"SWITCHYARD_ADDR=" + addr, "SWITCHYARD_DATABASE_URL=" + dsn, "SWITCHYARD_SECRET_KEY=" + storetest.TestKey,
+		"SWITCHYARD_ADMIN_PASSWORD=bench-password-1", "SWITCHYARD_SPILL_DIR=" + t.TempDir(), "SWITCHYARD_LOG_LEVEL=warn",
+		"SWITCHYARD_REDIS_URL=" + redisURL(), fmt.Sprintf("SWITCHYARD_REDIS_PREFIX=sybench%d", time.Now().UnixNano()),
+		// A cap, so the priority scenario measures the queues: at the cap
+		// requests wait in their class's queue, let in 10:3:1.
+		fmt.Sprintf("SWITCHYARD_MAX_INFLIGHT=%d", inflightCap),
+		// Every driver connects from 127.0.0.1, like clients behind a load
+		// balancer: the per-address caps would refuse the load itself.
+		"SWITCHYARD_MAX_PENDING_PER_IP=0", "SWITCHYARD_MAX_CONNS_PER_IP=0",
+	}
+}
 
 // scenariosOn is false with BENCH_SCENARIOS=0: only the configuration at
 // scale, idle CPU, streams RSS and priority run (to iterate on those).

@@ -3,16 +3,11 @@
 package bench
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"switchyard/store"
-	"switchyard/store/secrets"
-	"switchyard/store/storetest"
 )
 
 // TestHold sets up what make bench measures — the fake vendor and a
@@ -26,34 +21,11 @@ func TestHold(t *testing.T) {
 	if os.Getenv("BENCH_HOLD") == "" {
 		t.Skip("BENCH_HOLD is not set")
 	}
-	bin := os.Getenv("BENCH_BIN")
-	if bin == "" {
-		bin = "../../bin"
-	}
-	fakeAddr := freeAddr(t)
-	startProc(t, filepath.Join(bin, "fakeupstream"), nil, "-addr", fakeAddr, "-reply-chunks", "5", "-first-chunk-delay", "2ms")
-	waitOK(t, "http://"+fakeAddr+"/_fake/stats")
-	fakeBase := "http://" + fakeAddr + "/v1"
-	dsn := storetest.NewDatabase(t)
-	key, _ := secrets.ParseKey(storetest.TestKey)
-	sealer, _ := secrets.NewSealer(key)
-	st, err := store.Open(context.Background(), dsn, sealer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(); err != nil {
-		t.Fatal(err)
-	}
-	b := newBenchConfig(t, st, fakeBase)
+	bin := benchBin()
+	w := newBenchWorld(t, bin)
 	gwAddr, pprofAddr := freeAddr(t), freeAddr(t)
-	env := []string{
-		"SWITCHYARD_ADDR=" + gwAddr, "SWITCHYARD_DATABASE_URL=" + dsn, "SWITCHYARD_SECRET_KEY=" + storetest.TestKey,
-		"SWITCHYARD_ADMIN_PASSWORD=bench-password-1", "SWITCHYARD_SPILL_DIR=" + t.TempDir(), "SWITCHYARD_LOG_LEVEL=warn",
-		"SWITCHYARD_REDIS_URL=" + redisURL(), fmt.Sprintf("SWITCHYARD_REDIS_PREFIX=sybench%d", time.Now().UnixNano()),
-		fmt.Sprintf("SWITCHYARD_MAX_INFLIGHT=%d", inflightCap),
-		"SWITCHYARD_MAX_PENDING_PER_IP=0", "SWITCHYARD_MAX_CONNS_PER_IP=0", "SWITCHYARD_PPROF_ADDR=" + pprofAddr,
-	}
+	env := append(gatewayEnv(t, gwAddr, w.dsn), "SWITCHYARD_PPROF_ADDR="+pprofAddr)
+	fakeBase, b := w.fakeBase, w.b
 	gw := startProc(t, filepath.Join(bin, "switchyard"), env)
 	gwBase := "http://" + gwAddr
 	waitOK(t, gwBase+"/healthz")

@@ -1,6 +1,7 @@
 package calllog
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -10,10 +11,13 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/lib/pq"
+
+	"switchyard/store/jsontext"
 )
 
 // LatencyBucketBounds are the bucket bounds of call_stats.latency_hist in
@@ -73,6 +77,13 @@ func storeBatch(ctx context.Context, db *sql.DB, recs []Record, mayExist bool) (
 		// As normalize does: the keys must be the stored ones.
 		recs[i].At = recs[i].At.Truncate(time.Microsecond).UTC()
 	}
+	// In key order, so that two writers storing some of the same rows (a
+	// replay beside a live batch) wait for each other's rows in the same
+	// order instead of deadlocking; stable, so the first record of a key
+	// stays first.
+	slices.SortStableFunc(recs, func(a, b Record) int {
+		return cmp.Or(a.At.Compare(b.At), strings.Compare(a.RequestID, b.RequestID))
+	})
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("calllog: insert batch: %w", err)
@@ -107,7 +118,8 @@ func storeBatch(ctx context.Context, db *sql.DB, recs []Record, mayExist bool) (
 	return n, nil
 }
 
-// errRowStored wraps COPY's unique violation: a row of the batch is stored.
+// errRowStored wraps COPY's unique violation (a row of the batch is
+// stored) and a deadlock with a writer storing the same rows.
 var errRowStored = errors.New("a row of the batch is stored already")
 
 // driverConn is what storeBatch needs of lib/pq's connection.
@@ -211,7 +223,7 @@ func (bb *batchBuf) skipStored(ctx context.Context, c driverConn, recs []Record)
 		keys = append(keys, `,"at":"`...)
 		keys = appendCopyTime(keys, r.At)
 		keys = append(keys, `","request_id":`...)
-		keys = appendJSONString(keys, r.RequestID)
+		keys = jsontext.AppendString(keys, r.RequestID)
 		keys = append(keys, '}')
 	}
 	keys = append(keys, ']')
@@ -285,7 +297,10 @@ func (bb *batchBuf) copyRows(ctx context.Context, c driverConn, recs []Record) e
 		}
 	}
 	var pqErr *pq.Error
-	if errors.As(err, &pqErr) && pqErr.Code == "23505" { // the primary key: call_logs has no other unique index
+	if errors.As(err, &pqErr) && (pqErr.Code == "23505" || pqErr.Code == "40P01") {
+		// The primary key (call_logs has no other unique index), or a
+		// deadlock with another writer storing some of the same rows:
+		// either way the batch goes again without the rows stored by now.
 		return fmt.Errorf("%w: %w", errRowStored, err)
 	}
 	return err

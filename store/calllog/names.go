@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"switchyard/store/jsontext"
 )
 
 // Name kinds of call_log_names.
@@ -121,7 +123,7 @@ func (b *batchNames) appendJSON(buf []byte) []byte {
 		}
 		d := b.days[k]
 		buf = append(buf, `{"kind":`...)
-		buf = appendJSONString(buf, k.kind)
+		buf = jsontext.AppendString(buf, k.kind)
 		buf = appendJSONField(buf, "name", k.name)
 		buf = append(buf, `,"first_day":"`...)
 		buf = time.Unix(d.first*86400, 0).UTC().AppendFormat(buf, time.DateOnly)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"switchyard/store/jsontext"
 )
 
 // The roll-ups of a batch's rows — call_stats per hour, cost_rollups per
@@ -437,7 +439,7 @@ func appendJSONHour(b []byte, hour int64) []byte {
 
 func appendJSONField(b []byte, key, s string) []byte {
 	b = append(append(append(b, ',', '"'), key...), '"', ':')
-	return appendJSONString(b, s)
+	return jsontext.AppendString(b, s)
 }
 
 func appendJSONInt(b []byte, key string, n int64) []byte {
@@ -454,37 +456,6 @@ func appendJSONHist(b []byte, key string, h *[latencyBuckets]int64) []byte {
 		b = strconv.AppendInt(b, v, 10)
 	}
 	return append(b, ']')
-}
-
-// appendJSONString appends s as a JSON string. Only the quote, the
-// backslash and control characters are escaped: PostgreSQL decodes it back
-// to exactly s (s is valid UTF-8 without NUL, as normalize leaves it).
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 func deref(p *int64) int64 {

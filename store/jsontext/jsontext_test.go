@@ -1,21 +1,18 @@
-package store
+package jsontext
 
 import (
 	"encoding/json"
 	"testing"
 )
 
-// TestAppendJSONString: every string reads back as itself from the JSON
-// rowsJSON writes, quotes, backslashes, control characters and non-ASCII
-// text included; text that is not UTF-8 reads back as encoding/json's.
-func TestAppendJSONString(t *testing.T) {
+// Every string reads back as itself from the JSON AppendString writes,
+// quotes, backslashes, control characters and non-ASCII text included;
+// text that is not UTF-8 reads back as encoding/json's.
+func TestAppendString(t *testing.T) {
 	for _, s := range []string{"", "plain", `a "quoted" \ word`, "line\nbreak\r\ttab", "\x00\x01\x1f\x7f", "中文 — “quotes” 🙂", "</script>&", "\u2028\u2029", "bad \xff utf8"} {
-		b, err := appendJSONString(nil, s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := AppendString([]byte("["), s)
 		var got string
-		if err := json.Unmarshal(b, &got); err != nil {
+		if err := json.Unmarshal(b[1:], &got); err != nil {
 			t.Fatalf("%q: %s is not JSON: %v", s, b, err)
 		}
 		var want string // s, or encoding/json's reading of it when it is not UTF-8
