@@ -306,6 +306,17 @@ func TestStartWithoutPostgresServesTheCachedVersion(t *testing.T) {
 	if page.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "PostgreSQL is unreachable") {
 		t.Errorf("console while PostgreSQL is down: %d %s", page.StatusCode, tail(string(body), 400))
 	}
+	for _, path := range []string{"/", "/admin/api/versions"} { // a signed-in page, and the admin API
+		res, err := http.Get(g.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "PostgreSQL is unreachable") {
+			t.Errorf("%s while PostgreSQL is down: %d %s", path, res.StatusCode, tail(string(b), 400))
+		}
+	}
 
 	proxy.Restore()
 	deadline := time.Now().Add(30 * time.Second)

@@ -29,7 +29,7 @@ func (e *Executor) Chat(ctx context.Context, p *Plan, call Call, req *adapter.Ch
 	if fail != nil {
 		return ChatOutcome{}, fail
 	}
-	finish(nil)
+	finish.call(nil)
 	return ChatOutcome{Served: served, Result: res}, nil
 }
 
@@ -65,7 +65,7 @@ func (c *Committed) Close(err error) {
 			err = nil
 		}
 		_ = c.stream.Close()
-		c.finish(err)
+		c.finish.call(err)
 	})
 }
 
@@ -191,7 +191,7 @@ func (e *Executor) Embed(ctx context.Context, p *Plan, call Call, req EmbedReque
 	if fail != nil {
 		return EmbedOutcome{}, fail
 	}
-	finish(nil)
+	finish.call(nil)
 	out.Served = served
 	return out, nil
 }

@@ -138,9 +138,34 @@ func (f *Failure) Error() string { return f.Code + ": " + f.Told.Text("") }
 type attemptFn func(ctx context.Context, cancel context.CancelFunc, d *config.RDeployment, t adapter.Target) error
 
 // finishFn completes a served attempt: it records the breaker outcome,
-// releases the concurrency slot and cancels the attempt context. err is the
-// error that ended a stream after it was committed (nil for success).
-type finishFn func(err error)
+// releases the concurrency slot and cancels the attempt context (a value,
+// not a closure: nothing to allocate per request). Its zero value does
+// nothing.
+type finishFn struct {
+	ctx     context.Context
+	done    func(Outcome)
+	release func()
+	cancel  context.CancelFunc
+}
+
+// call finishes the attempt; err is the error that ended a stream after it
+// was committed (nil for success).
+func (f finishFn) call(err error) {
+	if f.done == nil {
+		return
+	}
+	o := OutcomeSuccess
+	if err != nil {
+		if pol := classOf(f.ctx, err).Policy(); pol.Breaker {
+			o = OutcomeFailure
+		} else {
+			o = OutcomeIgnored
+		}
+	}
+	f.done(o)
+	f.release()
+	f.cancel()
+}
 
 func (e *Executor) now() time.Time {
 	if e.Now != nil {
@@ -170,11 +195,11 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			tr.add(Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Outcome: "skipped", Skip: &r, Fallback: step.Fallback})
 		}
 		if ctx.Err() != nil {
-			return Served{}, nil, cancelled(ctx)
+			return Served{}, finishFn{}, cancelled(ctx)
 		}
 		remaining := call.Deadline.Sub(e.now())
 		if remaining <= 0 {
-			return Served{}, nil, &Failure{Status: http.StatusGatewayTimeout, Code: "timeout", Class: adapter.ClassTimeout,
+			return Served{}, finishFn{}, &Failure{Status: http.StatusGatewayTimeout, Code: "timeout", Class: adapter.ClassTimeout,
 				Told: toldChain(ToldBudgetSpent, p, tr, attempts)}
 		}
 		ad := e.Adapters[d.Provider.Protocol]
@@ -192,7 +217,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 		if err != nil {
 			done(OutcomeIgnored)
 			if ctx.Err() != nil {
-				return Served{}, nil, cancelled(ctx)
+				return Served{}, finishFn{}, cancelled(ctx)
 			}
 			skipNow(capacitySkip(err, d))
 			continue
@@ -224,7 +249,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 				skipNow(skip)
 				done(OutcomeIgnored)
 				release()
-				return Served{}, nil, budgetSpent(final(last, p, tr), skip, p)
+				return Served{}, finishFn{}, budgetSpent(final(last, p, tr), skip, p)
 			}
 			actx, cancel := context.WithTimeout(ctx, timeout)
 			start := e.now()
@@ -238,19 +263,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 				if step.Fallback && p.Fallback != nil {
 					tr.Fallback = "policy " + p.Fallback.Name + ": dedicated group " + p.Group.Name + " could not serve; served by shared group " + p.Fallback.Name
 				}
-				finish := func(err error) {
-					o := OutcomeSuccess
-					if err != nil {
-						if pol := classOf(ctx, err).Policy(); pol.Breaker {
-							o = OutcomeFailure
-						} else {
-							o = OutcomeIgnored
-						}
-					}
-					done(o)
-					release()
-					cancel()
-				}
+				finish := finishFn{ctx: ctx, done: done, release: release, cancel: cancel}
 				return Served{Deployment: d, KeyFingerprint: key.Fingerprint, Fallback: step.Fallback, Attempts: attempts}, finish, nil
 			}
 			cancel()
@@ -261,7 +274,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			if class == adapter.ClassCancelled {
 				done(OutcomeIgnored)
 				release()
-				return Served{}, nil, cancelled(ctx)
+				return Served{}, finishFn{}, cancelled(ctx)
 			}
 			last = ue
 			pol := class.Policy()
@@ -283,7 +296,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			if !pol.NextCandidate {
 				done(OutcomeIgnored)
 				release()
-				return Served{}, nil, final(ue, p, tr)
+				return Served{}, finishFn{}, final(ue, p, tr)
 			}
 			break
 		}
@@ -294,13 +307,13 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 		f := &Failure{Status: http.StatusServiceUnavailable, Code: "no_available_model", Class: "",
 			Told: toldChain(ToldNoModel, p, tr, attempts)}
 		hintRetry(f, tr, e.now())
-		return Served{}, nil, f
+		return Served{}, finishFn{}, f
 	}
 	f := final(last, p, tr)
 	if f.Code == "no_available_model" {
 		hintRetry(f, tr, e.now())
 	}
-	return Served{}, nil, f
+	return Served{}, finishFn{}, f
 }
 
 // safely runs one attempt, turning a panic in an adapter into a server

@@ -204,7 +204,10 @@ type exchange struct {
 	ladder       ladderState
 	nums         *rowNumbers
 	requestID    [1]string // the X-Request-Id header value
-	chatEstimate chatEstimate
+	// contentLength is the Content-Length header value (an answer is set
+	// once, or replaced whole by a later one).
+	contentLength [1]string
+	chatEstimate  chatEstimate
 }
 
 // chatEstimate is what a chat request's token estimate is made of.
@@ -368,7 +371,8 @@ func ErrorType(status int) string {
 func (x *exchange) writeBody(status int, ctype string, body []byte) {
 	x.rec.HTTPStatus = status
 	setShared(x.a.Header, "Content-Type", ctype)
-	x.a.Header["Content-Length"] = []string{strconv.Itoa(len(body))}
+	x.contentLength[0] = strconv.Itoa(len(body))
+	x.a.Header["Content-Length"] = x.contentLength[:]
 	if x.capture != nil {
 		x.capture.status, x.capture.ctype = status, ctype
 		x.capture.buf = append(x.capture.buf, body...)

@@ -86,6 +86,6 @@ func (e *Executor) CountTokens(ctx context.Context, p *Plan, call Call, req *ada
 	if fail != nil {
 		return 0, Served{}, false, fail
 	}
-	finish(nil)
+	finish.call(nil)
 	return n, served, true, nil
 }

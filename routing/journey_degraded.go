@@ -182,7 +182,7 @@ func (x *exchange) answerDegraded(level string, body []byte, d Degraded) {
 	if x.gated {
 		dec = x.gateDec
 	}
-	committed := &Committed{First: AnswerChunks(body), stream: answerStream{}, finish: func(error) {}, ended: true}
+	committed := &Committed{First: AnswerChunks(body), stream: answerStream{}, ended: true}
 	x.a.Stream = x.newStream(committed, x.ladder.chat, dec, 0, model, false)
 	x.a.Stream.degraded = true
 }

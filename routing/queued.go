@@ -75,7 +75,7 @@ func (e *Executor) runQueued(ctx context.Context, p *Plan, call Call, tr *Trail,
 		h, waited, err := e.awaitCapacity(ctx, p, call, steps)
 		tr.waited(waited)
 		if err != nil {
-			return Served{}, nil, queueFailure(ctx, err, fail, p, tr, waited.For, call.Class)
+			return Served{}, finishFn{}, queueFailure(ctx, err, fail, p, tr, waited.For, call.Class)
 		}
 		call.from, call.held = h.step, h
 	}

@@ -70,15 +70,16 @@ func (s *Server) pingStore(ctx context.Context) error {
 }
 
 // offlineGate answers every console and admin-API request with a 503 that
-// says why while offline() returns a sentence; the data plane, health,
-// metrics and static files pass.
-func offlineGate(offline func() string) echo.MiddlewareFunc {
+// says why while s.offline returns a sentence (the data plane, health,
+// metrics and static files are not behind it).
+func (s *Server) offlineGate() echo.MiddlewareFunc {
+	offline := s.offline
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		if offline == nil {
+			return next
+		}
 		return func(c echo.Context) error {
 			p := c.Request().URL.Path
-			if strings.HasPrefix(p, "/v1/") || p == "/v1" || p == "/healthz" || p == "/readyz" || p == "/metrics" || strings.HasPrefix(p, "/static/") {
-				return next(c)
-			}
 			msg := offline()
 			if msg == "" {
 				return next(c)

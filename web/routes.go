@@ -16,27 +16,30 @@ import (
 func (s *Server) routes(opts Options) {
 	e, h := s.Echo, s.h
 
-	e.GET("/healthz", s.healthz)
-	e.GET("/readyz", s.readyz)
-	e.GET("/static/*", staticHandler())
-	e.GET("/favicon.ico", favicon)
+	// Every handler recovers from its own panics (see recovering): the
+	// routes below are wrapped one by one, the groups' chains start with it.
+	r := s.recovering
+	e.GET("/healthz", r(s.healthz))
+	e.GET("/readyz", r(s.readyz))
+	e.GET("/static/*", r(staticHandler()))
+	e.GET("/favicon.ico", r(favicon))
 	if opts.Metrics != nil {
-		e.GET("/metrics", echo.WrapHandler(opts.Metrics))
+		e.GET("/metrics", r(echo.WrapHandler(opts.Metrics)))
 	}
 
 	// Data plane: OpenAI-compatible API for callers. No session, no CSRF,
 	// no gzip or timeout middleware (streams are flushed per event).
 	if dp := s.dp; dp != nil {
 		v1 := e.Group("/v1")
-		v1.POST("/chat/completions", dp.ChatCompletions)
-		v1.POST("/messages", dp.Messages)
-		v1.POST("/messages/count_tokens", dp.CountTokens)
-		v1.POST("/responses", dp.Responses)
-		v1.Any("/responses/*", dp.StoredResponse)
-		v1.POST("/embeddings", dp.Embeddings)
-		v1.GET("/models", dp.Models)
-		v1.GET("/models/:id", dp.Model)
-		v1.Any("/*", dp.NotFound)
+		v1.POST("/chat/completions", r(dp.ChatCompletions))
+		v1.POST("/messages", r(dp.Messages))
+		v1.POST("/messages/count_tokens", r(dp.CountTokens))
+		v1.POST("/responses", r(dp.Responses))
+		v1.Any("/responses/*", r(dp.StoredResponse))
+		v1.POST("/embeddings", r(dp.Embeddings))
+		v1.GET("/models", r(dp.Models))
+		v1.GET("/models/:id", r(dp.Model))
+		v1.Any("/*", r(dp.NotFound))
 	}
 
 	// Console: server-rendered pages behind a session. Viewers may read;
@@ -162,7 +165,7 @@ func (s *Server) routes(opts Options) {
 
 	// Admin JSON API: token-authenticated, the console's operations with the
 	// same validation, for scripts and CI.
-	api := e.Group("/admin/api", middleware.BodyLimit(opts.ConsoleBodyLimit), s.requireToken)
+	api := e.Group("/admin/api", s.recover, s.offlineGate(), middleware.BodyLimit(opts.ConsoleBodyLimit), s.requireToken)
 
 	// --- configuration lifecycle
 	api.GET("/config/draft", h.APIConfigDraft)

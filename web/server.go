@@ -5,9 +5,11 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +55,7 @@ type Server struct {
 	log      *slog.Logger
 	ready    func() bool
 	health   func(ctx context.Context) HealthDetail
+	offline  func() string
 }
 
 // NewSessions returns the console session manager, stored in PostgreSQL so
@@ -80,22 +83,43 @@ func New(h *handlers.Handler, dp *handlers.DataPlane, st *store.Store, sm *scs.S
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{Echo: e, h: h, dp: dp, store: st, sessions: sm, log: log, ready: ready}
 	e.HTTPErrorHandler = s.errorHandler
-	if opts.Offline != nil {
-		e.Pre(offlineGate(opts.Offline))
-	}
+	// The offline gate runs first in the console's and the admin API's
+	// chains (before sessions, which need PostgreSQL), not before routing:
+	// a middleware there would cost every data-plane request a closure.
+	s.offline = opts.Offline
 	s.health = opts.Health
-	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-		log.Error("panic recovered", "err", err, "path", c.Path(), "stack", string(stack))
-		return err
-	}}))
 	s.routes(opts)
 	return s
 }
+
+// recovering wraps h once, when its route is added, so that a panic in it
+// is logged with its stack and answered 500 instead of breaking the
+// connection. (echo's Recover middleware does the same, but as a
+// middleware of every route it costs each request a closure.)
+func (s *Server) recovering(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				err = fmt.Errorf("panic: %v", r)
+				s.log.Error("panic recovered", "err", err, "path", c.Path(), "stack", string(debug.Stack()))
+			}
+		}()
+		return h(c)
+	}
+}
+
+// recover is recovering as a middleware, for route groups.
+func (s *Server) recover(next echo.HandlerFunc) echo.HandlerFunc { return s.recovering(next) }
 
 // console is the middleware chain of console pages: body limit, security
 // headers, session, CSRF, and a signed-in user.
 func (s *Server) consoleChain(opts Options) []echo.MiddlewareFunc {
 	return []echo.MiddlewareFunc{
+		s.recover,
+		s.offlineGate(),
 		middleware.BodyLimit(opts.ConsoleBodyLimit),
 		middleware.SecureWithConfig(middleware.SecureConfig{
 			XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",

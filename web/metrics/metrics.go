@@ -4,6 +4,7 @@ package metrics
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"switchyard/routing"
@@ -36,6 +37,60 @@ type Metrics struct {
 	// left without capacity (full, shed, expired).
 	QueueWait    *prometheus.HistogramVec
 	QueueRefused *prometheus.CounterVec
+
+	// The series Finished records, by label set, resolved once: a label
+	// lookup hashes every label and takes the vector's lock.
+	seriesMu sync.RWMutex
+	requests map[requestLabels]requestSeries
+	tokens   map[tokenLabels]prometheus.Counter
+}
+
+type requestLabels struct{ caller, tier, model, status, class, endpoint string }
+
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
+}
+
+type tokenLabels struct{ caller, tier, model, kind string }
+
+// maxCachedSeries bounds each cache; past it the cache starts over (the
+// series stay in the registry).
+const maxCachedSeries = 20000
+
+func (m *Metrics) requestSeries(l requestLabels) requestSeries {
+	m.seriesMu.RLock()
+	s, ok := m.requests[l]
+	m.seriesMu.RUnlock()
+	if ok {
+		return s
+	}
+	s = requestSeries{count: m.Requests.WithLabelValues(l.caller, l.tier, l.model, l.status, l.class, l.endpoint),
+		duration: m.Duration.WithLabelValues(l.tier, l.status, l.endpoint)}
+	m.seriesMu.Lock()
+	if m.requests == nil || len(m.requests) >= maxCachedSeries {
+		m.requests = map[requestLabels]requestSeries{}
+	}
+	m.requests[l] = s
+	m.seriesMu.Unlock()
+	return s
+}
+
+func (m *Metrics) tokenSeries(l tokenLabels) prometheus.Counter {
+	m.seriesMu.RLock()
+	c, ok := m.tokens[l]
+	m.seriesMu.RUnlock()
+	if ok {
+		return c
+	}
+	c = m.Tokens.WithLabelValues(l.caller, l.tier, l.model, l.kind)
+	m.seriesMu.Lock()
+	if m.tokens == nil || len(m.tokens) >= maxCachedSeries {
+		m.tokens = map[tokenLabels]prometheus.Counter{}
+	}
+	m.tokens[l] = c
+	m.seriesMu.Unlock()
+	return c
 }
 
 // New registers every metric. gauges adds callback gauges (buffer depth,
@@ -113,8 +168,9 @@ func (m *Metrics) Handler() http.Handler {
 // time, tokens, cost and upstream attempts.
 func (m *Metrics) Finished(c *record.Call, tr *routing.Trail, elapsed time.Duration) {
 	ep := endpointLabel(c.Endpoint)
-	m.Requests.WithLabelValues(c.Caller, c.Tier, c.LogicModel, c.Status, c.ErrorClass, ep).Inc()
-	m.Duration.WithLabelValues(c.Tier, c.Status, ep).Observe(elapsed.Seconds())
+	rs := m.requestSeries(requestLabels{c.Caller, c.Tier, c.LogicModel, c.Status, c.ErrorClass, ep})
+	rs.count.Inc()
+	rs.duration.Observe(elapsed.Seconds())
 	if c.TTFCMS != nil {
 		m.TTFC.WithLabelValues(c.Tier).Observe(float64(*c.TTFCMS) / 1000)
 	}
@@ -123,7 +179,7 @@ func (m *Metrics) Finished(c *record.Call, tr *routing.Trail, elapsed time.Durat
 		n    *int64
 	}{{"prompt", c.PromptTokens}, {"completion", c.CompletionTokens}, {"cached", c.CachedTokens}, {"reasoning", c.ReasoningTokens}} {
 		if tk.n != nil && *tk.n > 0 {
-			m.Tokens.WithLabelValues(c.Caller, c.Tier, c.LogicModel, tk.kind).Add(float64(*tk.n))
+			m.tokenSeries(tokenLabels{c.Caller, c.Tier, c.LogicModel, tk.kind}).Add(float64(*tk.n))
 		}
 	}
 	if c.CostMicros != nil && *c.CostMicros > 0 {

@@ -50,7 +50,7 @@ type load struct{ c *loadcount.Counters }
 
 func (l load) Acquire(ctx context.Context, r routing.LoadRequest) (func(), error) {
 	d := r.Deployment
-	slot, err := l.c.Acquire(ctx, loadcount.Want{ID: d.ID, MaxSlots: d.MaxConcurrency, MaxTokens: d.MaxInflightTokens, Tokens: r.Tokens})
+	release, err := l.c.Take(ctx, loadcount.Want{ID: d.ID, MaxSlots: d.MaxConcurrency, MaxTokens: d.MaxInflightTokens, Tokens: r.Tokens})
 	switch {
 	case errors.Is(err, loadcount.ErrFull):
 		return nil, routing.ErrFull
@@ -59,7 +59,7 @@ func (l load) Acquire(ctx context.Context, r routing.LoadRequest) (func(), error
 	case err != nil:
 		return nil, err
 	}
-	return slot.Release, nil
+	return release, nil
 }
 
 func (l load) Load(id int64) (int, int64) { return l.c.Load(id) }

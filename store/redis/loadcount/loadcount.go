@@ -118,6 +118,8 @@ type dep struct {
 	wanted       atomic.Int64 // unix nanos of the last Load
 
 	lmu sync.Mutex // serialises local-mode admission (two counters)
+
+	releaseUncapped func() // Take's release of an uncapped slot, made once
 }
 
 // observe records counter values Redis just returned.
@@ -211,6 +213,7 @@ func (c *Counters) dep(id int64) *dep {
 	if d = c.deps[id]; d == nil {
 		k := c.key(id)
 		d = &dep{id: id, keys: []string{k, k + ":tokens", k + ":waiting"}}
+		d.releaseUncapped = func() { d.inFlight.Add(-1) }
 		c.deps[id] = d
 	}
 	return d
@@ -355,6 +358,26 @@ func (c *Counters) Acquire(ctx context.Context, w Want) (Slot, error) {
 		return Slot{}, ctx.Err()
 	}
 	return s, err
+}
+
+// Take is Acquire for a caller that calls release exactly once (the
+// router's contract): an uncapped deployment's slot is then only its
+// in-flight count and one release function made per deployment, with no
+// allocation per request. A capped one is Acquire's slot.
+func (c *Counters) Take(ctx context.Context, w Want) (release func(), err error) {
+	if w.MaxSlots <= 0 && w.MaxTokens <= 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		d := c.dep(w.ID)
+		d.inFlight.Add(1)
+		return d.releaseUncapped, nil
+	}
+	s, err := c.Acquire(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return s.Release, nil
 }
 
 // try makes one attempt, in Redis unless degraded.

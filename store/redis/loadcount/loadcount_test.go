@@ -819,3 +819,48 @@ func (l *logCounter) count(prefix string) int {
 	}
 	return n
 }
+
+// Take counts an uncapped deployment's slots in memory only (what Load
+// weighs by), and gives a capped one Acquire's slot and answers.
+func TestTake(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	c := newCounters(t, rdb, Options{Prefix: prefix})
+	ctx := context.Background()
+	const uncapped, capped = 31, 32
+	var rel []func()
+	for range 3 {
+		r, err := c.Take(ctx, Want{ID: uncapped})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel = append(rel, r)
+	}
+	if slots, _ := c.Load(uncapped); slots != 3 {
+		t.Fatalf("uncapped in flight = %d, want 3", slots)
+	}
+	for _, r := range rel {
+		r()
+	}
+	if slots, _ := c.Load(uncapped); slots != 0 {
+		t.Fatalf("uncapped in flight after release = %d, want 0", slots)
+	}
+	r1, err := c.Take(ctx, Want{ID: capped, MaxSlots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Take(ctx, Want{ID: capped, MaxSlots: 1}); !errors.Is(err, ErrFull) {
+		t.Fatalf("over the cap = %v, want ErrFull", err)
+	}
+	if v := counter(t, rdb, c, capped); v != 1 {
+		t.Fatalf("counter = %d, want 1", v)
+	}
+	r1()
+	if _, err := c.Take(ctx, Want{ID: capped, MaxSlots: 1}); err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.Take(cctx, Want{ID: uncapped}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Take = %v", err)
+	}
+}
