@@ -133,7 +133,7 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 			req.ModelID = id
 		}
 	}
-	return writeAnswer(c.Response(), d.Journey.Serve(ctx, req), true)
+	return writeAnswer(c.Response(), d.Journey.Serve(ctx, req))
 }
 
 // writeAnswer copies the journey's answer onto the wire, then lets the
@@ -147,20 +147,12 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 // handler's end (no terminating chunk). A stream is flushed after each
 // event the vendor sent since the last, not before: its headers, the
 // chunks read before it committed and its first content leave in one
-// write.
-//
-// inPlace says the journey set the answer's headers on w's own map
-// (Request.Reply); otherwise they are copied.
-func writeAnswer(w *echo.Response, a *routing.Answer, inPlace bool) (err error) {
+// write. The answer's headers are on w already: the journey set them on
+// its map (Request.Reply).
+func writeAnswer(w *echo.Response, a *routing.Answer) (err error) {
 	defer func() { a.Done(err) }()
 	if a.Silent {
 		return nil // the client is gone
-	}
-	if !inPlace {
-		h := w.Header()
-		for k, v := range a.Header {
-			h[k] = v
-		}
 	}
 	w.WriteHeader(a.Status)
 	if a.Stream == nil {
