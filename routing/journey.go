@@ -194,11 +194,9 @@ type exchange struct {
 	deadlineAt time.Time
 	// gateDec is the limit decision that admitted the request (its window
 	// headers are re-sent to agree with an upstream's 429).
-	gateDec limit.Decision
-	gated   bool // gateDec is set
+	gateDec limit.Decision // zero (not Allowed) until a limit admitted
 	// settlement waits until the answer is on the wire (see finish).
-	settleDec    limit.Decision
-	settling     bool // settleDec waits for finish
+	settleDec    limit.Decision // Allowed: a settlement waits for finish
 	settleActual int64
 	settleCost   int64
 	ladder       ladderState
@@ -602,7 +600,7 @@ func (x *exchange) finish() {
 		x.release()
 	}
 	x.releasePlan()
-	if x.settling {
+	if x.settleDec.Allowed {
 		x.settleNow(x.settleDec, x.settleActual, x.settleCost)
 	}
 	x.finishIdempotency()
@@ -701,7 +699,7 @@ func (x *exchange) limit(estimate int64) (limit.Decision, bool) {
 	}
 	dec.SetHeaders(x.a.Header)
 	if dec.Allowed {
-		x.gateDec, x.gated = dec, true
+		x.gateDec = dec
 		return dec, true
 	}
 	code := string(dec.Reason)
@@ -813,7 +811,7 @@ func (x *exchange) settle(dec limit.Decision, actual, costMicros int64) {
 	if x.j.Limits == nil || !dec.Allowed {
 		return
 	}
-	x.settleDec, x.settling, x.settleActual, x.settleCost = dec, true, actual, costMicros
+	x.settleDec, x.settleActual, x.settleCost = dec, actual, costMicros
 }
 
 func (x *exchange) settleNow(dec limit.Decision, actual, costMicros int64) {
@@ -876,7 +874,7 @@ func (x *exchange) failed(f *Failure) {
 	if f.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int((f.RetryAfter+time.Second-1)/time.Second)))
 		h.Set("Retry-After-Ms", strconv.FormatInt(int64((f.RetryAfter+time.Millisecond-1)/time.Millisecond), 10))
-		if f.Status == http.StatusTooManyRequests && x.gated {
+		if f.Status == http.StatusTooManyRequests && x.gateDec.Allowed {
 			x.gateDec.CapResets(f.RetryAfter).SetHeaders(h)
 		}
 	}

@@ -179,7 +179,7 @@ func (x *exchange) answerDegraded(level string, body []byte, d Degraded) {
 		x.capture.status, x.capture.ctype, x.capture.stream = http.StatusOK, "text/event-stream", true
 	}
 	var dec limit.Decision
-	if x.gated {
+	if x.gateDec.Allowed {
 		dec = x.gateDec
 	}
 	committed := &Committed{First: AnswerChunks(body), stream: answerStream{}, ended: true}

@@ -227,13 +227,6 @@ func (w *Writer) take(all bool) []Record {
 	return b
 }
 
-// hasFull reports a full batch waiting.
-func (w *Writer) hasFull() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.full) > 0
-}
-
 // SpillBytes is the size of spilled records waiting for replay.
 func (w *Writer) SpillBytes() int64 { return w.spool.bytes.Load() }
 
