@@ -321,6 +321,9 @@ func TestInstanceCapQueuesAndShedsBatchFirst(t *testing.T) {
 		}()
 	}
 	waitFor(t, "the batch queue is full", func() bool { return e.GW.Queue.Depth(queue.Batch) == 3 })
+	// and the other three batch requests refused: one that arrived late
+	// would otherwise take the place a shed waiter leaves.
+	waitFor(t, "three batch requests refused", func() bool { return len(batch) == 3 })
 	// Three interactive requests: the first queues (bound 1), the next two
 	// make room by shedding the youngest batch waiters.
 	start := time.Now()
