@@ -70,10 +70,10 @@ race:
 ## fuzz: the request parsers (chat, Responses), the SSE reader, the JSON validator and the canonical config codec, briefly (longer: FUZZTIME=5m)
 FUZZTIME ?= 8s
 fuzz:
-	go test -run '^$$' -fuzz '^FuzzParseChatRequest$$' -fuzztime $(FUZZTIME) ./routing/adapter/
+	go test -run '^$$' -fuzz '^FuzzParseChatRequest$$' -fuzztime $(FUZZTIME) ./routing/frontdoor/
 	go test -run '^$$' -fuzz '^FuzzSSEReader$$' -fuzztime $(FUZZTIME) ./routing/adapter/
-	go test -run '^$$' -fuzz '^FuzzValidJSON$$' -fuzztime $(FUZZTIME) ./routing/adapter/
-	go test -run '^$$' -fuzz '^FuzzParseResponsesRequest$$' -fuzztime $(FUZZTIME) ./routing/adapter/
+	go test -run '^$$' -fuzz '^FuzzValidJSON$$' -fuzztime $(FUZZTIME) ./routing/wire/
+	go test -run '^$$' -fuzz '^FuzzParseResponsesRequest$$' -fuzztime $(FUZZTIME) ./routing/frontdoor/
 	go test -run '^$$' -fuzz '^FuzzCanonicalCodec$$' -fuzztime $(FUZZTIME) ./routing/config/
 
 e2e-deps:

@@ -5,8 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"switchyard/routing"
-	"switchyard/routing/adapter"
+	"switchyard/routing/frontdoor"
 	"switchyard/routing/record"
 )
 
@@ -20,7 +19,7 @@ func WriteOpenAIError(c echo.Context, status int, code, msg string) error {
 	}
 	if strings.HasPrefix(c.Request().URL.Path, "/v1/messages") {
 		// The Anthropic front door's callers read Anthropic's error shape.
-		return c.JSONBlob(status, adapter.MessagesError(status, code, msg, nil))
+		return c.JSONBlob(status, frontdoor.MessagesError(status, code, msg, nil))
 	}
-	return c.JSONBlob(status, routing.ErrorJSON(status, code, msg, nil))
+	return c.JSONBlob(status, frontdoor.ErrorJSON(status, code, msg, nil))
 }

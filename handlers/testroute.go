@@ -18,6 +18,7 @@ import (
 	"switchyard/routing"
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/frontdoor"
 	"switchyard/routing/reason"
 	"switchyard/store/redis/keypool"
 	"switchyard/store/redis/limits"
@@ -458,10 +459,10 @@ type testDoor struct {
 
 // testDoors are the front doors Test route explains (testroute.Doors).
 var testDoors = map[string]testDoor{
-	testroute.DoorChat:     {parse: adapter.ParseChatRequest, path: "/v1/chat/completions"},
-	testroute.DoorMessages: {parse: adapter.ParseMessagesRequest, path: "/v1/messages", body: messagesTestBody},
+	testroute.DoorChat:     {parse: frontdoor.ParseChatRequest, path: "/v1/chat/completions"},
+	testroute.DoorMessages: {parse: frontdoor.ParseMessagesRequest, path: "/v1/messages", body: messagesTestBody},
 	testroute.DoorResponses: {parse: func(b []byte) (*adapter.ChatRequest, error) {
-		r, err := adapter.ParseResponsesRequest(b)
+		r, err := frontdoor.ParseResponsesRequest(b)
 		if err != nil {
 			return nil, err
 		}

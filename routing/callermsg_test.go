@@ -8,6 +8,7 @@ import (
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/frontdoor"
 	"switchyard/routing/reason"
 )
 
@@ -50,8 +51,8 @@ func TestCallerToldPerClass(t *testing.T) {
 		t.Run(string(tt.class), func(t *testing.T) {
 			ue := &adapter.Error{Class: tt.class, Status: tt.upstream, Message: vendorText}
 			f := final(ue, explicitPlan("gpt-fast"), failedTrail(tt.class, tt.upstream))
-			if f.Status != tt.status || f.Code != tt.code || ErrorType(f.Status) != tt.typ {
-				t.Fatalf("status %d code %s type %s, want %d %s %s", f.Status, f.Code, ErrorType(f.Status), tt.status, tt.code, tt.typ)
+			if f.Status != tt.status || f.Code != tt.code || frontdoor.ErrorType(f.Status) != tt.typ {
+				t.Fatalf("status %d code %s type %s, want %d %s %s", f.Status, f.Code, frontdoor.ErrorType(f.Status), tt.status, tt.code, tt.typ)
 			}
 			msg := f.Text("req-123")
 			if !strings.Contains(msg, "(request id req-123)") {

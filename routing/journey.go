@@ -16,6 +16,7 @@ import (
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/frontdoor"
 	"switchyard/routing/idem"
 	"switchyard/routing/limit"
 	"switchyard/routing/queue"
@@ -315,7 +316,7 @@ func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
 }
 
 // door is the request's front door, the caller's wire shape.
-func (x *exchange) door() FrontDoor { return doorOf(x.req.Endpoint) }
+func (x *exchange) door() frontdoor.Door { return doorOf(x.req.Endpoint) }
 
 // reject answers with an error in the front door's shape and records a
 // rejected call.
@@ -333,36 +334,6 @@ func (x *exchange) writeError(status int, code, msg string, param *string) {
 		}
 	}
 	x.writeBody(status, "application/json", x.door().Error(status, code, msg, param))
-}
-
-// ErrorJSON is an OpenAI error object: {"error":{"message","type","code","param"}}.
-func ErrorJSON(status int, code, msg string, param *string) []byte {
-	b, _ := json.Marshal(map[string]openAIError{"error": {Message: msg, Type: ErrorType(status), Code: code, Param: param}})
-	return b
-}
-
-type openAIError struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Code    string  `json:"code"`
-	Param   *string `json:"param"`
-}
-
-// ErrorType maps an HTTP status onto OpenAI's error types.
-func ErrorType(status int) string {
-	switch {
-	case status == 401:
-		return "authentication_error"
-	case status == 403:
-		return "permission_error"
-	case status == 404:
-		return "not_found_error"
-	case status == 429:
-		return "rate_limit_error"
-	case status >= 500:
-		return "api_error"
-	}
-	return "invalid_request_error"
 }
 
 // writeBody sets a complete answer, keeping a copy for idempotency.
@@ -465,7 +436,7 @@ func (x *exchange) readBody() ([]byte, bool) {
 
 // invalid answers a request the parser refused.
 func (x *exchange) invalid(err error) {
-	var re *adapter.RequestError
+	var re *frontdoor.RequestError
 	var param *string
 	msg, code := err.Error(), "invalid_request"
 	if errors.As(err, &re) {

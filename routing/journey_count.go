@@ -7,6 +7,7 @@ import (
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/frontdoor"
 	"switchyard/routing/limit"
 	"switchyard/routing/record"
 )
@@ -23,7 +24,7 @@ func (x *exchange) countTokens() {
 	if !ok {
 		return
 	}
-	req, err := adapter.ParseCountTokensRequest(body)
+	req, err := frontdoor.ParseCountTokensRequest(body)
 	if err != nil {
 		x.invalid(err)
 		return
@@ -31,7 +32,7 @@ func (x *exchange) countTokens() {
 	x.rec.RequestedModel = req.Model
 	deadline, err := x.deadline()
 	if err != nil {
-		x.invalid(&adapter.RequestError{Param: "X-Request-Timeout", Message: err.Error()})
+		x.invalid(&frontdoor.RequestError{Param: "X-Request-Timeout", Message: err.Error()})
 		return
 	}
 	x.deadlineAt = deadline

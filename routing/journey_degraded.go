@@ -10,6 +10,7 @@ import (
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/frontdoor"
 	"switchyard/routing/limit"
 	"switchyard/routing/record"
 )
@@ -95,8 +96,8 @@ func (x *exchange) keepAnswer(body []byte, model string, answer []byte) {
 	if x.ladder.answerKey == nil {
 		return
 	}
-	if _, ok := x.door().(chatDoor); !ok {
-		answer = adapter.AppendAnswerModel(nil, body, model)
+	if _, ok := x.door().(frontdoor.ChatDoor); !ok {
+		answer = frontdoor.AppendAnswerModel(nil, body, model)
 	}
 	x.keep(answer)
 }

@@ -13,6 +13,7 @@ import (
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/frontdoor"
 	"switchyard/routing/limit"
 	"switchyard/routing/record"
 )
@@ -32,7 +33,7 @@ func (x *exchange) chat() {
 	x.prepareLadder(req, body)
 	deadline, err := x.deadline()
 	if err != nil {
-		x.invalid(&adapter.RequestError{Param: "X-Request-Timeout", Message: err.Error()})
+		x.invalid(&frontdoor.RequestError{Param: "X-Request-Timeout", Message: err.Error()})
 		return
 	}
 	if !x.idempotent(body) {
@@ -86,8 +87,8 @@ type Stream struct {
 	x         *exchange
 	committed *Committed
 	req       *adapter.ChatRequest
-	door      DoorStream
-	chat      chatStream // the chat door's (door points at it)
+	door      frontdoor.Stream
+	chat      frontdoor.ChatStream // the chat door's (door points at it)
 	dec       limit.Decision
 	estimate  int64
 	first     int // index into committed.First
@@ -132,9 +133,9 @@ func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec limi
 // the one the caller is told served.
 func (x *exchange) newStream(committed *Committed, req *adapter.ChatRequest, dec limit.Decision, estimate int64, model string, native bool) *Stream {
 	s := &Stream{x: x, committed: committed, req: req, dec: dec, estimate: estimate}
-	if _, ok := x.door().(chatDoor); ok {
+	if _, ok := x.door().(frontdoor.ChatDoor); ok {
 		// The chat door's stream lives in the Stream: no allocation of its own.
-		s.chat = chatStream{model: model, usage: req.IncludeUsage}
+		s.chat = frontdoor.ChatStream{Model: model, Usage: req.IncludeUsage}
 		s.door = &s.chat
 	} else {
 		s.door = x.door().Stream(req, model, x.rec.RequestID, native)
@@ -257,7 +258,7 @@ func (x *exchange) embeddings() {
 	if !ok {
 		return
 	}
-	req, err := adapter.ParseEmbeddingRequest(body)
+	req, err := frontdoor.ParseEmbeddingRequest(body)
 	if err != nil {
 		x.invalid(err)
 		return
@@ -265,7 +266,7 @@ func (x *exchange) embeddings() {
 	inputType := req.InputType
 	if h := strings.TrimSpace(x.req.InputType); inputType == "" && h != "" {
 		if h != "query" && h != "document" {
-			x.invalid(&adapter.RequestError{Param: "X-Input-Type", Message: "X-Input-Type must be query or document"})
+			x.invalid(&frontdoor.RequestError{Param: "X-Input-Type", Message: "X-Input-Type must be query or document"})
 			return
 		}
 		inputType = h
@@ -273,7 +274,7 @@ func (x *exchange) embeddings() {
 	x.rec.RequestedModel = req.Model
 	deadline, err := x.deadline()
 	if err != nil {
-		x.invalid(&adapter.RequestError{Param: "X-Request-Timeout", Message: err.Error()})
+		x.invalid(&frontdoor.RequestError{Param: "X-Request-Timeout", Message: err.Error()})
 		return
 	}
 	if !x.idempotent(body) {

@@ -1,9 +1,24 @@
-// Package adapter speaks the vendors' wire protocols. Each protocol lives in
-// its own file and turns one OpenAI-shaped request into one upstream call,
-// returning OpenAI-shaped results, normalized usage and classified errors.
+// Package adapter speaks what vendors speak. Every front door
+// (routing/frontdoor) hands it the same canonical request, an OpenAI chat
+// request's typed view (request.go), and a translator per protocol pair
+// turns it into one upstream call and the vendor's answer back into OpenAI
+// chat shapes, with normalized usage and classified errors:
 //
-// An adapter is stateless and safe to call again for the next key or the next
-// candidate: it never mutates the caller's request.
+//	chat_openai.go        chat request → an OpenAI(-compatible) vendor (near pass-through)
+//	chat_anthropic.go     chat request → Anthropic's Messages API
+//	chat_gemini.go        chat request → Gemini's generateContent
+//	messages_anthropic.go a Messages caller → Anthropic, natively (the body passes)
+//	responses_openai.go   a Responses caller → OpenAI's Responses API, natively
+//
+// Each vendor's own plumbing (URLs, credentials, error classification,
+// embeddings, model lists) is its protocol's file (openai.go, anthropic.go,
+// gemini.go); stream_open.go is the one way every translator opens an
+// upstream event stream; policy*.go decide, per protocol, what a request's
+// fields become (pass, translate, drop and record, refuse). A new vendor
+// protocol is one translator file plus its row in registry.go.
+//
+// An adapter is stateless and safe to call again for the next key or the
+// next candidate: it never mutates the caller's request.
 package adapter
 
 import (

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"switchyard/routing/wire"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -69,7 +70,7 @@ func classifyBody(body []byte) classifyInfo {
 	if !json.Valid(body) {
 		return info
 	}
-	v := gjson.Parse(parseView(body))
+	v := gjson.Parse(wire.View(body))
 	if v.IsArray() { // some servers wrap the envelope in an array
 		v.ForEach(func(_, first gjson.Result) bool { v = first; return false })
 	}
@@ -159,7 +160,7 @@ func classifyClean(s string, max int) string {
 // to classifyMaxMessage bytes on a character boundary.
 func classifyRawMessage(body []byte) string {
 	// Leading blanks would otherwise count against the bound.
-	view := strings.TrimLeft(parseView(body), " \t\r\n")
+	view := strings.TrimLeft(wire.View(body), " \t\r\n")
 	return classifyClean(view[:min(len(view), classifyMaxMessage+utf8.UTFMax)], classifyMaxMessage)
 }
 

@@ -185,6 +185,12 @@ func Refused(p config.Protocol, r *ChatRequest, caps config.Capabilities) string
 	return ""
 }
 
+// FieldRuleOf is protocol p's rule for the chat field named field.
+func FieldRuleOf(p config.Protocol, field string) (FieldRule, bool) {
+	r, ok := fieldTables()[p][field]
+	return r, ok
+}
+
 // fieldTables are the tables of All, built once.
 var fieldTables = sync.OnceValue(func() map[config.Protocol]FieldTable {
 	out := map[config.Protocol]FieldTable{}

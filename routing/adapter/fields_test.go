@@ -1,4 +1,4 @@
-package adapter
+package adapter_test
 
 import (
 	"bytes"
@@ -12,8 +12,10 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
+	"switchyard/routing/frontdoor"
 )
 
 // fieldSamples sets each field of ChatFields (and one unknown field) to a
@@ -55,7 +57,7 @@ var fieldSamples = map[string]string{
 	"prompt_cache_key":       `"prompt_cache_key":"k"`,
 	"prompt_cache_retention": `"prompt_cache_retention":"24h"`,
 	"safety_identifier":      `"safety_identifier":"s-1"`,
-	AnyOtherField:            `"top_k":5`,
+	adapter.AnyOtherField:    `"top_k":5`,
 }
 
 // upstreamSaw is what the fake vendor received for one request.
@@ -63,7 +65,7 @@ type upstreamSaw struct {
 	body   gjson.Result // the last body
 	path   string
 	calls  int64
-	chunks []Chunk // the stream the caller got, for stream requests
+	chunks []adapter.Chunk // the stream the caller got, for stream requests
 }
 
 // translated is the evidence, per protocol and field, that a Translate
@@ -141,17 +143,17 @@ func TestFieldTables(t *testing.T) {
 	fake := fakevendor.New(fakevendor.Options{})
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	for _, field := range append(ChatFields[:], AnyOtherField) {
+	for _, field := range append(adapter.ChatFields[:], adapter.AnyOtherField) {
 		if _, ok := fieldSamples[field]; !ok {
 			t.Fatalf("no sample value for field %s", field)
 		}
 	}
-	for p, ad := range All() {
-		table := ad.(Fielded).Fields()
-		if len(table) != len(ChatFields)+1 {
-			t.Errorf("%s: table has %d rows, want %d (every field and %q)", p, len(table), len(ChatFields)+1, AnyOtherField)
+	for p, ad := range adapter.All() {
+		table := ad.(adapter.Fielded).Fields()
+		if len(table) != len(adapter.ChatFields)+1 {
+			t.Errorf("%s: table has %d rows, want %d (every field and %q)", p, len(table), len(adapter.ChatFields)+1, adapter.AnyOtherField)
 		}
-		for _, field := range append(ChatFields[:], AnyOtherField) {
+		for _, field := range append(adapter.ChatFields[:], adapter.AnyOtherField) {
 			t.Run(string(p)+"/"+field, func(t *testing.T) {
 				rule, ok := table[field]
 				if !ok || rule.How == "" {
@@ -162,11 +164,11 @@ func TestFieldTables(t *testing.T) {
 					body += "," + s
 				}
 				body += "}"
-				r, err := ParseChatRequest([]byte(body))
+				r, err := frontdoor.ParseChatRequest([]byte(body))
 				if err != nil {
 					t.Fatalf("sample refused by the parser: %v", err)
 				}
-				if field == AnyOtherField {
+				if field == adapter.AnyOtherField {
 					if len(r.Unknown) != 1 || r.Unknown[0] != "top_k" {
 						t.Fatalf("unknown fields %v", r.Unknown)
 					}
@@ -177,12 +179,12 @@ func TestFieldTables(t *testing.T) {
 				if p == config.ProtocolOpenAI {
 					base += "/v1"
 				}
-				target := Target{BaseURL: base, APIKey: "k", UpstreamModel: "up-model"}
+				target := adapter.Target{BaseURL: base, APIKey: "k", UpstreamModel: "up-model"}
 				fake.Reset()
 				saw := upstreamSaw{}
 				var callErr error
 				if r.Stream {
-					var s Stream
+					var s adapter.Stream
 					if s, callErr = ad.ChatStream(context.Background(), target, r); callErr == nil {
 						for {
 							c, err := s.Next()
@@ -203,26 +205,26 @@ func TestFieldTables(t *testing.T) {
 				if last, ok := fake.LastRequest("up-model"); ok {
 					saw.body, saw.path = gjson.ParseBytes(last.Body), last.Path
 				}
-				refused := Refused(p, r, config.Capabilities{})
+				refused := adapter.Refused(p, r, config.Capabilities{})
 				switch rule.Decision {
-				case Refuse:
-					var e *Error
-					if refused != r.refusedName(field) || !errors.As(callErr, &e) || e.Code != CodeUnsupportedParameter || e.Param != r.refusedName(field) || saw.calls != 0 {
+				case adapter.Refuse:
+					var e *adapter.Error
+					if refused != refusedName(r, field) || !errors.As(callErr, &e) || e.Code != adapter.CodeUnsupportedParameter || e.Param != refusedName(r, field) || saw.calls != 0 {
 						t.Fatalf("refuse: router sees %q, adapter error %v, %d vendor calls", refused, callErr, saw.calls)
 					}
-				case Pass:
+				case adapter.Pass:
 					if refused != "" || callErr != nil {
 						t.Fatalf("pass: refused %q, error %v", refused, callErr)
 					}
 					name := field
-					if field == AnyOtherField {
+					if field == adapter.AnyOtherField {
 						name = "top_k"
 					}
 					want := gjson.Get(body, name).Raw
 					if got := saw.body.Get(name).Raw; !bytes.Equal(compactJSON(got), compactJSON(want)) {
 						t.Fatalf("pass: vendor got %s = %s, caller sent %s", name, got, want)
 					}
-				case Translate:
+				case adapter.Translate:
 					if refused != "" || callErr != nil {
 						t.Fatalf("translate: refused %q, error %v", refused, callErr)
 					}
@@ -242,9 +244,9 @@ func TestFieldTables(t *testing.T) {
 }
 
 // refusedName is the name a refusal reports for a table field: the field,
-// or the unknown field's own name for AnyOtherField.
-func (r *ChatRequest) refusedName(field string) string {
-	if field == AnyOtherField && len(r.Unknown) > 0 {
+// or the unknown field's own name for adapter.AnyOtherField.
+func refusedName(r *adapter.ChatRequest, field string) string {
+	if field == adapter.AnyOtherField && len(r.Unknown) > 0 {
 		return r.Unknown[0]
 	}
 	return field
@@ -285,11 +287,11 @@ func TestFieldTablesConditionalRefusals(t *testing.T) {
 		{"defaults ask for nothing", config.ProtocolGemini, `"n":1,"logprobs":false,"parallel_tool_calls":true,"store":false,"metadata":{},"service_tier":"auto","modalities":["text"],"response_format":{"type":"text"},"frequency_penalty":0`, config.Capabilities{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := ParseChatRequest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],` + tc.members + `}`))
+			r, err := frontdoor.ParseChatRequest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],` + tc.members + `}`))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := Refused(tc.p, r, tc.caps); got != tc.want {
+			if got := adapter.Refused(tc.p, r, tc.caps); got != tc.want {
 				t.Fatalf("refused %q, want %q", got, tc.want)
 			}
 		})
@@ -310,9 +312,9 @@ func TestFieldTablesREADME(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("README lacks the %q … %q markers", strings.TrimSpace(begin), end)
 	}
-	want := FieldTablesMarkdown()
+	want := adapter.FieldTablesMarkdown()
 	if got := s[i+len(begin) : j]; got != want {
-		if vendorUpdate() {
+		if adapter.VendorUpdate() {
 			if err := os.WriteFile(path, []byte(s[:i+len(begin)]+want+s[j:]), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,6 @@ package adapter
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -30,159 +29,6 @@ func fuzzFixtures(f *testing.F, suffix string) [][]byte {
 		out = append(out, b)
 	}
 	return out
-}
-
-func fuzzChatSeeds(f *testing.F) {
-	for _, name := range []string{"chat-nonstream-default.request.curl.sh", "chat-nonstream-tool-calls.request.curl.sh"} {
-		f.Add(parseCurlBody(f, name))
-	}
-	for _, s := range []string{
-		string(parseBenchBody),
-		openaiCallerBody,
-		`{"model":"fast","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"ok"}],"stream":true,"stream_options":{"include_usage":true}}`,
-		`{"model":"fast","messages":[{"role":"user","content":[{"type":"text","text":"a\u00e9\ud83c\udf0a"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}],"stop":["\n"],"thinking":{"type":"enabled","budget_tokens":1024}}`,
-		`{"model":"fast","mod\u0065l":"x","messages":[]}`,
-		`{"model":"fast","messages":[{"role":"user","content":"\ud800"}],"x":{"model":"inner"},"Model":"case"}`,
-		`{"model":"fast","messages":[{"role":"user","content":"hi"}],"max_tokens":1e400,"temperature":-0}`,
-		"{\"model\":\"fast\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}",
-		`[]`, ``, `null`, `{"model":"fast","messages":[[[[[[[[]]]]]]]]}`,
-	} {
-		f.Add([]byte(s))
-	}
-}
-
-// FuzzParseChatRequest checks the parser against encoding/json and checks
-// that the body the OpenAI adapter forwards keeps every caller field.
-func FuzzParseChatRequest(f *testing.F) {
-	fuzzChatSeeds(f)
-	f.Fuzz(func(t *testing.T, body []byte) {
-		orig := bytes.Clone(body)
-		r, err := ParseChatRequest(body)
-		if !bytes.Equal(body, orig) {
-			t.Fatal("ParseChatRequest modified its input")
-		}
-		if err != nil {
-			var re *RequestError
-			if !errors.As(err, &re) || !errors.Is(err, ErrInvalidRequest) || re.Message == "" {
-				t.Fatalf("error %T %v is not a *RequestError wrapping ErrInvalidRequest", err, err)
-			}
-			return
-		}
-		if len(r.Messages) == 0 || strings.TrimSpace(r.Model) == "" || !utf8.Valid(body) {
-			t.Fatalf("accepted a request without messages, model or valid UTF-8: %+v", r)
-		}
-		if r.IncludeUsage && !r.Stream {
-			t.Fatal("include_usage without stream")
-		}
-		var top map[string]json.RawMessage
-		if err := json.Unmarshal(body, &top); err != nil {
-			t.Fatalf("accepted a body encoding/json refuses: %v", err)
-		}
-		var model string
-		var msgs []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		}
-		if json.Unmarshal(top["model"], &model) != nil || model != r.Model {
-			t.Fatalf("model %q, encoding/json reads %q", r.Model, model)
-		}
-		if err := json.Unmarshal(top["messages"], &msgs); err != nil || len(msgs) != len(r.Messages) {
-			t.Fatalf("%d messages, encoding/json reads %d (%v)", len(r.Messages), len(msgs), err)
-		}
-		for i, m := range r.Messages {
-			if _, ok := parseRole(m.Role); !ok || m.Role != msgs[i].Role {
-				t.Fatalf("message %d role %q, encoding/json reads %q", i, m.Role, msgs[i].Role)
-			}
-			if m.Content == nil && len(m.ToolCalls) == 0 {
-				t.Fatalf("message %d has neither content nor tool calls", i)
-			}
-			var s string
-			if json.Unmarshal(msgs[i].Content, &s) == nil && m.Text() != s {
-				t.Fatalf("message %d text %q, encoding/json reads %q", i, m.Text(), s)
-			}
-		}
-
-		for _, stream := range []bool{false, true} {
-			out, e := openaiChatBody(r, "up/model\"x", stream)
-			if e != nil {
-				t.Fatal(e)
-			}
-			var fwd map[string]json.RawMessage
-			if err := json.Unmarshal(out, &fwd); err != nil {
-				t.Fatalf("forwarded body is not JSON: %v\n%s", err, out)
-			}
-			if string(fwd["model"]) != `"up/model\"x"` || string(fwd["stream"]) != map[bool]string{false: "false", true: "true"}[stream] {
-				t.Fatalf("forwarded model %s stream %s", fwd["model"], fwd["stream"])
-			}
-			_, hasOpts := fwd["stream_options"]
-			if hasOpts != stream {
-				t.Fatalf("stream %v, stream_options present %v", stream, hasOpts)
-			}
-			if stream {
-				var so map[string]json.RawMessage
-				if json.Unmarshal(fwd["stream_options"], &so) != nil || string(so["include_usage"]) != "true" {
-					t.Fatalf("stream_options %s", fwd["stream_options"])
-				}
-			}
-			for k, v := range top {
-				switch k {
-				case "model", "stream", "stream_options":
-					continue
-				}
-				if !bytes.Equal(fwd[k], v) {
-					t.Fatalf("field %q forwarded as %s, caller sent %s", k, fwd[k], v)
-				}
-			}
-			for k := range fwd {
-				if _, ok := top[k]; !ok && k != "model" && k != "stream" && k != "stream_options" {
-					t.Fatalf("forwarded an extra field %q", k)
-				}
-			}
-		}
-	})
-}
-
-func FuzzParseEmbeddingRequest(f *testing.F) {
-	f.Add(parseCurlBody(f, "embeddings.request.curl.sh"))
-	for _, s := range []string{
-		`{"model":"emb","input":["a","b"],"dimensions":256,"input_type":"query"}`,
-		`{"model":"emb","input":[1,2]}`, `{"model":"emb","input":""}`, `{"model":"emb","input":[["x"]]}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		r, err := ParseEmbeddingRequest(body)
-		if err != nil {
-			if !errors.Is(err, ErrInvalidRequest) {
-				t.Fatalf("%v does not wrap ErrInvalidRequest", err)
-			}
-			return
-		}
-		if len(r.Inputs) == 0 || r.Model == "" || r.Dimensions < 0 {
-			t.Fatalf("accepted %+v", r)
-		}
-		for _, in := range r.Inputs {
-			if in == "" {
-				t.Fatal("accepted an empty input")
-			}
-		}
-		var m struct {
-			Input json.RawMessage `json:"input"`
-		}
-		if err := json.Unmarshal(body, &m); err != nil {
-			t.Fatalf("accepted a body encoding/json refuses: %v", err)
-		}
-		var one string
-		var many []string
-		if json.Unmarshal(m.Input, &one) == nil {
-			many = []string{one}
-		} else if err := json.Unmarshal(m.Input, &many); err != nil {
-			t.Fatalf("input %s is neither a string nor strings", m.Input)
-		}
-		if strings.Join(many, "\x00") != strings.Join(r.Inputs, "\x00") {
-			t.Fatalf("inputs %q, encoding/json reads %q", r.Inputs, many)
-		}
-	})
 }
 
 // sseReference is SSEReader's documented behaviour written the obvious way,
@@ -344,6 +190,51 @@ func FuzzClassifyHTTP(f *testing.F) {
 		}
 		if !json.Valid(body) && len(e.Message) > classifyMaxMessage {
 			t.Fatalf("raw message of %d bytes", len(e.Message))
+		}
+	})
+}
+
+// FuzzOpenAIChatBody checks that the body the OpenAI adapter forwards keeps
+// every caller member as sent, with only model and the stream settings ours.
+func FuzzOpenAIChatBody(f *testing.F) {
+	for _, b := range fuzzFixtures(f, ".request.curl.sh") {
+		if i := bytes.IndexByte(b, '{'); i >= 0 {
+			if j := bytes.LastIndexByte(b, '}'); j > i {
+				f.Add(b[i : j+1])
+			}
+		}
+	}
+	f.Add([]byte(`{"model":"m","messages":[],"stream_options":{"include_usage":false,"x":1},"x_vendor":[1,{"deep":[true,null]}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var top map[string]json.RawMessage
+		if json.Unmarshal(body, &top) != nil {
+			return
+		}
+		r := &ChatRequest{Body: body}
+		for _, stream := range []bool{false, true} {
+			out, e := openaiChatBody(r, "up/model\"x", stream)
+			if e != nil {
+				t.Fatal(e)
+			}
+			var fwd map[string]json.RawMessage
+			if err := json.Unmarshal(out, &fwd); err != nil {
+				t.Fatalf("forwarded body is not JSON: %v\n%s", err, out)
+			}
+			if string(fwd["model"]) != `"up/model\"x"` || string(fwd["stream"]) != map[bool]string{false: "false", true: "true"}[stream] {
+				t.Fatalf("forwarded model %s stream %s", fwd["model"], fwd["stream"])
+			}
+			if _, hasOpts := fwd["stream_options"]; hasOpts != stream {
+				t.Fatalf("stream %v, stream_options present %v", stream, hasOpts)
+			}
+			for k, v := range top {
+				switch k {
+				case "model", "stream", "stream_options":
+					continue
+				}
+				if !bytes.Equal(bytes.TrimSpace(fwd[k]), bytes.TrimSpace(v)) {
+					t.Fatalf("field %q forwarded as %s, caller sent %s", k, fwd[k], v)
+				}
+			}
 		}
 	})
 }

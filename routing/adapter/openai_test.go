@@ -1,4 +1,4 @@
-package adapter
+package adapter_test
 
 import (
 	"bytes"
@@ -6,13 +6,14 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"switchyard/routing/adapter"
+	"switchyard/routing/frontdoor"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -57,8 +58,8 @@ func openaiUpstream(t testing.TB, reply func(w http.ResponseWriter, r *http.Requ
 	return srv, seen
 }
 
-func openaiTarget(srv *httptest.Server) Target {
-	return Target{BaseURL: srv.URL + "/v1", APIKey: openaiTestKey, UpstreamModel: "gpt-4o-2024-08-06", Client: srv.Client()}
+func openaiTarget(srv *httptest.Server) adapter.Target {
+	return adapter.Target{BaseURL: srv.URL + "/v1", APIKey: openaiTestKey, UpstreamModel: "gpt-4o-2024-08-06", Client: srv.Client()}
 }
 
 func openaiJSON(status int, body []byte, kv ...string) func(http.ResponseWriter, *http.Request) {
@@ -72,20 +73,9 @@ func openaiJSON(status int, body []byte, kv ...string) func(http.ResponseWriter,
 	}
 }
 
-// openaiSSE replays an event stream, flushing after every event.
-func openaiSSE(stream []byte) func(http.ResponseWriter, *http.Request) {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, ev := range bytes.SplitAfter(stream, []byte("\n\n")) {
-			w.Write(ev)
-			w.(http.Flusher).Flush()
-		}
-	}
-}
-
-func openaiParse(t testing.TB, body string) *ChatRequest {
+func openaiParse(t testing.TB, body string) *adapter.ChatRequest {
 	t.Helper()
-	r, err := ParseChatRequest([]byte(body))
+	r, err := frontdoor.ParseChatRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,15 +89,6 @@ func openaiDecode(t testing.TB, b []byte) map[string]any {
 		t.Fatalf("forwarded body is not JSON: %v\n%s", err, b)
 	}
 	return m
-}
-
-func openaiAsError(t testing.TB, err error) *Error {
-	t.Helper()
-	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("%v (%T) is not an *Error", err, err)
-	}
-	return e
 }
 
 // The caller's body as an SDK might send it: odd spacing, unknown fields,
@@ -124,11 +105,11 @@ const openaiCallerBody = `{"model": "standard",
   "x_vendor_extension": [1, {"deep": [true, null]}]}`
 
 func TestOpenAIChatForwardsBodyAndParsesResult(t *testing.T) {
-	fixture := classifyFixture(t, "chat-nonstream-default.response.json")
+	fixture := adapter.ClassifyFixture(t, "chat-nonstream-default.response.json")
 	srv, seen := openaiUpstream(t, openaiJSON(200, fixture))
 	r := openaiParse(t, openaiCallerBody)
 
-	res, err := OpenAI{}.Chat(context.Background(), openaiTarget(srv), r)
+	res, err := adapter.OpenAI{}.Chat(context.Background(), openaiTarget(srv), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +143,7 @@ func TestOpenAIChatForwardsBodyAndParsesResult(t *testing.T) {
 	if !bytes.Equal(res.Body, fixture) || res.FinishReason != "stop" {
 		t.Errorf("finish %q, body %d bytes", res.FinishReason, len(res.Body))
 	}
-	want := Usage{Prompt: 19, Completion: 10, Cached: 0, Reasoning: 0, Known: true, CachedKnown: true, ReasoningKnown: true}
+	want := adapter.Usage{Prompt: 19, Completion: 10, Cached: 0, Reasoning: 0, Known: true, CachedKnown: true, ReasoningKnown: true}
 	if res.Usage != want {
 		t.Errorf("usage %+v, want %+v", res.Usage, want)
 	}
@@ -173,24 +154,24 @@ func TestOpenAIChatResults(t *testing.T) {
 		name   string
 		body   []byte
 		finish string
-		usage  Usage
+		usage  adapter.Usage
 	}{
-		{"tool calls (fixture)", classifyFixture(t, "chat-nonstream-tool-calls.response.json"), "tool_calls",
-			Usage{Prompt: 82, Completion: 17, Known: true, ReasoningKnown: true}},
+		{"tool calls (fixture)", adapter.ClassifyFixture(t, "chat-nonstream-tool-calls.response.json"), "tool_calls",
+			adapter.Usage{Prompt: 82, Completion: 17, Known: true, ReasoningKnown: true}},
 		// No usage is never zero: the gateway counts the prompt ("hi" with
 		// its framing) and the answer ("hi"), and marks the count estimated.
 		{"no usage is counted and marked estimated", []byte(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`), "stop",
-			Usage{Prompt: 8, Completion: 1, Known: true, Estimated: true}},
+			adapter.Usage{Prompt: 8, Completion: 1, Known: true, Estimated: true}},
 		{"usage null", []byte(`{"choices":[{"message":{"content":"hi"},"finish_reason":"length"}],"usage":null}`), "length",
-			Usage{Prompt: 8, Completion: 1, Known: true, Estimated: true}},
+			adapter.Usage{Prompt: 8, Completion: 1, Known: true, Estimated: true}},
 		{"DeepSeek cache hits", []byte(`{"choices":[{"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":5,"prompt_cache_hit_tokens":64,"prompt_cache_miss_tokens":36}}`), "stop",
-			Usage{Prompt: 100, Completion: 5, Cached: 64, Known: true, CachedKnown: true}},
+			adapter.Usage{Prompt: 100, Completion: 5, Cached: 64, Known: true, CachedKnown: true}},
 		{"reasoning tokens", []byte(`{"choices":[{"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":500,"prompt_tokens_details":{"cached_tokens":8},"completion_tokens_details":{"reasoning_tokens":448}}}`), "stop",
-			Usage{Prompt: 10, Completion: 500, Cached: 8, Reasoning: 448, Known: true, CachedKnown: true, ReasoningKnown: true}},
+			adapter.Usage{Prompt: 10, Completion: 500, Cached: 8, Reasoning: 448, Known: true, CachedKnown: true, ReasoningKnown: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := openaiUpstream(t, openaiJSON(200, tc.body))
-			res, err := OpenAI{}.Chat(context.Background(), openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}]}`))
+			res, err := adapter.OpenAI{}.Chat(context.Background(), openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}]}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,25 +187,25 @@ func TestOpenAIChatFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		reply   func(http.ResponseWriter, *http.Request)
-		class   Class
+		class   adapter.Class
 		msg     string
 		retry   time.Duration
 		withRes bool
 	}{
-		{"429 with Retry-After", openaiJSON(429, classifyFixture(t, "error-429-tokens-2023.json"), "Retry-After", "3"), ClassRateLimited, "Rate limit reached", 3 * time.Second, false},
-		{"401 (fixture)", openaiJSON(401, classifyFixture(t, "error-401-invalid-api-key.json")), ClassAuth, "Incorrect API key", 0, false},
-		{"401 echoing our key is scrubbed", openaiJSON(401, []byte(`{"error":{"message":"Incorrect API key provided: `+openaiTestKey+`.","type":"invalid_request_error","code":"invalid_api_key"}}`)), ClassAuth, "provided: [redacted].", 0, false},
-		{"500 (fixture)", openaiJSON(500, classifyFixture(t, "error-500-server-error.json")), ClassServer, "The server had an error", 0, false},
-		{"400 context length (fixture)", openaiJSON(400, classifyFixture(t, "error-400-context-length.json")), ClassBadRequest, "maximum context length", 0, false},
-		{"200 with an error envelope", openaiJSON(200, []byte(`{"error":{"message":"quota","type":"insufficient_quota"}}`)), ClassBilling, "quota", 0, false},
-		{"200 that is not JSON", openaiJSON(200, []byte(`<html>ok</html>`)), ClassServer, "not JSON", 0, false},
-		{"200 without choices", openaiJSON(200, []byte(`{"choices":[]}`)), ClassServer, "without choices", 0, false},
-		{"content filter keeps the result", openaiJSON(200, []byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":null},"finish_reason":"content_filter"}],"usage":{"prompt_tokens":9,"completion_tokens":0}}`)), ClassContentFilter, "content filter", 0, true},
+		{"429 with Retry-After", openaiJSON(429, adapter.ClassifyFixture(t, "error-429-tokens-2023.json"), "Retry-After", "3"), adapter.ClassRateLimited, "Rate limit reached", 3 * time.Second, false},
+		{"401 (fixture)", openaiJSON(401, adapter.ClassifyFixture(t, "error-401-invalid-api-key.json")), adapter.ClassAuth, "Incorrect API key", 0, false},
+		{"401 echoing our key is scrubbed", openaiJSON(401, []byte(`{"error":{"message":"Incorrect API key provided: `+openaiTestKey+`.","type":"invalid_request_error","code":"invalid_api_key"}}`)), adapter.ClassAuth, "provided: [redacted].", 0, false},
+		{"500 (fixture)", openaiJSON(500, adapter.ClassifyFixture(t, "error-500-server-error.json")), adapter.ClassServer, "The server had an error", 0, false},
+		{"400 context length (fixture)", openaiJSON(400, adapter.ClassifyFixture(t, "error-400-context-length.json")), adapter.ClassBadRequest, "maximum context length", 0, false},
+		{"200 with an error envelope", openaiJSON(200, []byte(`{"error":{"message":"quota","type":"insufficient_quota"}}`)), adapter.ClassBilling, "quota", 0, false},
+		{"200 that is not JSON", openaiJSON(200, []byte(`<html>ok</html>`)), adapter.ClassServer, "not JSON", 0, false},
+		{"200 without choices", openaiJSON(200, []byte(`{"choices":[]}`)), adapter.ClassServer, "without choices", 0, false},
+		{"content filter keeps the result", openaiJSON(200, []byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":null},"finish_reason":"content_filter"}],"usage":{"prompt_tokens":9,"completion_tokens":0}}`)), adapter.ClassContentFilter, "content filter", 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := openaiUpstream(t, tc.reply)
-			res, err := OpenAI{}.Chat(context.Background(), openaiTarget(srv), openaiParse(t, req))
-			e := openaiAsError(t, err)
+			res, err := adapter.OpenAI{}.Chat(context.Background(), openaiTarget(srv), openaiParse(t, req))
+			e := adapter.AsError(t, err)
 			if e.Class != tc.class || !strings.Contains(e.Message, tc.msg) || e.RetryAfter != tc.retry {
 				t.Errorf("got %+v; want class %q, message containing %q, retry %v", e, tc.class, tc.msg, tc.retry)
 			}
@@ -241,23 +222,12 @@ func TestOpenAIChatFailures(t *testing.T) {
 	}
 }
 
-func TestOpenAIURLJoin(t *testing.T) {
-	for _, tc := range []struct{ base, want string }{
-		{"https://api.openai.com/v1", "https://api.openai.com/v1/chat/completions"},
-		{"https://api.openai.com/v1/", "https://api.openai.com/v1/chat/completions"},
-		{"https://api.openai.com/v1//", "https://api.openai.com/v1/chat/completions"},
-		{"https://ark.example/api/v3", "https://ark.example/api/v3/chat/completions"},
-		{"https://x.example/openai/v1/?api-version=2024-10-21", "https://x.example/openai/v1/chat/completions?api-version=2024-10-21"},
-	} {
-		if got := openaiURL(tc.base, "/chat/completions"); got != tc.want {
-			t.Errorf("%s: %s, want %s", tc.base, got, tc.want)
-		}
-	}
+func TestOpenAIURLTrailingSlash(t *testing.T) {
 	// And against a live server, with a trailing slash.
-	srv, seen := openaiUpstream(t, openaiJSON(200, classifyFixture(t, "chat-nonstream-default.response.json")))
+	srv, seen := openaiUpstream(t, openaiJSON(200, adapter.ClassifyFixture(t, "chat-nonstream-default.response.json")))
 	tg := openaiTarget(srv)
 	tg.BaseURL += "/"
-	if _, err := (OpenAI{}).Chat(context.Background(), tg, openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}]}`)); err != nil {
+	if _, err := (adapter.OpenAI{}).Chat(context.Background(), tg, openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}]}`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, path, _, _ := seen.get(); path != "/v1/chat/completions" {
@@ -275,8 +245,8 @@ func TestOpenAIChatDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := OpenAI{}.Chat(ctx, openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}]}`))
-	if e := openaiAsError(t, err); e.Class != ClassTimeout {
+	_, err := adapter.OpenAI{}.Chat(ctx, openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}]}`))
+	if e := adapter.AsError(t, err); e.Class != adapter.ClassTimeout {
 		t.Errorf("class %q, want timeout (%v)", e.Class, e)
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -291,8 +261,8 @@ func TestOpenAIChatNetworkFailure(t *testing.T) {
 	}
 	base := "http://" + ln.Addr().String() + "/v1"
 	ln.Close()
-	_, err = OpenAI{}.Chat(context.Background(), Target{BaseURL: base, APIKey: "k", UpstreamModel: "m"}, openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}]}`))
-	if e := openaiAsError(t, err); e.Class != ClassNetwork || e.Code != "connection_refused" {
+	_, err = adapter.OpenAI{}.Chat(context.Background(), adapter.Target{BaseURL: base, APIKey: "k", UpstreamModel: "m"}, openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}]}`))
+	if e := adapter.AsError(t, err); e.Class != adapter.ClassNetwork || e.Code != "connection_refused" {
 		t.Errorf("%+v", e)
 	}
 }
@@ -344,8 +314,8 @@ func openaiExpect(t testing.TB, stream []byte) []openaiWant {
 
 // openaiDrain reads a stream to its end, returning the chunks and the error
 // that ended it.
-func openaiDrain(s Stream) ([]Chunk, error) {
-	var chunks []Chunk
+func openaiDrain(s adapter.Stream) ([]adapter.Chunk, error) {
+	var chunks []adapter.Chunk
 	for {
 		c, err := s.Next()
 		if err != nil {
@@ -359,18 +329,18 @@ func TestOpenAIChatStreamFixtures(t *testing.T) {
 	for _, tc := range []struct {
 		file   string
 		finish string
-		usage  Usage
+		usage  adapter.Usage
 	}{
-		{"chat-stream-text-include-usage.sse", "stop", Usage{Prompt: 14, Completion: 30, Known: true, ReasoningKnown: true}},
-		{"chat-stream-tool-call-include-usage.sse", "tool_calls", Usage{Prompt: 48, Completion: 19, Known: true, ReasoningKnown: true}},
-		{"chat-stream-refusal.sse", "stop", Usage{Prompt: 79, Completion: 11, Known: true, ReasoningKnown: true}},
-		{"chat-stream-finish-length.sse", "length", Usage{Prompt: 79, Completion: 1, Known: true, ReasoningKnown: true}},
+		{"chat-stream-text-include-usage.sse", "stop", adapter.Usage{Prompt: 14, Completion: 30, Known: true, ReasoningKnown: true}},
+		{"chat-stream-tool-call-include-usage.sse", "tool_calls", adapter.Usage{Prompt: 48, Completion: 19, Known: true, ReasoningKnown: true}},
+		{"chat-stream-refusal.sse", "stop", adapter.Usage{Prompt: 79, Completion: 11, Known: true, ReasoningKnown: true}},
+		{"chat-stream-finish-length.sse", "length", adapter.Usage{Prompt: 79, Completion: 1, Known: true, ReasoningKnown: true}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			fixture := classifyFixture(t, tc.file)
-			srv, seen := openaiUpstream(t, openaiSSE(fixture))
+			fixture := adapter.ClassifyFixture(t, tc.file)
+			srv, seen := openaiUpstream(t, adapter.OpenAISSE(fixture))
 			r := openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":false,"include_obfuscation":false},"seed":1}`)
-			s, err := OpenAI{}.ChatStream(context.Background(), openaiTarget(srv), r)
+			s, err := adapter.OpenAI{}.ChatStream(context.Background(), openaiTarget(srv), r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -423,53 +393,10 @@ func TestOpenAIChatStreamFixtures(t *testing.T) {
 	}
 }
 
-func TestOpenAIChatStreamContentFlags(t *testing.T) {
-	// Role-only first chunks, from the real captures, are not content.
-	for file, first := range map[string]bool{
-		"chat-stream-text-include-usage.sse":      false, // content ""
-		"chat-stream-refusal.sse":                 false, // content null, refusal ""
-		"chat-stream-tool-call-include-usage.sse": true,  // already names the tool call
-	} {
-		srv, _ := openaiUpstream(t, openaiSSE(classifyFixture(t, file)))
-		s, err := OpenAI{}.ChatStream(context.Background(), openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := s.Next()
-		if err != nil || c.Content != first {
-			t.Errorf("%s: first chunk Content %v (err %v), want %v", file, c.Content, err, first)
-		}
-		c, err = s.Next()
-		if err != nil || !c.Content {
-			t.Errorf("%s: second chunk Content %v (err %v), want true", file, c.Content, err)
-		}
-		s.Close()
-	}
-	for delta, want := range map[string]bool{
-		`{}`:                                  false,
-		`{"role":"assistant"}`:                false,
-		`{"content":null,"refusal":null}`:     false,
-		`{"content":""}`:                      false,
-		`{"tool_calls":[]}`:                   false,
-		`{"content":"x"}`:                     true,
-		`{"reasoning_content":"thinking..."}`: true,
-		`{"reasoning":"thinking..."}`:         true,
-		`{"refusal":"no"}`:                    true,
-		`{"content":"","tool_calls":[{"index":0,"function":{"arguments":"{"}}]}`: true,
-		`{"role":"assistant","content":"","obfuscation":"xk2"}`:                  false,
-	} {
-		s := &openaiStream{}
-		c, e := s.chunk(SSEEvent{Data: []byte(`{"choices":[{"index":0,"delta":` + delta + `}]}`)})
-		if e != nil || c.Content != want {
-			t.Errorf("%s: Content %v (%v), want %v", delta, c.Content, e, want)
-		}
-	}
-}
-
-func openaiStreamOf(t *testing.T, stream string) (Stream, *httptest.Server) {
+func openaiStreamOf(t *testing.T, stream string) (adapter.Stream, *httptest.Server) {
 	t.Helper()
-	srv, _ := openaiUpstream(t, openaiSSE([]byte(stream)))
-	s, err := OpenAI{}.ChatStream(context.Background(), openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`))
+	srv, _ := openaiUpstream(t, adapter.OpenAISSE([]byte(stream)))
+	s, err := adapter.OpenAI{}.ChatStream(context.Background(), openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,23 +437,23 @@ func TestOpenAIChatStreamEnds(t *testing.T) {
 	t.Run("unfinished and no [DONE] ended early", func(t *testing.T) {
 		s, _ := openaiStreamOf(t, role+hello)
 		chunks, err := openaiDrain(s)
-		e := openaiAsError(t, err)
-		if len(chunks) != 2 || e.Class != ClassNetwork || !strings.Contains(e.Message, "stream ended early") {
+		e := adapter.AsError(t, err)
+		if len(chunks) != 2 || e.Class != adapter.ClassNetwork || !strings.Contains(e.Message, "stream ended early") {
 			t.Fatalf("%d chunks, %+v", len(chunks), e)
 		}
 	})
 	t.Run("truncated last event", func(t *testing.T) {
 		s, _ := openaiStreamOf(t, role+`data: {"choices":[{"index":0,"delta":{"content":"Hel`)
 		_, err := openaiDrain(s)
-		if e := openaiAsError(t, err); e.Class != ClassServer && e.Class != ClassNetwork {
+		if e := adapter.AsError(t, err); e.Class != adapter.ClassServer && e.Class != adapter.ClassNetwork {
 			t.Fatalf("%+v", e)
 		}
 	})
 	t.Run("mid-stream error event (fixture)", func(t *testing.T) {
-		s, _ := openaiStreamOf(t, string(classifyFixture(t, "constructed-chat-stream-mid-error.sse")))
+		s, _ := openaiStreamOf(t, string(adapter.ClassifyFixture(t, "constructed-chat-stream-mid-error.sse")))
 		chunks, err := openaiDrain(s)
-		e := openaiAsError(t, err)
-		if len(chunks) != 2 || !chunks[1].Content || e.Class != ClassServer || e.Message != "upstream died" || e.Status != 200 {
+		e := adapter.AsError(t, err)
+		if len(chunks) != 2 || !chunks[1].Content || e.Class != adapter.ClassServer || e.Message != "upstream died" || e.Status != 200 {
 			t.Fatalf("%d chunks, %+v", len(chunks), e)
 		}
 		if _, again := s.Next(); again != err {
@@ -536,18 +463,18 @@ func TestOpenAIChatStreamEnds(t *testing.T) {
 	t.Run("error event by name", func(t *testing.T) {
 		s, _ := openaiStreamOf(t, role+"event: error\ndata: {\"message\":\"overloaded\",\"type\":\"rate_limit_error\"}\n\n")
 		_, err := openaiDrain(s)
-		if e := openaiAsError(t, err); e.Class != ClassRateLimited || e.Message != "overloaded" {
+		if e := adapter.AsError(t, err); e.Class != adapter.ClassRateLimited || e.Message != "overloaded" {
 			t.Fatalf("%+v", e)
 		}
 	})
 	t.Run("content filter before any content", func(t *testing.T) {
-		s, _ := openaiStreamOf(t, string(classifyFixture(t, "constructed-chat-stream-content-filter.sse")))
+		s, _ := openaiStreamOf(t, string(adapter.ClassifyFixture(t, "constructed-chat-stream-content-filter.sse")))
 		c, err := s.Next()
 		if err != nil || c.Content {
 			t.Fatalf("first chunk %+v, %v", c, err)
 		}
 		c, err = s.Next()
-		if e := openaiAsError(t, err); e.Class != ClassContentFilter || e.Status != 200 || c.FinishReason != "content_filter" {
+		if e := adapter.AsError(t, err); e.Class != adapter.ClassContentFilter || e.Status != 200 || c.FinishReason != "content_filter" {
 			t.Fatalf("chunk %+v, error %+v", c, e)
 		}
 		// The executor decides; reading on still collects the usage.
@@ -574,7 +501,7 @@ func TestOpenAIChatStreamEnds(t *testing.T) {
 	t.Run("malformed chunk", func(t *testing.T) {
 		s, _ := openaiStreamOf(t, role+"data: {not json}\n\n"+done)
 		_, err := openaiDrain(s)
-		if e := openaiAsError(t, err); e.Class != ClassServer {
+		if e := adapter.AsError(t, err); e.Class != adapter.ClassServer {
 			t.Fatalf("%+v", e)
 		}
 	})
@@ -592,21 +519,21 @@ func TestOpenAIChatStreamRefusedBeforeStreaming(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		reply func(http.ResponseWriter, *http.Request)
-		class Class
+		class adapter.Class
 	}{
-		{"401", openaiJSON(401, classifyFixture(t, "error-401-invalid-api-key.json")), ClassAuth},
-		{"429 insufficient_quota", openaiJSON(429, classifyFixture(t, "constructed-error-429-insufficient-quota.json")), ClassBilling},
-		{"503 HTML", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503); w.Write([]byte("<html>down</html>")) }, ClassServer},
-		{"200 JSON error instead of a stream", openaiJSON(200, []byte(`{"error":{"message":"bad","type":"invalid_request_error","code":"context_length_exceeded"}}`)), ClassBadRequest},
-		{"200 JSON completion instead of a stream", openaiJSON(200, classifyFixture(t, "chat-nonstream-default.response.json")), ClassServer},
+		{"401", openaiJSON(401, adapter.ClassifyFixture(t, "error-401-invalid-api-key.json")), adapter.ClassAuth},
+		{"429 insufficient_quota", openaiJSON(429, adapter.ClassifyFixture(t, "constructed-error-429-insufficient-quota.json")), adapter.ClassBilling},
+		{"503 HTML", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503); w.Write([]byte("<html>down</html>")) }, adapter.ClassServer},
+		{"200 JSON error instead of a stream", openaiJSON(200, []byte(`{"error":{"message":"bad","type":"invalid_request_error","code":"context_length_exceeded"}}`)), adapter.ClassBadRequest},
+		{"200 JSON completion instead of a stream", openaiJSON(200, adapter.ClassifyFixture(t, "chat-nonstream-default.response.json")), adapter.ClassServer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := openaiUpstream(t, tc.reply)
-			s, err := OpenAI{}.ChatStream(context.Background(), openaiTarget(srv), openaiParse(t, req))
+			s, err := adapter.OpenAI{}.ChatStream(context.Background(), openaiTarget(srv), openaiParse(t, req))
 			if s != nil {
 				t.Fatal("a stream was returned with the error")
 			}
-			if e := openaiAsError(t, err); e.Class != tc.class {
+			if e := adapter.AsError(t, err); e.Class != tc.class {
 				t.Errorf("%+v, want class %q", e, tc.class)
 			}
 		})
@@ -635,7 +562,7 @@ func TestOpenAIChatStreamDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	s, err := OpenAI{}.ChatStream(ctx, openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`))
+	s, err := adapter.OpenAI{}.ChatStream(ctx, openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -644,7 +571,7 @@ func TestOpenAIChatStreamDeadline(t *testing.T) {
 		t.Fatalf("first chunk %+v %v", c, err)
 	}
 	_, err = s.Next()
-	if e := openaiAsError(t, err); e.Class != ClassTimeout {
+	if e := adapter.AsError(t, err); e.Class != adapter.ClassTimeout {
 		t.Errorf("class %q, want timeout (%v)", e.Class, e)
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -660,7 +587,7 @@ func TestOpenAIChatStreamDeadline(t *testing.T) {
 func TestOpenAIChatStreamClose(t *testing.T) {
 	t.Run("aborts the upstream and unblocks Next", func(t *testing.T) {
 		srv, gone := openaiStalling(t)
-		s, err := OpenAI{}.ChatStream(context.Background(), openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`))
+		s, err := adapter.OpenAI{}.ChatStream(context.Background(), openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -678,7 +605,7 @@ func TestOpenAIChatStreamClose(t *testing.T) {
 		}
 		select {
 		case err := <-errc:
-			if e := openaiAsError(t, err); e.Class != ClassCancelled {
+			if e := adapter.AsError(t, err); e.Class != adapter.ClassCancelled {
 				t.Errorf("blocked Next ended with %+v", e)
 			}
 		case <-time.After(2 * time.Second):
@@ -693,7 +620,7 @@ func TestOpenAIChatStreamClose(t *testing.T) {
 	t.Run("client cancellation", func(t *testing.T) {
 		srv, _ := openaiStalling(t)
 		ctx, cancel := context.WithCancel(context.Background())
-		s, err := OpenAI{}.ChatStream(ctx, openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`))
+		s, err := adapter.OpenAI{}.ChatStream(ctx, openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -701,13 +628,13 @@ func TestOpenAIChatStreamClose(t *testing.T) {
 		s.Next()
 		time.AfterFunc(50*time.Millisecond, cancel)
 		_, err = s.Next()
-		if e := openaiAsError(t, err); e.Class != ClassCancelled {
+		if e := adapter.AsError(t, err); e.Class != adapter.ClassCancelled {
 			t.Errorf("%+v", e)
 		}
 	})
 	t.Run("after [DONE] the connection is reused", func(t *testing.T) {
 		var conns atomic.Int32
-		replay := openaiSSE(classifyFixture(t, "chat-stream-finish-length.sse"))
+		replay := adapter.OpenAISSE(adapter.ClassifyFixture(t, "chat-stream-finish-length.sse"))
 		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			replay(w, r)
 			// The response ends a moment after [DONE], as over a real network:
@@ -722,7 +649,7 @@ func TestOpenAIChatStreamClose(t *testing.T) {
 		srv.Start()
 		defer srv.Close()
 		for range 3 {
-			s, err := OpenAI{}.ChatStream(context.Background(), openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`))
+			s, err := adapter.OpenAI{}.ChatStream(context.Background(), openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -738,10 +665,10 @@ func TestOpenAIChatStreamClose(t *testing.T) {
 }
 
 func TestOpenAIEmbed(t *testing.T) {
-	srv, seen := openaiUpstream(t, openaiJSON(200, classifyFixture(t, "constructed-embeddings-out-of-order.response.json")))
+	srv, seen := openaiUpstream(t, openaiJSON(200, adapter.ClassifyFixture(t, "constructed-embeddings-out-of-order.response.json")))
 	tg := openaiTarget(srv)
 	tg.UpstreamModel = "text-embedding-3-small"
-	res, err := OpenAI{}.Embed(context.Background(), tg, &EmbedRequest{Inputs: []string{"a", "b \"quoted\"\n", "ç"}, Dimensions: 3})
+	res, err := adapter.OpenAI{}.Embed(context.Background(), tg, &adapter.EmbedRequest{Inputs: []string{"a", "b \"quoted\"\n", "ç"}, Dimensions: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -749,7 +676,7 @@ func TestOpenAIEmbed(t *testing.T) {
 	if diff := cmp.Diff(want, res.Vectors); diff != "" {
 		t.Errorf("vectors not in input order (-want +got):\n%s", diff)
 	}
-	if res.Usage != (Usage{Prompt: 9, Known: true}) {
+	if res.Usage != (adapter.Usage{Prompt: 9, Known: true}) {
 		t.Errorf("usage %+v", res.Usage)
 	}
 	_, path, hdr, body := seen.get()
@@ -774,23 +701,23 @@ func TestOpenAIEmbedFailures(t *testing.T) {
 		name  string
 		body  string
 		dims  int
-		class Class // "" means success
+		class adapter.Class // "" means success
 		msg   string
 	}{
 		{"base64 vectors", `{"data":[{"index":1,"embedding":"` + b64(3, 4) + `"},{"index":0,"embedding":"` + b64(1, 2) + `"}],"usage":{"prompt_tokens":2}}`, 0, "", ""},
 		{"no index uses position", `{"data":[{"embedding":[1,2]},{"embedding":[3,4]}]}`, 0, "", ""},
-		{"too few", `{"data":[{"index":0,"embedding":[1,2]}]}`, 0, ClassServer, "1 embeddings for 2 inputs"},
-		{"duplicate index", `{"data":[{"index":0,"embedding":[1,2]},{"index":0,"embedding":[3,4]}]}`, 0, ClassServer, "index 0 twice"},
-		{"index out of range", `{"data":[{"index":0,"embedding":[1,2]},{"index":2,"embedding":[3,4]}]}`, 0, ClassServer, "index 2"},
-		{"ragged", `{"data":[{"index":0,"embedding":[1,2]},{"index":1,"embedding":[3]}]}`, 0, ClassServer, "different lengths"},
-		{"wrong dimension", `{"data":[{"index":0,"embedding":[1,2]},{"index":1,"embedding":[3,4]}]}`, 3, ClassServer, "2-dimensional vectors where 3"},
-		{"non-numeric", `{"data":[{"index":0,"embedding":[1,"x"]},{"index":1,"embedding":[3,4]}]}`, 0, ClassServer, "non-numeric"},
-		{"no data", `{"object":"list"}`, 0, ClassServer, "without a data array"},
-		{"error envelope", `{"error":{"message":"too many inputs","type":"invalid_request_error"}}`, 0, ClassBadRequest, "too many inputs"},
+		{"too few", `{"data":[{"index":0,"embedding":[1,2]}]}`, 0, adapter.ClassServer, "1 embeddings for 2 inputs"},
+		{"duplicate index", `{"data":[{"index":0,"embedding":[1,2]},{"index":0,"embedding":[3,4]}]}`, 0, adapter.ClassServer, "index 0 twice"},
+		{"index out of range", `{"data":[{"index":0,"embedding":[1,2]},{"index":2,"embedding":[3,4]}]}`, 0, adapter.ClassServer, "index 2"},
+		{"ragged", `{"data":[{"index":0,"embedding":[1,2]},{"index":1,"embedding":[3]}]}`, 0, adapter.ClassServer, "different lengths"},
+		{"wrong dimension", `{"data":[{"index":0,"embedding":[1,2]},{"index":1,"embedding":[3,4]}]}`, 3, adapter.ClassServer, "2-dimensional vectors where 3"},
+		{"non-numeric", `{"data":[{"index":0,"embedding":[1,"x"]},{"index":1,"embedding":[3,4]}]}`, 0, adapter.ClassServer, "non-numeric"},
+		{"no data", `{"object":"list"}`, 0, adapter.ClassServer, "without a data array"},
+		{"error envelope", `{"error":{"message":"too many inputs","type":"invalid_request_error"}}`, 0, adapter.ClassBadRequest, "too many inputs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := openaiUpstream(t, openaiJSON(200, []byte(tc.body)))
-			res, err := OpenAI{}.Embed(context.Background(), openaiTarget(srv), &EmbedRequest{Inputs: []string{"a", "b"}, Dimensions: tc.dims})
+			res, err := adapter.OpenAI{}.Embed(context.Background(), openaiTarget(srv), &adapter.EmbedRequest{Inputs: []string{"a", "b"}, Dimensions: tc.dims})
 			if tc.class == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -800,20 +727,20 @@ func TestOpenAIEmbedFailures(t *testing.T) {
 				}
 				return
 			}
-			e := openaiAsError(t, err)
+			e := adapter.AsError(t, err)
 			if e.Class != tc.class || !strings.Contains(e.Message, tc.msg) {
 				t.Errorf("%+v, want %q containing %q", e, tc.class, tc.msg)
 			}
 		})
 	}
-	if _, err := (OpenAI{}).Embed(context.Background(), Target{}, &EmbedRequest{}); ClassOf(err) != ClassBadRequest {
+	if _, err := (adapter.OpenAI{}).Embed(context.Background(), adapter.Target{}, &adapter.EmbedRequest{}); adapter.ClassOf(err) != adapter.ClassBadRequest {
 		t.Errorf("empty batch: %v", err)
 	}
 }
 
 func TestOpenAIListModels(t *testing.T) {
-	srv, seen := openaiUpstream(t, openaiJSON(200, classifyFixture(t, "constructed-models.response.json")))
-	list, err := OpenAI{}.ListModels(context.Background(), openaiTarget(srv))
+	srv, seen := openaiUpstream(t, openaiJSON(200, adapter.ClassifyFixture(t, "constructed-models.response.json")))
+	list, err := adapter.OpenAI{}.ListModels(context.Background(), openaiTarget(srv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -823,14 +750,14 @@ func TestOpenAIListModels(t *testing.T) {
 	if method, path, hdr, _ := seen.get(); method != http.MethodGet || path != "/v1/models" || hdr.Get("Authorization") != "Bearer "+openaiTestKey {
 		t.Errorf("%s %s %v", method, path, hdr)
 	}
-	srv, _ = openaiUpstream(t, openaiJSON(401, classifyFixture(t, "error-401-invalid-api-key.json")))
-	if _, err := (OpenAI{}).ListModels(context.Background(), openaiTarget(srv)); ClassOf(err) != ClassAuth {
+	srv, _ = openaiUpstream(t, openaiJSON(401, adapter.ClassifyFixture(t, "error-401-invalid-api-key.json")))
+	if _, err := (adapter.OpenAI{}).ListModels(context.Background(), openaiTarget(srv)); adapter.ClassOf(err) != adapter.ClassAuth {
 		t.Errorf("401: %v", err)
 	}
 }
 
 func BenchmarkOpenAIChatPassthrough(b *testing.B) {
-	fixture := classifyFixture(b, "chat-nonstream-default.response.json")
+	fixture := adapter.ClassifyFixture(b, "chat-nonstream-default.response.json")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -838,11 +765,11 @@ func BenchmarkOpenAIChatPassthrough(b *testing.B) {
 	}))
 	defer srv.Close()
 	tg := openaiTarget(srv)
-	r := openaiParse(b, string(parseBenchBody))
+	r := openaiParse(b, string(benchBody))
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := OpenAI{}.Chat(ctx, tg, r)
+		res, err := adapter.OpenAI{}.Chat(ctx, tg, r)
 		if err != nil || !res.Usage.Known {
 			b.Fatal(err)
 		}
@@ -850,7 +777,7 @@ func BenchmarkOpenAIChatPassthrough(b *testing.B) {
 }
 
 func BenchmarkOpenAIChatStream(b *testing.B) {
-	fixture := classifyFixture(b, "chat-stream-text-include-usage.sse")
+	fixture := adapter.ClassifyFixture(b, "chat-stream-text-include-usage.sse")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -858,11 +785,11 @@ func BenchmarkOpenAIChatStream(b *testing.B) {
 	}))
 	defer srv.Close()
 	tg := openaiTarget(srv)
-	r := openaiParse(b, string(parseBenchBody))
+	r := openaiParse(b, string(benchBody))
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		s, err := OpenAI{}.ChatStream(ctx, tg, r)
+		s, err := adapter.OpenAI{}.ChatStream(ctx, tg, r)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -893,13 +820,13 @@ func (c openaiCanned) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func BenchmarkOpenAIChatAdapterOnly(b *testing.B) {
-	tg := Target{BaseURL: "http://upstream.invalid/v1", APIKey: openaiTestKey, UpstreamModel: "gpt-4o-2024-08-06",
-		Client: &http.Client{Transport: openaiCanned{200, "application/json", classifyFixture(b, "chat-nonstream-default.response.json")}}}
-	r := openaiParse(b, string(parseBenchBody))
+	tg := adapter.Target{BaseURL: "http://upstream.invalid/v1", APIKey: openaiTestKey, UpstreamModel: "gpt-4o-2024-08-06",
+		Client: &http.Client{Transport: openaiCanned{200, "application/json", adapter.ClassifyFixture(b, "chat-nonstream-default.response.json")}}}
+	r := openaiParse(b, string(benchBody))
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := OpenAI{}.Chat(ctx, tg, r)
+		res, err := adapter.OpenAI{}.Chat(ctx, tg, r)
 		if err != nil || !res.Usage.Known {
 			b.Fatal(err)
 		}
@@ -907,18 +834,45 @@ func BenchmarkOpenAIChatAdapterOnly(b *testing.B) {
 }
 
 func BenchmarkOpenAIChatStreamAdapterOnly(b *testing.B) {
-	tg := Target{BaseURL: "http://upstream.invalid/v1", APIKey: openaiTestKey, UpstreamModel: "gpt-4o-2024-08-06",
-		Client: &http.Client{Transport: openaiCanned{200, "text/event-stream", classifyFixture(b, "chat-stream-text-include-usage.sse")}}}
-	r := openaiParse(b, string(parseBenchBody))
+	tg := adapter.Target{BaseURL: "http://upstream.invalid/v1", APIKey: openaiTestKey, UpstreamModel: "gpt-4o-2024-08-06",
+		Client: &http.Client{Transport: openaiCanned{200, "text/event-stream", adapter.ClassifyFixture(b, "chat-stream-text-include-usage.sse")}}}
+	r := openaiParse(b, string(benchBody))
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		s, err := OpenAI{}.ChatStream(ctx, tg, r)
+		s, err := adapter.OpenAI{}.ChatStream(ctx, tg, r)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if _, err := openaiDrain(s); err != io.EOF {
 			b.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+// benchBody is a typical streamed chat request.
+var benchBody = []byte(`{"model":"standard","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Write a haiku about the sea and the wind, please."}],"temperature":0.7,"max_tokens":256,"stream":true,"stream_options":{"include_usage":true}}`)
+
+func TestOpenAIChatStreamContentFlags(t *testing.T) {
+	// Role-only first chunks, from the real captures, are not content.
+	for file, first := range map[string]bool{
+		"chat-stream-text-include-usage.sse":      false, // content ""
+		"chat-stream-refusal.sse":                 false, // content null, refusal ""
+		"chat-stream-tool-call-include-usage.sse": true,  // already names the tool call
+	} {
+		srv, _ := openaiUpstream(t, adapter.OpenAISSE(adapter.ClassifyFixture(t, file)))
+		s, err := adapter.OpenAI{}.ChatStream(context.Background(), openaiTarget(srv), openaiParse(t, `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.Next()
+		if err != nil || c.Content != first {
+			t.Errorf("%s: first chunk Content %v (err %v), want %v", file, c.Content, err, first)
+		}
+		c, err = s.Next()
+		if err != nil || !c.Content {
+			t.Errorf("%s: second chunk Content %v (err %v), want true", file, c.Content, err)
 		}
 		s.Close()
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"switchyard/routing/config"
+	"switchyard/routing/wire"
 )
 
 // The Responses API to an OpenAI-protocol upstream that serves it (a
@@ -24,36 +24,26 @@ import (
 // the vendor sent it — its Response object, or its events, which the
 // gateway renumbers (ResponsesEvents.Relay).
 
-// nativeResponses is the Responses request r came from when the target
-// serves it natively (an OpenAI deployment declaring responses_api), else
-// nil: the translation in r is sent as chat completions.
-func nativeResponses(r *ChatRequest, t Target) *ResponsesRequest {
+// nativeResponses is the caller's Responses body when the target serves it
+// natively (an OpenAI deployment declaring responses_api), else nil: the
+// translation in r is sent as chat completions.
+func nativeResponses(r *ChatRequest, t Target) []byte {
 	if r == nil || r.Native == nil || r.Native.Door != DoorResponses || !r.Native.Passes(config.ProtocolOpenAI, t.Capabilities) {
 		return nil
 	}
-	if rr, ok := r.Native.View.(*ResponsesRequest); ok {
-		return rr
-	}
-	rr, err := ParseResponsesRequest(r.Native.Body)
-	if err != nil {
-		return nil
-	}
-	return rr
+	return r.Native.Body
 }
 
 // openaiResponsesBody is the caller's body with model replaced, stream set
 // and store false; every other member is copied byte for byte.
-func openaiResponsesBody(r *ResponsesRequest, model string, stream bool) ([]byte, *Error) {
-	if r == nil {
-		return nil, &Error{Class: ClassBadRequest, Code: "invalid_request", Message: "no responses request"}
-	}
-	root := gjson.Parse(parseView(r.Body))
+func openaiResponsesBody(body []byte, model string, stream bool) ([]byte, *Error) {
+	root := gjson.Parse(wire.View(body))
 	if !root.IsObject() {
 		return nil, &Error{Class: ClassBadRequest, Code: "invalid_request", Message: "the responses request body is not a JSON object"}
 	}
-	out := make([]byte, 0, len(r.Body)+len(model)+48)
+	out := make([]byte, 0, len(body)+len(model)+48)
 	out = append(out, `{"model":`...)
-	out = openaiAppendString(out, model)
+	out = wire.AppendString(out, model)
 	if stream {
 		out = append(out, `,"stream":true`...)
 	} else {
@@ -78,12 +68,19 @@ func openaiResponsesBody(r *ResponsesRequest, model string, stream bool) ([]byte
 	return append(out, '}'), nil
 }
 
+// Response statuses of the Responses API.
+const (
+	responseCompleted  = "completed"
+	responseIncomplete = "incomplete"
+	responseFailed     = "failed"
+)
+
 // Responses sends a non-streamed Responses API request. The result's Body
 // is the vendor's Response object; a failed response is a classified
 // *Error, an incomplete one cut by the content filter a ClassContentFilter
 // *Error together with the result (for its usage).
-func (OpenAI) Responses(ctx context.Context, t Target, r *ResponsesRequest) (*ChatResult, error) {
-	body, e := openaiResponsesBody(r, t.UpstreamModel, false)
+func (OpenAI) Responses(ctx context.Context, t Target, native []byte) (*ChatResult, error) {
+	body, e := openaiResponsesBody(native, t.UpstreamModel, false)
 	if e != nil {
 		return nil, e
 	}
@@ -97,11 +94,11 @@ func (OpenAI) Responses(ctx context.Context, t Target, r *ResponsesRequest) (*Ch
 	}
 	raw, e := openaiRead(ctx, resp, openaiMaxChatBody)
 	if e != nil {
-		return nil, openaiScrub(e, t.APIKey)
+		return nil, scrubKey(e, t.APIKey)
 	}
 	res, e := responsesResult(resp.StatusCode, raw)
 	if e != nil {
-		return res, openaiScrub(e, t.APIKey)
+		return res, scrubKey(e, t.APIKey)
 	}
 	return res, nil
 }
@@ -111,7 +108,7 @@ func responsesResult(status int, raw []byte) (*ChatResult, *Error) {
 	if !json.Valid(raw) {
 		return nil, openaiMalformed(status, "a response that is not JSON")
 	}
-	v := gjson.Parse(parseView(raw))
+	v := gjson.Parse(wire.View(raw))
 	if !v.IsObject() {
 		return nil, openaiMalformed(status, "a response that is not a JSON object")
 	}
@@ -194,33 +191,19 @@ func responsesUsage(v gjson.Result) Usage {
 // a function call); the terminal response.completed or response.incomplete
 // has FinishReason set and is followed by io.EOF. An error event or
 // response.failed is a classified *Error.
-func (OpenAI) ResponsesStream(ctx context.Context, t Target, r *ResponsesRequest) (Stream, error) {
-	body, e := openaiResponsesBody(r, t.UpstreamModel, true)
+func (OpenAI) ResponsesStream(ctx context.Context, t Target, native []byte) (Stream, error) {
+	body, e := openaiResponsesBody(native, t.UpstreamModel, true)
 	if e != nil {
 		return nil, e
 	}
-	sctx, cancel := context.WithCancel(ctx)
-	resp, e := openaiDo(sctx, t, http.MethodPost, openaiURL(t.BaseURL, "/responses"), body, "text/event-stream")
+	url := openaiURL(t.BaseURL, "/responses")
+	resp, cancel, e := openStream(ctx, t.APIKey, openaiErrors, func(c context.Context) (*http.Response, *Error) {
+		return openaiDo(c, t, http.MethodPost, url, body, "text/event-stream")
+	})
 	if e != nil {
-		cancel()
 		return nil, e
 	}
-	if resp.StatusCode/100 != 2 {
-		e := openaiFail(resp, t.APIKey)
-		resp.Body.Close()
-		cancel()
-		return nil, e
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, openaiMaxErrorBody))
-		resp.Body.Close()
-		cancel()
-		if gjson.GetBytes(raw, "error").IsObject() {
-			return nil, openaiScrub(classifyErrorEnvelope(resp.StatusCode, raw), t.APIKey)
-		}
-		return nil, openaiMalformed(resp.StatusCode, "a JSON document instead of an event stream")
-	}
-	return &responsesStream{ctx: sctx, cancel: cancel, body: resp.Body, sse: NewSSEReader(resp.Body), key: t.APIKey, status: resp.StatusCode}, nil
+	return &responsesStream{ctx: ctx, cancel: cancel, body: resp.Body, sse: NewSSEReader(resp.Body), key: t.APIKey, status: resp.StatusCode}, nil
 }
 
 // responsesStream reads a native Responses event stream. Next and Usage
@@ -262,7 +245,7 @@ func (s *responsesStream) Next() (Chunk, error) {
 		}
 		c, e := s.event(ev)
 		if e != nil {
-			s.err = openaiScrub(e, s.key)
+			s.err = scrubKey(e, s.key)
 			return Chunk{}, s.err
 		}
 		if c.FinishReason == "content_filter" {
@@ -281,7 +264,7 @@ func (s *responsesStream) readErr(err error) error {
 	case errors.Is(err, ErrSSELineTooLong):
 		return &Error{Class: ClassServer, Status: s.status, Code: "malformed_response", Message: err.Error(), Err: err}
 	}
-	return openaiScrub(ClassifyTransport(s.ctx, err), s.key)
+	return scrubKey(ClassifyTransport(s.ctx, err), s.key)
 }
 
 // event reads one event: an error, a terminal event (usage, finish) or a
@@ -291,7 +274,7 @@ func (s *responsesStream) event(ev SSEEvent) (Chunk, *Error) {
 		return Chunk{}, openaiMalformed(s.status, "a stream event that is not JSON")
 	}
 	c := Chunk{Data: bytes.Clone(ev.Data)}
-	v := gjson.Parse(parseView(c.Data))
+	v := gjson.Parse(wire.View(c.Data))
 	if !v.IsObject() {
 		return Chunk{}, openaiMalformed(s.status, "a stream event that is not a JSON object")
 	}

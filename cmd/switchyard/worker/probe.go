@@ -16,6 +16,7 @@ import (
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/frontdoor"
 	"switchyard/routing/health"
 	"switchyard/routing/reason"
 	"switchyard/store"
@@ -86,7 +87,7 @@ const (
 
 // probeChat is the probe's chat request: one token of answer.
 var probeChat = sync.OnceValue(func() *adapter.ChatRequest {
-	r, err := adapter.ParseChatRequest([]byte(`{"model":"probe","messages":[{"role":"user","content":"ping"}],"max_tokens":1}`))
+	r, err := frontdoor.ParseChatRequest([]byte(`{"model":"probe","messages":[{"role":"user","content":"ping"}],"max_tokens":1}`))
 	if err != nil {
 		panic("worker: probe request: " + err.Error())
 	}

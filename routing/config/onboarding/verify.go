@@ -13,6 +13,7 @@ import (
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/frontdoor"
 )
 
 // Verifier checks keys with a minimal real call through the protocol's
@@ -105,7 +106,7 @@ func (v *Verifier) Verify(ctx context.Context, p Probe, key string) Verdict {
 	// A missing or refused model list says nothing about the key when the
 	// server answered: try the smallest real chat instead.
 	if c := adapter.ClassOf(err); (c == adapter.ClassBadRequest || c == adapter.ClassServer) && p.Model != "" {
-		req, perr := adapter.ParseChatRequest([]byte(`{"model":"verify","max_tokens":1,"messages":[{"role":"user","content":"ping"}]}`))
+		req, perr := frontdoor.ParseChatRequest([]byte(`{"model":"verify","max_tokens":1,"messages":[{"role":"user","content":"ping"}]}`))
 		if perr != nil {
 			return describe(vd, perr, timeout)
 		}

@@ -39,6 +39,25 @@ func vendorBaseURL(base string, suffixes ...string) string {
 // is 2xx. Any other status is read (bounded), the body closed and the failure
 // classified by classify; transport failures are classified by the context.
 func vendorDo(ctx context.Context, t Target, method, url string, hdr http.Header, body []byte, classify vendorClassifier) (*http.Response, error) {
+	resp, e := vendorSend(ctx, t, method, url, hdr, body)
+	if e != nil {
+		return nil, e
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	errBody, err := io.ReadAll(io.LimitReader(resp.Body, vendorMaxErrorBody))
+	if err != nil && ctx.Err() != nil {
+		return nil, ClassifyTransport(ctx, err)
+	}
+	return nil, classify(resp.StatusCode, resp.Header, errBody)
+}
+
+// vendorSend sends one upstream request and returns the response whatever its
+// status: the provider's headers (never a reserved name), then hdr, the
+// protocol's own, which win.
+func vendorSend(ctx context.Context, t Target, method, url string, hdr http.Header, body []byte) (*http.Response, *Error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -65,15 +84,7 @@ func vendorDo(ctx context.Context, t Target, method, url string, hdr http.Header
 	if err != nil {
 		return nil, ClassifyTransport(ctx, err)
 	}
-	if resp.StatusCode/100 == 2 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	errBody, err := io.ReadAll(io.LimitReader(resp.Body, vendorMaxErrorBody))
-	if err != nil && ctx.Err() != nil {
-		return nil, ClassifyTransport(ctx, err)
-	}
-	return nil, classify(resp.StatusCode, resp.Header, errBody)
+	return resp, nil
 }
 
 // vendorReadBody reads a successful response body, classifying a failure to

@@ -1,7 +1,9 @@
-package adapter
+package frontdoor
 
 import (
 	"bytes"
+	"switchyard/routing/adapter"
+	"switchyard/routing/wire"
 
 	"github.com/tidwall/gjson"
 )
@@ -22,7 +24,7 @@ func AppendAnswerModel(dst, obj []byte, model string) []byte {
 	}
 	dst = append(dst, obj[:i+1]...)
 	dst = append(dst, `"model":`...)
-	dst = openaiAppendString(dst, model)
+	dst = wire.AppendString(dst, model)
 	rest := obj[i+1:]
 	if t := bytes.TrimLeft(rest, " \t\r\n"); len(t) > 0 && t[0] != '}' {
 		dst = append(dst, ',')
@@ -33,7 +35,7 @@ func AppendAnswerModel(dst, obj []byte, model string) []byte {
 // AppendAnswerModelAt is AppendAnswerModel for a complete answer whose
 // "model" value the adapter already located (ChatResult.ModelAt), so the
 // answer is not searched again.
-func AppendAnswerModelAt(dst []byte, res *ChatResult, model string) []byte {
+func AppendAnswerModelAt(dst []byte, res *adapter.ChatResult, model string) []byte {
 	if res.ModelAt > 0 && res.ModelAt+res.ModelLen <= len(res.Body) {
 		if dst == nil {
 			dst = make([]byte, 0, len(res.Body)+len(model)+8)
@@ -45,6 +47,6 @@ func AppendAnswerModelAt(dst []byte, res *ChatResult, model string) []byte {
 
 func appendModelAt(dst, obj []byte, at, n int, model string) []byte {
 	dst = append(dst, obj[:at]...)
-	dst = openaiAppendString(dst, model)
+	dst = wire.AppendString(dst, model)
 	return append(dst, obj[at+n:]...)
 }

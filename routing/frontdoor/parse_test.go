@@ -1,10 +1,12 @@
-package adapter
+package frontdoor
 
 import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
+	"switchyard/routing/adapter"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,7 +15,7 @@ import (
 // parseCurlBody extracts the JSON body from a fixture's curl -d '...' command.
 func parseCurlBody(t testing.TB, name string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/openai/" + name)
+	raw, err := os.ReadFile(filepath.Join("..", "adapter", "testdata", "openai", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,9 +40,9 @@ func TestParseChatRequestFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []Message{
-			{Role: "developer", Content: []ContentPart{{Type: "text", Text: "You are a helpful assistant."}}},
-			{Role: "user", Content: []ContentPart{{Type: "text", Text: "Hello!"}}},
+		want := []adapter.Message{
+			{Role: "developer", Content: []adapter.ContentPart{{Type: "text", Text: "You are a helpful assistant."}}},
+			{Role: "user", Content: []adapter.ContentPart{{Type: "text", Text: "Hello!"}}},
 		}
 		if diff := cmp.Diff(want, r.Messages); diff != "" {
 			t.Errorf("messages (-want +got):\n%s", diff)
@@ -108,17 +110,17 @@ func TestParseChatRequestTypedView(t *testing.T) {
 	}
 	got := *r
 	got.Body = nil
-	want := ChatRequest{
+	want := adapter.ChatRequest{
 		Model: "standard",
-		Messages: []Message{
-			{Role: "system", Content: []ContentPart{{Type: "text", Text: "be brief"}}},
-			{Role: "user", Name: "ann", Content: []ContentPart{
+		Messages: []adapter.Message{
+			{Role: "system", Content: []adapter.ContentPart{{Type: "text", Text: "be brief"}}},
+			{Role: "user", Name: "ann", Content: []adapter.ContentPart{
 				{Type: "text", Text: "what is this?"},
 				{Type: "image_url", ImageURL: "data:image/png;base64,iVBORw0KGgo=", Detail: "low"},
 			}},
-			{Role: "assistant", ToolCalls: []ToolCall{{ID: "call_1", Name: "look", Arguments: `{"q":"x"}`}}},
-			{Role: "tool", ToolCallID: "call_1", Content: []ContentPart{{Type: "text", Text: "a cat"}}},
-			{Role: "assistant", Content: []ContentPart{{Type: "text", Text: "A cat.\n"}}},
+			{Role: "assistant", ToolCalls: []adapter.ToolCall{{ID: "call_1", Name: "look", Arguments: `{"q":"x"}`}}},
+			{Role: "tool", ToolCallID: "call_1", Content: []adapter.ContentPart{{Type: "text", Text: "a cat"}}},
+			{Role: "assistant", Content: []adapter.ContentPart{{Type: "text", Text: "A cat.\n"}}},
 		},
 		Stream:          true,
 		IncludeUsage:    true,
@@ -126,17 +128,17 @@ func TestParseChatRequestTypedView(t *testing.T) {
 		Temperature:     parseFloatPtr(0.2),
 		TopP:            parseFloatPtr(1),
 		Stop:            []string{"\n\n"},
-		Tools:           []Tool{{Name: "look", Parameters: parseRawJSON(`{"type": "object"}`), Strict: parseBoolPtr(true)}},
+		Tools:           []adapter.Tool{{Name: "look", Parameters: parseRawJSON(`{"type": "object"}`), Strict: parseBoolPtr(true)}},
 		ToolChoice:      parseRawJSON(`{"type": "function", "function": {"name": "look"}}`),
 		ReasoningEffort: "high",
-		Thinking:        &Thinking{Type: "enabled", BudgetTokens: 2048},
+		Thinking:        &adapter.Thinking{Type: "enabled", BudgetTokens: 2048},
 		ResponseFormat:  parseRawJSON(`{"type": "json_object"}`),
 		User:            "u-42",
 		N:               1,
 		Seed:            func() *int64 { n := int64(7); return &n }(),
-		Format:          ResponseFormat{Type: FormatJSONObject},
+		Format:          adapter.ResponseFormat{Type: adapter.FormatJSONObject},
 		// top_p 1 asks for OpenAI's default; everything else here is set.
-		Set: FieldSet(0).With("model").With("messages").With("stream").With("stream_options").With("max_tokens").
+		Set: adapter.FieldSet(0).With("model").With("messages").With("stream").With("stream_options").With("max_tokens").
 			With("max_completion_tokens").With("temperature").With("top_p").With("stop").With("tools").With("tool_choice").
 			With("reasoning_effort").With("thinking").With("response_format").With("user").With("seed").With("logit_bias"),
 	}
@@ -152,32 +154,34 @@ func TestParseChatRequestLenient(t *testing.T) {
 	// Shapes real SDKs send that must be accepted.
 	for _, tc := range []struct {
 		name, body string
-		check      func(*ChatRequest) bool
+		check      func(*adapter.ChatRequest) bool
 	}{
 		{"nulls are absent", `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":null,"stream_options":null,"max_tokens":null,"temperature":null,"top_p":null,"stop":null,"tools":null,"tool_choice":null,"reasoning_effort":null,"thinking":null,"response_format":null,"user":null}`,
-			func(r *ChatRequest) bool {
+			func(r *adapter.ChatRequest) bool {
 				return !r.Stream && r.MaxTokens == nil && r.Temperature == nil && r.Stop == nil && r.Tools == nil && r.ToolChoice == nil && r.Thinking == nil
 			}},
 		{"max_tokens alone", `{"model":"fast","messages":[{"role":"user","content":"hi"}],"max_tokens":12}`,
-			func(r *ChatRequest) bool { return *r.MaxTokens == 12 }},
+			func(r *adapter.ChatRequest) bool { return *r.MaxTokens == 12 }},
 		{"integral float max_tokens", `{"model":"fast","messages":[{"role":"user","content":"hi"}],"max_tokens":12.0}`,
-			func(r *ChatRequest) bool { return *r.MaxTokens == 12 }},
+			func(r *adapter.ChatRequest) bool { return *r.MaxTokens == 12 }},
 		{"stop array", `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stop":["a","b"]}`,
-			func(r *ChatRequest) bool { return len(r.Stop) == 2 && r.Stop[1] == "b" }},
+			func(r *adapter.ChatRequest) bool { return len(r.Stop) == 2 && r.Stop[1] == "b" }},
 		{"empty string content", `{"model":"fast","messages":[{"role":"user","content":""}]}`,
-			func(r *ChatRequest) bool { return len(r.Messages[0].Content) == 1 && r.Messages[0].Text() == "" }},
+			func(r *adapter.ChatRequest) bool {
+				return len(r.Messages[0].Content) == 1 && r.Messages[0].Text() == ""
+			}},
 		{"escaped text", `{"model":"fast","messages":[{"role":"user","content":"a\u00e9\"\n"}]}`,
-			func(r *ChatRequest) bool { return r.Messages[0].Text() == "aé\"\n" }},
+			func(r *adapter.ChatRequest) bool { return r.Messages[0].Text() == "aé\"\n" }},
 		{"stream without options", `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`,
-			func(r *ChatRequest) bool { return r.Stream && !r.IncludeUsage }},
+			func(r *adapter.ChatRequest) bool { return r.Stream && !r.IncludeUsage }},
 		{"assistant with content and tool_calls", `{"model":"fast","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"let me look","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"ok"}]}`,
-			func(r *ChatRequest) bool {
+			func(r *adapter.ChatRequest) bool {
 				return len(r.Messages[1].ToolCalls) == 1 && r.Messages[1].Text() == "let me look"
 			}},
 		{"thinking disabled", `{"model":"fast","messages":[{"role":"user","content":"hi"}],"thinking":{"type":"disabled"}}`,
-			func(r *ChatRequest) bool { return !r.WantsReasoning() }},
+			func(r *adapter.ChatRequest) bool { return !r.WantsReasoning() }},
 		{"whitespace around", " \n{\"model\":\"fast\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\r\n",
-			func(r *ChatRequest) bool { return r.Model == "fast" }},
+			func(r *adapter.ChatRequest) bool { return r.Model == "fast" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := ParseChatRequest([]byte(tc.body))

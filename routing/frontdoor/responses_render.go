@@ -1,8 +1,9 @@
-package adapter
+package frontdoor
 
 import (
 	"encoding/json"
 	"strings"
+	"switchyard/routing/adapter"
 
 	"github.com/tidwall/gjson"
 )
@@ -211,7 +212,7 @@ func newResponseObject(r *ResponsesRequest, ids ResponseIDs, model string, creat
 }
 
 // finish sets the terminal status from a chat finish reason and the usage.
-func (o *responseObject) finish(finishReason string, u Usage, at int64) {
+func (o *responseObject) finish(finishReason string, u adapter.Usage, at int64) {
 	o.Status = responseCompleted
 	switch finishReason {
 	case "length":
@@ -225,7 +226,7 @@ func (o *responseObject) finish(finishReason string, u Usage, at int64) {
 	o.Usage = newResponseUsage(u)
 }
 
-func newResponseUsage(u Usage) *responseUsage {
+func newResponseUsage(u adapter.Usage) *responseUsage {
 	if !u.Known {
 		return nil
 	}
@@ -240,7 +241,7 @@ func newResponseUsage(u Usage) *responseUsage {
 // item when the upstream gave reasoning text, a message item with the text
 // or refusal, a function_call item per tool call, and the usage. model is
 // the logic model that served; created the response's Unix time.
-func ResponsesFromChat(r *ResponsesRequest, chat []byte, ids ResponseIDs, model string, created int64, u Usage) ([]byte, error) {
+func ResponsesFromChat(r *ResponsesRequest, chat []byte, ids ResponseIDs, model string, created int64, u adapter.Usage) ([]byte, error) {
 	o := newResponseObject(r, ids, model, created, responseCompleted)
 	var finish string
 	var choice gjson.Result
@@ -249,7 +250,7 @@ func ResponsesFromChat(r *ResponsesRequest, chat []byte, ids ResponseIDs, model 
 		return false // the first choice answers; Responses has no n
 	})
 	if !choice.Exists() {
-		return nil, openaiMalformed(0, "a completion without choices")
+		return nil, &adapter.Error{Class: adapter.ClassServer, Code: "malformed_response", Message: "the upstream sent a completion without choices"}
 	}
 	finish = choice.Get("finish_reason").Str
 	msg := choice.Get("message")

@@ -1,4 +1,4 @@
-package adapter
+package frontdoor
 
 import (
 	"encoding/json"
@@ -7,7 +7,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/wire"
 )
 
 // The Anthropic Messages front door (POST /v1/messages): its request
@@ -28,36 +30,36 @@ type MessagesRule struct {
 	Field string
 	// Decision: Translate (carried), Drop (a hint left out, see How) or
 	// Refuse (the deployment is skipped with unsupported_parameter).
-	Decision Decision
+	Decision adapter.Decision
 	How      string
 }
 
 // Drop is a Messages field that translation leaves out on purpose: a hint
 // that changes cost or caching but not the answer.
-const Drop Decision = "drop"
+const Drop adapter.Decision = "drop"
 
 // MessagesFieldRules lists every Messages field the door knows and what a
 // translation to OpenAI- or Gemini-protocol deployments does with it; an
 // Anthropic-protocol deployment gets all of them as sent.
 var MessagesFieldRules = []MessagesRule{
-	{"model", Translate, "replaced by the deployment's upstream model"},
-	{"max_tokens", Translate, "max_tokens (OpenAI) / maxOutputTokens (Gemini)"},
-	{"messages", Translate, "user and assistant turns; text → text, image (base64 or url source) → image_url, tool_use → tool_calls, tool_result → a tool message (is_error: its text prefixed with \"[tool error] \")"},
+	{"model", adapter.Translate, "replaced by the deployment's upstream model"},
+	{"max_tokens", adapter.Translate, "max_tokens (OpenAI) / maxOutputTokens (Gemini)"},
+	{"messages", adapter.Translate, "user and assistant turns; text → text, image (base64 or url source) → image_url, tool_use → tool_calls, tool_result → a tool message (is_error: its text prefixed with \"[tool error] \")"},
 	{"messages[].content[] thinking, redacted_thinking", Drop, "earlier turns' thinking is not sent: other vendors cannot take Anthropic's signed thinking back"},
-	{"messages[].content[] other block types (document, search_result, server tool blocks, …)", Refuse, "no counterpart in OpenAI's or Gemini's chat request"},
-	{"system", Translate, "a system message (text blocks joined)"},
+	{"messages[].content[] other block types (document, search_result, server tool blocks, …)", adapter.Refuse, "no counterpart in OpenAI's or Gemini's chat request"},
+	{"system", adapter.Translate, "a system message (text blocks joined)"},
 	{"cache_control (top level or on any block)", Drop, "a caching hint; the other vendors cache by their own rules"},
-	{"stop_sequences", Translate, "stop"},
-	{"stream", Translate, "stream (the answer comes back as Messages events)"},
-	{"temperature", Translate, "temperature"},
-	{"top_p", Translate, "top_p"},
-	{"top_k", Refuse, "OpenAI's chat API has no top_k, and the Gemini adapter does not send it"},
-	{"tools", Translate, "custom tools → function tools (input_schema → parameters); server tools (web search, bash, …) are refused"},
-	{"tool_choice", Translate, "auto → auto, any → required, tool → the named function, none → none; disable_parallel_tool_use → parallel_tool_calls false"},
-	{"thinking", Translate, "thinking (enabled with budget_tokens, or adaptive); routes to the deep tier; the answer's reasoning comes back as thinking blocks without a signature"},
-	{"metadata", Translate, "metadata.user_id → user; other keys refused"},
-	{"service_tier", Refuse, "Anthropic's service tiers do not exist elsewhere (auto, the default, is accepted)"},
-	{"any other field (output_config, container, mcp_servers, context_management, …)", Refuse, "not translated; only Anthropic-protocol deployments take it"},
+	{"stop_sequences", adapter.Translate, "stop"},
+	{"stream", adapter.Translate, "stream (the answer comes back as Messages events)"},
+	{"temperature", adapter.Translate, "temperature"},
+	{"top_p", adapter.Translate, "top_p"},
+	{"top_k", adapter.Refuse, "OpenAI's chat API has no top_k, and the Gemini adapter does not send it"},
+	{"tools", adapter.Translate, "custom tools → function tools (input_schema → parameters); server tools (web search, bash, …) are refused"},
+	{"tool_choice", adapter.Translate, "auto → auto, any → required, tool → the named function, none → none; disable_parallel_tool_use → parallel_tool_calls false"},
+	{"thinking", adapter.Translate, "thinking (enabled with budget_tokens, or adaptive); routes to the deep tier; the answer's reasoning comes back as thinking blocks without a signature"},
+	{"metadata", adapter.Translate, "metadata.user_id → user; other keys refused"},
+	{"service_tier", adapter.Refuse, "Anthropic's service tiers do not exist elsewhere (auto, the default, is accepted)"},
+	{"any other field (output_config, container, mcp_servers, context_management, …)", adapter.Refuse, "not translated; only Anthropic-protocol deployments take it"},
 }
 
 // messagesParams names the Messages field a canonical OpenAI field comes
@@ -71,20 +73,20 @@ var messagesParams = map[string]string{
 
 // messagesNative is the native side of a Messages request: every
 // Anthropic-protocol deployment speaks it.
-func messagesNative(body []byte, refuse string) *Native {
-	return &Native{Door: DoorMessages, Body: body, Protocol: config.ProtocolAnthropic, Refuse: refuse, Params: messagesParams}
+func messagesNative(body []byte, refuse string) *adapter.Native {
+	return &adapter.Native{Door: adapter.DoorMessages, Body: body, Protocol: config.ProtocolAnthropic, Refuse: refuse, Params: messagesParams}
 }
 
 // ParseMessagesRequest validates a caller's POST /v1/messages body and
 // returns the canonical request (Native set). Every failure is a
 // *RequestError in the Messages notation; it never panics.
-func ParseMessagesRequest(body []byte) (*ChatRequest, error) {
+func ParseMessagesRequest(body []byte) (*adapter.ChatRequest, error) {
 	return parseAnthropicMessages(body, true)
 }
 
 // ParseCountTokensRequest validates a POST /v1/messages/count_tokens body:
 // a Messages request without max_tokens.
-func ParseCountTokensRequest(body []byte) (*ChatRequest, error) {
+func ParseCountTokensRequest(body []byte) (*adapter.ChatRequest, error) {
 	return parseAnthropicMessages(body, false)
 }
 
@@ -102,7 +104,7 @@ func (t *messagesTranslation) refuseField(param string) {
 	}
 }
 
-func parseAnthropicMessages(body []byte, needMax bool) (*ChatRequest, error) {
+func parseAnthropicMessages(body []byte, needMax bool) (*adapter.ChatRequest, error) {
 	if err := parseCheckBody(body); err != nil {
 		return nil, err
 	}
@@ -118,7 +120,7 @@ func parseAnthropicMessages(body []byte, needMax bool) (*ChatRequest, error) {
 		systemText       []string
 		stream           bool
 	)
-	gjson.Parse(parseView(body)).ForEach(func(k, v gjson.Result) bool {
+	gjson.Parse(wire.View(body)).ForEach(func(k, v gjson.Result) bool {
 		if seen[k.Str] {
 			err = parseErrorf(k.Str, "duplicate field %q", parseShow(k.Str))
 			return false
@@ -566,7 +568,7 @@ func (t *messagesTranslation) image(bp string, b gjson.Result) (string, *Request
 		return "data:" + mt.Str + ";base64," + data.Str, nil
 	case "url":
 		u := src.Get("url")
-		if u.Type != gjson.String || !vendorIsHTTPURL(u.Str) {
+		if u.Type != gjson.String || !isHTTPURL(u.Str) {
 			return "", parseErrorf(bp+".source.url", "an url image source needs an http(s) url")
 		}
 		return u.Str, nil
@@ -698,4 +700,10 @@ func MessagesFieldsMarkdown() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.Field, r.Decision, strings.ReplaceAll(r.How, "|", `\|`))
 	}
 	return b.String()
+}
+
+// isHTTPURL reports an http(s) URL, the only image URLs a translation sends.
+func isHTTPURL(u string) bool {
+	l := strings.ToLower(u)
+	return strings.HasPrefix(l, "https://") || strings.HasPrefix(l, "http://")
 }

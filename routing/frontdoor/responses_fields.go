@@ -1,10 +1,11 @@
-package adapter
+package frontdoor
 
 import (
 	"cmp"
 	"fmt"
 	"strings"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 )
 
@@ -81,7 +82,7 @@ var ResponsesFields = []ResponsesField{
 	{Name: "previous_response_id", kind: rfStateless, How: "400 `stateless_gateway`: send the whole conversation in `input`", Sample: `"previous_response_id":"resp_1"`},
 	{Name: "conversation", kind: rfStateless, How: "400 `stateless_gateway`", Sample: `"conversation":"conv_1"`},
 	{Name: "background", kind: rfStateless, How: "`true` → 400 `stateless_gateway` (background responses are stored for polling)", Sample: `"background":true`, Refusal: "400 if true"},
-	{Name: AnyOtherField, kind: rfNative, How: "not a field this gateway translates", Sample: `"context_management":[{"type":"compaction"}]`},
+	{Name: adapter.AnyOtherField, kind: rfNative, How: "not a field this gateway translates", Sample: `"context_management":[{"type":"compaction"}]`},
 }
 
 // responsesNative reports whether a deployment with caps (of the OpenAI
@@ -110,7 +111,7 @@ func ResponsesFieldsMarkdown() string {
 	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 	for _, f := range ResponsesFields {
 		name := "`" + f.Name + "`"
-		if f.Name == AnyOtherField {
+		if f.Name == adapter.AnyOtherField {
 			name = "any other field"
 		}
 		native := f.Native
@@ -143,16 +144,16 @@ func ResponsesFieldsMarkdown() string {
 
 // decision is what a translated deployment of protocol p does with the
 // field: the chat field's decision, the gateway's own, or a refusal.
-func (f ResponsesField) decision(p config.Protocol) Decision {
+func (f ResponsesField) decision(p config.Protocol) adapter.Decision {
 	switch f.kind {
 	case rfGateway:
-		return Translate
+		return adapter.Translate
 	case rfNative, rfStateless:
-		return Refuse
+		return adapter.Refuse
 	}
-	rule, ok := fieldTables()[p][f.Chat]
+	rule, ok := adapter.FieldRuleOf(p, f.Chat)
 	if !ok {
-		return Refuse
+		return adapter.Refuse
 	}
 	return rule.Decision
 }

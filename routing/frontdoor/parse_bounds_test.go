@@ -1,4 +1,4 @@
-package adapter
+package frontdoor
 
 import (
 	"errors"

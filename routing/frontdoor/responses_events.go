@@ -1,10 +1,12 @@
-package adapter
+package frontdoor
 
 import (
 	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
+	"switchyard/routing/adapter"
+	"switchyard/routing/wire"
 
 	"github.com/tidwall/gjson"
 )
@@ -91,17 +93,17 @@ func (e *ResponsesEvents) emit(dst []byte, typ string, ms ...member) []byte {
 	dst = append(dst, "event: "...)
 	dst = append(dst, typ...)
 	dst = append(dst, "\ndata: {\"type\":"...)
-	dst = openaiAppendString(dst, typ)
+	dst = wire.AppendString(dst, typ)
 	dst = append(dst, `,"sequence_number":`...)
 	dst = strconv.AppendInt(dst, e.seq, 10)
 	e.seq++
 	for _, m := range ms {
 		dst = append(dst, ',')
-		dst = openaiAppendString(dst, m.k)
+		dst = wire.AppendString(dst, m.k)
 		dst = append(dst, ':')
 		switch v := m.v.(type) {
 		case string:
-			dst = openaiAppendString(dst, v)
+			dst = wire.AppendString(dst, v)
 		case int:
 			dst = strconv.AppendInt(dst, int64(v), 10)
 		case json.RawMessage:
@@ -336,7 +338,7 @@ func (it *streamItem) value(status string) any {
 // Done closes every item and appends the terminal event: response.completed,
 // or response.incomplete when the answer was cut by max_output_tokens. u is
 // the stream's usage.
-func (e *ResponsesEvents) Done(dst []byte, u Usage) []byte {
+func (e *ResponsesEvents) Done(dst []byte, u adapter.Usage) []byte {
 	if e.over {
 		return dst
 	}
@@ -422,7 +424,7 @@ func relayRewrite(dst, obj []byte, seq int64, model string) []byte {
 		edits = append(edits, edit{num.Index, num.Index + len(num.Raw), strconv.AppendInt(nil, seq, 10)})
 	}
 	if v := gjson.GetBytes(obj, "response.model"); v.Exists() && v.Index > 0 {
-		edits = append(edits, edit{v.Index, v.Index + len(v.Raw), openaiAppendString(nil, model)})
+		edits = append(edits, edit{v.Index, v.Index + len(v.Raw), wire.AppendString(nil, model)})
 	}
 	if len(edits) == 2 && edits[1].at < edits[0].at {
 		edits[0], edits[1] = edits[1], edits[0]

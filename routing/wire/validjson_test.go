@@ -1,4 +1,4 @@
-package adapter
+package wire
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// FuzzValidJSON holds validJSON to encoding/json's answer on any input.
+// FuzzValidJSON holds ValidJSON to encoding/json's answer on any input.
 func FuzzValidJSON(f *testing.F) {
 	for _, s := range []string{
 		`{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, `{"a":1e5,"b":-0.5,"c":true,"d":false}`, "{\"a\":\"\xff\"}",
@@ -16,15 +16,15 @@ func FuzzValidJSON(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	files, _ := filepath.Glob("testdata/*/*.json")
+	files, _ := filepath.Glob("../adapter/testdata/*/*.json")
 	for _, p := range files {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, encoding/json says %v", b, got, want)
+		if got, want := ValidJSON(b), json.Valid(b); got != want {
+			t.Fatalf("ValidJSON(%q) = %v, encoding/json says %v", b, got, want)
 		}
 	})
 }
@@ -34,19 +34,19 @@ func FuzzValidJSON(f *testing.F) {
 // otherwise at the sizes a body may have).
 func TestValidJSONDepth(t *testing.T) {
 	at := strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth)
-	if !validJSON([]byte(at)) || !json.Valid([]byte(at)) {
+	if !ValidJSON([]byte(at)) || !json.Valid([]byte(at)) {
 		t.Fatalf("nesting of %d levels should be valid", maxJSONDepth)
 	}
 	over := strings.Repeat("[", maxJSONDepth+1) + strings.Repeat("]", maxJSONDepth+1)
-	if validJSON([]byte(over)) || json.Valid([]byte(over)) {
+	if ValidJSON([]byte(over)) || json.Valid([]byte(over)) {
 		t.Fatalf("nesting of %d levels should not be valid", maxJSONDepth+1)
 	}
 	deep := strings.Repeat(`{"a":[`, 2<<20) // 12 MB of openings
-	if validJSON([]byte(deep)) {
+	if ValidJSON([]byte(deep)) {
 		t.Fatal("deep unterminated nesting is valid?")
 	}
 	// Brackets inside strings do not nest.
-	if s := `["` + strings.Repeat("[", 3*maxJSONDepth) + `"]`; !validJSON([]byte(s)) {
+	if s := `["` + strings.Repeat("[", 3*maxJSONDepth) + `"]`; !ValidJSON([]byte(s)) {
 		t.Fatal("brackets in a string counted as nesting")
 	}
 }

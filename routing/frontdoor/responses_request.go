@@ -1,4 +1,4 @@
-package adapter
+package frontdoor
 
 import (
 	"encoding/json"
@@ -8,7 +8,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/routing/wire"
 )
 
 // The OpenAI Responses API front door (POST /v1/responses): its request,
@@ -31,7 +33,7 @@ type ResponsesRequest struct {
 	// Chat is the request translated into chat completions, for upstreams
 	// that do not speak the Responses API. Its Set and Unknown are those of
 	// the translation; NativeOnly names what it could not carry.
-	Chat *ChatRequest
+	Chat *adapter.ChatRequest
 	// NativeOnly is the first field (a path such as "tools[1].type") that
 	// only a Responses upstream can carry: a built-in tool, an input item
 	// or part the chat translation has no place for, include of something
@@ -113,7 +115,7 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 		input    gjson.Result
 		instr    string
 	)
-	gjson.Parse(parseView(body)).ForEach(func(k, v gjson.Result) bool {
+	gjson.Parse(wire.View(body)).ForEach(func(k, v gjson.Result) bool {
 		name := k.Str
 		if !responsesKnown[name] {
 			r.Unknown = append(r.Unknown, strings.Clone(name))
@@ -309,7 +311,7 @@ func (st *responsesState) buildChat() *RequestError {
 		}
 		return parseErrorf("", "%v", perr)
 	}
-	chat.Native = &Native{Door: DoorResponses, Body: r.Body, Protocol: config.ProtocolOpenAI, PassesIf: responsesNative,
+	chat.Native = &adapter.Native{Door: adapter.DoorResponses, Body: r.Body, Protocol: config.ProtocolOpenAI, PassesIf: responsesNative,
 		Refuse: r.NativeOnly, Params: responsesParams, View: r}
 	r.Chat = chat
 	return nil
@@ -510,11 +512,11 @@ func (st *responsesState) textFormat(f gjson.Result) *RequestError {
 	}
 	st.r.Echo.TextFormat = parseRaw(st.body, f)
 	switch typ.Str {
-	case FormatText:
+	case adapter.FormatText:
 		return nil
-	case FormatJSONObject:
-		st.chat["response_format"] = map[string]any{"type": FormatJSONObject}
-	case FormatJSONSchema:
+	case adapter.FormatJSONObject:
+		st.chat["response_format"] = map[string]any{"type": adapter.FormatJSONObject}
+	case adapter.FormatJSONSchema:
 		schema := f.Get("schema")
 		if !schema.IsObject() {
 			return parseWant("text.format.schema", schema, "a JSON Schema object")
@@ -530,7 +532,7 @@ func (st *responsesState) textFormat(f gjson.Result) *RequestError {
 		if s := f.Get("strict"); s.Type == gjson.True || s.Type == gjson.False {
 			js["strict"] = s.Type == gjson.True
 		}
-		st.chat["response_format"] = map[string]any{"type": FormatJSONSchema, "json_schema": js}
+		st.chat["response_format"] = map[string]any{"type": adapter.FormatJSONSchema, "json_schema": js}
 	default:
 		return parseErrorf("text.format.type", `must be "text", "json_object" or "json_schema", got %q`, parseShow(typ.Str))
 	}

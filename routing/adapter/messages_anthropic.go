@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"switchyard/routing/wire"
 
 	"github.com/tidwall/gjson"
 )
@@ -22,13 +23,13 @@ import (
 // upstream model and, when stream is not nil, stream set; every other
 // member is copied byte for byte.
 func anthropicNativeBody(r *ChatRequest, model string, stream *bool) ([]byte, error) {
-	root := gjson.Parse(parseView(r.Native.Body))
+	root := gjson.Parse(wire.View(r.Native.Body))
 	if !root.IsObject() {
 		return nil, vendorBadRequest("the Messages request body is not a JSON object")
 	}
 	out := make([]byte, 0, len(r.Native.Body)+len(model)+32)
 	out = append(out, `{"model":`...)
-	out = openaiAppendString(out, model)
+	out = wire.AppendString(out, model)
 	if stream != nil {
 		if *stream {
 			out = append(out, `,"stream":true`...)
@@ -116,11 +117,14 @@ func (a Anthropic) nativeStream(ctx context.Context, t Target, r *ChatRequest) (
 	}
 	h := anthropicHeaders(t)
 	h.Set("Accept", "text/event-stream")
-	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages"), h, body, ClassifyAnthropic)
-	if err != nil {
-		return nil, err
+	url := anthropicURL(t.BaseURL, "/v1/messages")
+	resp, cancel, e := openStream(ctx, t.APIKey, anthropicErrors, func(c context.Context) (*http.Response, *Error) {
+		return vendorSend(c, t, http.MethodPost, url, h, body)
+	})
+	if e != nil {
+		return nil, e
 	}
-	return &anthropicNativeStream{ctx: ctx, body: resp.Body, sse: NewSSEReader(resp.Body), r: r}, nil
+	return &anthropicNativeStream{ctx: ctx, cancel: cancel, body: resp.Body, sse: NewSSEReader(resp.Body), r: r}, nil
 }
 
 // anthropicNativeStream passes Anthropic's events on. Content is set on
@@ -129,6 +133,7 @@ func (a Anthropic) nativeStream(ctx context.Context, t Target, r *ChatRequest) (
 // an error event ends the stream with its classified *Error.
 type anthropicNativeStream struct {
 	ctx     context.Context
+	cancel  context.CancelFunc
 	body    io.ReadCloser
 	sse     *SSEReader
 	r       *ChatRequest
@@ -140,7 +145,7 @@ type anthropicNativeStream struct {
 	est     *Usage
 }
 
-func (s *anthropicNativeStream) Close() error { return s.body.Close() }
+func (s *anthropicNativeStream) Close() error { return closeStream(s.cancel, s.body) }
 
 func (s *anthropicNativeStream) Usage() Usage {
 	u := s.usage.usage()
@@ -227,7 +232,7 @@ func (s *anthropicNativeStream) Next() (Chunk, error) {
 		}
 		name := e.Type
 		c.Data = make([]byte, 0, len(name)+len(data)+16)
-		c.Data = appendEvent(c.Data, name, data)
+		c.Data = wire.AppendEvent(c.Data, name, data)
 		return c, nil
 	}
 }

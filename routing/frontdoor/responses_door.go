@@ -1,4 +1,4 @@
-package routing
+package frontdoor
 
 import (
 	"time"
@@ -6,8 +6,8 @@ import (
 	"switchyard/routing/adapter"
 )
 
-// responsesDoor is OpenAI's Responses API (POST /v1/responses). It parses
-// the body into the canonical chat request (adapter.ParseResponsesRequest,
+// ResponsesDoor is OpenAI's Responses API (POST /v1/responses). It parses
+// the body into the canonical chat request (ParseResponsesRequest,
 // the original kept for native pass-through), and renders answers as the
 // Responses API's Response object and stream events: natively (an OpenAI
 // deployment declaring responses_api answered in that shape; the door sets
@@ -15,10 +15,10 @@ import (
 // chat completions. The gateway is stateless: nothing is stored, and what
 // would need storage is refused by the parser with a 400. Errors use
 // OpenAI's error object, as the Responses API does.
-type responsesDoor struct{}
+type ResponsesDoor struct{}
 
-func (responsesDoor) Parse(body []byte) (*adapter.ChatRequest, error) {
-	r, err := adapter.ParseResponsesRequest(body)
+func (ResponsesDoor) Parse(body []byte) (*adapter.ChatRequest, error) {
+	r, err := ParseResponsesRequest(body)
 	if err != nil {
 		return nil, err
 	}
@@ -26,33 +26,33 @@ func (responsesDoor) Parse(body []byte) (*adapter.ChatRequest, error) {
 }
 
 // responsesView is the door's typed view of req.
-func responsesView(req *adapter.ChatRequest) *adapter.ResponsesRequest {
+func responsesView(req *adapter.ChatRequest) *ResponsesRequest {
 	if req != nil && req.Native != nil {
-		if r, ok := req.Native.View.(*adapter.ResponsesRequest); ok {
+		if r, ok := req.Native.View.(*ResponsesRequest); ok {
 			return r
 		}
 	}
-	return &adapter.ResponsesRequest{Chat: req}
+	return &ResponsesRequest{Chat: req}
 }
 
-func (responsesDoor) Answer(dst []byte, req *adapter.ChatRequest, res *adapter.ChatResult, model, requestID string, native bool) ([]byte, error) {
+func (ResponsesDoor) Answer(dst []byte, req *adapter.ChatRequest, res *adapter.ChatResult, model, requestID string, native bool) ([]byte, error) {
 	if native {
-		return adapter.AppendAnswerModel(dst, res.Body, model), nil
+		return AppendAnswerModel(dst, res.Body, model), nil
 	}
-	ids := adapter.ResponseIDs{Base: adapter.ResponseIDBase(requestID)}
-	b, err := adapter.ResponsesFromChat(responsesView(req), res.Body, ids, model, time.Now().Unix(), res.Usage)
+	ids := ResponseIDs{Base: ResponseIDBase(requestID)}
+	b, err := ResponsesFromChat(responsesView(req), res.Body, ids, model, time.Now().Unix(), res.Usage)
 	if err != nil {
 		return dst, err
 	}
 	return append(dst, b...), nil
 }
 
-func (responsesDoor) Stream(req *adapter.ChatRequest, model, requestID string, native bool) DoorStream {
-	ids := adapter.ResponseIDs{Base: adapter.ResponseIDBase(requestID)}
-	return &responsesStream{ev: adapter.NewResponsesEvents(responsesView(req), ids, model, time.Now().Unix()), native: native}
+func (ResponsesDoor) Stream(req *adapter.ChatRequest, model, requestID string, native bool) Stream {
+	ids := ResponseIDs{Base: ResponseIDBase(requestID)}
+	return &responsesStream{ev: NewResponsesEvents(responsesView(req), ids, model, time.Now().Unix()), native: native}
 }
 
-func (responsesDoor) Error(status int, code, msg string, param *string) []byte {
+func (ResponsesDoor) Error(status int, code, msg string, param *string) []byte {
 	return ErrorJSON(status, code, msg, param)
 }
 
@@ -60,7 +60,7 @@ func (responsesDoor) Error(status int, code, msg string, param *string) []byte {
 // upstream's events relayed (renumbered, the model set), or a translated
 // chat stream turned into the event sequence.
 type responsesStream struct {
-	ev     *adapter.ResponsesEvents
+	ev     *ResponsesEvents
 	native bool
 }
 

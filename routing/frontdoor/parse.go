@@ -1,4 +1,4 @@
-package adapter
+package frontdoor
 
 import (
 	"encoding/json"
@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"switchyard/routing/adapter"
+	"switchyard/routing/wire"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -86,20 +87,10 @@ type EmbeddingRequest struct {
 	User           string
 }
 
-// parseView returns a string sharing body's memory, so gjson results point
-// into body without copying it. Callers promise not to modify body after
-// parsing (ChatRequest.Body keeps it), which keeps those strings immutable.
-func parseView(body []byte) string {
-	if len(body) == 0 {
-		return ""
-	}
-	return unsafe.String(unsafe.SliceData(body), len(body))
-}
-
 // parseCheckBody refuses what no JSON parser should see: an empty body,
 // invalid UTF-8 and malformed or non-object JSON.
 func parseCheckBody(body []byte) *RequestError {
-	if len(strings.TrimSpace(parseView(body))) == 0 {
+	if len(strings.TrimSpace(wire.View(body))) == 0 {
 		return parseErrorf("", "request body is empty")
 	}
 	if !utf8.Valid(body) {
@@ -115,7 +106,7 @@ func parseCheckBody(body []byte) *RequestError {
 	}
 	// The body is untrusted: validJSON bounds its nesting before gjson's
 	// recursive validator sees it.
-	if !validJSON(body) {
+	if !wire.ValidJSON(body) {
 		var v json.RawMessage
 		var se *json.SyntaxError
 		if err := json.Unmarshal(body, &v); errors.As(err, &se) {
@@ -123,7 +114,7 @@ func parseCheckBody(body []byte) *RequestError {
 		}
 		return parseErrorf("", "malformed JSON")
 	}
-	if strings.TrimLeft(parseView(body), " \t\r\n")[0] != '{' {
+	if strings.TrimLeft(wire.View(body), " \t\r\n")[0] != '{' {
 		return parseErrorf("", "request body must be a JSON object")
 	}
 	return nil
@@ -260,26 +251,26 @@ func parseRole(s string) (string, bool) {
 //
 // The returned request keeps body as its Body and its strings may share
 // body's memory: the caller must not modify body afterwards.
-func ParseChatRequest(body []byte) (*ChatRequest, error) {
+func ParseChatRequest(body []byte) (*adapter.ChatRequest, error) {
 	if err := parseCheckBody(body); err != nil {
 		return nil, err
 	}
-	r := &ChatRequest{Body: body, N: 1, Format: ResponseFormat{Type: FormatText}}
+	r := &adapter.ChatRequest{Body: body, N: 1, Format: adapter.ResponseFormat{Type: adapter.FormatText}}
 	var (
-		seen                     FieldSet
+		seen                     adapter.FieldSet
 		err                      *RequestError
 		messages                 gjson.Result
 		hasModel                 bool
 		streamOptions            bool
 		maxTokens, maxCompletion *int
 	)
-	gjson.Parse(parseView(body)).ForEach(func(k, v gjson.Result) bool {
-		i := FieldIndex(k.Str)
+	gjson.Parse(wire.View(body)).ForEach(func(k, v gjson.Result) bool {
+		i := adapter.FieldIndex(k.Str)
 		if i < 0 {
 			r.Unknown = append(r.Unknown, strings.Clone(k.Str))
 			return true // unknown fields pass through to OpenAI upstreams untouched
 		}
-		bit := FieldSet(1) << i
+		bit := adapter.FieldSet(1) << i
 		if seen&bit != 0 {
 			err = parseErrorf(k.Str, "duplicate field %q", k.Str)
 			return false
@@ -330,7 +321,7 @@ func ParseChatRequest(body []byte) (*ChatRequest, error) {
 				} else {
 					r.ResponseFormat = parseRaw(body, v)
 					r.Format, err = parseResponseFormat(body, v)
-					set = r.Format.Type != FormatText
+					set = r.Format.Type != adapter.FormatText
 				}
 			}
 		case "user":
@@ -480,9 +471,9 @@ func parseModalities(v gjson.Result) (bool, *RequestError) {
 
 // parseResponseFormat reads response_format's type and, for json_schema,
 // its name, schema and strict flag.
-func parseResponseFormat(body []byte, v gjson.Result) (ResponseFormat, *RequestError) {
+func parseResponseFormat(body []byte, v gjson.Result) (adapter.ResponseFormat, *RequestError) {
 	var (
-		f       ResponseFormat
+		f       adapter.ResponseFormat
 		typ, js gjson.Result
 		err     *RequestError
 	)
@@ -499,14 +490,14 @@ func parseResponseFormat(body []byte, v gjson.Result) (ResponseFormat, *RequestE
 		return f, parseWant("response_format.type", typ, `"text", "json_object" or "json_schema"`)
 	}
 	switch typ.Str {
-	case FormatText:
-		f.Type = FormatText
+	case adapter.FormatText:
+		f.Type = adapter.FormatText
 		return f, nil
-	case FormatJSONObject:
-		f.Type = FormatJSONObject
+	case adapter.FormatJSONObject:
+		f.Type = adapter.FormatJSONObject
 		return f, nil
-	case FormatJSONSchema:
-		f.Type = FormatJSONSchema
+	case adapter.FormatJSONSchema:
+		f.Type = adapter.FormatJSONSchema
 	default:
 		return f, parseErrorf("response_format.type", `must be "text", "json_object" or "json_schema", got %q`, parseShow(typ.Str))
 	}
@@ -567,7 +558,7 @@ func parseIntern(s string) string {
 
 // parseStreamOptions reads stream_options; it reports whether one was given
 // (not null).
-func parseStreamOptions(r *ChatRequest, v gjson.Result) (bool, *RequestError) {
+func parseStreamOptions(r *adapter.ChatRequest, v gjson.Result) (bool, *RequestError) {
 	if v.Type == gjson.Null {
 		return false, nil
 	}
@@ -626,14 +617,14 @@ func parseToolChoice(body []byte, v gjson.Result) (json.RawMessage, *RequestErro
 	return nil, parseWant("tool_choice", v, `"auto", "none", "required" or an object`)
 }
 
-func parseThinking(v gjson.Result) (*Thinking, *RequestError) {
+func parseThinking(v gjson.Result) (*adapter.Thinking, *RequestError) {
 	if v.Type == gjson.Null {
 		return nil, nil
 	}
 	if !v.IsObject() {
 		return nil, parseWant("thinking", v, "an object")
 	}
-	th := &Thinking{}
+	th := &adapter.Thinking{}
 	var err *RequestError
 	v.ForEach(func(k, f gjson.Result) bool {
 		switch k.Str {
@@ -656,7 +647,7 @@ func parseThinking(v gjson.Result) (*Thinking, *RequestError) {
 	return th, nil
 }
 
-func parseTools(body []byte, v gjson.Result) ([]Tool, *RequestError) {
+func parseTools(body []byte, v gjson.Result) ([]adapter.Tool, *RequestError) {
 	if v.Type == gjson.Null {
 		return nil, nil
 	}
@@ -664,12 +655,12 @@ func parseTools(body []byte, v gjson.Result) ([]Tool, *RequestError) {
 		return nil, parseWant("tools", v, "an array")
 	}
 	var (
-		tools []Tool
+		tools []adapter.Tool
 		err   *RequestError
 		i     int
 	)
 	v.ForEach(func(_, tv gjson.Result) bool {
-		var t Tool
+		var t adapter.Tool
 		t, err = parseTool(body, i, tv)
 		tools = append(tools, t)
 		i++
@@ -681,8 +672,8 @@ func parseTools(body []byte, v gjson.Result) ([]Tool, *RequestError) {
 	return tools, nil
 }
 
-func parseTool(body []byte, i int, v gjson.Result) (Tool, *RequestError) {
-	var t Tool
+func parseTool(body []byte, i int, v gjson.Result) (adapter.Tool, *RequestError) {
+	var t adapter.Tool
 	p := func(f string) string { return fmt.Sprintf("tools[%d]%s", i, f) }
 	if !v.IsObject() {
 		return t, parseWant(p(""), v, "an object")
@@ -744,7 +735,7 @@ func parseTool(body []byte, i int, v gjson.Result) (Tool, *RequestError) {
 	return t, nil
 }
 
-func parseMessages(body []byte, v gjson.Result) ([]Message, *RequestError) {
+func parseMessages(body []byte, v gjson.Result) ([]adapter.Message, *RequestError) {
 	if !v.IsArray() {
 		return nil, parseWant("messages", v, "an array")
 	}
@@ -753,10 +744,10 @@ func parseMessages(body []byte, v gjson.Result) ([]Message, *RequestError) {
 	if n == 0 {
 		return nil, parseErrorf("messages", "messages must not be empty")
 	}
-	msgs := make([]Message, n)
+	msgs := make([]adapter.Message, n)
 	// String content, the common case, becomes one text part; give every
 	// message its slot in one backing array instead of one allocation each.
-	slots := make([]ContentPart, n)
+	slots := make([]adapter.ContentPart, n)
 	var err *RequestError
 	i := 0
 	v.ForEach(func(_, mv gjson.Result) bool {
@@ -770,7 +761,7 @@ func parseMessages(body []byte, v gjson.Result) ([]Message, *RequestError) {
 	return msgs, nil
 }
 
-func parseMessage(body []byte, i int, v gjson.Result, m *Message, slot []ContentPart) *RequestError {
+func parseMessage(body []byte, i int, v gjson.Result, m *adapter.Message, slot []adapter.ContentPart) *RequestError {
 	p := func(f string) string { return fmt.Sprintf("messages[%d]%s", i, f) }
 	if !v.IsObject() {
 		return parseWant(p(""), v, "an object")
@@ -810,7 +801,7 @@ func parseMessage(body []byte, i int, v gjson.Result, m *Message, slot []Content
 	switch {
 	case !content.Exists() || content.Type == gjson.Null:
 	case content.Type == gjson.String:
-		slot[0] = ContentPart{Type: "text", Text: content.Str}
+		slot[0] = adapter.ContentPart{Type: "text", Text: content.Str}
 		m.Content = slot
 	case content.IsArray():
 		if m.Content, err = parseParts(i, m.Role, content); err != nil {
@@ -839,14 +830,14 @@ func parseMessage(body []byte, i int, v gjson.Result, m *Message, slot []Content
 	return nil
 }
 
-func parseParts(i int, role string, v gjson.Result) ([]ContentPart, *RequestError) {
+func parseParts(i int, role string, v gjson.Result) ([]adapter.ContentPart, *RequestError) {
 	var (
-		parts []ContentPart
+		parts []adapter.ContentPart
 		err   *RequestError
 		j     int
 	)
 	v.ForEach(func(_, pv gjson.Result) bool {
-		var cp ContentPart
+		var cp adapter.ContentPart
 		cp, err = parsePart(i, j, role, pv)
 		parts = append(parts, cp)
 		j++
@@ -861,8 +852,8 @@ func parseParts(i int, role string, v gjson.Result) ([]ContentPart, *RequestErro
 	return parts, nil
 }
 
-func parsePart(i, j int, role string, v gjson.Result) (ContentPart, *RequestError) {
-	var cp ContentPart
+func parsePart(i, j int, role string, v gjson.Result) (adapter.ContentPart, *RequestError) {
+	var cp adapter.ContentPart
 	p := func(f string) string { return fmt.Sprintf("messages[%d].content[%d]%s", i, j, f) }
 	if !v.IsObject() {
 		return cp, parseWant(p(""), v, "a content part object")
@@ -887,7 +878,7 @@ func parsePart(i, j int, role string, v gjson.Result) (ContentPart, *RequestErro
 		if text.Type != gjson.String {
 			return cp, parseWant(p(".text"), text, "a string")
 		}
-		return ContentPart{Type: "text", Text: text.Str}, nil
+		return adapter.ContentPart{Type: "text", Text: text.Str}, nil
 	case "image_url":
 		if role != "user" {
 			return cp, parseErrorf(p(".type"), "image_url parts are only allowed in user messages")
@@ -920,17 +911,17 @@ func parsePart(i, j int, role string, v gjson.Result) (ContentPart, *RequestErro
 	return cp, parseErrorf(p(".type"), "unsupported content part type %q (supported: text, image_url)", parseShow(typ.Str))
 }
 
-func parseToolCalls(i int, v gjson.Result) ([]ToolCall, *RequestError) {
+func parseToolCalls(i int, v gjson.Result) ([]adapter.ToolCall, *RequestError) {
 	if !v.IsArray() {
 		return nil, parseWant(fmt.Sprintf("messages[%d].tool_calls", i), v, "an array")
 	}
 	var (
-		calls []ToolCall
+		calls []adapter.ToolCall
 		err   *RequestError
 		j     int
 	)
 	v.ForEach(func(_, cv gjson.Result) bool {
-		var tc ToolCall
+		var tc adapter.ToolCall
 		tc, err = parseToolCall(i, j, cv)
 		calls = append(calls, tc)
 		j++
@@ -942,8 +933,8 @@ func parseToolCalls(i int, v gjson.Result) ([]ToolCall, *RequestError) {
 	return calls, nil
 }
 
-func parseToolCall(i, j int, v gjson.Result) (ToolCall, *RequestError) {
-	var tc ToolCall
+func parseToolCall(i, j int, v gjson.Result) (adapter.ToolCall, *RequestError) {
+	var tc adapter.ToolCall
 	p := func(f string) string { return fmt.Sprintf("messages[%d].tool_calls[%d]%s", i, j, f) }
 	if !v.IsObject() {
 		return tc, parseWant(p(""), v, "an object")
@@ -1010,7 +1001,7 @@ func ParseEmbeddingRequest(body []byte) (*EmbeddingRequest, error) {
 		hasModel bool
 		input    gjson.Result
 	)
-	gjson.Parse(parseView(body)).ForEach(func(k, v gjson.Result) bool {
+	gjson.Parse(wire.View(body)).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "model", "input", "dimensions", "encoding_format", "input_type", "user":
 			if seen[k.Str] {

@@ -1,4 +1,4 @@
-package adapter
+package frontdoor
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"switchyard/routing/adapter"
+	"switchyard/routing/wire"
 
 	"github.com/tidwall/gjson"
 )
@@ -90,7 +92,7 @@ type messagesUsage struct {
 
 // messagesUsageOf renders u the Anthropic way: input_tokens excludes cache
 // reads.
-func messagesUsageOf(u Usage) messagesUsage {
+func messagesUsageOf(u adapter.Usage) messagesUsage {
 	return messagesUsage{InputTokens: max(u.Prompt-u.Cached-u.CacheCreation, 0), CacheReadInputTokens: u.Cached,
 		CacheCreationInputTokens: u.CacheCreation, OutputTokens: u.Completion}
 }
@@ -115,8 +117,8 @@ var errNotObject = errors.New("the upstream sent tool call arguments that are no
 
 // MessagesAnswer translates a chat.completion (its first choice) into a
 // Messages response for model.
-func MessagesAnswer(dst, chat []byte, model, id string, u Usage) ([]byte, error) {
-	v := gjson.Parse(parseView(chat))
+func MessagesAnswer(dst, chat []byte, model, id string, u adapter.Usage) ([]byte, error) {
+	v := gjson.Parse(wire.View(chat))
 	choice := v.Get("choices.0")
 	msg := choice.Get("message")
 	blocks := []messagesBlock{}
@@ -193,16 +195,8 @@ func NewMessagesStream(model, id string, native bool) *MessagesStream {
 	return &MessagesStream{native: native, model: model, id: id, open: -1}
 }
 
-func appendEvent(dst []byte, name string, data []byte) []byte {
-	dst = append(dst, "event: "...)
-	dst = append(dst, name...)
-	dst = append(dst, "\ndata: "...)
-	dst = append(dst, data...)
-	return append(dst, '\n', '\n')
-}
-
 // Chunk renders one chunk.
-func (s *MessagesStream) Chunk(dst []byte, ch Chunk) []byte {
+func (s *MessagesStream) Chunk(dst []byte, ch adapter.Chunk) []byte {
 	if s.native {
 		return s.nativeEvent(dst, ch.Data)
 	}
@@ -229,9 +223,9 @@ func (s *MessagesStream) Chunk(dst []byte, ch Chunk) []byte {
 		if id := tc.Get("id"); id.Str != "" {
 			var b []byte
 			b = append(b, `{"type":"tool_use","id":`...)
-			b = openaiAppendString(b, id.Str)
+			b = wire.AppendString(b, id.Str)
 			b = append(b, `,"name":`...)
-			b = openaiAppendString(b, tc.Get("function.name").Str)
+			b = wire.AppendString(b, tc.Get("function.name").Str)
 			b = append(b, `,"input":{}}`...)
 			s.openKind = "" // a new call always starts a new block
 			dst = s.block(dst, "tool_use", string(b))
@@ -259,7 +253,7 @@ func (s *MessagesStream) nativeEvent(dst, ev []byte) []byte {
 		if v := gjson.GetBytes(ev[len("event: message_start\ndata: "):], "message.model"); v.Exists() && v.Index > 0 {
 			at := len("event: message_start\ndata: ") + v.Index
 			dst = append(dst, ev[:at]...)
-			dst = openaiAppendString(dst, s.model)
+			dst = wire.AppendString(dst, s.model)
 			return append(dst, ev[at+len(v.Raw):]...)
 		}
 	}
@@ -274,12 +268,12 @@ func (s *MessagesStream) start(dst []byte) []byte {
 	s.started = true
 	var b []byte
 	b = append(b, `{"type":"message_start","message":{"id":`...)
-	b = openaiAppendString(b, s.id)
+	b = wire.AppendString(b, s.id)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = openaiAppendString(b, s.model)
+	b = wire.AppendString(b, s.model)
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}}`...)
-	dst = appendEvent(dst, "message_start", b)
-	return appendEvent(dst, "ping", []byte(`{"type":"ping"}`))
+	dst = wire.AppendEvent(dst, "message_start", b)
+	return wire.AppendEvent(dst, "ping", []byte(`{"type":"ping"}`))
 }
 
 // block makes sure a block of kind is open, closing another one first.
@@ -295,7 +289,7 @@ func (s *MessagesStream) block(dst []byte, kind, start string) []byte {
 	b = append(b, `,"content_block":`...)
 	b = append(b, start...)
 	b = append(b, '}')
-	return appendEvent(dst, "content_block_start", b)
+	return wire.AppendEvent(dst, "content_block_start", b)
 }
 
 func (s *MessagesStream) closeBlock(dst []byte) []byte {
@@ -306,7 +300,7 @@ func (s *MessagesStream) closeBlock(dst []byte) []byte {
 	b = strconv.AppendInt(b, int64(s.open), 10)
 	b = append(b, '}')
 	s.open, s.openKind = -1, ""
-	return appendEvent(dst, "content_block_stop", b)
+	return wire.AppendEvent(dst, "content_block_stop", b)
 }
 
 func (s *MessagesStream) delta(dst []byte, index int, typ, field, text string) []byte {
@@ -317,15 +311,15 @@ func (s *MessagesStream) delta(dst []byte, index int, typ, field, text string) [
 	b = append(b, `","`...)
 	b = append(b, field...)
 	b = append(b, `":`...)
-	b = openaiAppendString(b, text)
+	b = wire.AppendString(b, text)
 	b = append(b, '}', '}')
-	return appendEvent(dst, "content_block_delta", b)
+	return wire.AppendEvent(dst, "content_block_delta", b)
 }
 
 // End renders a clean end: the vendor's message_stop already went out for
 // a native stream; a translated one gets its open block closed, the
 // message_delta with the stop reason and the final usage, and message_stop.
-func (s *MessagesStream) End(dst []byte, u Usage) []byte {
+func (s *MessagesStream) End(dst []byte, u adapter.Usage) []byte {
 	if s.native {
 		return dst
 	}
@@ -341,13 +335,13 @@ func (s *MessagesStream) End(dst []byte, u Usage) []byte {
 	b = append(b, `","stop_sequence":null},"usage":`...)
 	b = append(b, ub...)
 	b = append(b, '}')
-	dst = appendEvent(dst, "message_delta", b)
-	return appendEvent(dst, "message_stop", []byte(`{"type":"message_stop"}`))
+	dst = wire.AppendEvent(dst, "message_delta", b)
+	return wire.AppendEvent(dst, "message_stop", []byte(`{"type":"message_stop"}`))
 }
 
 // Fail renders the error event that ends a stream after a failure.
 func (s *MessagesStream) Fail(dst []byte, status int, code, msg string) []byte {
-	return appendEvent(dst, "error", MessagesError(status, code, msg, nil))
+	return wire.AppendEvent(dst, "error", MessagesError(status, code, msg, nil))
 }
 
 // AnswerID is a chat.completion's id ("" when it has none).

@@ -1,27 +1,26 @@
-package adapter
+package frontdoor
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-	"testing/iotest"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/google/go-cmp/cmp"
 	"github.com/tidwall/gjson"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 )
 
 func readFixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("testdata/anthropic/" + name)
+	b, err := os.ReadFile(filepath.Join("..", "adapter", "testdata", "anthropic", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +35,7 @@ func TestParseMessagesRecordedRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Native == nil || !bytes.Equal(r.Native.Body, body) || r.Native.Refuse != "" || r.Native.Door != DoorMessages {
+	if r.Native == nil || !bytes.Equal(r.Native.Body, body) || r.Native.Refuse != "" || r.Native.Door != adapter.DoorMessages {
 		t.Fatalf("native: %+v", r.Native)
 	}
 	if r.Model != "claude-3-7-sonnet-latest" || r.MaxTokens == nil || *r.MaxTokens != 512 || len(r.Tools) != 1 || r.Tools[0].Name != "get_weather" {
@@ -57,7 +56,7 @@ func TestParseMessagesRecordedRequest(t *testing.T) {
 		t.Fatalf("tool result: %+v", tool)
 	}
 	for _, p := range []config.Protocol{config.ProtocolOpenAI, config.ProtocolAnthropic, config.ProtocolGemini} {
-		if f := Refused(p, r, config.Capabilities{}); f != "" {
+		if f := adapter.Refused(p, r, config.Capabilities{}); f != "" {
 			t.Errorf("%s refuses %q", p, f)
 		}
 	}
@@ -90,13 +89,13 @@ func TestMessagesRefusals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f := Refused(config.ProtocolAnthropic, r, config.Capabilities{}); f != "" {
+			if f := adapter.Refused(config.ProtocolAnthropic, r, config.Capabilities{}); f != "" {
 				t.Errorf("anthropic refuses %q", f)
 			}
-			if f := Refused(config.ProtocolOpenAI, r, config.Capabilities{}); f != tt.openai {
+			if f := adapter.Refused(config.ProtocolOpenAI, r, config.Capabilities{}); f != tt.openai {
 				t.Errorf("openai refuses %q, want %q", f, tt.openai)
 			}
-			if f := Refused(config.ProtocolGemini, r, config.Capabilities{}); f != tt.gemini {
+			if f := adapter.Refused(config.ProtocolGemini, r, config.Capabilities{}); f != tt.gemini {
 				t.Errorf("gemini refuses %q, want %q", f, tt.gemini)
 			}
 		})
@@ -166,7 +165,7 @@ func TestParseMessagesInvalid(t *testing.T) {
 
 func FuzzParseMessagesRequest(f *testing.F) {
 	for _, name := range []string{"recorded-nonstream-tool-use.1.request.json", "recorded-nonstream-tool-use.2.request.json", "recorded-stream-tool-use.2.request.json"} {
-		b, err := os.ReadFile("testdata/anthropic/" + name)
+		b, err := os.ReadFile(filepath.Join("..", "adapter", "testdata", "anthropic", name))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -183,85 +182,6 @@ func FuzzParseMessagesRequest(f *testing.F) {
 			t.Fatalf("error of type %T", err)
 		}
 	})
-}
-
-// The native stream passes a real capture's events on one by one, padded
-// data lines trimmed, commits at the first text delta and reads usage and
-// the stop reason; read a byte at a time it is the same.
-func TestAnthropicNativeStream(t *testing.T) {
-	raw := readFixture(t, "recorded-stream-tool-use.1.response.sse")
-	for _, oneByte := range []bool{false, true} {
-		var rd io.Reader = bytes.NewReader(raw)
-		if oneByte {
-			rd = iotest.OneByteReader(rd)
-		}
-		s := &anthropicNativeStream{ctx: context.Background(), body: io.NopCloser(rd), sse: NewSSEReader(rd), r: &ChatRequest{}}
-		var out bytes.Buffer
-		firstContent, finish := -1, ""
-		for i := 0; ; i++ {
-			c, err := s.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.Content && firstContent < 0 {
-				firstContent = i
-				if !strings.Contains(string(c.Data), "text_delta") {
-					t.Fatalf("first content: %s", c.Data)
-				}
-			}
-			if c.FinishReason != "" {
-				finish = c.FinishReason
-			}
-			out.Write(c.Data)
-		}
-		if firstContent < 2 || finish != "tool_calls" {
-			t.Fatalf("first content at %d, finish %q", firstContent, finish)
-		}
-		if u := s.Usage(); !u.Known || u.Completion == 0 || u.Prompt == 0 {
-			t.Fatalf("usage: %+v", u)
-		}
-		// Every event of the capture, in order, with its JSON unchanged
-		// but for the padding.
-		var want, got []string
-		for _, r := range []io.Reader{bytes.NewReader(raw), &out} {
-			sse := NewSSEReader(r)
-			var list []string
-			for {
-				ev, err := sse.Next()
-				if err != nil {
-					break
-				}
-				list = append(list, ev.Event+" "+string(bytes.TrimSpace(ev.Data)))
-			}
-			if want == nil {
-				want = list
-			} else {
-				got = list
-			}
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("events (-capture +passed on):\n%s", diff)
-		}
-	}
-}
-
-// An in-stream error event ends a native stream with its classified error.
-func TestAnthropicNativeStreamError(t *testing.T) {
-	raw := readFixture(t, "stream-error-overloaded.constructed.sse")
-	s := &anthropicNativeStream{ctx: context.Background(), body: io.NopCloser(bytes.NewReader(raw)), sse: NewSSEReader(bytes.NewReader(raw)), r: &ChatRequest{}}
-	for {
-		_, err := s.Next()
-		if err == nil {
-			continue
-		}
-		if ClassOf(err) != ClassServer || errors.Is(err, io.EOF) {
-			t.Fatalf("error %v (class %s)", err, ClassOf(err))
-		}
-		return
-	}
 }
 
 // The translated stream is what the Anthropic SDK accumulates into the
@@ -283,12 +203,12 @@ func TestMessagesStreamTranslation(t *testing.T) {
 	s := NewMessagesStream("logic", "msg_1", false)
 	var out []byte
 	for i, c := range chunks {
-		out = s.Chunk(out, Chunk{Data: []byte(c), UsageOnly: i == len(chunks)-1})
+		out = s.Chunk(out, adapter.Chunk{Data: []byte(c), UsageOnly: i == len(chunks)-1})
 	}
-	out = s.End(out, Usage{Prompt: 30, Completion: 7, Cached: 10, Known: true})
+	out = s.End(out, adapter.Usage{Prompt: 30, Completion: 7, Cached: 10, Known: true})
 
 	var msg anthropic.Message
-	sse := NewSSEReader(bytes.NewReader(out))
+	sse := adapter.NewSSEReader(bytes.NewReader(out))
 	var types []string
 	for {
 		ev, err := sse.Next()
@@ -343,15 +263,15 @@ func TestMessagesStreamTranslation(t *testing.T) {
 func TestMessagesStreamNative(t *testing.T) {
 	s := NewMessagesStream("logic", "msg_x", true)
 	start := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"claude-x\",\"content\":[]}}\n\n"
-	got := string(s.Chunk(nil, Chunk{Data: []byte(start)}))
+	got := string(s.Chunk(nil, adapter.Chunk{Data: []byte(start)}))
 	if !strings.Contains(got, `"model":"logic"`) || strings.Contains(got, "claude-x") {
 		t.Fatalf("message_start: %q", got)
 	}
 	delta := "event: content_block_delta\ndata: {\"model\":\"keep\"}\n\n"
-	if got := string(s.Chunk(nil, Chunk{Data: []byte(delta)})); got != delta {
+	if got := string(s.Chunk(nil, adapter.Chunk{Data: []byte(delta)})); got != delta {
 		t.Fatalf("delta changed: %q", got)
 	}
-	if len(s.End(nil, Usage{})) != 0 {
+	if len(s.End(nil, adapter.Usage{})) != 0 {
 		t.Fatal("a native stream's end adds events")
 	}
 }
@@ -359,7 +279,7 @@ func TestMessagesStreamNative(t *testing.T) {
 func TestMessagesAnswer(t *testing.T) {
 	chat := `{"id":"chatcmpl-1","object":"chat.completion","model":"up","choices":[{"index":0,"message":{"role":"assistant","content":"Hi","reasoning_content":"hmm",
 	  "tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}]}`
-	b, err := MessagesAnswer(nil, []byte(chat), "logic", MessagesID("chatcmpl-1"), Usage{Prompt: 12, Completion: 5, Known: true})
+	b, err := MessagesAnswer(nil, []byte(chat), "logic", MessagesID("chatcmpl-1"), adapter.Usage{Prompt: 12, Completion: 5, Known: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +297,7 @@ func TestMessagesAnswer(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil || len(m.Content) != 3 {
 		t.Fatalf("SDK: %v %+v", err, m)
 	}
-	if _, err := MessagesAnswer(nil, []byte(`{"choices":[{"message":{"tool_calls":[{"id":"c","function":{"name":"f","arguments":"[1"}}]}}]}`), "m", "x", Usage{}); err == nil {
+	if _, err := MessagesAnswer(nil, []byte(`{"choices":[{"message":{"tool_calls":[{"id":"c","function":{"name":"f","arguments":"[1"}}]}}]}`), "m", "x", adapter.Usage{}); err == nil {
 		t.Fatal("broken tool arguments accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package adapter
+package frontdoor
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/tidwall/gjson"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
 )
@@ -108,7 +108,7 @@ func TestParseResponsesRequestTranslates(t *testing.T) {
 				t.Errorf("native-only %q", r.NativeOnly)
 			}
 			n := r.Chat.Native
-			if n == nil || n.Door != DoorResponses || !bytes.Equal(n.Body, []byte(c.body)) || n.View != r {
+			if n == nil || n.Door != adapter.DoorResponses || !bytes.Equal(n.Body, []byte(c.body)) || n.View != r {
 				t.Fatalf("native %+v", n)
 			}
 		})
@@ -143,7 +143,7 @@ func TestParseResponsesRequestCodexShaped(t *testing.T) {
 		t.Fatalf("native-only %q, messages %+v", r.NativeOnly, r.Chat.Messages)
 	}
 	for p, want := range map[config.Protocol]string{config.ProtocolOpenAI: "", config.ProtocolAnthropic: "", config.ProtocolGemini: "parallel_tool_calls"} {
-		if got := Refused(p, r.Chat, config.Capabilities{}); got != want {
+		if got := adapter.Refused(p, r.Chat, config.Capabilities{}); got != want {
 			t.Errorf("%s refuses %q, want %q", p, got, want)
 		}
 	}
@@ -254,7 +254,7 @@ func TestResponsesFieldTable(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", body, err)
 			}
-			if got := Refused(config.ProtocolOpenAI, r.Chat, native); got != "" {
+			if got := adapter.Refused(config.ProtocolOpenAI, r.Chat, native); got != "" {
 				t.Fatalf("a native deployment refuses %q", got)
 			}
 			switch f.kind {
@@ -272,20 +272,20 @@ func TestResponsesFieldTable(t *testing.T) {
 				}
 			}
 			for _, p := range []config.Protocol{config.ProtocolOpenAI, config.ProtocolAnthropic, config.ProtocolGemini} {
-				refused := Refused(p, r.Chat, config.Capabilities{}) != ""
-				if want := f.decision(p) == Refuse; refused != want {
-					t.Errorf("%s on %s: refused %v (%q), the table says %s", f.Name, p, refused, Refused(p, r.Chat, config.Capabilities{}), f.decision(p))
+				refused := adapter.Refused(p, r.Chat, config.Capabilities{}) != ""
+				if want := f.decision(p) == adapter.Refuse; refused != want {
+					t.Errorf("%s on %s: refused %v (%q), the table says %s", f.Name, p, refused, adapter.Refused(p, r.Chat, config.Capabilities{}), f.decision(p))
 				}
 			}
 		})
 	}
 	// A refused chat field is named in the Responses request's terms.
 	r := respParse(t, `{"model":"m","input":"x","parallel_tool_calls":false,"tools":[{"type":"function","name":"f"}]}`)
-	if got := Refused(config.ProtocolGemini, r.Chat, config.Capabilities{}); got != "parallel_tool_calls" {
+	if got := adapter.Refused(config.ProtocolGemini, r.Chat, config.Capabilities{}); got != "parallel_tool_calls" {
 		t.Fatalf("gemini refuses %q", got)
 	}
 	r = respParse(t, `{"model":"m","input":"x","reasoning":{"effort":"high"},"temperature":0.3}`)
-	if got := Refused(config.ProtocolAnthropic, r.Chat, config.Capabilities{}); got != "temperature" {
+	if got := adapter.Refused(config.ProtocolAnthropic, r.Chat, config.Capabilities{}); got != "temperature" {
 		t.Fatalf("anthropic refuses %q", got)
 	}
 }
@@ -378,10 +378,7 @@ func TestResponsesFromChatMatchesTheDocumentedShapes(t *testing.T) {
 			body := bytes.Replace(respFixture(t, "create-function-call.docs-example.request.json"), []byte(`"tool_choice": "auto"`), []byte(`"tool_choice": "auto", "metadata": {"k": "v"}`), 1)
 			req := respParse(t, string(body))
 			chat := vendorFixture(t, "openai", c.chat)
-			res, e := openaiChatResult(200, chat)
-			if e != nil {
-				t.Fatal(e)
-			}
+			res := chatResult(t, chat)
 			b, err := ResponsesFromChat(req, chat, ids, "qwen3-max", 1700000000, res.Usage)
 			if err != nil {
 				t.Fatal(err)
@@ -411,7 +408,7 @@ func TestResponsesFromChatMatchesTheDocumentedShapes(t *testing.T) {
 	}
 	// A reply cut by max_output_tokens is incomplete; reasoning text becomes a reasoning item.
 	chat := []byte(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hel","reasoning_content":"thinking…"},"finish_reason":"length"}]}`)
-	b, err := ResponsesFromChat(respParse(t, `{"model":"m","input":"x","max_output_tokens":3}`), chat, ids, "m", 1, Usage{Prompt: 2, Completion: 3, Known: true})
+	b, err := ResponsesFromChat(respParse(t, `{"model":"m","input":"x","max_output_tokens":3}`), chat, ids, "m", 1, adapter.Usage{Prompt: 2, Completion: 3, Known: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +420,7 @@ func TestResponsesFromChatMatchesTheDocumentedShapes(t *testing.T) {
 		r.Output[0].Type != "reasoning" || r.Output[0].Content[0].Text != "thinking…" || r.OutputText() != "Hel" {
 		t.Fatalf("cut reply %s", b)
 	}
-	if _, err := ResponsesFromChat(respParse(t, `{"model":"m","input":"x"}`), []byte(`{"choices":[]}`), ids, "m", 1, Usage{}); err == nil {
+	if _, err := ResponsesFromChat(respParse(t, `{"model":"m","input":"x"}`), []byte(`{"choices":[]}`), ids, "m", 1, adapter.Usage{}); err == nil {
 		t.Fatal("a completion without choices was rendered")
 	}
 }
@@ -431,7 +428,7 @@ func TestResponsesFromChatMatchesTheDocumentedShapes(t *testing.T) {
 // events splits an SSE stream of the Responses API into (event name, data).
 func respEvents(t *testing.T, raw []byte) (names []string, datas [][]byte) {
 	t.Helper()
-	rd := NewSSEReader(bytes.NewReader(raw))
+	rd := adapter.NewSSEReader(bytes.NewReader(raw))
 	for {
 		ev, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -460,9 +457,9 @@ func collapse(names []string) []string {
 func translate(t *testing.T, req *ResponsesRequest, chatSSE []byte) []byte {
 	t.Helper()
 	ev := NewResponsesEvents(req, ResponseIDs{Base: "0190abcd"}, "qwen3-max", 1700000000)
-	rd := NewSSEReader(bytes.NewReader(chatSSE))
+	rd := adapter.NewSSEReader(bytes.NewReader(chatSSE))
 	var out []byte
-	var u Usage
+	var u adapter.Usage
 	for {
 		e, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -475,7 +472,7 @@ func translate(t *testing.T, req *ResponsesRequest, chatSSE []byte) []byte {
 			break
 		}
 		if v := gjson.GetBytes(e.Data, "usage"); v.IsObject() {
-			u = openaiUsage(v)
+			u = chunkUsage(v)
 		}
 		out = ev.Chunk(out, e.Data)
 	}
@@ -603,7 +600,7 @@ func TestResponsesEventsItemsAndFailure(t *testing.T) {
 		out = ev.Chunk(out, chunk(d))
 	}
 	out = ev.Fail(out, "server_error", "upstream_error", "the upstream failed (request r1)")
-	out = ev.Done(out, Usage{}) // nothing after a failure
+	out = ev.Done(out, adapter.Usage{}) // nothing after a failure
 	names, datas := checkEvents(t, out)
 	want := []string{"response.created", "response.in_progress",
 		"response.output_item.added", "response.content_part.added", "response.reasoning_text.delta", "response.reasoning_text.delta",
@@ -634,7 +631,7 @@ func TestResponsesEventsItemsAndFailure(t *testing.T) {
 	// An answer with nothing in it is still a message.
 	ev = NewResponsesEvents(req, ResponseIDs{Base: "b"}, "m", 1)
 	out = ev.Chunk(nil, chunk(`{"role":"assistant","content":""}`))
-	out = ev.Done(out, Usage{Prompt: 1, Known: true})
+	out = ev.Done(out, adapter.Usage{Prompt: 1, Known: true})
 	names, _ = checkEvents(t, out)
 	if !slices.Contains(names, "response.output_text.done") || names[len(names)-1] != "response.completed" {
 		t.Fatalf("empty answer %v", names)
@@ -670,32 +667,16 @@ func TestResponsesRelayRenumbersAndSetsTheModel(t *testing.T) {
 	}
 }
 
-func TestOpenAIResponsesBody(t *testing.T) {
-	r := respParse(t, `{"model":"standard", "input":[{"role":"user","content":"hi"}], "store":false,"tools":[{"type":"web_search"}],"stream_options":{"include_obfuscation":false},"x_vendor":{"k":1}}`)
-	b, e := openaiResponsesBody(r, "gpt-5", false)
-	if e != nil {
-		t.Fatal(e)
-	}
-	want := `{"model":"gpt-5","stream":false,"store":false,"input":[{"role":"user","content":"hi"}],"tools":[{"type":"web_search"}],"x_vendor":{"k":1}}`
-	if string(b) != want {
-		t.Fatalf("\n%s\nwant\n%s", b, want)
-	}
-	b, _ = openaiResponsesBody(r, "gpt-5", true)
-	if !gjson.GetBytes(b, "stream").Bool() || gjson.GetBytes(b, "stream_options.include_obfuscation").Type != gjson.False {
-		t.Fatalf("%s", b)
-	}
-}
-
 // responsesTarget is a native Responses deployment on srv.
-func responsesTarget(url string) Target {
-	return Target{BaseURL: url + "/v1", APIKey: "sk-test-0123456789abcdef", UpstreamModel: "gpt-5", Capabilities: config.Capabilities{ResponsesAPI: true}, Client: http.DefaultClient}
+func responsesTarget(url string) adapter.Target {
+	return adapter.Target{BaseURL: url + "/v1", APIKey: "sk-test-0123456789abcdef", UpstreamModel: "gpt-5", Capabilities: config.Capabilities{ResponsesAPI: true}, Client: http.DefaultClient}
 }
 
 func TestOpenAIResponsesAgainstFakeVendor(t *testing.T) {
 	ctx := context.Background()
 	req := respParse(t, `{"model":"standard","input":"hello","instructions":"be brief"}`)
 	// Through the adapter's chat entry points: native because the target declares responses_api.
-	res, err := OpenAI{}.Chat(ctx, responsesTarget(fakeVendor(t, fakevendor.Fault{})), req.Chat)
+	res, err := adapter.OpenAI{}.Chat(ctx, responsesTarget(fakeVendor(t, fakevendor.Fault{})), req.Chat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -706,7 +687,7 @@ func TestOpenAIResponsesAgainstFakeVendor(t *testing.T) {
 	if r.OutputText() != "Hello from gpt-5. Hello from gpt-5. Hello from gpt-5." || !res.Usage.Known || res.Usage.Completion != 3 || res.FinishReason != "stop" || gjson.GetBytes(res.Body, "store").Type != gjson.False {
 		t.Fatalf("answer %s, usage %+v", res.Body, res.Usage)
 	}
-	s, err := OpenAI{}.ChatStream(ctx, responsesTarget(fakeVendor(t, fakevendor.Fault{})), req.Chat)
+	s, err := adapter.OpenAI{}.ChatStream(ctx, responsesTarget(fakeVendor(t, fakevendor.Fault{})), req.Chat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -736,7 +717,7 @@ func TestOpenAIResponsesAgainstFakeVendor(t *testing.T) {
 	// Without the capability the same request is translated to chat completions.
 	tr := responsesTarget(fakeVendor(t, fakevendor.Fault{}))
 	tr.Capabilities.ResponsesAPI = false
-	res, err = OpenAI{}.Chat(ctx, tr, req.Chat)
+	res, err = adapter.OpenAI{}.Chat(ctx, tr, req.Chat)
 	if err != nil || gjson.GetBytes(res.Body, "object").Str != "chat.completion" {
 		t.Fatalf("translated: %v %s", err, res.Body)
 	}
@@ -744,24 +725,24 @@ func TestOpenAIResponsesAgainstFakeVendor(t *testing.T) {
 	faults := []struct {
 		name  string
 		f     fakevendor.Fault
-		class Class
+		class adapter.Class
 		after int // content chunks read before the error
 	}{
-		{"429", fakevendor.Fault{Status: 429, RetryAfter: 2e9}, ClassRateLimited, -1},
-		{"error event before content", fakevendor.Fault{ErrorAfterChunks: -1}, ClassServer, 0},
-		{"error event after two chunks", fakevendor.Fault{ErrorAfterChunks: 2}, ClassServer, 2},
-		{"rate limit mid-stream", fakevendor.Fault{ErrorAfterChunks: 1, ErrorStatus: 429}, ClassRateLimited, 1},
-		{"cut", fakevendor.Fault{CutAfterChunks: 2}, ClassNetwork, 2},
-		{"content filter", fakevendor.Fault{ContentFilter: true}, ClassContentFilter, 0},
+		{"429", fakevendor.Fault{Status: 429, RetryAfter: 2e9}, adapter.ClassRateLimited, -1},
+		{"error event before content", fakevendor.Fault{ErrorAfterChunks: -1}, adapter.ClassServer, 0},
+		{"error event after two chunks", fakevendor.Fault{ErrorAfterChunks: 2}, adapter.ClassServer, 2},
+		{"rate limit mid-stream", fakevendor.Fault{ErrorAfterChunks: 1, ErrorStatus: 429}, adapter.ClassRateLimited, 1},
+		{"cut", fakevendor.Fault{CutAfterChunks: 2}, adapter.ClassNetwork, 2},
+		{"content filter", fakevendor.Fault{ContentFilter: true}, adapter.ClassContentFilter, 0},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
-			s, err := OpenAI{}.ChatStream(ctx, responsesTarget(fakeVendor(t, f.f)), req.Chat)
+			s, err := adapter.OpenAI{}.ChatStream(ctx, responsesTarget(fakeVendor(t, f.f)), req.Chat)
 			if f.after < 0 {
-				if ClassOf(err) != f.class {
+				if adapter.ClassOf(err) != f.class {
 					t.Fatalf("open: %v", err)
 				}
-				if ue := openaiAsError(t, err); f.class == ClassRateLimited && ue.RetryAfter != 2e9 {
+				if ue := asError(t, err); f.class == adapter.ClassRateLimited && ue.RetryAfter != 2e9 {
 					t.Fatalf("retry after %v", ue.RetryAfter)
 				}
 				return
@@ -774,8 +755,8 @@ func TestOpenAIResponsesAgainstFakeVendor(t *testing.T) {
 			for {
 				c, err := s.Next()
 				if err != nil {
-					if ClassOf(err) != f.class || deltas != f.after {
-						t.Fatalf("after %d deltas: %v (%s)", deltas, err, ClassOf(err))
+					if adapter.ClassOf(err) != f.class || deltas != f.after {
+						t.Fatalf("after %d deltas: %v (%s)", deltas, err, adapter.ClassOf(err))
 					}
 					return
 				}
@@ -784,83 +765,5 @@ func TestOpenAIResponsesAgainstFakeVendor(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestOpenAIResponsesStreamRecorded(t *testing.T) {
-	replay := func(t *testing.T, name string) Stream {
-		srv := httptest.NewServer(http.HandlerFunc(openaiSSE(respFixture(t, name))))
-		t.Cleanup(srv.Close)
-		s, err := OpenAI{}.ResponsesStream(context.Background(), responsesTarget(srv.URL), respParse(t, `{"model":"m","input":"x"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	// An empty reasoning item is not content; the function call is.
-	s := replay(t, "stream-reasoning-function-call.sse")
-	first := -1
-	for i := 0; ; i++ {
-		c, err := s.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.Content && first < 0 {
-			first = i
-		}
-	}
-	if u := s.Usage(); first != 4 || !u.Known || u.Prompt != 78 || u.Completion != 719 || u.Reasoning != 704 || !u.ReasoningKnown {
-		t.Fatalf("first content at event %d, usage %+v", first, u)
-	}
-	// A recorded failure: the error event ends the stream, classified.
-	s = replay(t, "stream-error-then-failed.sse")
-	for {
-		_, err := s.Next()
-		if err != nil {
-			ue := openaiAsError(t, err)
-			if ue.Class != ClassServer || ue.Code != "unknown-error" || ue.Message != "Foobar" {
-				t.Fatalf("%+v", ue)
-			}
-			break
-		}
-	}
-	// A whole stream, every event relayed.
-	s = replay(t, "stream-two-function-calls.sse")
-	n := 0
-	for {
-		_, err := s.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	if n != 29 || s.Usage().Prompt != 92 {
-		t.Fatalf("%d events, usage %+v", n, s.Usage())
-	}
-}
-
-func TestResponsesResultStatuses(t *testing.T) {
-	for body, want := range map[string]Class{
-		`{"object":"response","status":"failed","error":{"code":"server_error","message":"boom"}}`:                                                  ClassServer,
-		`{"object":"response","status":"failed","error":{"code":"rate_limit_exceeded","message":"slow down"}}`:                                      ClassRateLimited,
-		`{"object":"response","status":"incomplete","incomplete_details":{"reason":"content_filter"},"usage":{"input_tokens":1,"output_tokens":0}}`: ClassContentFilter,
-		`{"error":{"message":"bad","type":"invalid_request_error"}}`:                                                                                ClassBadRequest,
-		`{"object":"response","status":"queued"}`:                                                                                                   ClassServer,
-	} {
-		_, e := responsesResult(200, []byte(body))
-		if e == nil || e.Class != want {
-			t.Errorf("%s: %v, want %s", body, e, want)
-		}
-	}
-	res, e := responsesResult(200, respFixture(t, "create-function-call.docs-example.json"))
-	if e != nil || res.FinishReason != "tool_calls" || res.Usage.Prompt != 291 || res.Usage.Completion != 23 || res.Usage.CachedKnown {
-		t.Fatalf("%+v %v", res, e)
 	}
 }

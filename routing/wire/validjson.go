@@ -1,18 +1,18 @@
-package adapter
+package wire
 
 import "github.com/tidwall/gjson"
 
 // maxJSONDepth is encoding/json's nesting limit: deeper input is not valid
-// to it, and so not to validJSON.
+// to it, and so not to ValidJSON.
 const maxJSONDepth = 10000
 
-// validJSON reports whether b is one valid JSON value, with the answer of
+// ValidJSON reports whether b is one valid JSON value, with the answer of
 // encoding/json's Valid (FuzzValidJSON holds them equal) in about a third
 // of its time: it runs on every request body and on every answer and
 // stream event a vendor sends. gjson's validator recurses once per nesting
 // level, so input nested deeper than encoding/json allows is refused
 // before it is called: an untrusted body cannot grow the stack.
-func validJSON(b []byte) bool {
+func ValidJSON(b []byte) bool {
 	return !nestedDeeper(b, maxJSONDepth) && gjson.ValidBytes(b)
 }
 
