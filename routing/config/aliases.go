@@ -51,9 +51,9 @@ func ValidateModelAlias(a ModelAlias) FieldErrors {
 	}
 	switch {
 	case a.Tier == "" && strings.TrimSpace(a.LogicModel) == "":
-		f.Add("tier", "choose the tier or the logic model the alias names")
+		f.Add("tier", "must name a tier or a logic model")
 	case a.Tier != "" && a.LogicModel != "":
-		f.Add("logic_model", "an alias names a tier or a logic model, not both")
+		f.Add("logic_model", "must name a tier or a logic model, not both")
 	case a.Tier != "" && !ValidTier(string(a.Tier)):
 		f.Add("tier", "must be fast, standard or deep")
 	}
@@ -71,9 +71,9 @@ func patternProblem(p string) string {
 	for i := 0; i < len(p); i++ {
 		switch c := p[i]; {
 		case c <= ' ' || c >= 0x7f:
-			return "use printable ASCII characters without spaces, as model names are"
+			return "must be printable ASCII without spaces, as model names are"
 		case strings.IndexByte(`[]{}\`, c) >= 0:
-			return "only * (any run of characters) and ? (one character) are wildcards; " + string(c) + " is not allowed"
+			return "may use only * (any run of characters) and ? (one character) as wildcards; " + string(c) + " is not allowed"
 		}
 	}
 	return ""

@@ -157,7 +157,7 @@ func TestValidateModelAlias(t *testing.T) {
 		{ModelAlias{Pattern: `claude-\*`, Tier: TierDeep}, "pattern", `\ is not allowed`},
 		{ModelAlias{Pattern: strings.Repeat("a", MaxAliasPattern+1), Tier: TierDeep}, "pattern", "at most 256"},
 		{ModelAlias{Pattern: strings.Repeat("a", MaxAliasPattern), Tier: TierDeep}, "", ""},
-		{ModelAlias{Pattern: "x"}, "tier", "choose the tier or the logic model"},
+		{ModelAlias{Pattern: "x"}, "tier", "must name a tier or a logic model"},
 		{ModelAlias{Pattern: "x", Tier: "ultra"}, "tier", "fast, standard or deep"},
 		{ModelAlias{Pattern: "x", Tier: TierFast, LogicModel: "small"}, "logic_model", "not both"},
 	}
