@@ -130,7 +130,7 @@ func TestCallLogsTestRouteAndDashboard(t *testing.T) {
 	// Test route for standard: the primary deployment is parked.
 	u.goto_("/test-route")
 	u.selectOption(u.id("testroute-caller"), itoa(appID), "caller")
-	u.selectOption(u.id("testroute-model"), "standard", "tier")
+	u.fill(u.id("testroute-model"), "standard", "tier")
 	u.click(u.id("testroute-explain-button"), "explain the route")
 	skip := u.id("testroute-skip")
 	u.see(skip, "a skip")

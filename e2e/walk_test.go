@@ -60,7 +60,7 @@ var consolePages = []consolePage{
 	{name: "dry-run", path: "/dry-run"},
 	{name: "test-route", path: "/test-route"},
 	{name: "test-route-explained", path: "/test-route", open: func(u *ui) {
-		u.selectOption(u.id("testroute-model"), "deep", "tier")
+		u.fill(u.id("testroute-model"), "deep", "tier")
 		u.click(u.id("testroute-explain-button"), "explain the route")
 		u.see(u.id("testroute-step"), "the explained chain")
 	}},

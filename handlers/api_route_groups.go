@@ -26,18 +26,23 @@ func (h *Handler) APIRouteGroup(c echo.Context) error { return apiRouteGroups.ge
 const tiersHint = "change tiers with PUT /admin/api/tiers/{id} and candidates with /admin/api/tiers/{id}/candidates and /admin/api/candidates/{id}"
 
 // APIRouteGroupCreate adds a route group with its fast, standard and deep
-// tiers at the default timeouts and without candidates.
+// tiers at the default timeouts and without candidates, and the model
+// aliases it is sent with.
 func (h *Handler) APIRouteGroupCreate(c echo.Context) error {
 	return apiRouteGroups.create(h, c, config.RouteGroup{}, func(f config.FieldErrors, in config.RouteGroup) {
 		readOnly(f, "tiers", in.Tiers, nil, "a new group gets the three tiers; "+tiersHint)
 	}, h.Store.CreateRouteGroup)
 }
 
-// APIRouteGroupUpdate changes a group's name, description, tenant and
-// fallback; fields left out keep their values.
+// APIRouteGroupUpdate changes a group's name, description, tenant,
+// fallback and model aliases; fields left out keep their values. Aliases
+// sent replace the whole list, in their order ([] removes them).
 func (h *Handler) APIRouteGroupUpdate(c echo.Context) error {
 	return apiRouteGroups.update(h, c, apiUpdate[config.RouteGroup]{
-		blank: func(in *config.RouteGroup) { in.Tiers = nil },
+		// Aliases are decoded onto nothing, so a list sent is taken whole
+		// (not merged into the stored one item by item) and a list left out
+		// stays nil, which UpdateRouteGroup reads as "keep".
+		blank: func(in *config.RouteGroup) { in.Tiers, in.Aliases = nil, nil },
 		check: func(f config.FieldErrors, in *config.RouteGroup, cur config.RouteGroup) {
 			readOnly(f, "tiers", in.Tiers, cur.Tiers, tiersHint)
 		},

@@ -113,7 +113,10 @@ func deploymentFromForm(c echo.Context, base config.Deployment, kind config.Kind
 		// Serves OpenAI's Responses API (POST {base}/responses): the
 		// Responses door passes through instead of translating.
 		ResponsesAPI: formBool(c, "cap_responses_api"),
+		// The vendor runs a hosted web search tool for this model.
+		WebSearch: formBool(c, "cap_web_search"),
 	}
+	d.StrictFields = formBool(c, "strict_fields")
 	if kind == config.KindEmbedding {
 		d.EmbeddingBatchLimit = formInt(c, "embedding_batch_limit", errs)
 	}

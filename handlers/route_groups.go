@@ -12,9 +12,9 @@ import (
 	"switchyard/views/pages/groups"
 )
 
-// RouteGroupsList shows every route group with its three tiers side by side.
-// ?edit=<candidate id> opens that candidate's priority/weight form (the
-// no-JavaScript path of the edit button).
+// RouteGroupsList shows every route group with its three tiers side by side
+// and its model aliases. ?edit=<candidate id> opens that candidate's
+// priority/weight form (the no-JavaScript path of the edit button).
 func (h *Handler) RouteGroupsList(c echo.Context) error {
 	snap, _, err := h.Store.Draft(c.Request().Context())
 	if err != nil {
@@ -24,6 +24,13 @@ func (h *Handler) RouteGroupsList(c echo.Context) error {
 	rows := groups.Rows(snap, pg.CSRF, pg.CanEdit())
 	if cid, err := strconv.ParseInt(c.QueryParam("edit"), 10, 64); err == nil && cid > 0 {
 		groups.OpenEdit(rows, cid)
+	}
+	// ?alias_group=<id>&alias_edit=<n>: the no-JavaScript path of an alias's edit button.
+	if gid, err := strconv.ParseInt(c.QueryParam("alias_group"), 10, 64); err == nil {
+		if v := groups.FindAliases(rows, gid); v != nil {
+			n, _ := strconv.Atoi(c.QueryParam("alias_edit"))
+			v.OpenAliasEdit(n)
+		}
 	}
 	return httpx.Render(c, http.StatusOK, groups.List(groups.ListPage{Page: pg, Rows: rows}), nil)
 }

@@ -113,18 +113,35 @@ func (h *Handler) testRouteBase(c echo.Context) (testroute.Page, *config.Runtime
 	if p.Form.CallerID == 0 && len(p.Callers) > 0 {
 		p.Form.CallerID, _ = strconv.ParseInt(p.Callers[0].Value, 10, 64)
 	}
+	p.Models = modelChoices(rt)
+	if len(p.Callers) == 0 {
+		p.Problem = "The live version (" + strconv.FormatInt(rt.Version, 10) + ") has no callers. Add a caller and publish."
+	}
+	return p, rt
+}
+
+// modelChoices suggests model names: the logic models, then the exact
+// aliases of every group (a pattern's names are the operator's to type).
+func modelChoices(rt *config.Runtime) []testroute.Option {
 	codes := make([]string, 0, len(rt.Models))
 	for code := range rt.Models {
 		codes = append(codes, code)
 	}
 	slices.Sort(codes)
+	var out []testroute.Option
 	for _, code := range codes {
-		p.Models = append(p.Models, testroute.Option{Value: code, Label: code + " (" + string(rt.Models[code].Kind) + ")"})
+		out = append(out, testroute.Option{Value: code, Label: "logic model (" + string(rt.Models[code].Kind) + ")"})
 	}
-	if len(p.Callers) == 0 {
-		p.Problem = "The live version (" + strconv.FormatInt(rt.Version, 10) + ") has no callers. Add a caller and publish."
+	var aliases []testroute.Option
+	for _, g := range rt.Groups {
+		for _, a := range g.Aliases {
+			if a.Exact && !slices.ContainsFunc(aliases, func(o testroute.Option) bool { return o.Value == a.Pattern }) {
+				aliases = append(aliases, testroute.Option{Value: a.Pattern, Label: "model alias"})
+			}
+		}
 	}
-	return p, rt
+	slices.SortFunc(aliases, func(a, b testroute.Option) int { return strings.Compare(a.Value, b.Value) })
+	return append(out, aliases...)
 }
 
 func sortedCallers(rt *config.Runtime) []*config.RCaller {
@@ -183,6 +200,13 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 		return x
 	}
 	x.Target, x.Explicit, x.Forced = target.Name(), target.Explicit != nil, target.Forced
+	if x.Alias = target.Alias; x.Alias != "" {
+		if a := caller.Group.Alias(f.Model); a != nil && a.Model != nil {
+			x.AliasModel = a.Model.Code
+		} else if a != nil {
+			x.AliasTier = string(a.Tier)
+		}
+	}
 	target, stepped := routing.StepDown(caller, target, reasoning, h.Ops.SLA())
 
 	needs := routing.Needs{Kind: kind}

@@ -882,6 +882,7 @@ func countAttempts(tr Trail) int {
 func (x *exchange) route(model string, reasoning bool, needs Needs) (*Plan, bool) {
 	target, err := Resolve(x.caller, model, needs.Kind, reasoning)
 	if err == nil {
+		x.rec.ModelAlias = target.Alias
 		target = x.stepDown(target, reasoning)
 	}
 	if err != nil {

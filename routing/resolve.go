@@ -21,6 +21,9 @@ type Target struct {
 	Explicit *config.RModel
 	// Forced is set when a reasoning request was moved to the deep tier.
 	Forced bool
+	// Alias is the pattern of the route group's model alias the name
+	// resolved through; "" when the name was a tier or a logic-model code.
+	Alias string
 }
 
 // Name is the tier or the logic model code.
@@ -46,22 +49,46 @@ func quote(s string) string { return `"` + s + `"` }
 // tierAliases are the names accepted for tiers besides the tiers themselves.
 var tierAliases = map[string]config.TierName{"auto": config.TierStandard}
 
-// Resolve turns the request's model field into a Target (the data-plane contract):
-// fast | standard | deep (and "auto" = standard) name a tier; a request
-// asking for reasoning always goes to deep; a logic model code is an explicit
-// request for that model only, and must be reachable from the caller's route
-// group (directly or through its fallback group).
+// Resolve turns the request's model field into a Target (the data-plane
+// contract), in this order:
+//
+//  1. fast | standard | deep (and "auto" = standard) name a tier;
+//  2. a logic model code is an explicit request for that model only, and
+//     must be reachable from the caller's route group (directly or through
+//     its fallback group); no alias ever substitutes it;
+//  3. else the group's model aliases: an exact alias, or the first of its
+//     patterns that matches. An alias to a tier is a request for the tier;
+//     an alias to a logic model an explicit request for it, with the same
+//     reachability rule as a code.
+//
+// A request asking for reasoning always goes to deep, when it names a tier
+// directly or through an alias.
 func Resolve(caller *config.RCaller, model string, kind config.Kind, reasoning bool) (Target, error) {
 	if t, ok := tierOf(model); ok {
-		if reasoning && kind == config.KindChat && t != config.TierDeep {
-			return Target{Tier: config.TierDeep, Forced: true}, nil
-		}
-		return Target{Tier: t}, nil
+		return tierTarget(t, kind, reasoning), nil
 	}
 	if m := reachableModel(caller.Group, model, kind); m != nil {
 		return Target{Explicit: m}, nil
 	}
+	if a := caller.Group.Alias(model); a != nil {
+		if a.Model == nil {
+			t := tierTarget(a.Tier, kind, reasoning)
+			t.Alias = a.Pattern
+			return t, nil
+		}
+		if m := reachableModel(caller.Group, a.Model.Code, kind); m != nil {
+			return Target{Explicit: m, Alias: a.Pattern}, nil
+		}
+	}
 	return Target{}, &ModelNotFoundError{Requested: model, Available: Available(caller, kind)}
+}
+
+// tierTarget is a request for tier t; one asking for reasoning goes to deep.
+func tierTarget(t config.TierName, kind config.Kind, reasoning bool) Target {
+	if reasoning && kind == config.KindChat && t != config.TierDeep {
+		return Target{Tier: config.TierDeep, Forced: true}
+	}
+	return Target{Tier: t}
 }
 
 func tierOf(model string) (config.TierName, bool) {

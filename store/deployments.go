@@ -71,13 +71,14 @@ func (s *Store) createDeployment(ctx context.Context, q sqlx.QueryerContext, log
 	err = sqlx.GetContext(ctx, q, &id, `
 		INSERT INTO deployments (logic_model_id, provider_id, upstream_model, weight, enabled, max_concurrency,
 			price_input_micros, price_output_micros, price_cached_micros, currency, cap_thinking, cap_vision, cap_tools,
-			embedding_batch_limit, timeout_ms, breaker, cap_structured_output, max_inflight_tokens, cap_responses_api)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19) RETURNING id`,
+			embedding_batch_limit, timeout_ms, breaker, cap_structured_output, max_inflight_tokens, cap_responses_api,
+			cap_web_search, strict_fields)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21) RETURNING id`,
 		logicModelID, pid, d.UpstreamModel, d.Weight, d.Enabled, d.MaxConcurrency,
 		d.Prices.InputMicros, d.Prices.OutputMicros, d.Prices.CachedMicros, currencyOr(d.Prices.Currency),
 		d.Capabilities.Thinking, d.Capabilities.Vision, d.Capabilities.Tools,
 		d.EmbeddingBatchLimit, d.TimeoutMS, breakerJSON(d.Breaker), d.Capabilities.StructuredOutput, d.MaxInflightTokens,
-		d.Capabilities.ResponsesAPI)
+		d.Capabilities.ResponsesAPI, d.Capabilities.WebSearch, d.StrictFields)
 	if isFK(err) {
 		return 0, fmt.Errorf("store: create deployment: logic model %d: %w", logicModelID, ErrNotFound)
 	}
@@ -99,13 +100,14 @@ func (s *Store) UpdateDeployment(ctx context.Context, id int64, d config.Deploym
 	res, err := s.db.ExecContext(ctx, `
 		UPDATE deployments SET provider_id=$2, upstream_model=$3, weight=$4, enabled=$5, max_concurrency=$6,
 			price_input_micros=$7, price_output_micros=$8, price_cached_micros=$9, currency=$10, cap_thinking=$11, cap_vision=$12,
-			cap_tools=$13, embedding_batch_limit=$14, timeout_ms=$15, breaker=$16, cap_structured_output=$17, max_inflight_tokens=$18, cap_responses_api=$19
+			cap_tools=$13, embedding_batch_limit=$14, timeout_ms=$15, breaker=$16, cap_structured_output=$17, max_inflight_tokens=$18, cap_responses_api=$19,
+			cap_web_search=$20, strict_fields=$21
 		WHERE id=$1`,
 		id, pid, d.UpstreamModel, d.Weight, d.Enabled, d.MaxConcurrency,
 		d.Prices.InputMicros, d.Prices.OutputMicros, d.Prices.CachedMicros, currencyOr(d.Prices.Currency),
 		d.Capabilities.Thinking, d.Capabilities.Vision, d.Capabilities.Tools,
 		d.EmbeddingBatchLimit, d.TimeoutMS, breakerJSON(d.Breaker), d.Capabilities.StructuredOutput, d.MaxInflightTokens,
-		d.Capabilities.ResponsesAPI)
+		d.Capabilities.ResponsesAPI, d.Capabilities.WebSearch, d.StrictFields)
 	if err := rowsAffected(res, err); err != nil {
 		return fmt.Errorf("store: update deployment %d: %w", id, uniqueField(err, "upstream_model", deploymentDup))
 	}

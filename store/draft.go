@@ -111,6 +111,8 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		Tools          bool          `db:"cap_tools"`
 		Structured     bool          `db:"cap_structured_output"`
 		ResponsesAPI   bool          `db:"cap_responses_api"`
+		WebSearch      bool          `db:"cap_web_search"`
+		StrictFields   bool          `db:"strict_fields"`
 		Batch          int           `db:"embedding_batch_limit"`
 		TimeoutMS      int           `db:"timeout_ms"`
 		Breaker        []byte        `db:"breaker"`
@@ -119,7 +121,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 	if err := sqlx.SelectContext(ctx, q, &deps, `
 		SELECT d.id, d.logic_model_id, p.name AS provider, d.upstream_model, d.weight, d.enabled, d.max_concurrency,
 			d.price_input_micros, d.price_output_micros, d.price_cached_micros, d.currency, d.cap_thinking, d.cap_vision, d.cap_tools, d.cap_structured_output, d.cap_responses_api,
-			d.embedding_batch_limit, d.timeout_ms, d.breaker, d.max_inflight_tokens
+			d.cap_web_search, d.strict_fields, d.embedding_batch_limit, d.timeout_ms, d.breaker, d.max_inflight_tokens
 		FROM deployments d JOIN providers p ON p.id = d.provider_id`); err != nil {
 		return fail("deployments", err)
 	}
@@ -127,8 +129,9 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		cd := config.Deployment{
 			ID: d.ID, Provider: d.Provider, UpstreamModel: d.Upstream, Weight: d.Weight, Enabled: d.Enabled,
 			MaxConcurrency: d.MaxConcurrency, Prices: config.Prices{InputMicros: d.PIn, OutputMicros: d.POut, CachedMicros: d.PCached, Currency: d.Currency},
-			Capabilities:        config.Capabilities{Thinking: d.Thinking, Vision: d.Vision, Tools: d.Tools, StructuredOutput: d.Structured, ResponsesAPI: d.ResponsesAPI},
-			EmbeddingBatchLimit: d.Batch, TimeoutMS: d.TimeoutMS, MaxInflightTokens: d.MaxTokens,
+			Capabilities: config.Capabilities{Thinking: d.Thinking, Vision: d.Vision, Tools: d.Tools, StructuredOutput: d.Structured,
+				ResponsesAPI: d.ResponsesAPI, WebSearch: d.WebSearch},
+			StrictFields: d.StrictFields, EmbeddingBatchLimit: d.Batch, TimeoutMS: d.TimeoutMS, MaxInflightTokens: d.MaxTokens,
 		}
 		if len(d.Breaker) > 0 {
 			var b config.BreakerSettings
@@ -169,6 +172,9 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		}
 		groupIdx[g.ID] = i
 		s.RouteGroups = append(s.RouteGroups, rg)
+	}
+	if err := loadAliases(ctx, q, &s, groupIdx); err != nil {
+		return fail("model aliases", err)
 	}
 	var tiers []struct {
 		config.Tier

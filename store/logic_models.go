@@ -41,7 +41,7 @@ func (s *Store) UpdateLogicModel(ctx context.Context, id int64, m config.LogicMo
 }
 
 // DeleteLogicModel deletes a logic model and its deployments, refusing while
-// a candidate uses it.
+// a candidate or a model alias uses it.
 func (s *Store) DeleteLogicModel(ctx context.Context, id int64) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var code string
@@ -52,7 +52,10 @@ func (s *Store) DeleteLogicModel(ctx context.Context, id int64) error {
 		if err := tx.SelectContext(ctx, &users, `
 			SELECT 'candidate in ' || g.name || ' / ' || t.name
 			FROM candidates c JOIN tiers t ON t.id = c.tier_id JOIN route_groups g ON g.id = t.route_group_id
-			WHERE c.logic_model_id = $1 ORDER BY g.name, t.name`, id); err != nil {
+			WHERE c.logic_model_id = $1
+			UNION ALL SELECT 'model alias ' || a.pattern || ' of ' || g.name
+			FROM model_aliases a JOIN route_groups g ON g.id = a.route_group_id
+			WHERE a.logic_model_id = $1 ORDER BY 1`, id); err != nil {
 			return err
 		}
 		if err := referenced("logic model "+code, users); err != nil {

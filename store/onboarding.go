@@ -30,7 +30,8 @@ type OnboardingBatch struct {
 	// Weights re-weight existing deployments.
 	Weights []DeploymentWeight
 	// RouteGroup, when set, is a new group (its three tiers get the default
-	// timeouts); candidates are added through Candidates either way.
+	// timeouts) with its model aliases; candidates are added through
+	// Candidates either way.
 	RouteGroup *config.RouteGroup
 	Candidates []NewCandidate
 	// Caller, when set, is a new caller that gets one API key.
@@ -148,6 +149,9 @@ func (s *Store) Onboard(ctx context.Context, b OnboardingBatch) (OnboardingResul
 					return err
 				}
 			}
+			if err := setAliases(ctx, tx, gid, g.Aliases); err != nil {
+				return err
+			}
 		}
 		for _, c := range b.Candidates {
 			var tierID, mid int64
@@ -203,13 +207,14 @@ func insertDeployment(ctx context.Context, tx *sqlx.Tx, modelID int64, d config.
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO deployments (logic_model_id, provider_id, upstream_model, weight, enabled, max_concurrency,
 			price_input_micros, price_output_micros, price_cached_micros, currency, cap_thinking, cap_vision, cap_tools,
-			embedding_batch_limit, timeout_ms, breaker, cap_structured_output, max_inflight_tokens, cap_responses_api)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)`,
+			embedding_batch_limit, timeout_ms, breaker, cap_structured_output, max_inflight_tokens, cap_responses_api,
+			cap_web_search, strict_fields)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)`,
 		modelID, pid, d.UpstreamModel, d.Weight, d.Enabled, d.MaxConcurrency,
 		d.Prices.InputMicros, d.Prices.OutputMicros, d.Prices.CachedMicros, currencyOr(d.Prices.Currency),
 		d.Capabilities.Thinking, d.Capabilities.Vision, d.Capabilities.Tools,
 		d.EmbeddingBatchLimit, d.TimeoutMS, breakerJSON(d.Breaker), d.Capabilities.StructuredOutput, d.MaxInflightTokens,
-		d.Capabilities.ResponsesAPI)
+		d.Capabilities.ResponsesAPI, d.Capabilities.WebSearch, d.StrictFields)
 	return uniqueField(err, "models", deploymentDup)
 }
 

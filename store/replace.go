@@ -94,6 +94,8 @@ var (
 		{"cap_tools", "boolean", func(r *deploymentRow) any { return r.d.Capabilities.Tools }},
 		{"cap_structured_output", "boolean", func(r *deploymentRow) any { return r.d.Capabilities.StructuredOutput }},
 		{"cap_responses_api", "boolean", func(r *deploymentRow) any { return r.d.Capabilities.ResponsesAPI }},
+		{"cap_web_search", "boolean", func(r *deploymentRow) any { return r.d.Capabilities.WebSearch }},
+		{"strict_fields", "boolean", func(r *deploymentRow) any { return r.d.StrictFields }},
 		{"embedding_batch_limit", "integer", func(r *deploymentRow) any { return r.d.EmbeddingBatchLimit }},
 		{"timeout_ms", "integer", func(r *deploymentRow) any { return r.d.TimeoutMS }},
 		{"breaker", "jsonb", func(r *deploymentRow) any { return rawJSON(breakerJSON(r.d.Breaker).String) }},
@@ -310,8 +312,17 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 	groups := make([]routeGroupRow, len(snap.RouteGroups))
 	var tiers []tierRow
 	var candidates []candidateRow
+	var aliases []aliasRow
 	for i := range snap.RouteGroups {
 		g := &snap.RouteGroups[i]
+		for j := range g.Aliases {
+			r := aliasRow{groupID: g.ID, position: j + 1, a: &g.Aliases[j]}
+			if code := g.Aliases[j].LogicModel; code != "" {
+				id := modelByCode[code]
+				r.modelID = &id
+			}
+			aliases = append(aliases, r)
+		}
 		budget, ladder := resilienceJSON(*g)
 		groups[i] = routeGroupRow{g: g, tenantID: tenantRef(g.Tenant), budget: rawJSON(budget.String), ladder: rawJSON(ladder.String)}
 		if g.Fallback != "" && g.Fallback != config.FallbackNone {
@@ -350,6 +361,9 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 		return nil, err
 	}
 	if err := deleteStale(ctx, tx, "caller_limits", callerLimitCols, limits, "caller_id", "tier"); err != nil {
+		return nil, err
+	}
+	if err := deleteStale(ctx, tx, "model_aliases", aliasCols, aliases, "route_group_id", "position"); err != nil {
 		return nil, err
 	}
 
@@ -405,6 +419,9 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 		return nil, err
 	}
 	if err := writeRows(ctx, tx, "candidates", candidateCols, candidates, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "model_aliases", aliasCols, aliases, "route_group_id", "position"); err != nil {
 		return nil, err
 	}
 	if err := writeRows(ctx, tx, "callers", callerCols, callers, "id"); err != nil {
@@ -520,6 +537,11 @@ func ValidateSnapshot(s config.Snapshot) error {
 				if !models[c.LogicModel] {
 					f.Add("route group "+g.Name+" "+string(t.Name)+".candidates", "logic model "+strconv.Quote(c.LogicModel)+" does not exist")
 				}
+			}
+		}
+		for i, a := range g.Aliases {
+			if a.LogicModel != "" && !models[a.LogicModel] {
+				f.Add(fmt.Sprintf("route group %s.aliases[%d].logic_model", g.Name, i), "logic model "+strconv.Quote(a.LogicModel)+" does not exist")
 			}
 		}
 	}

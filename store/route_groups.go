@@ -28,7 +28,8 @@ func (s *Store) groupFallback(ctx context.Context, q sqlx.QueryerContext, g conf
 	return &id, nil
 }
 
-// CreateRouteGroup inserts a group with its three tiers at default timeouts.
+// CreateRouteGroup inserts a group with its three tiers at default timeouts
+// and its model aliases.
 func (s *Store) CreateRouteGroup(ctx context.Context, g config.RouteGroup) (int64, error) {
 	if err := config.ValidateRouteGroup(g).Err(); err != nil {
 		return 0, err
@@ -54,7 +55,7 @@ func (s *Store) CreateRouteGroup(ctx context.Context, g config.RouteGroup) (int6
 				return err
 			}
 		}
-		return nil
+		return setAliases(ctx, tx, id, g.Aliases)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: create route group: %w", err)
@@ -63,7 +64,9 @@ func (s *Store) CreateRouteGroup(ctx context.Context, g config.RouteGroup) (int6
 }
 
 // UpdateRouteGroup changes a group's name, description, tenant, fallback,
-// retry budget and degradation ladder.
+// retry budget and degradation ladder, and replaces its model aliases
+// unless g.Aliases is nil (an empty list removes them; the console's group
+// form leaves them to their own controls).
 func (s *Store) UpdateRouteGroup(ctx context.Context, id int64, g config.RouteGroup) error {
 	if err := config.ValidateRouteGroup(g).Err(); err != nil {
 		return err
@@ -85,6 +88,12 @@ func (s *Store) UpdateRouteGroup(ctx context.Context, id int64, g config.RouteGr
 			id, g.Name, g.Description, tenant, fb, budget, ladder)
 		if err := rowsAffected(res, err); err != nil {
 			return fmt.Errorf("store: update route group %d: %w", id, uniqueField(err, "name", "route group name "+strconv.Quote(g.Name)))
+		}
+		if g.Aliases == nil {
+			return nil
+		}
+		if err := setAliases(ctx, tx, id, g.Aliases); err != nil {
+			return fmt.Errorf("store: update route group %d: %w", id, err)
 		}
 		return nil
 	})

@@ -96,7 +96,8 @@ func (s *Server) routes(opts Options) {
 	con.POST("/deployments/:id/enabled", h.DeploymentEnabled)
 	con.POST("/deployments/:id/weight", h.DeploymentWeight)
 
-	// --- route groups, tiers and candidates (each tier is an htmx fragment)
+	// --- route groups, tiers, candidates (each tier is an htmx fragment) and
+	// model aliases (each group's list is one)
 	con.GET("/route-groups", h.RouteGroupsList)
 	con.GET("/route-groups/new", h.RouteGroupNew)
 	con.POST("/route-groups", h.RouteGroupSave)
@@ -109,6 +110,11 @@ func (s *Server) routes(opts Options) {
 	con.POST("/candidates/:id", h.CandidateUpdate)
 	con.POST("/candidates/:id/move", h.CandidateMove)
 	con.POST("/candidates/:id/delete", h.CandidateRemove)
+	con.GET("/route-groups/:id/aliases", h.ModelAliasesShow)
+	con.POST("/route-groups/:id/aliases", h.ModelAliasAdd)
+	con.POST("/route-groups/:id/aliases/:n", h.ModelAliasUpdate)
+	con.POST("/route-groups/:id/aliases/:n/move", h.ModelAliasMove)
+	con.POST("/route-groups/:id/aliases/:n/delete", h.ModelAliasRemove)
 
 	// --- callers and caller API keys
 	con.GET("/callers", h.CallersList)

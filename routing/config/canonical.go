@@ -50,6 +50,9 @@ func Canonicalize(s *Snapshot) {
 	for i := range s.RouteGroups {
 		g := &s.RouteGroups[i]
 		canonicalResilience(g)
+		if len(g.Aliases) == 0 {
+			g.Aliases = nil // none is the same as an empty list (and omitted from the text)
+		}
 		g.Tiers = nonNil(g.Tiers)
 		slices.SortFunc(g.Tiers, func(a, b Tier) int { return cmp.Compare(tierIndex(a.Name), tierIndex(b.Name)) })
 		for j := range g.Tiers {
@@ -460,6 +463,7 @@ func Clone(s Snapshot) Snapshot {
 			ts[j].Candidates = slices.Clone(ts[j].Candidates)
 		}
 		c.RouteGroups[i].Tiers = ts
+		c.RouteGroups[i].Aliases = slices.Clone(c.RouteGroups[i].Aliases)
 		cloneResilience(&c.RouteGroups[i])
 	}
 	c.Callers = slices.Clone(s.Callers)

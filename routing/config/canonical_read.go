@@ -415,6 +415,8 @@ func readDeployment(r *textReader, ind int, d *Deployment) {
 	c.Tools = r.bool(ind+2, "tools")
 	c.StructuredOutput = r.optBool(ind+2, "structured_output")
 	c.ResponsesAPI = r.optBool(ind+2, "responses_api")
+	c.WebSearch = r.optBool(ind+2, "web_search")
+	d.StrictFields = r.optBool(ind, "strict_fields")
 	d.EmbeddingBatchLimit = int(r.optInt(ind, "embedding_batch_limit"))
 	d.TimeoutMS = int(r.optInt(ind, "timeout_ms"))
 	d.Breaker = readNested(r, ind, "breaker", func(r *textReader, ind int, b *BreakerSettings) {
@@ -443,6 +445,11 @@ func readRouteGroup(r *textReader, ind int, g *RouteGroup) {
 			c.Priority = int(r.int(ind, "priority"))
 			c.Weight = int(r.int(ind, "weight"))
 		})
+	})
+	g.Aliases = readList(r, ind, "aliases", true, func(r *textReader, ind int, a *ModelAlias) {
+		a.Pattern = r.str(ind, "pattern")
+		a.Tier = TierName(r.optStr(ind, "tier"))
+		a.LogicModel = r.optStr(ind, "logic_model")
 	})
 	g.RetryBudget = readNested(r, ind, "retry_budget", func(r *textReader, ind int, b *RetryBudget) {
 		b.Percent = int(r.optInt(ind, "percent"))

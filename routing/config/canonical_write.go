@@ -355,6 +355,8 @@ func writeDeployment(w *textWriter, ind int, d *Deployment) {
 	w.bool(ind+2, "tools", c.Tools)
 	w.optBool(ind+2, "structured_output", c.StructuredOutput)
 	w.optBool(ind+2, "responses_api", c.ResponsesAPI)
+	w.optBool(ind+2, "web_search", c.WebSearch)
+	w.optBool(ind, "strict_fields", d.StrictFields)
 	w.optInt(ind, "embedding_batch_limit", int64(d.EmbeddingBatchLimit))
 	w.optInt(ind, "timeout_ms", int64(d.TimeoutMS))
 	if b := d.Breaker; b != nil {
@@ -388,6 +390,11 @@ func writeRouteGroup(w *textWriter, ind int, g *RouteGroup) {
 			w.int(ind, "priority", int64(c.Priority))
 			w.int(ind, "weight", int64(c.Weight))
 		})
+	})
+	writeList(w, ind, "aliases", g.Aliases, true, func(w *textWriter, ind int, a *ModelAlias) {
+		w.str(ind, "pattern", a.Pattern)
+		w.optStr(ind, "tier", string(a.Tier))
+		w.optStr(ind, "logic_model", a.LogicModel)
 	})
 	if b := g.RetryBudget; b != nil {
 		if *b == (RetryBudget{}) {

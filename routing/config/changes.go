@@ -111,6 +111,7 @@ func Changes(a, b Snapshot) []Change {
 				add(objectChanges(cr, cx, cy)...)
 			})
 		})
+		add(aliasChanges(ref, x.Aliases, y.Aliases)...)
 	})
 	match(a.Callers, b.Callers, func(c Caller) string { return c.Name }, func(x, y *Caller) {
 		ref := ObjectRef{Kind: "caller", Name: pick(x, y, func(c *Caller) string { return c.Name }), ID: pick(x, y, func(c *Caller) int64 { return c.ID })}
@@ -136,6 +137,48 @@ func Changes(a, b Snapshot) []Change {
 	return out
 }
 
+// aliasChanges compares a group's aliases, matched by pattern (and, for a
+// pattern listed twice, its occurrence). Besides their targets, the order
+// of the patterns is compared (the first that matches wins; the order of
+// exact aliases means nothing): Field "order", the place among the
+// group's patterns, from 1.
+func aliasChanges(group ObjectRef, a, b []ModelAlias) []Change {
+	var out []Change
+	ka, kb := keyedAliases(a), keyedAliases(b)
+	match(ka, kb, func(k keyed[ModelAlias]) string { return k.key }, func(x, y *keyed[ModelAlias]) {
+		var ax, ay *ModelAlias
+		if x != nil {
+			ax = &x.v
+		}
+		if y != nil {
+			ay = &y.v
+		}
+		ref := ObjectRef{Kind: "model_alias", Name: pick(ax, ay, func(m *ModelAlias) string { return m.Pattern }), ID: group.ID, Group: group.Name}
+		out = append(out, objectChanges(ref, ax, ay)...)
+		if x != nil && y != nil && x.order != y.order {
+			out = append(out, Change{Op: Changed, Object: ref, Field: "order", From: strconv.Itoa(x.order), To: strconv.Itoa(y.order)})
+		}
+	})
+	return out
+}
+
+// keyedAliases keys aliases by pattern and occurrence, with each pattern's
+// place among the group's patterns (0 for an exact alias) in order.
+func keyedAliases(as []ModelAlias) []keyed[ModelAlias] {
+	seen := map[string]int{}
+	out := make([]keyed[ModelAlias], len(as))
+	n := 0
+	for i, a := range as {
+		out[i] = keyed[ModelAlias]{key: a.Pattern + "#" + strconv.Itoa(seen[a.Pattern]), v: a}
+		seen[a.Pattern]++
+		if !a.Exact() {
+			n++
+			out[i].order = n
+		}
+	}
+	return out
+}
+
 func headerShown(h *ProviderHeader) string {
 	if h.Secret {
 		return SecretSet
@@ -144,8 +187,9 @@ func headerShown(h *ProviderHeader) string {
 }
 
 type keyed[T any] struct {
-	key string
-	v   T
+	key   string
+	v     T
+	order int // place in a list whose order matters (aliases' patterns)
 }
 
 // keyedCandidates keys a tier's candidates by logic model and, for a

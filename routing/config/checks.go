@@ -24,7 +24,7 @@ const (
 // ObjectRef names the configuration object a finding is about, precisely
 // enough for the console to link to its edit page.
 type ObjectRef struct {
-	Kind  string   `json:"kind"` // provider | logic_model | deployment | route_group | tier | candidate | caller
+	Kind  string   `json:"kind"` // provider | logic_model | deployment | route_group | tier | candidate | caller | model_alias
 	ID    int64    `json:"id,omitempty"`
 	Name  string   `json:"name"`            // human name: "default / fast", "qwen3-max on dashscope"
 	Group string   `json:"group,omitempty"` // route group of a tier or candidate
@@ -93,6 +93,10 @@ var Checks = []Check{
 	{ID: CheckTierUnservable, Title: "Every tier a caller is bound to can serve", Severity: SeverityAcknowledge, Run: checkTierUnservable},
 	{ID: "mixed_kinds", Title: "A tier does not mix chat and embedding models", Severity: SeverityWarning, Run: checkMixedKinds},
 	{ID: CheckStepDownTarget, Title: "A tier steps down to a lighter tier that can serve", Severity: SeverityError, Run: checkStepDownTarget},
+	{ID: CheckAliasTarget, Title: "Every model alias names a tier or a logic model its group reaches", Severity: SeverityError, Run: checkAliasTarget},
+	{ID: CheckAliasDuplicate, Title: "An exact model alias is listed once per group", Severity: SeverityError, Run: checkAliasDuplicate},
+	{ID: CheckAliasShadowed, Title: "No model alias pattern is hidden by an earlier one", Severity: SeverityWarning, Run: checkAliasShadowed},
+	{ID: CheckAliasOverridden, Title: "No model alias is for a name that resolves before aliases", Severity: SeverityWarning, Run: checkAliasOverridden},
 }
 
 // CheckStepDownTarget is the id of the step-down target check.

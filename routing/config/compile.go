@@ -76,16 +76,19 @@ type RModel struct {
 
 // RDeployment is one deployment ready to serve.
 type RDeployment struct {
-	ID                  int64
-	Model               *RModel
-	Provider            *RProvider
-	UpstreamModel       string
-	Weight              int
-	Enabled             bool
-	MaxConcurrency      int
-	MaxInflightTokens   int64 // 0: unlimited
-	Prices              Prices
-	Capabilities        Capabilities
+	ID                int64
+	Model             *RModel
+	Provider          *RProvider
+	UpstreamModel     string
+	Weight            int
+	Enabled           bool
+	MaxConcurrency    int
+	MaxInflightTokens int64 // 0: unlimited
+	Prices            Prices
+	Capabilities      Capabilities
+	// StrictFields: a field the translation for this deployment would
+	// drop is refused instead (Deployment.StrictFields).
+	StrictFields        bool
 	EmbeddingBatchLimit int
 	Timeout             time.Duration // 0: the tier decides
 	Breaker             BreakerSettings
@@ -115,6 +118,10 @@ type RGroup struct {
 	// ladder (nil: not opted in).
 	Budget RBudget
 	Ladder *RLadder
+	// Aliases are the group's model aliases in their listed order (Alias
+	// finds the one that applies to a name).
+	Aliases []*RAlias
+	aliases rAliases
 }
 
 // Tier returns the group's tier by name.
@@ -245,7 +252,7 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 			rd := &RDeployment{
 				ID: d.ID, Model: rm, Provider: p, UpstreamModel: d.UpstreamModel, Weight: d.Weight, Enabled: d.Enabled,
 				MaxConcurrency: d.MaxConcurrency, MaxInflightTokens: d.MaxInflightTokens, Prices: d.Prices, Capabilities: d.Capabilities,
-				EmbeddingBatchLimit: d.EmbeddingBatchLimit, Timeout: ms(d.TimeoutMS),
+				StrictFields: d.StrictFields, EmbeddingBatchLimit: d.EmbeddingBatchLimit, Timeout: ms(d.TimeoutMS),
 			}
 			rd.label = rd.Label() // every attempt of every request names it
 			if d.Breaker != nil {
@@ -277,6 +284,9 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 			if rg.Fallback = rt.Groups[g.Fallback]; rg.Fallback == nil {
 				return nil, fmt.Errorf("config: route group %s: unknown fallback group %q", g.Name, g.Fallback)
 			}
+		}
+		if err := compileAliases(g, rg, rt.Models); err != nil {
+			return nil, err
 		}
 		for i, name := range TierNames {
 			rtier := &RTier{Name: name}

@@ -158,9 +158,14 @@ type Deployment struct {
 	// MaxInflightTokens caps the estimated tokens (prompt + expected
 	// output) of the requests in flight on this deployment across
 	// instances; 0 is unlimited.
-	MaxInflightTokens   int64            `yaml:"max_inflight_tokens,omitempty" json:"max_inflight_tokens,omitempty"`
-	Prices              Prices           `yaml:"prices" json:"prices"`
-	Capabilities        Capabilities     `yaml:"capabilities" json:"capabilities"`
+	MaxInflightTokens int64        `yaml:"max_inflight_tokens,omitempty" json:"max_inflight_tokens,omitempty"`
+	Prices            Prices       `yaml:"prices" json:"prices"`
+	Capabilities      Capabilities `yaml:"capabilities" json:"capabilities"`
+	// StrictFields is the strict field policy: a request field the gateway
+	// would drop when translating a request for this deployment is refused
+	// instead, for compliance (a request must reach the vendor whole or not
+	// at all). Off by default: a dropped field is recorded on the call log.
+	StrictFields        bool             `yaml:"strict_fields,omitempty" json:"strict_fields,omitempty"`
 	EmbeddingBatchLimit int              `yaml:"embedding_batch_limit,omitempty" json:"embedding_batch_limit,omitempty"`
 	TimeoutMS           int              `yaml:"timeout_ms,omitempty" json:"timeout_ms,omitempty"`
 	Breaker             *BreakerSettings `yaml:"breaker,omitempty" json:"breaker,omitempty"`
@@ -193,6 +198,11 @@ type Capabilities struct {
 	// are translated into chat completions. Most OpenAI-compatible vendors
 	// serve only chat completions, so it is off by default.
 	ResponsesAPI bool `yaml:"responses_api,omitempty" json:"responses_api,omitempty"`
+	// WebSearch: the vendor runs a hosted web search tool for this model
+	// (Anthropic's web search server tool, Gemini's google_search,
+	// OpenAI's web_search_options and the Responses API's web_search).
+	// Off by default.
+	WebSearch bool `yaml:"web_search,omitempty" json:"web_search,omitempty"`
 }
 
 // BreakerSettings override the default circuit-breaker settings for one deployment.
@@ -217,6 +227,10 @@ type RouteGroup struct {
 	Tenant      string `yaml:"tenant,omitempty" json:"tenant,omitempty"`
 	Fallback    string `yaml:"fallback,omitempty" json:"fallback,omitempty"`
 	Tiers       []Tier `yaml:"tiers" json:"tiers"`
+	// Aliases map other model names clients send (a coding agent's vendor
+	// model ids) to a tier or a logic model; see aliases.go for the order
+	// in which a name is resolved.
+	Aliases []ModelAlias `yaml:"aliases,omitempty" json:"aliases,omitempty"`
 	// RetryBudget caps failover retries per tier (nil: the defaults, see
 	// resilience.go); Degradation is the opt-in degradation ladder.
 	RetryBudget *RetryBudget `yaml:"retry_budget,omitempty" json:"retry_budget,omitempty"`

@@ -231,6 +231,7 @@ func ValidateRouteGroup(g RouteGroup) FieldErrors {
 		f.Add("fallback", "a group cannot fall back to itself")
 	}
 	validateResilience(f, g)
+	validateAliases(f, g)
 	return f
 }
 

@@ -27,28 +27,32 @@ const (
 type Call struct {
 	// At is when the request arrived; with RequestID it is the row's key,
 	// and it decides the partition and the roll-up day and hour (UTC).
-	At               time.Time `json:"at"`
-	RequestID        string    `json:"request_id"`
-	CallerID         *int64    `json:"caller_id,omitempty"`
-	Caller           string    `json:"caller,omitempty"`
-	Tenant           string    `json:"tenant,omitempty"`
-	RouteGroup       string    `json:"route_group,omitempty"`
-	Tier             string    `json:"tier,omitempty"`
-	RequestedModel   string    `json:"requested_model,omitempty"`
-	LogicModel       string    `json:"logic_model,omitempty"`
-	DeploymentID     *int64    `json:"deployment_id,omitempty"`
-	Provider         string    `json:"provider,omitempty"`
-	KeyFingerprint   string    `json:"key_fingerprint,omitempty"`
-	Status           string    `json:"status"` // one of the Status constants
-	ErrorClass       string    `json:"error_class,omitempty"`
-	ErrorCode        string    `json:"error_code,omitempty"`
-	HTTPStatus       int       `json:"http_status"`
-	LatencyMS        int       `json:"latency_ms"`        // arrival to last byte
-	TTFCMS           *int      `json:"ttfc_ms,omitempty"` // arrival to first content chunk (streams)
-	PromptTokens     *int64    `json:"prompt_tokens,omitempty"`
-	CompletionTokens *int64    `json:"completion_tokens,omitempty"`
-	CachedTokens     *int64    `json:"cached_tokens,omitempty"`
-	ReasoningTokens  *int64    `json:"reasoning_tokens,omitempty"`
+	At             time.Time `json:"at"`
+	RequestID      string    `json:"request_id"`
+	CallerID       *int64    `json:"caller_id,omitempty"`
+	Caller         string    `json:"caller,omitempty"`
+	Tenant         string    `json:"tenant,omitempty"`
+	RouteGroup     string    `json:"route_group,omitempty"`
+	Tier           string    `json:"tier,omitempty"`
+	RequestedModel string    `json:"requested_model,omitempty"`
+	// ModelAlias is the pattern of the route group's model alias the
+	// requested model resolved through ("" when it named a tier or a
+	// logic-model code).
+	ModelAlias       string `json:"model_alias,omitempty"`
+	LogicModel       string `json:"logic_model,omitempty"`
+	DeploymentID     *int64 `json:"deployment_id,omitempty"`
+	Provider         string `json:"provider,omitempty"`
+	KeyFingerprint   string `json:"key_fingerprint,omitempty"`
+	Status           string `json:"status"` // one of the Status constants
+	ErrorClass       string `json:"error_class,omitempty"`
+	ErrorCode        string `json:"error_code,omitempty"`
+	HTTPStatus       int    `json:"http_status"`
+	LatencyMS        int    `json:"latency_ms"`        // arrival to last byte
+	TTFCMS           *int   `json:"ttfc_ms,omitempty"` // arrival to first content chunk (streams)
+	PromptTokens     *int64 `json:"prompt_tokens,omitempty"`
+	CompletionTokens *int64 `json:"completion_tokens,omitempty"`
+	CachedTokens     *int64 `json:"cached_tokens,omitempty"`
+	ReasoningTokens  *int64 `json:"reasoning_tokens,omitempty"`
 	// UsageEstimated: the vendor reported no usage; the token counts are the
 	// gateway's own (an embedded tokenizer), not the vendor's.
 	UsageEstimated    bool            `json:"usage_estimated,omitempty"`
@@ -88,6 +92,10 @@ type Call struct {
 	LimitKind    limit.Kind `json:"limit_kind,omitempty"`
 	LimitValue   *int64     `json:"limit_value,omitempty"`
 	LimitResetMS *int64     `json:"limit_reset_ms,omitempty"`
+	// DroppedFields are the request fields the vendor did not get: a
+	// translation for its protocol dropped them (a hint with no
+	// counterpart there). Empty when the request reached it whole.
+	DroppedFields []string `json:"dropped_fields,omitempty"`
 }
 
 // Needs are what a request required of a deployment, as bits (one

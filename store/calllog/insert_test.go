@@ -79,6 +79,10 @@ func oddRecords(n int, seed uint64) []Record {
 			Degraded: pick([]string{"", "", DegradedStepDown, DegradedCached, DegradedStatic}), Retries: rng.IntN(4),
 			PriorityClass: pick([]string{"", "interactive", "batch"}), Endpoint: pick(oddStrings),
 			LimitKind: limit.Kind(pick([]string{"", "rpm", "odd\tkind"})), LimitValue: i64(), LimitResetMS: i64(),
+			ModelAlias: pick(append([]string{"claude-opus-*", "gpt-?-*"}, oddStrings...)),
+		}
+		for range rng.IntN(4) {
+			r.DroppedFields = append(r.DroppedFields, pick(append([]string{"cache_control", "messages[2].content[0].type"}, oddStrings...)))
 		}
 		if len(r.Attempts) == 0 {
 			r.Attempts = nil
@@ -145,7 +149,8 @@ func TestOddRecordsRoundTrip(t *testing.T) {
 					t.Errorf("record %s (-want +got):\n%s", want.RequestID, d)
 				}
 			}
-			if n := countRows(t, db, `SELECT count(*) FROM call_logs WHERE caller = '' OR tenant = '' OR endpoint = '' OR limit_kind = ''`); n != 0 {
+			if n := countRows(t, db, `SELECT count(*) FROM call_logs WHERE caller = '' OR tenant = '' OR endpoint = '' OR limit_kind = '' OR model_alias = ''
+				OR cardinality(dropped_fields) = 0 OR '' = ANY(dropped_fields)`); n != 0 {
 				t.Errorf("%d rows hold '' instead of NULL", n)
 			}
 			checkRollups(t, db, recs)

@@ -54,10 +54,11 @@ func normalize(r *Record) error {
 	for _, s := range []*string{
 		&r.RequestID, &r.Caller, &r.Tenant, &r.RouteGroup, &r.Tier, &r.RequestedModel,
 		&r.LogicModel, &r.Provider, &r.KeyFingerprint, &r.ErrorClass, &r.ErrorCode,
-		&r.Currency, &r.Fallback, &r.Degraded, &r.PriorityClass, &r.Endpoint,
+		&r.Currency, &r.Fallback, &r.Degraded, &r.PriorityClass, &r.Endpoint, &r.ModelAlias,
 	} {
 		*s = cleanText(*s)
 	}
+	r.DroppedFields = cleanFields(r.DroppedFields)
 	r.HTTPStatus = clampInt32(r.HTTPStatus)
 	r.LatencyMS = clampInt32(r.LatencyMS)
 	// A value that changes gets a copy of its own: the pointers are the
@@ -83,6 +84,27 @@ func normalize(r *Record) error {
 		r.Attempts = b
 	}
 	return nil
+}
+
+// cleanFields repairs field names as cleanText does, on a copy when one
+// changes (the slice is the caller's), and drops empty ones; none is nil.
+func cleanFields(fs []string) []string {
+	for i, f := range fs {
+		if c := cleanText(f); c != f || c == "" {
+			var out []string
+			out = append(out, fs[:i]...)
+			for _, f := range fs[i:] {
+				if c := cleanText(f); c != "" {
+					out = append(out, c)
+				}
+			}
+			return out
+		}
+	}
+	if len(fs) == 0 {
+		return nil
+	}
+	return fs
 }
 
 func cleanText(s string) string {
@@ -113,6 +135,7 @@ var columns = []string{
 	"priority_class", "queue_wait_ms",
 	"endpoint",
 	"limit_kind", "limit_value", "limit_reset_ms",
+	"model_alias", "dropped_fields",
 }
 
 var columnList = strings.Join(columns, ", ")
@@ -165,6 +188,8 @@ func appendCopyLine(b []byte, r *Record) []byte {
 	b = appendCopyText(b, string(r.LimitKind))
 	b = appendCopyInt64Ptr(b, r.LimitValue)
 	b = appendCopyInt64Ptr(b, r.LimitResetMS)
+	b = appendCopyText(b, r.ModelAlias)
+	b = appendCopyTextArray(b, r.DroppedFields)
 	return append(b, '\n')
 }
 
@@ -209,6 +234,41 @@ func appendCopyBytes[T ~string | ~[]byte](b []byte, s T) []byte {
 		start = i + 1
 	}
 	return append(b, s[start:]...)
+}
+
+// appendCopyTextArray appends a text[] column: NULL when empty, else an
+// array literal with every element double-quoted, a quote or backslash
+// inside escaped with a backslash — and the literal escaped in turn for
+// COPY's text format, as appendCopyBytes does.
+func appendCopyTextArray(b []byte, vs []string) []byte {
+	if len(vs) == 0 {
+		return append(b, `	\N`...)
+	}
+	b = append(b, '\t', '{')
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		for j := 0; j < len(v); j++ {
+			switch c := v[j]; c {
+			case '"':
+				b = append(b, `\\"`...) // \" in the literal
+			case '\\':
+				b = append(b, `\\\\`...) // \\ in the literal
+			case '\n':
+				b = append(b, `\n`...)
+			case '\r':
+				b = append(b, `\r`...)
+			case '\t':
+				b = append(b, `\t`...)
+			default:
+				b = append(b, c)
+			}
+		}
+		b = append(b, '"')
+	}
+	return append(b, '}')
 }
 
 func appendCopyInt(b []byte, n int64) []byte {
@@ -256,6 +316,8 @@ func scanRecord(s scanner) (Record, error) {
 		endpoint                                                       sql.NullString
 		limitKind                                                      sql.NullString
 		limitValue, limitReset                                         sql.NullInt64
+		alias                                                          sql.NullString
+		dropped                                                        pq.StringArray
 	)
 	err := s.Scan(&r.At, &r.RequestID, &callerID, &caller, &tenant, &routeGroup, &tier,
 		&requestedModel, &logicModel, &deploymentID, &provider, &keyFingerprint,
@@ -267,7 +329,8 @@ func scanRecord(s scanner) (Record, error) {
 		&degraded,
 		&class, &queueWait,
 		&endpoint,
-		&limitKind, &limitValue, &limitReset)
+		&limitKind, &limitValue, &limitReset,
+		&alias, &dropped)
 	if err != nil {
 		return Record{}, err
 	}
@@ -308,6 +371,10 @@ func scanRecord(s scanner) (Record, error) {
 	r.LimitKind = limit.Kind(limitKind.String)
 	r.LimitValue = int64Ptr(limitValue)
 	r.LimitResetMS = int64Ptr(limitReset)
+	r.ModelAlias = alias.String
+	if len(dropped) > 0 {
+		r.DroppedFields = []string(dropped)
+	}
 	return r, nil
 }
 

@@ -63,6 +63,9 @@ type Filter struct {
 	RequestIDPart  string
 	// Endpoint is the front door (record.Call.Endpoint).
 	Endpoint string
+	// DroppedField matches a call whose vendor did not get that request
+	// field (one of record.Call.DroppedFields, exactly).
+	DroppedField string
 	// Limit is the page size: default 50, at most 500.
 	Limit int
 	// Cursor is Page.Next of the previous page; empty for the first page.
@@ -120,7 +123,7 @@ func checkFilter(f Filter) error {
 	for _, v := range []struct{ name, v string }{
 		{"caller", f.Caller}, {"tier", f.Tier}, {"logic model", f.LogicModel}, {"provider", f.Provider},
 		{"status", f.Status}, {"error class", f.ErrorClass}, {"request id", f.RequestID},
-		{"endpoint", f.Endpoint},
+		{"endpoint", f.Endpoint}, {"dropped field", f.DroppedField},
 		{"caller", f.CallerPart}, {"logic model", f.LogicModelPart}, {"request id", f.RequestIDPart}, {"key", f.Key},
 	} {
 		if !ValidText(v.v) {
@@ -342,6 +345,12 @@ func searchQuery(f Filter, names resolvedNames) (searchSQL, error) {
 		if eq.v != "" {
 			where = append(where, eq.col+" = "+arg(eq.v))
 		}
+	}
+	if f.DroppedField != "" {
+		// @> is strict, so the planner knows dropped_fields is not null
+		// and walks the partial index call_logs_dropped (the few rows
+		// that dropped anything) newest first, stopping after a page.
+		where = append(where, "dropped_fields @> ARRAY["+arg(f.DroppedField)+"::text]")
 	}
 	idSearch := f.RequestID != ""
 	if part := idPart(f.RequestIDPart); part != "" {

@@ -26,6 +26,14 @@ func TestSearchFiltersAndKeysetPagination(t *testing.T) {
 	for i := range 90 {
 		r := sampleRecord(stamps[i%4], []string{"alpha", "beta", "gamma"}[i%3], i)
 		r.Endpoint = []string{"chat_completions", "messages", ""}[i%3] // "": a row from before front doors
+		switch i % 7 {
+		case 0:
+			r.DroppedFields = []string{"cache_control"}
+		case 1:
+			r.DroppedFields = []string{"metadata.user_id", "cache_control"}
+		case 2:
+			r.DroppedFields = []string{"cache_control_x"} // not a match for cache_control
+		}
 		switch {
 		case i%10 == 0:
 			r.Status, r.ErrorClass, r.LogicModel, r.Provider, r.HTTPStatus = StatusRejected, "rate_limited", "", "", 429
@@ -67,6 +75,9 @@ func TestSearchFiltersAndKeysetPagination(t *testing.T) {
 			func(r Record) bool { return r.Caller == "alpha" && r.Status == StatusOK && !r.At.Before(base) }},
 		{"request id", Filter{RequestID: recs[17].RequestID}, func(r Record) bool { return r.RequestID == recs[17].RequestID }},
 		{"front door", Filter{Endpoint: "messages"}, func(r Record) bool { return r.Endpoint == "messages" }},
+		{"dropped field", Filter{DroppedField: "cache_control"}, func(r Record) bool { return slices.Contains(r.DroppedFields, "cache_control") }},
+		{"dropped field and caller", Filter{DroppedField: "cache_control", Caller: "gamma"},
+			func(r Record) bool { return slices.Contains(r.DroppedFields, "cache_control") && r.Caller == "gamma" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

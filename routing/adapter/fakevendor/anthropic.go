@@ -1,9 +1,11 @@
 package fakevendor
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 type anthropicRequest struct {
@@ -16,6 +18,7 @@ type anthropicRequest struct {
 	} `json:"messages"`
 	Stream bool `json:"stream"`
 	Tools  []struct {
+		Type        string          `json:"type"`
 		Name        string          `json:"name"`
 		InputSchema json.RawMessage `json:"input_schema"`
 	} `json:"tools"`
@@ -29,6 +32,72 @@ type anthropicRequest struct {
 			Schema json.RawMessage `json:"schema"`
 		} `json:"format"`
 	} `json:"output_config"`
+}
+
+// anthropicServerTools are the type prefixes of the tools Anthropic runs
+// itself: not offered to a scripted call.
+var anthropicServerTools = []string{"web_search_", "web_fetch_", "code_execution_", "tool_search_tool_"}
+
+// intent reads the conversation (system turns are instructions; tool_result
+// blocks are results, their content a string or text blocks) and the
+// offered client tools; promptBytes is the prompt's size.
+func (req *anthropicRequest) intent() (in intent, promptBytes int) {
+	promptBytes = len(textOf(req.System))
+	turns := make([]turn, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		t := textOf(m.Content)
+		promptBytes += len(t)
+		switch m.Role {
+		case "user":
+			turns = append(turns, anthropicUserTurn(m.Content, t))
+		case "assistant":
+			turns = append(turns, turn{model: true})
+		}
+	}
+	tools, _ := req.offers()
+	return decide(turns, tools), promptBytes
+}
+
+// offers is the client tools offered, and whether a web_search server tool
+// is among the tools.
+func (req *anthropicRequest) offers() (tools []offered, webSearch bool) {
+	for _, t := range req.Tools {
+		server := false
+		for _, p := range anthropicServerTools {
+			server = server || strings.HasPrefix(t.Type, p)
+		}
+		webSearch = webSearch || strings.HasPrefix(t.Type, "web_search_")
+		if !server && t.Name != "" {
+			tools = append(tools, offered{name: t.Name})
+		}
+	}
+	return tools, webSearch
+}
+
+// anthropicUserTurn reads a user turn's content: a string (plain, its
+// textOf) or blocks.
+func anthropicUserTurn(content json.RawMessage, plain string) turn {
+	if c := bytes.TrimSpace(content); len(c) == 0 || c[0] != '[' {
+		return turn{text: userText(content, plain)}
+	}
+	var blocks []struct {
+		Type    string          `json:"type"`
+		Text    string          `json:"text"`
+		Content json.RawMessage `json:"content"`
+	}
+	_ = json.Unmarshal(content, &blocks)
+	var t turn
+	var texts []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			texts = append(texts, b.Text)
+		case "tool_result":
+			t.results = append(t.results, resultText(b.Content))
+		}
+	}
+	t.text = userWords(texts)
+	return t
 }
 
 var anthropicStop = [...]string{finishStop: "end_turn", finishLength: "max_tokens", finishTool: "tool_use", finishFilter: "refusal"}
@@ -86,6 +155,8 @@ func (s *Server) anthropicMessages(c *call) {
 	var req anthropicRequest
 	perr := json.Unmarshal(c.body, &req)
 	c.model = req.Model
+	in, promptBytes := req.intent()
+	_, c.webSearch = req.offers()
 	if !c.begin() {
 		return
 	}
@@ -103,19 +174,7 @@ func (s *Server) anthropicMessages(c *call) {
 		c.fail(apiErr{kind: errInvalid, status: http.StatusBadRequest, msg: "messages: at least one message is required"})
 		return
 	}
-	promptBytes, lastUser := len(textOf(req.System)), ""
-	for _, m := range req.Messages {
-		t := textOf(m.Content)
-		promptBytes += len(t)
-		if m.Role == "user" {
-			lastUser = t
-		}
-	}
-	tool := ""
-	if len(req.Tools) > 0 && wantsTool(lastUser) {
-		tool = req.Tools[0].Name
-	}
-	rp := c.plan(req.Model, promptBytes, req.MaxTokens, tool)
+	rp := c.plan(req.Model, promptBytes, req.MaxTokens, in)
 	if oc := req.OutputConfig; oc != nil && oc.Format != nil && oc.Format.Type == "json_schema" {
 		rp.structured(oc.Format.Schema)
 	}

@@ -14,6 +14,7 @@ func (s *Server) anthropicCountTokens(c *call) {
 	var req anthropicRequest
 	perr := json.Unmarshal(c.body, &req)
 	c.model = req.Model
+	_, c.webSearch = req.offers()
 	if !c.begin() {
 		return
 	}

@@ -1,10 +1,14 @@
 package fakevendor
 
 import (
+	"context"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 )
 
 const anthropicToolBody = `{"model":"claude-sonnet-4-5","max_tokens":512,"stream":%s,"system":"be brief","messages":[{"role":"user","content":[{"type":"text","text":"What's the weather? Call tool get_weather."}]}],"tools":[{"name":"get_weather","input_schema":{"type":"object"}}]}`
@@ -320,5 +324,76 @@ func TestAnthropicModels(t *testing.T) {
 	res = send(t, http.MethodGet, base+"/v1/models", openaiWire.header("sk"), "")
 	if !strings.Contains(string(res.body), `"object":"list"`) {
 		t.Errorf("OpenAI list = %s", res.body)
+	}
+}
+
+// Scripted tool calls through the official Anthropic Go client, whole and
+// streamed: named call, unknown name, tool result (with a system-reminder
+// after it), the web_search server tool; with system-reminder blocks, a
+// mid-conversation system turn, adaptive thinking, output_config,
+// context_management and defer_loading as Claude Code sends them.
+func TestAnthropicScriptedTools(t *testing.T) {
+	s, url := start(t, Options{ReplyChunks: 3})
+	// This SDK sends WithAPIKey as a bearer token; the real API (and the fake) take x-api-key.
+	c := anthropic.NewClient(aoption.WithBaseURL(url), aoption.WithHeader("X-Api-Key", "sk-ant"), aoption.WithMaxRetries(0))
+	tools := []anthropic.ToolUnionParam{
+		{OfTool: &anthropic.ToolParam{Name: "Bash", InputSchema: anthropic.ToolInputSchemaParam{}}},
+		{OfTool: &anthropic.ToolParam{Name: "Read", InputSchema: anthropic.ToolInputSchemaParam{}, DeferLoading: anthropic.Bool(false)}},
+	}
+	for _, stream := range []bool{false, true} {
+		for _, tc := range scriptedCases {
+			t.Run(tc.name+map[bool]string{true: " streamed"}[stream], func(t *testing.T) {
+				msgs := []anthropic.MessageParam{
+					anthropic.NewUserMessage(anthropic.NewTextBlock("<system-reminder>\ncontext\n</system-reminder>"), anthropic.NewTextBlock(tc.prompt)),
+					{OfSystem: &anthropic.SystemMessageParam{Content: []anthropic.TextBlockParam{{Text: "# Environment"}}}},
+				}
+				if tc.lastIsResult {
+					msgs = append(msgs, anthropic.NewAssistantMessage(anthropic.NewToolUseBlock("toolu_1", map[string]any{"file_path": "/tmp/x/notes.txt"}, "Read")),
+						anthropic.NewUserMessage(anthropic.NewToolResultBlock("toolu_1", readResult, false), anthropic.NewTextBlock("<system-reminder>later</system-reminder>")))
+				}
+				ts := tools
+				if tc.webSearch {
+					ts = append(tools[:len(tools):len(tools)], anthropic.ToolUnionParam{OfWebSearchTool20250305: &anthropic.WebSearchTool20250305Param{MaxUses: anthropic.Int(3)}})
+				}
+				p := anthropic.MessageNewParams{Model: "m", MaxTokens: 1024, Messages: msgs, Tools: ts,
+					System:       []anthropic.TextBlockParam{{Text: "be brief"}},
+					Thinking:     anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{Display: "omitted"}},
+					OutputConfig: anthropic.OutputConfigParam{Effort: "medium"}}
+				opt := aoption.WithJSONSet("context_management", map[string]any{"edits": []any{map[string]any{"type": "clear_thinking_20251015", "keep": "all"}}})
+				before := s.Stats().WebSearch
+				var msg anthropic.Message
+				if stream {
+					st := c.Messages.NewStreaming(context.Background(), p, opt)
+					for st.Next() {
+						if err := msg.Accumulate(st.Current()); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := st.Err(); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					res, err := c.Messages.New(context.Background(), p, opt)
+					if err != nil {
+						t.Fatal(err)
+					}
+					msg = *res
+				}
+				checkWebSearch(t, s, "m", before, tc.webSearch)
+				if len(msg.Content) != 1 {
+					t.Fatalf("content %+v", msg.Content)
+				}
+				b := msg.Content[0]
+				if tc.tool != "" {
+					if msg.StopReason != "tool_use" || b.Type != "tool_use" || b.Name != tc.tool || string(b.Input) != tc.args || b.ID == "" {
+						t.Fatalf("stop %q block %s", msg.StopReason, b.RawJSON())
+					}
+					return
+				}
+				if msg.StopReason != "end_turn" || b.Type != "text" || b.Text != tc.text {
+					t.Fatalf("stop %q text %q, want %q", msg.StopReason, b.Text, tc.text)
+				}
+			})
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package fakevendor
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -8,7 +9,11 @@ import (
 )
 
 type geminiPart struct {
-	Text string `json:"text"`
+	Text             string `json:"text"`
+	FunctionResponse *struct {
+		Name     string          `json:"name"`
+		Response json.RawMessage `json:"response"`
+	} `json:"functionResponse"`
 }
 
 type geminiContent struct {
@@ -23,6 +28,12 @@ type geminiRequest struct {
 		FunctionDeclarations []struct {
 			Name string `json:"name"`
 		} `json:"functionDeclarations"`
+		// Search grounding, in the REST API's camelCase or the snake_case
+		// it also accepts.
+		GoogleSearch               json.RawMessage `json:"googleSearch"`
+		GoogleSearchSnake          json.RawMessage `json:"google_search"`
+		GoogleSearchRetrieval      json.RawMessage `json:"googleSearchRetrieval"`
+		GoogleSearchRetrievalSnake json.RawMessage `json:"google_search_retrieval"`
 	} `json:"tools"`
 	GenerationConfig *struct {
 		MaxOutputTokens    int             `json:"maxOutputTokens"`
@@ -31,6 +42,44 @@ type geminiRequest struct {
 		ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
 		ResponseSchema     json.RawMessage `json:"responseSchema"`
 	} `json:"generationConfig"`
+}
+
+// intent reads the conversation (model contents are the model's turns;
+// functionResponse parts are results, their response as JSON text) and the
+// declared functions of every tools entry. It also reports the prompt size
+// and whether search grounding was asked for.
+func (req *geminiRequest) intent() (in intent, promptBytes int, webSearch bool) {
+	if req.SystemInstruction != nil {
+		for _, p := range req.SystemInstruction.Parts {
+			promptBytes += len(p.Text)
+		}
+	}
+	turns := make([]turn, 0, len(req.Contents))
+	for _, ct := range req.Contents {
+		var t turn
+		var texts []string
+		for _, p := range ct.Parts {
+			promptBytes += len(p.Text)
+			texts = append(texts, p.Text)
+			if fr := p.FunctionResponse; fr != nil {
+				var b bytes.Buffer
+				if json.Compact(&b, fr.Response) != nil {
+					b.Write(fr.Response)
+				}
+				t.results = append(t.results, b.String())
+			}
+		}
+		t.model, t.text = ct.Role == "model", userWords(texts)
+		turns = append(turns, t)
+	}
+	var tools []offered
+	for _, tl := range req.Tools {
+		for _, fd := range tl.FunctionDeclarations {
+			tools = append(tools, offered{name: fd.Name})
+		}
+		webSearch = webSearch || tl.GoogleSearch != nil || tl.GoogleSearchSnake != nil || tl.GoogleSearchRetrieval != nil || tl.GoogleSearchRetrievalSnake != nil
+	}
+	return decide(turns, tools), promptBytes, webSearch
 }
 
 var geminiFinish = [...]string{finishStop: "STOP", finishLength: "MAX_TOKENS", finishTool: "STOP", finishFilter: "SAFETY"}
@@ -43,6 +92,8 @@ const geminiSafetyRatings = `[{"category":"HARM_CATEGORY_HATE_SPEECH","probabili
 func (s *Server) geminiPlan(c *call) (rp reply, ok bool) {
 	var req geminiRequest
 	perr := json.Unmarshal(c.body, &req)
+	in, promptBytes, webSearch := req.intent()
+	c.webSearch = webSearch
 	if !c.begin() {
 		return rp, false
 	}
@@ -54,31 +105,11 @@ func (s *Server) geminiPlan(c *call) (rp reply, ok bool) {
 		c.fail(apiErr{kind: errInvalid, status: http.StatusBadRequest, msg: "* GenerateContentRequest.contents: contents is not specified\n"})
 		return rp, false
 	}
-	promptBytes, lastUser := 0, ""
-	if req.SystemInstruction != nil {
-		for _, p := range req.SystemInstruction.Parts {
-			promptBytes += len(p.Text)
-		}
-	}
-	for _, ct := range req.Contents {
-		text := ""
-		for _, p := range ct.Parts {
-			text += p.Text
-		}
-		promptBytes += len(text)
-		if ct.Role == "user" || ct.Role == "" {
-			lastUser = text
-		}
-	}
-	tool := ""
-	if len(req.Tools) > 0 && len(req.Tools[0].FunctionDeclarations) > 0 && wantsTool(lastUser) {
-		tool = req.Tools[0].FunctionDeclarations[0].Name
-	}
 	maxTokens := 0
 	if req.GenerationConfig != nil {
 		maxTokens = req.GenerationConfig.MaxOutputTokens
 	}
-	rp = c.plan(c.model, promptBytes, maxTokens, tool)
+	rp = c.plan(c.model, promptBytes, maxTokens, in)
 	if gc := req.GenerationConfig; gc != nil {
 		if gc.ResponseMimeType == "application/json" {
 			schema := gc.ResponseJSONSchema

@@ -1,6 +1,7 @@
 package fakevendor
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -326,5 +327,78 @@ func TestGeminiModelsAndRoutes(t *testing.T) {
 	res = send(t, http.MethodPost, base+"/v1beta/models/gemini-2.5-flash:generateContent", geminiWire.header("AIza"), `{"contents":[]}`)
 	if res.status != 400 || !strings.Contains(string(res.body), "contents is not specified") {
 		t.Errorf("empty contents: %d %s", res.status, res.body)
+	}
+}
+
+// Scripted tool calls over Gemini's REST wire, whole and streamed: named
+// call, unknown name, a functionResponse (echoed as its response JSON),
+// google_search; with a system-reminder part and a thinkingConfig.
+func TestGeminiScriptedTools(t *testing.T) {
+	s, base := start(t, Options{ReplyChunks: 3})
+	h := geminiWire.header("AIza-test")
+	for _, stream := range []bool{false, true} {
+		for i, tc := range scriptedCases {
+			t.Run(tc.name+map[bool]string{true: " streamed"}[stream], func(t *testing.T) {
+				prompt, _ := json.Marshal(tc.prompt)
+				contents := `{"role":"user","parts":[{"text":"<system-reminder>context</system-reminder>"},{"text":` + string(prompt) + `}]}`
+				if tc.lastIsResult {
+					contents += `,{"role":"model","parts":[{"functionCall":{"name":"Read","args":{"file_path":"/tmp/x/notes.txt"}},"thoughtSignature":"c2ln"}]}` +
+						`,{"role":"user","parts":[{"functionResponse":{"name":"Read","response":{"content": "     1\tthe notes say 42"}}}]}`
+					tc.text = `Tool result: {"content":"     1\tthe notes say 42"}`
+				}
+				tools := `{"functionDeclarations":[{"name":"Bash","parameters":{"type":"OBJECT"}},{"name":"Read"}]}`
+				if tc.webSearch {
+					tools = map[bool]string{true: `{"google_search":{}},`, false: `{"googleSearch":{}},`}[i%2 == 0] + tools
+				}
+				thinking := map[bool]string{true: `{"thinkingBudget":1024,"includeThoughts":true}`, false: `{"thinkingLevel":"low","includeThoughts":false}`}[stream]
+				body := `{"contents":[` + contents + `],"tools":[` + tools + `],"generationConfig":{"thinkingConfig":` + thinking + `}}`
+				before := s.Stats().WebSearch
+				var docs []string
+				if stream {
+					for _, e := range mustEvents(t, send(t, http.MethodPost, base+"/v1beta/models/m:streamGenerateContent?alt=sse", h, body)) {
+						docs = append(docs, e.Data)
+					}
+				} else {
+					res := send(t, http.MethodPost, base+"/v1beta/models/m:generateContent", h, body)
+					if res.status != 200 {
+						t.Fatalf("status %d: %s", res.status, res.body)
+					}
+					docs = []string{string(res.body)}
+				}
+				checkWebSearch(t, s, "m", before, tc.webSearch)
+				var text strings.Builder
+				var call *struct {
+					Name string         `json:"name"`
+					Args map[string]any `json:"args"`
+				}
+				finish := ""
+				for _, d := range docs {
+					var r geminiResponse
+					decode(t, []byte(d), &r)
+					for _, p := range r.Candidates[0].Content.Parts {
+						if p.Text != nil {
+							text.WriteString(*p.Text)
+						}
+						if p.FunctionCall != nil {
+							call = p.FunctionCall
+						}
+					}
+					finish += r.Candidates[0].FinishReason
+				}
+				if tc.tool != "" {
+					if call == nil {
+						t.Fatalf("no call in %v", docs)
+					}
+					args, _ := json.Marshal(call.Args)
+					if call.Name != tc.tool || string(args) != tc.args || text.Len() > 0 || finish != "STOP" {
+						t.Fatalf("call %+v text %q finish %q in %v", call, text.String(), finish, docs)
+					}
+					return
+				}
+				if call != nil || text.String() != tc.text || finish != "STOP" {
+					t.Fatalf("text %q finish %q, want %q (%v)", text.String(), finish, tc.text, docs)
+				}
+			})
+		}
 	}
 }

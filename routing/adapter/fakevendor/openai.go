@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -15,13 +16,15 @@ type openaiChatRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	Tools []struct {
+		Type     string `json:"type"`
 		Function struct {
 			Name string `json:"name"`
 		} `json:"function"`
 	} `json:"tools"`
-	MaxTokens           int `json:"max_tokens"`
-	MaxCompletionTokens int `json:"max_completion_tokens"`
-	N                   int `json:"n"`
+	WebSearchOptions    json.RawMessage `json:"web_search_options"`
+	MaxTokens           int             `json:"max_tokens"`
+	MaxCompletionTokens int             `json:"max_completion_tokens"`
+	N                   int             `json:"n"`
 	ResponseFormat      *struct {
 		Type       string `json:"type"`
 		JSONSchema struct {
@@ -33,6 +36,34 @@ type openaiChatRequest struct {
 type openaiMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
+}
+
+// intent reads the conversation (system and developer messages are
+// instructions; tool messages are results) and the offered function tools.
+// It also reports the prompt size and whether web search was asked for.
+func (req *openaiChatRequest) intent() (in intent, promptBytes int, webSearch bool) {
+	turns := make([]turn, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		t := textOf(m.Content)
+		promptBytes += len(t)
+		switch m.Role {
+		case "user":
+			turns = append(turns, turn{text: userText(m.Content, t)})
+		case "tool", "function":
+			turns = append(turns, turn{results: []string{resultText(m.Content)}})
+		case "assistant":
+			turns = append(turns, turn{model: true})
+		}
+	}
+	webSearch = len(req.WebSearchOptions) > 0 && string(req.WebSearchOptions) != "null"
+	var tools []offered
+	for _, t := range req.Tools {
+		webSearch = webSearch || strings.HasPrefix(t.Type, "web_search")
+		if t.Function.Name != "" {
+			tools = append(tools, offered{name: t.Function.Name})
+		}
+	}
+	return decide(turns, tools), promptBytes, webSearch
 }
 
 // textOf is the text of a message content that is either a string or an
@@ -125,6 +156,8 @@ func (s *Server) openaiChat(c *call) {
 	var req openaiChatRequest
 	perr := json.Unmarshal(c.body, &req)
 	c.model = req.Model
+	in, promptBytes, webSearch := req.intent()
+	c.webSearch = webSearch
 	if !c.begin() {
 		return
 	}
@@ -139,23 +172,11 @@ func (s *Server) openaiChat(c *call) {
 		c.fail(apiErr{kind: errInvalid, status: http.StatusBadRequest, msg: "[] is too short - 'messages'"})
 		return
 	}
-	promptBytes, lastUser := 0, ""
-	for _, m := range req.Messages {
-		t := textOf(m.Content)
-		promptBytes += len(t)
-		if m.Role == "user" {
-			lastUser = t
-		}
-	}
-	tool := ""
-	if len(req.Tools) > 0 && wantsTool(lastUser) {
-		tool = req.Tools[0].Function.Name
-	}
 	maxTokens := req.MaxCompletionTokens
 	if maxTokens == 0 {
 		maxTokens = req.MaxTokens
 	}
-	rp := c.plan(req.Model, promptBytes, maxTokens, tool)
+	rp := c.plan(req.Model, promptBytes, maxTokens, in)
 	if f := req.ResponseFormat; f != nil && (f.Type == "json_object" || f.Type == "json_schema") {
 		rp.structured(f.JSONSchema.Schema)
 	}

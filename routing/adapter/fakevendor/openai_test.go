@@ -15,7 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 )
 
-const openaiToolBody = `{"model":"gpt-4o","stream":%s,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"Please call tool now"}]}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}},{"type":"function","function":{"name":"other"}}]}`
+const openaiToolBody = `{"model":"gpt-4o","stream":%s,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"Please call tool."}]}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}},{"type":"function","function":{"name":"other"}}]}`
 
 func TestOpenAIChatNonStreamShape(t *testing.T) {
 	_, base := start(t, Options{ReplyChunks: 3})
@@ -337,7 +337,7 @@ func TestOpenAIOfficialClient(t *testing.T) {
 	t.Run("tool call", func(t *testing.T) {
 		res, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
 			Model:    "gpt-4o",
-			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("call tool please")},
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("please call tool")},
 			Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 				Name: "lookup", Parameters: shared.FunctionParameters{"type": "object"},
 			})},
@@ -592,5 +592,97 @@ func TestOpenAIRequestValidation(t *testing.T) {
 				t.Errorf("status %d code %q message %q", res.status, code, e.Error.Message)
 			}
 		})
+	}
+}
+
+// scriptedCase is one scripted tool exchange, the same in every protocol:
+// the tool the answer calls with its arguments, or the text it says.
+type scriptedCase struct {
+	name, prompt string // prompt: the user's message
+	lastIsResult bool   // the conversation goes on with a Read call and its result
+	webSearch    bool   // the request offers the hosted web search
+	tool, args   string // the call the answer makes, or
+	text         string // the text it says
+}
+
+const (
+	readDirective = `Read the notes. call tool Read {"file_path": "/tmp/x/notes.txt"}`
+	readArgs      = `{"file_path":"/tmp/x/notes.txt"}`
+	readResult    = "     1\tthe notes say 42"
+)
+
+var scriptedCases = []scriptedCase{
+	{name: "named call with arguments", prompt: readDirective, tool: "Read", args: readArgs},
+	{name: "unknown name", prompt: `call tool Grep {"pattern":"x"}`, text: "no tool Grep was offered; offered: Bash, Read"},
+	{name: "tool result echoed", prompt: readDirective, lastIsResult: true, text: "Tool result: " + readResult},
+	{name: "web search tool accepted", prompt: "What is new?", webSearch: true, text: "Hello from m. Hello from m. Hello from m."},
+}
+
+// Scripted tool calls through the official openai-go client, whole and
+// streamed: named call, unknown name, tool result, web search, with
+// mid-conversation developer and system messages, reasoning_effort and
+// verbosity as agents send them.
+func TestOpenAIScriptedTools(t *testing.T) {
+	s, url := start(t, Options{ReplyChunks: 3})
+	c := openaiClient(url, "sk-good")
+	fn := func(name string) openai.ChatCompletionToolUnionParam {
+		return openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: name, Parameters: shared.FunctionParameters{"type": "object"}})
+	}
+	for _, stream := range []bool{false, true} {
+		for _, tc := range scriptedCases {
+			t.Run(tc.name+map[bool]string{true: " streamed"}[stream], func(t *testing.T) {
+				msgs := []openai.ChatCompletionMessageParamUnion{openai.DeveloperMessage("be brief"), openai.UserMessage(tc.prompt), openai.SystemMessage("mid-conversation instructions")}
+				if tc.lastIsResult {
+					call := openai.ChatCompletionMessageFunctionToolCallParam{ID: "call_1", Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "Read", Arguments: readArgs}}
+					msgs = append(msgs, openai.ChatCompletionMessageParamUnion{OfAssistant: &openai.ChatCompletionAssistantMessageParam{
+						ToolCalls: []openai.ChatCompletionMessageToolCallUnionParam{{OfFunction: &call}}}}, openai.ToolMessage(readResult, "call_1"))
+				}
+				p := openai.ChatCompletionNewParams{Model: "m", Messages: msgs, Tools: []openai.ChatCompletionToolUnionParam{fn("Bash"), fn("Read")},
+					ReasoningEffort: shared.ReasoningEffortLow, Verbosity: openai.ChatCompletionNewParamsVerbosityLow}
+				if tc.webSearch {
+					p.WebSearchOptions = openai.ChatCompletionNewParamsWebSearchOptions{SearchContextSize: "low"}
+				}
+				before := s.Stats().WebSearch
+				var choice openai.ChatCompletionChoice
+				if stream {
+					st := c.Chat.Completions.NewStreaming(context.Background(), p)
+					acc := openai.ChatCompletionAccumulator{}
+					for st.Next() {
+						acc.AddChunk(st.Current())
+					}
+					if err := st.Err(); err != nil {
+						t.Fatal(err)
+					}
+					choice = acc.Choices[0]
+				} else {
+					res, err := c.Chat.Completions.New(context.Background(), p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					choice = res.Choices[0]
+				}
+				checkWebSearch(t, s, "m", before, tc.webSearch)
+				calls := choice.Message.ToolCalls
+				if tc.tool != "" {
+					if choice.FinishReason != "tool_calls" || len(calls) != 1 || calls[0].Function.Name != tc.tool || calls[0].Function.Arguments != tc.args || calls[0].ID == "" {
+						t.Fatalf("choice %s", choice.RawJSON())
+					}
+					return
+				}
+				if choice.FinishReason != "stop" || len(calls) != 0 || choice.Message.Content != tc.text {
+					t.Fatalf("finish %q content %q, want %q", choice.FinishReason, choice.Message.Content, tc.text)
+				}
+			})
+		}
+	}
+}
+
+// checkWebSearch fails unless the last request for model was marked as
+// offering web search, and counted, exactly when want.
+func checkWebSearch(t *testing.T, s *Server, model string, before int64, want bool) {
+	t.Helper()
+	req, _ := s.LastRequest(model)
+	if got := s.Stats().WebSearch - before; req.WebSearch != want || (got == 1) != want || got > 1 {
+		t.Errorf("web search recorded %v, counted %d, want %v", req.WebSearch, got, want)
 	}
 }

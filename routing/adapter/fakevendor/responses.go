@@ -26,11 +26,8 @@ type responsesRequest struct {
 	Stream          bool            `json:"stream"`
 	Store           *bool           `json:"store"`
 	MaxOutputTokens int             `json:"max_output_tokens"`
-	Tools           []struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-	} `json:"tools"`
-	Reasoning *struct {
+	Tools           []responsesTool `json:"tools"`
+	Reasoning       *struct {
 		Effort string `json:"effort"`
 	} `json:"reasoning"`
 	Text *struct {
@@ -41,18 +38,49 @@ type responsesRequest struct {
 	} `json:"text"`
 }
 
-// responsesInput reads input: its prompt size, and whether the last item is
-// a user message asking for a tool ("call tool").
-func responsesInput(raw json.RawMessage) (promptBytes int, lastUser string, ok bool) {
+// responsesTool is a tools entry: function, custom, namespace (function and
+// custom tools under a shared name) or a hosted tool (web_search,
+// tool_search, …) the fake accepts and never calls.
+type responsesTool struct {
+	Type  string          `json:"type"`
+	Name  string          `json:"name"`
+	Tools []responsesTool `json:"tools"`
+}
+
+// offers is the function and custom tools offered, those in namespaces
+// included, and whether a hosted web_search tool is among the tools.
+func (req *responsesRequest) offers() (tools []offered, webSearch bool) {
+	for _, t := range req.Tools {
+		switch {
+		case t.Type == "function" || t.Type == "custom":
+			tools = append(tools, offered{name: t.Name, custom: t.Type == "custom"})
+		case t.Type == "namespace":
+			for _, in := range t.Tools {
+				if in.Type == "function" || in.Type == "custom" {
+					tools = append(tools, offered{name: in.Name, namespace: t.Name, custom: in.Type == "custom"})
+				}
+			}
+		case strings.HasPrefix(t.Type, "web_search"):
+			webSearch = true
+		}
+	}
+	return tools, webSearch
+}
+
+// responsesInput reads input, a string or a list of items, into turns:
+// user messages, tool outputs (function_call_output, custom_tool_call_output)
+// and the model's items; system and developer messages are instructions.
+// promptBytes is the prompt's size.
+func responsesInput(raw json.RawMessage) (turns []turn, promptBytes int, ok bool) {
 	if len(raw) == 0 {
-		return 0, "", false
+		return nil, 0, false
 	}
 	if raw[0] == '"' {
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
-			return 0, "", false
+			return nil, 0, false
 		}
-		return len(s), s, true
+		return []turn{{text: userWords([]string{s})}}, len(s), true
 	}
 	var items []struct {
 		Type    string          `json:"type"`
@@ -61,32 +89,40 @@ func responsesInput(raw json.RawMessage) (promptBytes int, lastUser string, ok b
 		Output  json.RawMessage `json:"output"`
 	}
 	if json.Unmarshal(raw, &items) != nil || len(items) == 0 {
-		return 0, "", false
+		return nil, 0, false
 	}
 	for _, it := range items {
-		lastUser = ""
 		switch {
-		case it.Type == "function_call_output":
-			promptBytes += len(textOf(it.Output))
+		case it.Type == "function_call_output" || it.Type == "custom_tool_call_output":
+			t := resultText(it.Output)
+			promptBytes += len(t)
+			turns = append(turns, turn{results: []string{t}})
 		case it.Role != "":
 			t := textOf(it.Content)
 			promptBytes += len(t)
-			if it.Role == "user" {
-				lastUser = t
+			switch it.Role {
+			case "user":
+				turns = append(turns, turn{text: userText(it.Content, t)})
+			case "assistant":
+				turns = append(turns, turn{model: true})
 			}
+		default: // function_call, custom_tool_call, reasoning, …
+			turns = append(turns, turn{model: true})
 		}
 	}
-	return promptBytes, lastUser, true
+	return turns, promptBytes, true
 }
 
 func (s *Server) openaiResponses(c *call) {
 	var req responsesRequest
 	perr := json.Unmarshal(c.body, &req)
 	c.model = req.Model
+	tools, webSearch := req.offers()
+	c.webSearch = webSearch
 	if !c.begin() {
 		return
 	}
-	promptBytes, lastUser, ok := responsesInput(req.Input)
+	turns, promptBytes, ok := responsesInput(req.Input)
 	switch {
 	case perr != nil:
 		c.fail(apiErr{kind: errInvalid, status: http.StatusBadRequest, msg: "We could not parse the JSON body of your request."})
@@ -99,16 +135,7 @@ func (s *Server) openaiResponses(c *call) {
 		return
 	}
 	promptBytes += len(req.Instructions)
-	tool := ""
-	if wantsTool(lastUser) {
-		for _, t := range req.Tools {
-			if t.Type == "function" {
-				tool = t.Name
-				break
-			}
-		}
-	}
-	rp := c.plan(req.Model, promptBytes, req.MaxOutputTokens, tool)
+	rp := c.plan(req.Model, promptBytes, req.MaxOutputTokens, decide(turns, tools))
 	if t := req.Text; t != nil && t.Format != nil && (t.Format.Type == "json_object" || t.Format.Type == "json_schema") {
 		rp.structured(t.Format.Schema)
 	}
@@ -122,7 +149,7 @@ func (s *Server) openaiResponses(c *call) {
 		c.stream(st, rp)
 		return
 	}
-	c.writeJSON(http.StatusOK, st.object(st.status(), st.output(rp.fullText(), rp.toolArgs()), !c.fault.NoUsage))
+	c.writeJSON(http.StatusOK, st.object(st.status(), st.output(rp.fullText(), rp.callInput()), !c.fault.NoUsage))
 }
 
 // responsesFake renders one response, whole or as events.
@@ -162,8 +189,27 @@ func (f *responsesFake) reasoningItem() map[string]any {
 	return map[string]any{"id": f.rsID(), "type": "reasoning", "summary": []any{}}
 }
 
-func (f *responsesFake) callItem(status, args string) map[string]any {
-	return map[string]any{"id": f.fcID(), "type": "function_call", "status": status, "arguments": args, "call_id": f.callID(), "name": f.rp.tool}
+// callItemID is the id of the call item: fc_ for a function call, ctc_ for a
+// custom tool call.
+func (f *responsesFake) callItemID() string {
+	if f.rp.custom {
+		return "ctc_" + f.c.requestID()
+	}
+	return f.fcID()
+}
+
+// callItem is the function_call item, or the custom_tool_call item (its
+// input a string); a tool in a namespace names it.
+func (f *responsesFake) callItem(status, input string) map[string]any {
+	it := map[string]any{"id": f.callItemID(), "type": "function_call", "status": status, "arguments": input, "call_id": f.callID(), "name": f.rp.tool}
+	if f.rp.custom {
+		delete(it, "arguments")
+		it["type"], it["input"] = "custom_tool_call", input
+	}
+	if f.rp.namespace != "" {
+		it["namespace"] = f.rp.namespace
+	}
+	return it
 }
 
 func (f *responsesFake) messageItem(status string, content []any) map[string]any {
@@ -269,8 +315,13 @@ func (f *responsesFake) preamble(b []byte) []byte {
 func (f *responsesFake) content(b []byte, _ int, text string) []byte {
 	oi := f.messageIndex()
 	if f.rp.tool != "" {
-		f.text.WriteString(f.rp.toolArgs())
-		return f.event(b, "response.function_call_arguments.delta", map[string]any{"item_id": f.fcID(), "output_index": oi, "delta": f.rp.toolArgs()})
+		in := f.rp.callInput()
+		f.text.WriteString(in)
+		typ := "response.function_call_arguments.delta"
+		if f.rp.custom {
+			typ = "response.custom_tool_call_input.delta"
+		}
+		return f.event(b, typ, map[string]any{"item_id": f.callItemID(), "output_index": oi, "delta": in})
 	}
 	f.text.WriteString(text)
 	return f.event(b, "response.output_text.delta", map[string]any{"item_id": f.msgID(), "output_index": oi, "content_index": 0, "delta": text, "logprobs": []any{}})
@@ -280,6 +331,9 @@ func (f *responsesFake) finish(b []byte) []byte {
 	oi := f.messageIndex()
 	text := f.text.String()
 	switch {
+	case f.rp.custom:
+		b = f.event(b, "response.custom_tool_call_input.done", map[string]any{"item_id": f.callItemID(), "output_index": oi, "input": text})
+		b = f.event(b, "response.output_item.done", map[string]any{"output_index": oi, "item": f.callItem("completed", text)})
 	case f.rp.tool != "":
 		b = f.event(b, "response.function_call_arguments.done", map[string]any{"item_id": f.fcID(), "output_index": oi, "arguments": text})
 		b = f.event(b, "response.output_item.done", map[string]any{"output_index": oi, "item": f.callItem("completed", text)})

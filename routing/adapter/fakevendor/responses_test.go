@@ -141,3 +141,109 @@ func TestResponsesStreamFailureOnTheWire(t *testing.T) {
 		t.Fatalf("error %s\nfailed %s", errData, failed)
 	}
 }
+
+// responsesAsk sends p whole or streamed and returns the response, and for
+// a stream the event types and the call's input as its deltas carried it.
+func responsesAsk(t *testing.T, c openai.Client, p responses.ResponseNewParams, stream bool) (r responses.Response, types []string, deltas string) {
+	t.Helper()
+	if !stream {
+		res, err := c.Responses.New(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *res, nil, ""
+	}
+	st := c.Responses.NewStreaming(context.Background(), p)
+	for st.Next() {
+		ev := st.Current()
+		types = append(types, ev.Type)
+		switch ev.Type {
+		case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
+			deltas += ev.Delta
+		case "response.completed":
+			r = ev.Response
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return r, types, deltas
+}
+
+// Scripted tool calls through the official openai-go Responses client,
+// whole and streamed: named call, unknown name, function_call_output,
+// web_search (with tool_search, a custom and a namespace tool beside it),
+// then calls of a namespaced and a custom tool and a custom_tool_call_output.
+func TestResponsesScriptedTools(t *testing.T) {
+	s, url := start(t, Options{ReplyChunks: 3})
+	c := responsesClient(url, "sk-good")
+	fn := func(name string) responses.ToolUnionParam {
+		return responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{Name: name, Parameters: map[string]any{"type": "object"}}}
+	}
+	hosted := []responses.ToolUnionParam{
+		{OfWebSearch: &responses.WebSearchToolParam{Type: responses.WebSearchToolTypeWebSearch}},
+		{OfToolSearch: &responses.ToolSearchToolParam{Execution: "client"}},
+		{OfCustom: &responses.CustomToolParam{Name: "apply_patch"}},
+		{OfNamespace: &responses.NamespaceToolParam{Name: "agents", Description: "sub-agents", Tools: []responses.NamespaceToolToolUnionParam{
+			{OfFunction: &responses.NamespaceToolToolFunctionParam{Name: "spawn", Parameters: map[string]any{"type": "object"}}}}}},
+	}
+	cases := append(scriptedCases[:len(scriptedCases):len(scriptedCases)],
+		scriptedCase{name: "namespaced call", prompt: `call tool agents.spawn {"task": "x"}`, webSearch: true, tool: "agents.spawn", args: `{"task":"x"}`},
+		scriptedCase{name: "custom call", prompt: "call tool apply_patch *** Begin Patch\n*** End Patch", webSearch: true, tool: "apply_patch", args: "*** Begin Patch\n*** End Patch"},
+		scriptedCase{name: "custom tool result", prompt: "call tool apply_patch x", webSearch: true, lastIsResult: true, text: "Tool result: Done!"})
+	for _, stream := range []bool{false, true} {
+		for _, tc := range cases {
+			t.Run(tc.name+map[bool]string{true: " streamed"}[stream], func(t *testing.T) {
+				in := responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage("be brief", responses.EasyInputMessageRoleDeveloper),
+					responses.ResponseInputItemParamOfMessage(tc.prompt, responses.EasyInputMessageRoleUser)}
+				switch {
+				case tc.lastIsResult && tc.name == "custom tool result":
+					in = append(in, responses.ResponseInputItemParamOfCustomToolCall("call_1", "x", "apply_patch"), responses.ResponseInputItemParamOfCustomToolCallOutput("call_1", "Done!"))
+				case tc.lastIsResult:
+					in = append(in, responses.ResponseInputItemParamOfFunctionCall(readArgs, "call_1", "Read"), responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+						CallID: openai.String("call_1"), Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: openai.String(readResult)}}})
+				}
+				tools := []responses.ToolUnionParam{fn("Bash"), fn("Read")}
+				if tc.webSearch {
+					tools = append(tools, hosted...)
+				}
+				p := responses.ResponseNewParams{Model: "m", Input: responses.ResponseNewParamsInputUnion{OfInputItemList: in}, Tools: tools,
+					Reasoning: shared.ReasoningParam{Effort: shared.ReasoningEffortMedium}, Store: openai.Bool(false)}
+				before := s.Stats().WebSearch
+				r, types, deltas := responsesAsk(t, c, p, stream)
+				checkWebSearch(t, s, "m", before, tc.webSearch)
+				if r.Status != "completed" || len(r.Output) != 2 || r.Output[0].Type != "reasoning" {
+					t.Fatalf("%s", r.RawJSON())
+				}
+				it := r.Output[1]
+				if tc.tool == "" {
+					if it.Type != "message" || r.OutputText() != tc.text {
+						t.Fatalf("text %q, want %q: %s", r.OutputText(), tc.text, r.RawJSON())
+					}
+					return
+				}
+				name, input := it.Name, it.Arguments.OfString
+				if it.Namespace != "" {
+					name = it.Namespace + "." + name
+				}
+				if it.Type == "custom_tool_call" {
+					input = it.Input
+				}
+				if name != tc.tool || input != tc.args || it.CallID == "" || (stream && deltas != tc.args) {
+					t.Fatalf("call %s %q (deltas %q), want %s %q: %s", name, input, deltas, tc.tool, tc.args, r.RawJSON())
+				}
+				kind, typ := "function_call_arguments", "function_call"
+				if strings.HasPrefix(tc.tool, "apply_patch") {
+					kind, typ = "custom_tool_call_input", "custom_tool_call"
+				}
+				if it.Type != typ {
+					t.Errorf("item type %s, want %s", it.Type, typ)
+				}
+				want := "response.output_item.added response." + kind + ".delta response." + kind + ".done response.output_item.done response.completed"
+				if seq := strings.Join(types, " "); stream && !strings.HasSuffix(seq, want) {
+					t.Errorf("events %s, want them to end with %s", seq, want)
+				}
+			})
+		}
+	}
+}

@@ -19,11 +19,44 @@
 // The reply is deterministic: "Hello from MODEL." sent as ReplyChunks
 // chunks (" Hello from MODEL." after the first). Usage: prompt tokens are
 // ceil(bytes of prompt text / 4) (at least 1) plus Fault.CachedTokens;
-// completion tokens are the number of chunks sent. A request with tools whose
-// last user message contains "call tool" gets one call to the first tool with
-// empty ({}) arguments. max_tokens (max_completion_tokens, maxOutputTokens)
-// below the chunk count truncates the reply with the protocol's length
-// finish reason. Structured output (OpenAI response_format, Anthropic
+// completion tokens are the number of chunks sent. max_tokens
+// (max_completion_tokens, maxOutputTokens) below the chunk count truncates
+// the reply with the protocol's length finish reason.
+//
+// Tool use is scripted by the conversation (tools.go), the same in every
+// protocol, so a coding agent can make one tool round trip through it:
+//
+//   - When the last turn carries tool results (OpenAI: tool messages last;
+//     Anthropic: tool_result blocks in the last user turn; Gemini:
+//     functionResponse parts in the last user content; Responses:
+//     function_call_output or custom_tool_call_output items last) and no
+//     words of the user, the answer is the text "Tool result: " and the
+//     first 200 characters of the results (a functionResponse's response as
+//     JSON), chunked like any text. This comes before any directive. A last
+//     turn with results and the user's words too (Anthropic and Gemini can
+//     send both in one turn) is answered as those words.
+//   - Otherwise, when the last user message's text (its text parts joined)
+//     says "call tool NAME", optionally followed by a JSON object
+//     (call tool Read {"file_path":"/tmp/x/notes.txt"}), the answer is one
+//     call of the offered tool NAME with exactly those arguments ({} without
+//     them): OpenAI tool_calls, an Anthropic tool_use block, a Gemini
+//     functionCall part, a Responses function_call item. Responses also
+//     calls tools inside namespace tools (the item names the namespace) and
+//     custom tools (a custom_tool_call item whose input is the text after
+//     NAME). A bare "call tool" calls the first tool with {}. A NAME the
+//     request does not offer is answered with the text "no tool NAME was
+//     offered; offered: a, b, c".
+//
+// Text parts that are wholly a Claude Code <system-reminder> do not count as
+// the user's words. Requests are read leniently, as the real APIs read what
+// real clients send: unknown fields are ignored, system and developer
+// messages may come anywhere in the conversation, and hosted tools
+// (Anthropic web_search_* and other server tools, Gemini google_search,
+// Responses web_search and tool_search, OpenAI web_search_options) are
+// accepted and never called. A request offering hosted web search is
+// counted in Stats.WebSearch and marked in its Request.
+//
+// Structured output (OpenAI response_format, Anthropic
 // output_config.format or a forced tool_choice, Gemini responseMimeType
 // application/json) answers with JSON made from the schema, and several
 // choices (OpenAI n, Gemini candidateCount) repeat the reply per choice; see
@@ -208,6 +241,9 @@ type call struct {
 	fault   Fault
 	ctrs    [3]*counter
 	seq     uint64
+	// webSearch is set by the handler, before begin, when the request
+	// offers a hosted web-search tool.
+	webSearch bool
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, p protocol, method, model string, h func(*call)) {
@@ -262,10 +298,13 @@ func keyOf(p protocol, r *http.Request) string {
 func (c *call) begin() bool {
 	s := c.s
 	c.ctrs = s.stats.begin(c.proto, c.model, c.key)
+	if c.webSearch {
+		s.stats.webSearch.Add(1)
+	}
 	if c.model != "" {
 		s.stats.last.Store(c.model, &Request{
 			Protocol: c.proto.String(), Method: c.r.Method, Path: c.r.URL.Path, RawQuery: c.r.URL.RawQuery,
-			Key: c.key, Header: c.r.Header, Body: c.body,
+			Key: c.key, Header: c.r.Header, Body: c.body, WebSearch: c.webSearch,
 		})
 	}
 	f, ferr := s.faultFor(c.model, c.key, c.r.Header)
@@ -353,10 +392,11 @@ type reply struct {
 	chunks      int    // content chunks to send (1 for a tool call, 0 when filtered)
 	finish      finishKind
 	tool        string // name of the tool to call, if any
+	namespace   string // Responses: the namespace of the tool
+	custom      bool   // Responses: the tool is a custom tool (args is its input)
 	prompt      int    // prompt tokens, cached included
 	cached      int
-	json        string   // a structured (JSON) answer, sent as parts
-	parts       []string // the JSON answer's pieces, one per chunk
+	parts       []string // a fixed answer (structured JSON, a scripted text), one piece per chunk
 	args        string   // the tool call's arguments ("" is {})
 	n           int      // choices (OpenAI n, Gemini candidateCount); 0 is 1
 }
@@ -372,6 +412,15 @@ func (rp reply) toolArgs() string {
 	return rp.args
 }
 
+// callInput is what the tool call carries: a custom tool's input text, or
+// the JSON arguments.
+func (rp reply) callInput() string {
+	if rp.custom {
+		return rp.args
+	}
+	return rp.toolArgs()
+}
+
 type finishKind int
 
 const (
@@ -381,7 +430,9 @@ const (
 	finishFilter
 )
 
-func (c *call) plan(model string, promptBytes, maxTokens int, tool string) reply {
+// plan is the reply to a request: the content filter, else the intent's
+// tool call, else its text or the greeting, cut to maxTokens chunks.
+func (c *call) plan(model string, promptBytes, maxTokens int, in intent) reply {
 	n := c.fault.ReplyChunks
 	if n <= 0 {
 		n = c.s.opts.ReplyChunks
@@ -392,9 +443,16 @@ func (c *call) plan(model string, promptBytes, maxTokens int, tool string) reply
 	switch {
 	case c.fault.ContentFilter:
 		rp.chunks, rp.finish = 0, finishFilter
-	case tool != "":
-		rp.chunks, rp.finish, rp.tool = 1, finishTool, tool
-	case maxTokens > 0 && maxTokens < n:
+		return rp
+	case in.tool.name != "":
+		rp.chunks, rp.finish, rp.tool, rp.args = 1, finishTool, in.tool.name, in.args
+		rp.namespace, rp.custom = in.tool.namespace, in.tool.custom
+		return rp
+	case in.say != "":
+		rp.parts = pieces(in.say, n)
+		rp.chunks = len(rp.parts)
+	}
+	if maxTokens > 0 && maxTokens < rp.chunks {
 		rp.chunks, rp.finish = maxTokens, finishLength
 	}
 	return rp
@@ -417,8 +475,8 @@ func (rp reply) fullText() string {
 	if rp.chunks <= 0 || rp.tool != "" {
 		return ""
 	}
-	if rp.json != "" {
-		return rp.json
+	if rp.parts != nil {
+		return strings.Join(rp.parts[:min(rp.chunks, len(rp.parts))], "")
 	}
 	return rp.first + strings.Repeat(rp.rest, rp.chunks-1)
 }
@@ -426,7 +484,3 @@ func (rp reply) fullText() string {
 // completion is the completion token count: one per chunk sent, for
 // every choice.
 func (rp reply) completion() int { return rp.chunks * rp.choices() }
-
-func wantsTool(lastUser string) bool {
-	return strings.Contains(strings.ToLower(lastUser), "call tool")
-}

@@ -30,6 +30,10 @@ type Stats struct {
 	// not counted).
 	InFlight    int64 `json:"in_flight"`
 	MaxInFlight int64 `json:"max_in_flight"`
+	// WebSearch is the generation requests that offered a hosted web-search
+	// tool (OpenAI chat web_search_options, a Responses web_search tool, an
+	// Anthropic web_search_* server tool, Gemini google_search).
+	WebSearch int64 `json:"web_search"`
 }
 
 // Request is what the gateway sent upstream, as recorded for a model.
@@ -41,6 +45,9 @@ type Request struct {
 	Key      string      `json:"key"`
 	Header   http.Header `json:"header"`
 	Body     []byte      `json:"body"`
+	// WebSearch is whether the request offered a hosted web-search tool
+	// (see Stats.WebSearch).
+	WebSearch bool `json:"web_search"`
 }
 
 type counter struct {
@@ -73,6 +80,7 @@ type counters struct {
 	last      sync.Map // model → *Request
 	inFlight  atomic.Int64
 	maxFlight atomic.Int64
+	webSearch atomic.Int64
 }
 
 // enter counts a request in flight and returns its leave.
@@ -116,6 +124,7 @@ func (cs *counters) begin(p protocol, model, key string) [3]*counter {
 
 func (cs *counters) reset() {
 	cs.requests.Store(0)
+	cs.webSearch.Store(0)
 	cs.maxFlight.Store(cs.inFlight.Load())
 	cs.models.Clear()
 	cs.keys.Clear()
@@ -172,6 +181,7 @@ func (s *Server) Stats() Stats {
 		Protocols:   map[string]Counter{},
 		InFlight:    s.stats.inFlight.Load(),
 		MaxInFlight: s.stats.maxFlight.Load(),
+		WebSearch:   s.stats.webSearch.Load(),
 	}
 	for p := range numProtocols {
 		st.Protocols[p.String()] = s.stats.protocols[p].Load().snapshot()

@@ -97,11 +97,10 @@ func utfStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // structured turns rp into a JSON answer for schema.
 func (rp *reply) structured(schema json.RawMessage) {
-	if rp.finish == finishFilter || rp.tool != "" {
+	if rp.finish == finishFilter || rp.tool != "" || rp.parts != nil {
 		return
 	}
-	rp.json = schemaJSON(schema, rp.first)
-	rp.parts = pieces(rp.json, rp.chunks)
+	rp.parts = pieces(schemaJSON(schema, rp.first), rp.chunks)
 	rp.chunks, rp.finish = len(rp.parts), finishStop
 }
 

@@ -26,6 +26,7 @@ type Row struct {
 	Callers []string
 	Same    SameModels
 	Tiers   []TierView
+	Aliases AliasesView
 }
 
 // SameModels is the "all three tiers use the same models" warning of one
@@ -107,9 +108,11 @@ func Rows(s config.Snapshot, csrf string, canEdit bool) []Row {
 		providers[s.Providers[i].Name] = &s.Providers[i]
 	}
 	models := map[string]ModelInfo{}
+	kinds := map[string]config.Kind{}
 	var codes []string
 	for _, m := range s.LogicModels {
 		models[m.Code] = ModelInfo{Kind: m.Kind, Dimension: m.EmbeddingDimension, Unusable: unusable(m, providers)}
+		kinds[m.Code] = m.Kind
 		codes = append(codes, m.Code)
 	}
 	callers := map[string][]string{}
@@ -118,7 +121,7 @@ func Rows(s config.Snapshot, csrf string, canEdit bool) []Row {
 	}
 	rows := make([]Row, 0, len(s.RouteGroups))
 	for _, g := range s.RouteGroups {
-		r := Row{Group: g, Callers: callers[g.Name], Same: sameModels(g)}
+		r := Row{Group: g, Callers: callers[g.Name], Same: sameModels(g), Aliases: aliasesView(s, g, kinds, csrf, canEdit)}
 		for _, name := range config.TierNames {
 			t := g.Tier(name)
 			if t == nil {

@@ -1,5 +1,6 @@
-// Package testroute renders the Test route page: a caller + tier (or
-// logic model) + flags resolved and planned exactly like the data plane,
+// Package testroute renders the Test route page: a caller + model name (a
+// tier, a logic model, or a name the group's aliases map) + flags resolved
+// and planned exactly like the data plane,
 // with the live state of every step, the limit check the caller would meet,
 // and the result of a real test request.
 package testroute
@@ -18,7 +19,7 @@ import (
 // Form is what the operator chose.
 type Form struct {
 	CallerID  int64
-	Model     string // a tier or a logic model code
+	Model     string // a tier, a logic model code or any name a client sends
 	Stream    bool
 	Thinking  bool
 	Vision    bool
@@ -128,6 +129,12 @@ type Explain struct {
 	Target        string // what was resolved: tier or logic model
 	Explicit      bool
 	Forced        bool // a reasoning request moved to deep
+	// Alias is the pattern of the group's model alias the model field
+	// resolved through ("" when none); AliasTier or AliasModel what it
+	// names (before a reasoning request's move to deep).
+	Alias      string
+	AliasTier  string
+	AliasModel string
 	Tier          string
 	Timeout       time.Duration
 	FirstChunk    time.Duration

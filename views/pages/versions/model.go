@@ -15,6 +15,7 @@ import (
 	"switchyard/routing/config/textdiff"
 	"switchyard/views/components"
 	"switchyard/views/layout"
+	"switchyard/views/pages/groups"
 )
 
 // ListPage is the version history.
@@ -171,6 +172,13 @@ func Link(f config.Finding) string {
 		return "/providers/" + components.I64(o.ID) + "/edit#f-" + orDefault(o.Field, "protocol")
 	case "caller":
 		return "/callers/" + components.I64(o.ID) + "/edit#f-" + orDefault(o.Field, "route_group")
+	case "model_alias":
+		// The alias's row in its group's "Model aliases" section, with its
+		// edit, move and remove buttons.
+		if n, err := strconv.Atoi(f.Params["position"]); err == nil && o.ID != 0 {
+			return "/route-groups#" + groups.AliasRowID(o.ID, n)
+		}
+		return "/route-groups#group-" + o.Group
 	}
 	return "/"
 }
@@ -202,6 +210,8 @@ func ChangeWords(c config.Change) string {
 		place = "route group " + o.Group + ", tier " + string(o.Tier)
 	case "candidate":
 		place = "route group " + o.Group + ", tier " + string(o.Tier) + ": candidate " + o.Name
+	case "model_alias":
+		place = "route group " + o.Group + ", model alias " + o.Name
 	case "caller_key":
 		place = "caller " + o.Group + ", key " + o.Name
 	default:
