@@ -117,8 +117,9 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 	req := routing.Request{
 		Endpoint:       ep,
 		Path:           r.URL.Path,
+		Query:          r.URL.RawQuery,
 		Authorization:  r.Header.Get("Authorization"),
-		APIKey:         r.Header.Get("X-Api-Key"),
+		APIKey:         apiKey(r.Header),
 		Body:           r.Body,
 		BodyLen:        r.ContentLength,
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),
@@ -223,4 +224,13 @@ func (d *DataPlane) TestRequest(ctx context.Context, callerID int64, path string
 	a.Done(nil)
 	res.Trail = *a.Trail
 	return res
+}
+
+// apiKey is the caller key sent as x-api-key (Anthropic's clients) or
+// api-key (Azure-style clients), for callers that send no bearer token.
+func apiKey(h http.Header) string {
+	if k := h.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	return h.Get("Api-Key")
 }

@@ -80,6 +80,9 @@ type Trail struct {
 	// QueuedBehind how many requests the queue let in meanwhile.
 	QueuedMS     int64 `json:"queued_ms,omitempty"`
 	QueuedBehind int64 `json:"queued_behind,omitempty"`
+	// ServedProtocol is the protocol of the deployment that served (for
+	// the metric of dropped fields; the call log has the provider).
+	ServedProtocol string `json:"-"`
 	queued       bool  // it queued, if only for less than a millisecond
 	first        [1]Attempt
 }

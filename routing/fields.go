@@ -8,10 +8,23 @@ import (
 	"switchyard/routing/reason"
 )
 
-// refusedField is the first field of r that deployment d's protocol refuses
-// (its adapter's field table), or "".
+// refusedField is the first field of r that deployment d cannot carry (the
+// field policy for its protocol, capabilities and strictness), or "".
 func refusedField(d *config.RDeployment, r *adapter.ChatRequest) string {
-	return adapter.Refused(d.Provider.Protocol, r, d.Capabilities)
+	return adapter.Refusal(d.Provider.Protocol, r, d.Capabilities, d.StrictFields)
+}
+
+// recordDrops puts on the call what the deployment that served did not get
+// of the request (the field policy's drops), for the call log and the
+// metrics.
+func (x *exchange) recordDrops(d *config.RDeployment, r *adapter.ChatRequest) {
+	if d == nil || r == nil {
+		return
+	}
+	x.trail.ServedProtocol = string(d.Provider.Protocol)
+	if v := adapter.Judge(d.Provider.Protocol, r, d.Capabilities, d.StrictFields); len(v.Dropped) > 0 {
+		x.rec.DroppedFields = v.Dropped
+	}
 }
 
 // unsupportedParameter is the answer to a request that no deployment could

@@ -177,10 +177,10 @@ func TestReplayNeedsFieldsAndExplicitModels(t *testing.T) {
 		s.LogicModels[0].Deployments[0].Capabilities.Vision = true
 		s.LogicModels[2].Deployments[0].Capabilities.Vision = true
 	})
-	seed := uint64(adapter.FieldSet(0).With("seed"))
+	logprobs := uint64(adapter.FieldSet(0).With("logprobs"))
 	draft := replayWorld(t, func(s *config.Snapshot) {
 		// main on pa loses vision; pb becomes an Anthropic provider, which
-		// refuses seed; the explicit model canary leaves the group.
+		// refuses logprobs; the explicit model canary leaves the group.
 		s.Providers[1].Protocol = config.ProtocolAnthropic
 		s.LogicModels[2].Deployments[0].Capabilities.Vision = true
 		s.RouteGroups[0].Tiers[1].Candidates = s.RouteGroups[0].Tiers[1].Candidates[:1]
@@ -189,7 +189,7 @@ func TestReplayNeedsFieldsAndExplicitModels(t *testing.T) {
 	shapes := []TrafficShape{
 		{CallerID: 1, Caller: "c", Model: "fast", Needs: record.NeedVision, Requests: 10, Served: 10},
 		{CallerID: 1, Caller: "c", Model: "fast", Requests: 90, Served: 90},
-		{CallerID: 1, Caller: "c", Model: "canary", Fields: seed, Requests: 7, Served: 7},
+		{CallerID: 1, Caller: "c", Model: "canary", Fields: logprobs, Requests: 7, Served: 7},
 		{CallerID: 1, Caller: "c", Model: "canary", Requests: 3, Served: 3},
 		{CallerID: 2, Caller: "old", Model: "fast", Requests: 50, Served: 50}, // not a caller of the live version
 	}
@@ -231,8 +231,8 @@ func TestReplayNeedsFieldsAndExplicitModels(t *testing.T) {
 	draft2 := replayWorld(t, func(s *config.Snapshot) {
 		s.Providers[0].Protocol, s.Providers[1].Protocol = config.ProtocolAnthropic, config.ProtocolAnthropic
 	})
-	im2, _ := Replay(live, draft2, []TrafficShape{{CallerID: 1, Caller: "c", Model: "deep", Fields: seed, Requests: 4, Served: 4}}, 0)
-	if len(im2.Lost) != 1 || im2.Lost[0].Code != "unsupported_parameter" || im2.Lost[0].Param != "seed" {
+	im2, _ := Replay(live, draft2, []TrafficShape{{CallerID: 1, Caller: "c", Model: "deep", Fields: logprobs, Requests: 4, Served: 4}}, 0)
+	if len(im2.Lost) != 1 || im2.Lost[0].Code != "unsupported_parameter" || im2.Lost[0].Param != "logprobs" {
 		t.Fatalf("unsupported parameter: %+v", im2.Lost)
 	}
 }

@@ -103,10 +103,14 @@ type Request struct {
 	Endpoint Endpoint
 	// Path is the request path, part of the idempotency fingerprint.
 	Path string
+	// Query is the request's raw query; a native path passes the door's
+	// own switches in it (Messages' beta=true) to the vendor.
+	Query string
 	// Authorization is the Authorization header ("Bearer <caller key>").
 	Authorization string
-	// APIKey is the x-api-key header, the Anthropic SDKs' way of sending
-	// the key; used when Authorization is empty.
+	// APIKey is the x-api-key header (the Anthropic SDKs' way of sending
+	// the key) or the api-key header (Azure-style clients); used when
+	// Authorization carries no bearer token.
 	APIKey string
 	// CallerID, when not 0, is a caller chosen by a signed-in operator (the
 	// console's test request): no key is checked.
@@ -369,13 +373,12 @@ func (x *exchange) authenticate() bool {
 		return x.caller.Enabled || x.refuseDisabled()
 	}
 	key, ok := strings.CutPrefix(x.req.Authorization, "Bearer ")
-	if x.req.Authorization == "" && x.req.APIKey != "" {
-		key, ok = x.req.APIKey, true
+	if key = strings.TrimSpace(key); (!ok || key == "") && x.req.APIKey != "" {
+		key, ok = strings.TrimSpace(x.req.APIKey), true
 	}
-	key = strings.TrimSpace(key)
 	if !ok || key == "" {
 		x.a.Header.Set("x-should-retry", "false")
-		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "missing API key: send 'Authorization: Bearer <your Switchyard caller key>' (or, on /v1/messages, 'x-api-key: <key>')")
+		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "missing API key: send your Switchyard caller key as 'Authorization: Bearer <key>', 'x-api-key: <key>' or 'api-key: <key>'")
 		return false
 	}
 	x.caller = x.rt.Authenticate(key)

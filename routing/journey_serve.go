@@ -29,6 +29,9 @@ func (x *exchange) chat() {
 		x.invalid(err)
 		return
 	}
+	if req.Native != nil {
+		req.Native.Query = x.req.Query
+	}
 	x.rec.RequestedModel, x.rec.Stream = req.Model, req.Stream
 	x.prepareLadder(req, body)
 	deadline, err := x.deadline()
@@ -61,6 +64,7 @@ func (x *exchange) chat() {
 		return
 	}
 	d := out.Served.Deployment
+	x.recordDrops(d, req)
 	native := adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities)
 	answer, err := x.door().Answer(nil, req, out.Result, d.Model.Code, x.rec.RequestID, native)
 	if err != nil {
@@ -122,6 +126,7 @@ func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec limi
 		x.capture.status, x.capture.ctype, x.capture.stream = http.StatusOK, "text/event-stream", true
 	}
 	d := committed.Served.Deployment
+	x.recordDrops(d, req)
 	native := adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities)
 	if native {
 		x.ladder.collect = nil // vendor-native events are not OpenAI chunks to keep

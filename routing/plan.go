@@ -266,8 +266,13 @@ func unusable(d *config.RDeployment, needs Needs, st *State) reason.Reason {
 		return reason.Reason{Code: reason.LacksCapability, Capability: "vision"}
 	case needs.Tools && !d.Capabilities.Tools:
 		return reason.Reason{Code: reason.LacksCapability, Capability: "tools"}
-	case needs.Chat != nil && refusedField(d, needs.Chat) != "":
-		return reason.Reason{Code: reason.UnsupportedParameter, Param: refusedField(d, needs.Chat), Protocol: string(d.Provider.Protocol)}
+	}
+	if needs.Chat != nil {
+		if f := refusedField(d, needs.Chat); f != "" {
+			return reason.Reason{Code: reason.UnsupportedParameter, Param: f, Protocol: string(d.Provider.Protocol)}
+		}
+	}
+	switch {
 	case st == nil:
 		return reason.Reason{}
 	case st.Health != nil && st.Health.Down(d.ID):

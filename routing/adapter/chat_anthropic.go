@@ -104,6 +104,7 @@ type anthropicRequest struct {
 	StopSequences []string                `json:"stop_sequences,omitempty"`
 	Temperature   *float64                `json:"temperature,omitempty"`
 	TopP          *float64                `json:"top_p,omitempty"`
+	TopK          *int                    `json:"top_k,omitempty"`
 	Tools         []anthropicTool         `json:"tools,omitempty"`
 	ToolChoice    *anthropicToolChoice    `json:"tool_choice,omitempty"`
 	Thinking      *anthropicThinking      `json:"thinking,omitempty"`
@@ -115,7 +116,8 @@ type anthropicRequest struct {
 // anthropicOutputConfig carries native structured output:
 // {"format":{"type":"json_schema","schema":{...}}}.
 type anthropicOutputConfig struct {
-	Format anthropicOutputFormat `json:"format"`
+	Format *anthropicOutputFormat `json:"format,omitempty"`
+	Effort string                 `json:"effort,omitempty"`
 }
 
 type anthropicOutputFormat struct {
@@ -147,10 +149,14 @@ type anthropicImageSource struct {
 }
 
 type anthropicTool struct {
+	Type        string          `json:"type,omitempty"` // a server tool's type; empty for a custom tool
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 }
+
+// anthropicWebSearch is Anthropic's hosted web search server tool.
+var anthropicWebSearch = anthropicTool{Type: "web_search_20250305", Name: "web_search"}
 
 type anthropicToolChoice struct {
 	Type                   string `json:"type"` // auto | any | none | tool
@@ -160,7 +166,7 @@ type anthropicToolChoice struct {
 
 type anthropicThinking struct {
 	Type         string `json:"type"`
-	BudgetTokens int    `json:"budget_tokens"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
 }
 
 type anthropicMetadata struct {
@@ -178,7 +184,7 @@ func (a Anthropic) requestBody(model string, r *ChatRequest, stream bool) ([]byt
 // respTool names the tool that carries response_format when it is served
 // through a forced tool call ("" otherwise).
 func (a Anthropic) build(model string, r *ChatRequest, stream bool, caps config.Capabilities) (body []byte, respTool string, err error) {
-	if f := fieldTables()[config.ProtocolAnthropic].Refused(r, caps); f != "" {
+	if f := Judge(config.ProtocolAnthropic, r, caps, false).Refused; f != "" {
 		return nil, "", unsupportedField(f)
 	}
 	req, err := a.translate(model, r, stream)
@@ -207,7 +213,10 @@ func anthropicFormat(req *anthropicRequest, r *ChatRequest, caps config.Capabili
 	case r.Format.Type != FormatJSONObject && r.Format.Type != FormatJSONSchema:
 		return ""
 	case anthropicNativeFormat(r, caps):
-		req.OutputConfig = &anthropicOutputConfig{Format: anthropicOutputFormat{Type: "json_schema", Schema: r.Format.Schema}}
+		if req.OutputConfig == nil {
+			req.OutputConfig = &anthropicOutputConfig{}
+		}
+		req.OutputConfig.Format = &anthropicOutputFormat{Type: "json_schema", Schema: r.Format.Schema}
 		return ""
 	}
 	name := anthropicToolName(r.Format.Name)
@@ -337,6 +346,17 @@ func (a Anthropic) translate(model string, r *ChatRequest, stream bool) (*anthro
 		}
 	}
 
+	req.TopK = r.TopK
+	if r.Set.Has("web_search_options") {
+		req.Tools = append(req.Tools, anthropicWebSearch) // the policy refuses it without the capability
+	}
+	if r.Effort != "" {
+		req.OutputConfig = &anthropicOutputConfig{Effort: r.Effort}
+	}
+	if r.Adaptive() {
+		req.Thinking = &anthropicThinking{Type: ThinkingAdaptive}
+		req.Temperature = nil
+	}
 	if r.WantsReasoning() {
 		budget := max(r.ThinkingBudget(), anthropicMinThinking)
 		req.Thinking = &anthropicThinking{Type: "enabled", BudgetTokens: budget}

@@ -109,7 +109,22 @@ type geminiFunctionResponse struct {
 }
 
 type geminiTool struct {
-	FunctionDeclarations []geminiFunctionDecl `json:"functionDeclarations"`
+	FunctionDeclarations []geminiFunctionDecl `json:"functionDeclarations,omitempty"`
+	GoogleSearch         *struct{}            `json:"googleSearch,omitempty"`
+}
+
+// geminiInstructions marks a system message folded into a user turn.
+const geminiInstructions = "[Instructions from the system]\n"
+
+// geminiEffortBudget is the thinking budget of an effort hint.
+func geminiEffortBudget(effort string) int {
+	switch effort {
+	case "low", "minimal":
+		return 2048
+	case "medium":
+		return 8192
+	}
+	return 16384
 }
 
 type geminiFunctionDecl struct {
@@ -130,6 +145,7 @@ type geminiFunctionCallingConfig struct {
 type geminiGenConfig struct {
 	Temperature        *float64              `json:"temperature,omitempty"`
 	TopP               *float64              `json:"topP,omitempty"`
+	TopK               *int                  `json:"topK,omitempty"`
 	MaxOutputTokens    *int                  `json:"maxOutputTokens,omitempty"`
 	StopSequences      []string              `json:"stopSequences,omitempty"`
 	CandidateCount     int                   `json:"candidateCount,omitempty"`
@@ -154,10 +170,10 @@ func geminiRequestBody(r *ChatRequest) ([]byte, error) {
 // geminiBuild renders r as a generateContent request, refusing the fields
 // the table refuses.
 func geminiBuild(r *ChatRequest, caps config.Capabilities) ([]byte, error) {
-	if f := fieldTables()[config.ProtocolGemini].Refused(r, caps); f != "" {
+	if f := Judge(config.ProtocolGemini, r, caps, false).Refused; f != "" {
 		return nil, unsupportedField(f)
 	}
-	req, err := geminiTranslate(r)
+	req, err := geminiTranslate(r, caps)
 	if err != nil {
 		return nil, err
 	}
@@ -168,18 +184,25 @@ func geminiBuild(r *ChatRequest, caps config.Capabilities) ([]byte, error) {
 	return b, nil
 }
 
-func geminiTranslate(r *ChatRequest) (*geminiRequest, error) {
+func geminiTranslate(r *ChatRequest, caps config.Capabilities) (*geminiRequest, error) {
 	req := &geminiRequest{Contents: []geminiContent{}}
-	var system []geminiPart
-	names := map[string]string{} // tool call id → function name, for tool results
+	var system, pending []geminiPart // pending: later instructions, for the next user turn
+	names := map[string]string{}     // tool call id → function name, for tool results
 	for i, m := range r.Messages {
 		var role string
 		var parts []geminiPart
 		var err error
 		switch m.Role {
 		case "system", "developer":
-			if s := m.Text(); s != "" {
-				system = append(system, geminiPart{Text: s})
+			s := m.Text()
+			switch {
+			case s == "":
+			case len(req.Contents) == 0:
+				system = append(system, geminiPart{Text: s}) // leading: the system instruction
+			default:
+				// Mid-conversation instructions keep their place: folded into
+				// the next user turn, marked as instructions.
+				pending = append(pending, geminiPart{Text: geminiInstructions + s})
 			}
 			continue
 		case "user":
@@ -197,6 +220,9 @@ func geminiTranslate(r *ChatRequest) (*geminiRequest, error) {
 		if err != nil {
 			return nil, err
 		}
+		if role == "user" && len(pending) > 0 {
+			parts, pending = append(pending, parts...), nil
+		}
 		if len(parts) == 0 {
 			continue
 		}
@@ -206,6 +232,9 @@ func geminiTranslate(r *ChatRequest) (*geminiRequest, error) {
 			continue
 		}
 		req.Contents = append(req.Contents, geminiContent{Role: role, Parts: parts})
+	}
+	if len(pending) > 0 { // instructions after the last user turn: a user turn of their own
+		req.Contents = append(req.Contents, geminiContent{Role: "user", Parts: pending})
 	}
 	if len(system) > 0 {
 		req.SystemInstruction = &geminiContent{Parts: system}
@@ -237,7 +266,10 @@ func geminiTranslate(r *ChatRequest) (*geminiRequest, error) {
 		}
 	}
 
-	gc := &geminiGenConfig{Temperature: r.Temperature, TopP: r.TopP, StopSequences: r.Stop}
+	if r.Set.Has("web_search_options") {
+		req.Tools = append(req.Tools, geminiTool{GoogleSearch: &struct{}{}}) // the policy refuses it without the capability
+	}
+	gc := &geminiGenConfig{Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, StopSequences: r.Stop}
 	if r.MaxTokens != nil && *r.MaxTokens > 0 {
 		gc.MaxOutputTokens = r.MaxTokens
 	}
@@ -258,6 +290,12 @@ func geminiTranslate(r *ChatRequest) (*geminiRequest, error) {
 	if r.PresencePenalty != nil && *r.PresencePenalty != 0 {
 		gc.PresencePenalty = r.PresencePenalty
 	}
+	switch {
+	case !r.WantsReasoning() && r.Effort != "" && caps.Thinking:
+		gc.ThinkingConfig = &geminiThinkingConfig{ThinkingBudget: geminiEffortBudget(r.Effort), IncludeThoughts: true}
+	case !r.WantsReasoning() && r.Adaptive() && caps.Thinking:
+		gc.ThinkingConfig = &geminiThinkingConfig{ThinkingBudget: -1, IncludeThoughts: true} // dynamic: the model decides
+	}
 	if r.WantsReasoning() {
 		budget := r.ThinkingBudget()
 		gc.ThinkingConfig = &geminiThinkingConfig{ThinkingBudget: budget, IncludeThoughts: true}
@@ -267,7 +305,7 @@ func geminiTranslate(r *ChatRequest) (*geminiRequest, error) {
 			gc.MaxOutputTokens = vendorIntPtr(*gc.MaxOutputTokens + budget)
 		}
 	}
-	if gc.Temperature != nil || gc.TopP != nil || gc.MaxOutputTokens != nil || len(gc.StopSequences) > 0 ||
+	if gc.Temperature != nil || gc.TopP != nil || gc.TopK != nil || gc.MaxOutputTokens != nil || len(gc.StopSequences) > 0 ||
 		gc.ResponseMimeType != "" || gc.ThinkingConfig != nil || gc.CandidateCount > 0 || gc.Seed != nil ||
 		gc.FrequencyPenalty != nil || gc.PresencePenalty != nil {
 		req.GenerationConfig = gc

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"switchyard/routing/config"
 	"switchyard/routing/wire"
 	"sync"
 	"sync/atomic"
@@ -23,7 +24,7 @@ func (o OpenAI) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult
 	if rr := nativeResponses(r, t); rr != nil {
 		return o.Responses(ctx, t, rr) // the Responses door, spoken natively
 	}
-	body, e := openaiChatBody(r, t.UpstreamModel, false)
+	body, e := openaiChatBody(r, t.UpstreamModel, false, t.Capabilities)
 	if e != nil {
 		return nil, e
 	}
@@ -181,9 +182,14 @@ func openaiUsage(v gjson.Result) Usage {
 // settings ours: stream false, or stream true with
 // stream_options.include_usage true (the caller's other stream_options kept).
 // Every other member is copied byte for byte.
-func openaiChatBody(r *ChatRequest, model string, stream bool) ([]byte, *Error) {
+func openaiChatBody(r *ChatRequest, model string, stream bool, caps config.Capabilities) ([]byte, *Error) {
 	if r == nil {
 		return nil, &Error{Class: ClassBadRequest, Code: "invalid_request", Message: "no chat request"}
+	}
+	if r.Native != nil { // a door's translation: refuse what the router should have skipped
+		if f := Judge(config.ProtocolOpenAI, r, caps, false).Refused; f != "" {
+			return nil, unsupportedField(f)
+		}
 	}
 	root := gjson.Parse(wire.View(r.Body))
 	if !root.IsObject() {
@@ -206,6 +212,9 @@ func openaiChatBody(r *ChatRequest, model string, stream bool) ([]byte, *Error) 
 			opts = v
 			return true
 		}
+		if r.Native != nil && openaiDrops(k.Str, r, caps) {
+			return true // a door's translation: the field policy leaves it out
+		}
 		out = append(out, ',')
 		out = append(out, k.Raw...)
 		out = append(out, ':')
@@ -227,7 +236,31 @@ func openaiChatBody(r *ChatRequest, model string, stream bool) ([]byte, *Error) 
 		}
 		out = append(out, '}')
 	}
+	if e := openaiEffort(r, caps); e != "" && !root.Get("reasoning_effort").Exists() {
+		out = append(out, `,"reasoning_effort":`...)
+		out = wire.AppendString(out, e)
+	}
 	return append(out, '}'), nil
+}
+
+// openaiDrops reports whether the OpenAI table drops the chat field name of
+// a translated request.
+func openaiDrops(name string, r *ChatRequest, caps config.Capabilities) bool {
+	rule, ok := fieldTables()[config.ProtocolOpenAI][name]
+	return ok && rule.decide(r, caps) == Drop
+}
+
+// openaiEffort is the reasoning_effort a translated effort hint becomes on a
+// deployment that reasons ("" when it gets none: the policy drops it).
+func openaiEffort(r *ChatRequest, caps config.Capabilities) string {
+	if r.Effort == "" || !caps.Thinking {
+		return ""
+	}
+	switch r.Effort {
+	case "low", "medium", "high", "minimal":
+		return r.Effort
+	}
+	return "high" // max, xhigh and whatever comes next: the most OpenAI offers
 }
 
 // ChatStream opens a streamed completion. A non-2xx answer is classified
@@ -236,7 +269,7 @@ func (o OpenAI) ChatStream(ctx context.Context, t Target, r *ChatRequest) (Strea
 	if rr := nativeResponses(r, t); rr != nil {
 		return o.ResponsesStream(ctx, t, rr)
 	}
-	body, e := openaiChatBody(r, t.UpstreamModel, true)
+	body, e := openaiChatBody(r, t.UpstreamModel, true, t.Capabilities)
 	if e != nil {
 		return nil, e
 	}

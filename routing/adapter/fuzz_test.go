@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"switchyard/routing/config"
 	"testing"
 	"testing/iotest"
 	"unicode/utf8"
@@ -212,7 +213,7 @@ func FuzzOpenAIChatBody(f *testing.F) {
 		}
 		r := &ChatRequest{Body: body}
 		for _, stream := range []bool{false, true} {
-			out, e := openaiChatBody(r, "up/model\"x", stream)
+			out, e := openaiChatBody(r, "up/model\"x", stream, config.Capabilities{})
 			if e != nil {
 				t.Fatal(e)
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"switchyard/routing/wire"
 
@@ -63,7 +64,7 @@ func (a Anthropic) nativeChat(ctx context.Context, t Target, r *ChatRequest) (*C
 	if err != nil {
 		return nil, err
 	}
-	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages"), anthropicHeaders(t), body, ClassifyAnthropic)
+	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages")+anthropicBetaQuery(r), anthropicHeaders(t), body, ClassifyAnthropic)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ func (a Anthropic) nativeStream(ctx context.Context, t Target, r *ChatRequest) (
 	}
 	h := anthropicHeaders(t)
 	h.Set("Accept", "text/event-stream")
-	url := anthropicURL(t.BaseURL, "/v1/messages")
+	url := anthropicURL(t.BaseURL, "/v1/messages") + anthropicBetaQuery(r)
 	resp, cancel, e := openStream(ctx, t.APIKey, anthropicErrors, func(c context.Context) (*http.Response, *Error) {
 		return vendorSend(c, t, http.MethodPost, url, h, body)
 	})
@@ -268,4 +269,17 @@ func (Anthropic) CountTokens(ctx context.Context, t Target, r *ChatRequest) (int
 		return 0, &Error{Class: ClassServer, Status: resp.StatusCode, Code: "malformed_response", Message: "the count_tokens answer has no input_tokens"}
 	}
 	return n.Int(), nil
+}
+
+// anthropicBetaQuery is "?beta=true" when the caller asked the Messages API
+// for its beta surface so (the Anthropic SDKs' beta client, Claude Code);
+// no other query parameter of the caller's reaches the vendor.
+func anthropicBetaQuery(r *ChatRequest) string {
+	if r.Native == nil || r.Native.Query == "" {
+		return ""
+	}
+	if q, err := url.ParseQuery(r.Native.Query); err == nil && q.Get("beta") == "true" {
+		return "?beta=true"
+	}
+	return ""
 }

@@ -19,8 +19,12 @@ type ChatRequest struct {
 	Stop            []string // a single string is normalized to one element
 	Tools           []Tool
 	ToolChoice      json.RawMessage // "auto" | "none" | "required" | {"type":"function",...}
-	ReasoningEffort string          // "minimal" | "low" | "medium" | "high" | ""
-	Thinking        *Thinking       // non-standard {"type":"enabled","budget_tokens":N}
+	ReasoningEffort string          // "minimal" | "low" | "medium" | "high" | "": asks for reasoning
+	Thinking        *Thinking       // non-standard {"type":"enabled","budget_tokens":N}, or "adaptive"
+	// Effort is how hard the model should work ("low" … "max"), a hint
+	// that does not ask for reasoning (Anthropic's output_config.effort):
+	// translators give it to vendors that reason, others drop it.
+	Effort string
 	ResponseFormat  json.RawMessage // the caller's object; nil when absent or null
 	User            string
 
@@ -31,6 +35,7 @@ type ChatRequest struct {
 	PresencePenalty   *float64 // nil when absent
 	ParallelToolCalls *bool    // nil when absent
 	SafetyIdentifier  string
+	TopK              *int // nil when absent
 	// Format is response_format's typed view (FormatText when absent).
 	Format ResponseFormat
 
@@ -40,6 +45,15 @@ type ChatRequest struct {
 	// in body order.
 	Set     FieldSet
 	Unknown []string
+
+	// Untranslatable is the first part of the caller's request that only
+	// the door's own protocol carries (a role, a content or tool type this
+	// build cannot translate), in the door's notation; "" when a
+	// translation carries everything. Drops lists what a translation leaves
+	// out, in the door's notation with array positions as [] (the field
+	// policy adds the canonical fields a protocol drops).
+	Untranslatable string
+	Drops          []string
 
 	// Native is the original request of a front door other than chat
 	// completions (nil for chat completions); see native.go.
@@ -112,13 +126,41 @@ type Tool struct {
 	Strict      *bool
 }
 
-// WantsReasoning reports whether the caller asked for reasoning; such a
-// request always goes to the deep tier (the data-plane contract).
+// WantsReasoning reports whether the caller asked for reasoning: a
+// reasoning effort, or thinking enabled with a budget. Such a request always
+// goes to the deep tier (the data-plane contract). Adaptive thinking lets
+// the model decide whether to think, so it asks for nothing by itself.
 func (r *ChatRequest) WantsReasoning() bool {
 	if r.ReasoningEffort != "" && r.ReasoningEffort != "none" {
 		return true
 	}
-	return r.Thinking != nil && r.Thinking.Type != "disabled"
+	return r.Thinking != nil && r.Thinking.Type != "disabled" && r.Thinking.Type != ThinkingAdaptive
+}
+
+// ThinkingAdaptive is thinking at the model's discretion.
+const ThinkingAdaptive = "adaptive"
+
+// Adaptive reports thinking left to the model (Anthropic's adaptive
+// thinking): a translator lets a vendor that reasons decide for itself.
+func (r *ChatRequest) Adaptive() bool {
+	return r.Thinking != nil && r.Thinking.Type == ThinkingAdaptive
+}
+
+// Drop appends a dropped part (door notation) unless it is already listed.
+func (r *ChatRequest) Drop(param string) {
+	for _, d := range r.Drops {
+		if d == param {
+			return
+		}
+	}
+	r.Drops = append(r.Drops, param)
+}
+
+// CannotTranslate records the first part only the door's own protocol carries.
+func (r *ChatRequest) CannotTranslate(param string) {
+	if r.Untranslatable == "" {
+		r.Untranslatable = param
+	}
 }
 
 // NeedsVision reports whether any message carries an image.

@@ -237,6 +237,9 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 		for _, n := range p.PassHeaders {
 			rp.Pass = append(rp.Pass, http.CanonicalHeaderKey(n))
 		}
+		if len(rp.Pass) == 0 {
+			rp.Pass = DefaultPassHeaders[p.Protocol]
+		}
 		rt.Providers[p.Name] = rp
 	}
 	for _, m := range s.LogicModels {

@@ -154,6 +154,15 @@ func CanonicalHeaders(p *Provider) {
 	slices.Sort(p.PassHeaders)
 }
 
+// DefaultPassHeaders are the caller headers a provider of a protocol lets
+// through when its own list names none: an Anthropic vendor gets the
+// caller's anthropic-beta, the Messages API's switch for the features
+// Claude Code and the Anthropic SDKs use (a list of the operator's own
+// replaces it).
+var DefaultPassHeaders = map[Protocol][]string{
+	ProtocolAnthropic: {"Anthropic-Beta"},
+}
+
 // HeaderSecret is a secret header's sealed value, opened, with the provider
 // it was sealed for (a value is never sent to another provider's vendor).
 type HeaderSecret struct {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestParseMessagesRecordedRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Native == nil || !bytes.Equal(r.Native.Body, body) || r.Native.Refuse != "" || r.Native.Door != adapter.DoorMessages {
+	if r.Native == nil || !bytes.Equal(r.Native.Body, body) || r.Untranslatable != "" || r.Native.Door != adapter.DoorMessages {
 		t.Fatalf("native: %+v", r.Native)
 	}
 	if r.Model != "claude-3-7-sonnet-latest" || r.MaxTokens == nil || *r.MaxTokens != 512 || len(r.Tools) != 1 || r.Tools[0].Name != "get_weather" {
@@ -56,32 +57,48 @@ func TestParseMessagesRecordedRequest(t *testing.T) {
 		t.Fatalf("tool result: %+v", tool)
 	}
 	for _, p := range []config.Protocol{config.ProtocolOpenAI, config.ProtocolAnthropic, config.ProtocolGemini} {
-		if f := adapter.Refused(p, r, config.Capabilities{}); f != "" {
-			t.Errorf("%s refuses %q", p, f)
+		if v := adapter.Judge(p, r, config.Capabilities{}, false); v.Refused != "" || len(v.Dropped) != 0 {
+			t.Errorf("%s: verdict %+v", p, v)
 		}
 	}
 }
 
-// What a translation cannot carry is named in Messages notation; an
-// Anthropic deployment takes everything.
-func TestMessagesRefusals(t *testing.T) {
+// What a translation drops or cannot carry is named in Messages notation;
+// an Anthropic deployment takes everything.
+func TestMessagesVerdicts(t *testing.T) {
 	const msg = `"messages":[{"role":"user","content":"hi"}]`
+	type want struct {
+		refused string
+		dropped []string
+	}
 	tests := []struct {
-		name, body string
-		openai     string // refused field for OpenAI-protocol deployments
-		gemini     string
+		name, body     string
+		openai, gemini want
 	}{
-		{"plain", `{"model":"m","max_tokens":9,` + msg + `}`, "", ""},
-		{"cache hints", `{"model":"m","max_tokens":9,"cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],` + msg + `}`, "", ""},
-		{"top_k", `{"model":"m","max_tokens":9,"top_k":3,` + msg + `}`, "top_k", "top_k"},
-		{"server tool", `{"model":"m","max_tokens":9,"tools":[{"type":"web_search_20250305","name":"web_search"}],` + msg + `}`, "tools[0].type", "tools[0].type"},
-		{"document block", `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"}}]}]}`, "messages[0].content[0].type", "messages[0].content[0].type"},
-		{"file image", `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"f1"}}]}]}`, "messages[0].content[0].source.type", "messages[0].content[0].source.type"},
-		{"output_config", `{"model":"m","max_tokens":9,"output_config":{"effort":"low"},` + msg + `}`, "output_config", "output_config"},
-		{"metadata key", `{"model":"m","max_tokens":9,"metadata":{"user_id":"u","tenant":"x"},` + msg + `}`, "metadata.tenant", "metadata.tenant"},
-		{"service tier", `{"model":"m","max_tokens":9,"service_tier":"standard_only",` + msg + `}`, "service_tier", "service_tier"},
-		{"user id: Gemini has none", `{"model":"m","max_tokens":9,"metadata":{"user_id":"u"},` + msg + `}`, "", "metadata.user_id"},
-		{"one tool at a time: Gemini cannot", `{"model":"m","max_tokens":9,"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"auto","disable_parallel_tool_use":true},` + msg + `}`, "", "tool_choice.disable_parallel_tool_use"},
+		{"plain", `{"model":"m","max_tokens":9,` + msg + `}`, want{}, want{}},
+		{"cache hints", `{"model":"m","max_tokens":9,"cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],` + msg + `}`,
+			want{dropped: []string{"cache_control"}}, want{dropped: []string{"cache_control"}}},
+		{"top_k: Gemini's topK, OpenAI has none", `{"model":"m","max_tokens":9,"top_k":3,` + msg + `}`, want{dropped: []string{"top_k"}}, want{}},
+		{"hosted web search without the capability", `{"model":"m","max_tokens":9,"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":3}],` + msg + `}`,
+			want{refused: "tools[] (web_search)"}, want{refused: "tools[] (web_search)"}},
+		{"another server tool", `{"model":"m","max_tokens":9,"tools":[{"type":"bash_20250124","name":"bash"}],` + msg + `}`, want{refused: "tools[0].type"}, want{refused: "tools[0].type"}},
+		{"document block", `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"}}]}]}`,
+			want{refused: "messages[0].content[0].type"}, want{refused: "messages[0].content[0].type"}},
+		{"file image", `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"f1"}}]}]}`,
+			want{refused: "messages[0].content[0].source.type"}, want{refused: "messages[0].content[0].source.type"}},
+		{"effort: nothing to give it to", `{"model":"m","max_tokens":9,"output_config":{"effort":"low"},` + msg + `}`,
+			want{dropped: []string{"output_config.effort"}}, want{dropped: []string{"output_config.effort"}}},
+		{"metadata", `{"model":"m","max_tokens":9,"metadata":{"user_id":"u","tenant":"x"},` + msg + `}`,
+			want{dropped: []string{"metadata.user_id", "metadata.tenant"}}, want{dropped: []string{"metadata.user_id", "metadata.tenant"}}},
+		{"service tier", `{"model":"m","max_tokens":9,"service_tier":"standard_only",` + msg + `}`, want{dropped: []string{"service_tier"}}, want{dropped: []string{"service_tier"}}},
+		{"one tool at a time: Gemini drops it for one tool", `{"model":"m","max_tokens":9,"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"auto","disable_parallel_tool_use":true},` + msg + `}`,
+			want{}, want{dropped: []string{"tool_choice.disable_parallel_tool_use"}}},
+		{"one tool at a time: Gemini refuses it for two", `{"model":"m","max_tokens":9,"tools":[{"name":"f","input_schema":{"type":"object"}},{"name":"g","input_schema":{"type":"object"}}],"tool_choice":{"type":"auto","disable_parallel_tool_use":true},` + msg + `}`,
+			want{}, want{refused: "tool_choice.disable_parallel_tool_use"}},
+		{"a role newer than this build", `{"model":"m","max_tokens":9,"messages":[{"role":"critic","content":"x"},{"role":"user","content":"y"}]}`,
+			want{refused: "messages[0].role"}, want{refused: "messages[0].role"}},
+		{"a field newer than this build", `{"model":"m","max_tokens":9,"future":{"x":1},` + msg + `}`, want{dropped: []string{"future"}}, want{dropped: []string{"future"}}},
+		{"hosted features", `{"model":"m","max_tokens":9,"mcp_servers":[{"type":"url","url":"https://x","name":"x"}],` + msg + `}`, want{refused: "mcp_servers"}, want{refused: "mcp_servers"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,14 +106,14 @@ func TestMessagesRefusals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f := adapter.Refused(config.ProtocolAnthropic, r, config.Capabilities{}); f != "" {
-				t.Errorf("anthropic refuses %q", f)
+			if v := adapter.Judge(config.ProtocolAnthropic, r, config.Capabilities{}, true); !v.Native || v.Refused != "" {
+				t.Errorf("anthropic: %+v", v)
 			}
-			if f := adapter.Refused(config.ProtocolOpenAI, r, config.Capabilities{}); f != tt.openai {
-				t.Errorf("openai refuses %q, want %q", f, tt.openai)
-			}
-			if f := adapter.Refused(config.ProtocolGemini, r, config.Capabilities{}); f != tt.gemini {
-				t.Errorf("gemini refuses %q, want %q", f, tt.gemini)
+			for p, w := range map[config.Protocol]want{config.ProtocolOpenAI: tt.openai, config.ProtocolGemini: tt.gemini} {
+				v := adapter.Judge(p, r, config.Capabilities{}, false)
+				if v.Refused != w.refused || !slices.Equal(v.Dropped, w.dropped) {
+					t.Errorf("%s: refused %q dropped %q, want %q %q", p, v.Refused, v.Dropped, w.refused, w.dropped)
+				}
 			}
 		})
 	}
@@ -115,7 +132,7 @@ func TestParseMessagesTranslation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.WantsReasoning() || r.ThinkingBudget() != 2048 || !r.NeedsVision() || !r.NeedsTools() || r.User != "u-7" || len(r.Stop) != 1 || *r.Temperature != 0.5 {
+	if !r.WantsReasoning() || r.ThinkingBudget() != 2048 || !r.NeedsVision() || !r.NeedsTools() || r.User != "" || len(r.Stop) != 1 || *r.Temperature != 0.5 {
 		t.Fatalf("typed view: %+v", r)
 	}
 	if r.Messages[0].Role != "system" || r.Messages[0].Text() != "one\n\ntwo" {
@@ -142,7 +159,7 @@ func TestParseMessagesInvalid(t *testing.T) {
 		{`{"model":"m","max_tokens":0,"messages":[{"role":"user","content":"x"}]}`, "max_tokens"},
 		{`{"model":"m","max_tokens":5}`, "messages"},
 		{`{"model":"m","max_tokens":5,"messages":[]}`, "messages"},
-		{`{"model":"m","max_tokens":5,"messages":[{"role":"system","content":"x"}]}`, "messages[0].role"},
+		{`{"model":"m","max_tokens":5,"messages":[{"role":7,"content":"x"}]}`, "messages[0].role"},
 		{`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":7}]}`, "messages[0].content"},
 		{`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_use","id":"a","name":"f"}]}]}`, "messages[0].content[0].type"},
 		{`{"model":"m","max_tokens":5,"temperature":1.5,"messages":[{"role":"user","content":"x"}]}`, "temperature"},
@@ -310,31 +327,5 @@ func TestMessagesErrorTypes(t *testing.T) {
 		if v := gjson.ParseBytes(b); v.Get("type").Str != "error" || v.Get("error.type").Str != typ || v.Get("error.message").Str != "m" || v.Get("error.code").Str != "c" {
 			t.Errorf("%d: %s", status, b)
 		}
-	}
-}
-
-// The README's Messages field table is MessagesFieldRules (go test -update
-// rewrites it).
-func TestMessagesFieldsREADME(t *testing.T) {
-	const path = "../../README.md"
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const begin, end = "<!-- messages-fields:begin -->\n", "<!-- messages-fields:end -->"
-	s := string(raw)
-	i, j := strings.Index(s, begin), strings.Index(s, end)
-	if i < 0 || j < i {
-		t.Fatalf("README lacks the %q … %q markers", strings.TrimSpace(begin), end)
-	}
-	want := MessagesFieldsMarkdown()
-	if got := s[i+len(begin) : j]; got != want {
-		if vendorUpdate() {
-			if err := os.WriteFile(path, []byte(s[:i+len(begin)]+want+s[j:]), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		t.Errorf("README's Messages field table differs from MessagesFieldRules; run go test ./routing/adapter -run TestMessagesFieldsREADME -update")
 	}
 }

@@ -302,7 +302,7 @@ func ParseChatRequest(body []byte) (*adapter.ChatRequest, error) {
 			r.Stop, err = parseStop(v)
 			set = len(r.Stop) > 0
 		case "tools":
-			r.Tools, err = parseTools(body, v)
+			r.Tools, err = parseTools(body, v, r)
 			set = len(r.Tools) > 0
 		case "tool_choice":
 			r.ToolChoice, err = parseToolChoice(body, v)
@@ -389,6 +389,9 @@ func ParseChatRequest(body []byte) (*adapter.ChatRequest, error) {
 			if set && v.Type != gjson.String && !v.IsObject() {
 				err = parseWant("function_call", v, `"none", "auto" or an object`)
 			}
+		case "top_k":
+			r.TopK, err = parseOptInt("top_k", v, 0)
+			set = r.TopK != nil
 		case "service_tier", "verbosity", "prompt_cache_key", "prompt_cache_retention":
 			var s string
 			s, err = parseOptString(k.Str, v)
@@ -422,7 +425,7 @@ func ParseChatRequest(body []byte) (*adapter.ChatRequest, error) {
 	if !messages.Exists() {
 		return nil, parseErrorf("messages", "messages is required")
 	}
-	if r.Messages, err = parseMessages(body, messages); err != nil {
+	if r.Messages, err = parseMessages(body, messages, r); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -647,7 +650,7 @@ func parseThinking(v gjson.Result) (*adapter.Thinking, *RequestError) {
 	return th, nil
 }
 
-func parseTools(body []byte, v gjson.Result) ([]adapter.Tool, *RequestError) {
+func parseTools(body []byte, v gjson.Result, r *adapter.ChatRequest) ([]adapter.Tool, *RequestError) {
 	if v.Type == gjson.Null {
 		return nil, nil
 	}
@@ -661,8 +664,11 @@ func parseTools(body []byte, v gjson.Result) ([]adapter.Tool, *RequestError) {
 	)
 	v.ForEach(func(_, tv gjson.Result) bool {
 		var t adapter.Tool
-		t, err = parseTool(body, i, tv)
-		tools = append(tools, t)
+		var ok bool
+		t, ok, err = parseTool(body, i, tv, r)
+		if ok {
+			tools = append(tools, t)
+		}
 		i++
 		return err == nil
 	})
@@ -672,16 +678,15 @@ func parseTools(body []byte, v gjson.Result) ([]adapter.Tool, *RequestError) {
 	return tools, nil
 }
 
-func parseTool(body []byte, i int, v gjson.Result) (adapter.Tool, *RequestError) {
-	var t adapter.Tool
+// parseTool reads a function tool (ok); a tool of another type (custom,
+// or one newer than this build) passes to OpenAI-protocol vendors as sent
+// and cannot be translated for the others.
+func parseTool(body []byte, i int, v gjson.Result, r *adapter.ChatRequest) (t adapter.Tool, ok bool, err *RequestError) {
 	p := func(f string) string { return fmt.Sprintf("tools[%d]%s", i, f) }
 	if !v.IsObject() {
-		return t, parseWant(p(""), v, "an object")
+		return t, false, parseWant(p(""), v, "an object")
 	}
-	var (
-		typ, fn gjson.Result
-		err     *RequestError
-	)
+	var typ, fn gjson.Result
 	v.ForEach(func(k, f gjson.Result) bool {
 		switch k.Str {
 		case "type":
@@ -692,13 +697,14 @@ func parseTool(body []byte, i int, v gjson.Result) (adapter.Tool, *RequestError)
 		return true
 	})
 	if typ.Type != gjson.String {
-		return t, parseWant(p(".type"), typ, `"function"`)
+		return t, false, parseWant(p(".type"), typ, `"function"`)
 	}
 	if typ.Str != "function" {
-		return t, parseErrorf(p(".type"), `unsupported tool type %q (only "function" tools are supported)`, parseShow(typ.Str))
+		r.CannotTranslate(p(".type"))
+		return t, false, nil
 	}
 	if !fn.IsObject() {
-		return t, parseWant(p(".function"), fn, "an object")
+		return t, false, parseWant(p(".function"), fn, "an object")
 	}
 	hasName := false
 	fn.ForEach(func(k, f gjson.Result) bool {
@@ -727,15 +733,15 @@ func parseTool(body []byte, i int, v gjson.Result) (adapter.Tool, *RequestError)
 		return err == nil
 	})
 	if err != nil {
-		return t, err
+		return t, false, err
 	}
 	if !hasName {
-		return t, parseErrorf(p(".function.name"), "a function name is required")
+		return t, false, parseErrorf(p(".function.name"), "a function name is required")
 	}
-	return t, nil
+	return t, true, nil
 }
 
-func parseMessages(body []byte, v gjson.Result) ([]adapter.Message, *RequestError) {
+func parseMessages(body []byte, v gjson.Result, r *adapter.ChatRequest) ([]adapter.Message, *RequestError) {
 	if !v.IsArray() {
 		return nil, parseWant("messages", v, "an array")
 	}
@@ -751,7 +757,7 @@ func parseMessages(body []byte, v gjson.Result) ([]adapter.Message, *RequestErro
 	var err *RequestError
 	i := 0
 	v.ForEach(func(_, mv gjson.Result) bool {
-		err = parseMessage(body, i, mv, &msgs[i], slots[i:i+1:i+1])
+		err = parseMessage(body, i, mv, &msgs[i], slots[i:i+1:i+1], r)
 		i++
 		return err == nil
 	})
@@ -761,7 +767,7 @@ func parseMessages(body []byte, v gjson.Result) ([]adapter.Message, *RequestErro
 	return msgs, nil
 }
 
-func parseMessage(body []byte, i int, v gjson.Result, m *adapter.Message, slot []adapter.ContentPart) *RequestError {
+func parseMessage(body []byte, i int, v gjson.Result, m *adapter.Message, slot []adapter.ContentPart, r *adapter.ChatRequest) *RequestError {
 	p := func(f string) string { return fmt.Sprintf("messages[%d]%s", i, f) }
 	if !v.IsObject() {
 		return parseWant(p(""), v, "an object")
@@ -796,7 +802,10 @@ func parseMessage(body []byte, i int, v gjson.Result, m *adapter.Message, slot [
 	}
 	var ok bool
 	if m.Role, ok = parseRole(role.Str); !ok {
-		return parseErrorf(p(".role"), "unknown role %q (want system, developer, user, assistant or tool)", parseShow(role.Str))
+		// A role newer than this build: OpenAI-protocol vendors get it as
+		// sent; a translation has no place for it.
+		m.Role = strings.Clone(role.Str)
+		r.CannotTranslate(p(".role"))
 	}
 	switch {
 	case !content.Exists() || content.Type == gjson.Null:
@@ -804,7 +813,7 @@ func parseMessage(body []byte, i int, v gjson.Result, m *adapter.Message, slot [
 		slot[0] = adapter.ContentPart{Type: "text", Text: content.Str}
 		m.Content = slot
 	case content.IsArray():
-		if m.Content, err = parseParts(i, m.Role, content); err != nil {
+		if m.Content, err = parseParts(i, m.Role, content, r); err != nil {
 			return err
 		}
 	default:
@@ -814,7 +823,7 @@ func parseMessage(body []byte, i int, v gjson.Result, m *adapter.Message, slot [
 		if m.Role != "assistant" {
 			return parseErrorf(p(".tool_calls"), "tool_calls are only allowed on assistant messages")
 		}
-		if m.ToolCalls, err = parseToolCalls(i, toolCalls); err != nil {
+		if m.ToolCalls, err = parseToolCalls(i, toolCalls, r); err != nil {
 			return err
 		}
 	}
@@ -830,7 +839,7 @@ func parseMessage(body []byte, i int, v gjson.Result, m *adapter.Message, slot [
 	return nil
 }
 
-func parseParts(i int, role string, v gjson.Result) ([]adapter.ContentPart, *RequestError) {
+func parseParts(i int, role string, v gjson.Result, r *adapter.ChatRequest) ([]adapter.ContentPart, *RequestError) {
 	var (
 		parts []adapter.ContentPart
 		err   *RequestError
@@ -838,7 +847,7 @@ func parseParts(i int, role string, v gjson.Result) ([]adapter.ContentPart, *Req
 	)
 	v.ForEach(func(_, pv gjson.Result) bool {
 		var cp adapter.ContentPart
-		cp, err = parsePart(i, j, role, pv)
+		cp, err = parsePart(i, j, role, pv, r)
 		parts = append(parts, cp)
 		j++
 		return err == nil
@@ -852,7 +861,7 @@ func parseParts(i int, role string, v gjson.Result) ([]adapter.ContentPart, *Req
 	return parts, nil
 }
 
-func parsePart(i, j int, role string, v gjson.Result) (adapter.ContentPart, *RequestError) {
+func parsePart(i, j int, role string, v gjson.Result, r *adapter.ChatRequest) (adapter.ContentPart, *RequestError) {
 	var cp adapter.ContentPart
 	p := func(f string) string { return fmt.Sprintf("messages[%d].content[%d]%s", i, j, f) }
 	if !v.IsObject() {
@@ -908,10 +917,13 @@ func parsePart(i, j int, role string, v gjson.Result) (adapter.ContentPart, *Req
 		}
 		return cp, nil
 	}
-	return cp, parseErrorf(p(".type"), "unsupported content part type %q (supported: text, image_url)", parseShow(typ.Str))
+	// A part newer than this build (audio, files, …): OpenAI-protocol
+	// vendors get it as sent; a translation has no place for it.
+	r.CannotTranslate(p(".type"))
+	return adapter.ContentPart{Type: strings.Clone(typ.Str)}, nil
 }
 
-func parseToolCalls(i int, v gjson.Result) ([]adapter.ToolCall, *RequestError) {
+func parseToolCalls(i int, v gjson.Result, r *adapter.ChatRequest) ([]adapter.ToolCall, *RequestError) {
 	if !v.IsArray() {
 		return nil, parseWant(fmt.Sprintf("messages[%d].tool_calls", i), v, "an array")
 	}
@@ -922,7 +934,7 @@ func parseToolCalls(i int, v gjson.Result) ([]adapter.ToolCall, *RequestError) {
 	)
 	v.ForEach(func(_, cv gjson.Result) bool {
 		var tc adapter.ToolCall
-		tc, err = parseToolCall(i, j, cv)
+		tc, err = parseToolCall(i, j, cv, r)
 		calls = append(calls, tc)
 		j++
 		return err == nil
@@ -933,15 +945,16 @@ func parseToolCalls(i int, v gjson.Result) ([]adapter.ToolCall, *RequestError) {
 	return calls, nil
 }
 
-func parseToolCall(i, j int, v gjson.Result) (adapter.ToolCall, *RequestError) {
+func parseToolCall(i, j int, v gjson.Result, r *adapter.ChatRequest) (adapter.ToolCall, *RequestError) {
 	var tc adapter.ToolCall
 	p := func(f string) string { return fmt.Sprintf("messages[%d].tool_calls[%d]%s", i, j, f) }
 	if !v.IsObject() {
 		return tc, parseWant(p(""), v, "an object")
 	}
 	var (
-		fn  gjson.Result
-		err *RequestError
+		fn    gjson.Result
+		err   *RequestError
+		other bool
 	)
 	v.ForEach(func(k, f gjson.Result) bool {
 		switch k.Str {
@@ -950,7 +963,8 @@ func parseToolCall(i, j int, v gjson.Result) (adapter.ToolCall, *RequestError) {
 		case "type":
 			var s string
 			if s, err = parseString(p(".type"), f); err == nil && s != "function" {
-				err = parseErrorf(p(".type"), `unsupported tool call type %q (only "function")`, parseShow(s))
+				other = true
+				r.CannotTranslate(p(".type")) // a custom tool's call: OpenAI's own
 			}
 		case "function":
 			fn = f
@@ -962,6 +976,9 @@ func parseToolCall(i, j int, v gjson.Result) (adapter.ToolCall, *RequestError) {
 	}
 	if tc.ID == "" {
 		return tc, parseErrorf(p(".id"), "a tool call id is required")
+	}
+	if other {
+		return tc, nil
 	}
 	if !fn.IsObject() {
 		return tc, parseWant(p(".function"), fn, "an object")

@@ -46,11 +46,8 @@ func TestParseErrorsDoNotEchoLongValues(t *testing.T) {
 	}
 	user := `{"role":"user","content":"hi"}`
 	for name, body := range map[string][]byte{
-		"role":         chat("", `{"role":"`+big+`","content":"hi"}`),
-		"content part": chat("", `{"role":"user","content":[{"type":"`+big+`"}]}`),
 		"tool_choice":  chat(`,"tool_choice":"`+big+`"`, user),
-		"tool type":    chat(`,"tools":[{"type":"`+big+`"}]`, user),
-		"tool call":    chat("", `{"role":"assistant","tool_calls":[{"id":"a","type":"`+big+`","function":{"name":"f","arguments":"{}"}}]}`),
+		"format type":  chat(`,"response_format":{"type":"`+big+`"}`, user),
 		"max_tokens":   chat(`,"max_tokens":`+digits, user),
 		"fraction":     chat(`,"max_tokens":1.`+strings.Repeat("1", 100000), user),
 		"temperature":  chat(`,"temperature":`+digits, user),

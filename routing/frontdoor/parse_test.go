@@ -232,8 +232,6 @@ func TestParseChatRequestRefuses(t *testing.T) {
 		{"messages null", `{"model":"fast","messages":null}`, "messages", "must be an array"},
 		{"message not object", `{"model":"fast",` + msgs(`"hi"`) + `}`, "messages[0]", "must be an object"},
 		{"role missing", `{"model":"fast",` + msgs(`{"content":"hi"}`) + `}`, "messages[0].role", "required"},
-		{"role unknown", `{"model":"fast",` + msgs(user, `{"role":"robot","content":"hi"}`) + `}`, "messages[1].role", `unknown role "robot"`},
-		{"role legacy function", `{"model":"fast",` + msgs(`{"role":"function","name":"f","content":"hi"}`) + `}`, "messages[0].role", "unknown role"},
 		{"role number", `{"model":"fast",` + msgs(`{"role":1,"content":"hi"}`) + `}`, "messages[0].role", "must be a string"},
 		{"user content null", `{"model":"fast",` + msgs(`{"role":"user","content":null}`) + `}`, "messages[0].content", "required"},
 		{"user content absent", `{"model":"fast",` + msgs(`{"role":"user"}`) + `}`, "messages[0].content", "required"},
@@ -244,8 +242,6 @@ func TestParseChatRequestRefuses(t *testing.T) {
 		{"content empty array", part("user", ``), "messages[0].content", "empty array"},
 		{"part not object", part("user", `"hi"`), "messages[0].content[0]", "content part object"},
 		{"part without type", part("user", `{"text":"hi"}`), "messages[0].content[0].type", `"text" or "image_url"`},
-		{"part unknown type", part("user", `{"type":"text","text":"a"},{"type":"input_audio","input_audio":{"data":"","format":"wav"}}`), "messages[0].content[1].type", `unsupported content part type "input_audio"`},
-		{"part input_text", part("user", `{"type":"input_text","text":"hi"}`), "messages[0].content[0].type", "supported: text, image_url"},
 		{"text part without text", part("user", `{"type":"text"}`), "messages[0].content[0].text", "must be a string"},
 		{"text part number", part("user", `{"type":"text","text":1}`), "messages[0].content[0].text", "must be a string"},
 		{"image_url as string", part("user", `{"type":"image_url","image_url":"https://x/y.png"}`), "messages[0].content[0].image_url", "must be an object"},
@@ -259,7 +255,6 @@ func TestParseChatRequestRefuses(t *testing.T) {
 		{"tool call without function", call(`{"id":"c","type":"function"}`), "messages[1].tool_calls[0].function", "must be an object"},
 		{"tool call without name", call(`{"id":"c","type":"function","function":{"arguments":"{}"}}`), "messages[1].tool_calls[0].function.name", "required"},
 		{"tool call object arguments", call(`{"id":"c","type":"function","function":{"name":"f","arguments":{}}}`), "messages[1].tool_calls[0].function.arguments", "must be a string"},
-		{"tool call custom type", call(`{"id":"c","type":"custom","function":{"name":"f","arguments":""}}`), "messages[1].tool_calls[0].type", "only \"function\""},
 		{"tool message without tool_call_id", `{"model":"fast",` + msgs(user, `{"role":"tool","content":"ok"}`) + `}`, "messages[1].tool_call_id", "tool_call_id"},
 		{"temperature string", req(`,"temperature":"0.5"`), "temperature", "must be a number, got a string"},
 		{"temperature too high", req(`,"temperature":2.5`), "temperature", "between 0 and 2"},
@@ -281,7 +276,6 @@ func TestParseChatRequestRefuses(t *testing.T) {
 		{"tools object", req(`,"tools":{}`), "tools", "must be an array"},
 		{"tool not object", req(`,"tools":["f"]`), "tools[0]", "must be an object"},
 		{"tool without type", req(`,"tools":[{"function":{"name":"f"}}]`), "tools[0].type", `"function"`},
-		{"tool custom type", req(`,"tools":[{"type":"custom","custom":{"name":"f"}}]`), "tools[0].type", `unsupported tool type "custom"`},
 		{"tool without function", req(`,"tools":[{"type":"function"}]`), "tools[0].function", "must be an object"},
 		{"tool without name", req(`,"tools":[{"type":"function","function":{"description":"d"}}]`), "tools[0].function.name", "required"},
 		{"tool empty name", req(`,"tools":[{"type":"function","function":{"name":""}}]`), "tools[0].function.name", "required"},
@@ -399,5 +393,39 @@ func BenchmarkParseChatRequest(b *testing.B) {
 		if err != nil || len(r.Messages) != 2 {
 			b.Fatal(err)
 		}
+	}
+}
+
+// What only an OpenAI-protocol vendor takes — a role, a content part, a
+// tool or a tool call of a type this build does not translate — is
+// accepted (it passes to OpenAI-compatible vendors as sent) and named as
+// what a translation cannot carry.
+func TestParseChatRequestUntranslatable(t *testing.T) {
+	user := `{"role":"user","content":"hi"}`
+	msgs := func(m ...string) string { return `"messages":[` + strings.Join(m, ",") + `]` }
+	part := func(role, parts string) string {
+		return `{"model":"fast",` + msgs(`{"role":"`+role+`","content":[`+parts+`]}`) + `}`
+	}
+	call := func(tc string) string {
+		return `{"model":"fast",` + msgs(user, `{"role":"assistant","content":null,"tool_calls":[`+tc+`]}`) + `}`
+	}
+	req := func(extra string) string { return `{"model":"fast",` + msgs(user) + extra + `}` }
+	for _, tc := range []struct{ name, body, param string }{
+		{"role unknown", `{"model":"fast",` + msgs(user, `{"role":"robot","content":"hi"}`) + `}`, "messages[1].role"},
+		{"role legacy function", `{"model":"fast",` + msgs(`{"role":"function","name":"f","content":"hi"}`) + `}`, "messages[0].role"},
+		{"part unknown type", part("user", `{"type":"text","text":"a"},{"type":"input_audio","input_audio":{"data":"","format":"wav"}}`), "messages[0].content[1].type"},
+		{"part input_text", part("user", `{"type":"input_text","text":"hi"}`), "messages[0].content[0].type"},
+		{"tool call custom type", call(`{"id":"c","type":"custom","function":{"name":"f","arguments":""}}`), "messages[1].tool_calls[0].type"},
+		{"tool custom type", req(`,"tools":[{"type":"custom","custom":{"name":"f"}}]`), "tools[0].type"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := ParseChatRequest([]byte(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Untranslatable != tc.param {
+				t.Fatalf("untranslatable %q, want %q", r.Untranslatable, tc.param)
+			}
+		})
 	}
 }

@@ -66,9 +66,11 @@ type streamItem struct {
 	partOpen bool
 	// reasoning
 	reasoning strings.Builder
-	// function call
+	// function call (custom: a custom tool's call)
 	callID, name string
 	args         strings.Builder
+	custom       bool
+	r            *ResponsesRequest
 }
 
 type streamPart struct {
@@ -280,13 +282,14 @@ func (e *ResponsesEvents) callDelta(dst []byte, index int, callID, name, args st
 			dst = e.closeItem(dst, e.call)
 		}
 		it = e.newItem(itemCall, e.ids.call(len(e.calls)))
-		it.callID, it.name = callID, name
+		it.callID, it.name, it.r = callID, name, e.r
 		if it.callID == "" {
 			it.callID = "call_" + e.ids.Base + "_" + itoa(len(e.calls))
 		}
 		e.calls[index], e.call = it, it
+		it.custom = e.r.Tools[name].Custom
 		dst = e.emit(dst, "response.output_item.added", member{"output_index", it.index},
-			member{"item", functionCallItem{ID: it.id, Type: "function_call", Status: responseInProgress, CallID: it.callID, Name: it.name}})
+			member{"item", callItem(e.r, it.id, responseInProgress, it.callID, it.name, "")})
 	} else if it.name == "" && name != "" {
 		it.name = name
 	}
@@ -294,6 +297,9 @@ func (e *ResponsesEvents) callDelta(dst []byte, index int, callID, name, args st
 		return dst
 	}
 	it.args.WriteString(args)
+	if it.custom {
+		return dst // a custom tool's input goes out whole when the call closes
+	}
 	return e.emit(dst, "response.function_call_arguments.delta", member{"item_id", it.id}, member{"output_index", it.index},
 		member{"delta", args})
 }
@@ -313,6 +319,14 @@ func (e *ResponsesEvents) closeItem(dst []byte, it *streamItem) []byte {
 		dst = e.emit(dst, "response.content_part.done", member{"item_id", it.id}, member{"output_index", it.index},
 			member{"content_index", 0}, member{"part", reasoningPart{Type: "reasoning_text", Text: t}})
 	case itemCall:
+		if it.custom {
+			in := customInputOf(it.args.String())
+			dst = e.emit(dst, "response.custom_tool_call_input.delta", member{"item_id", it.id}, member{"output_index", it.index},
+				member{"delta", in})
+			dst = e.emit(dst, "response.custom_tool_call_input.done", member{"item_id", it.id}, member{"output_index", it.index},
+				member{"input", in})
+			break
+		}
 		dst = e.emit(dst, "response.function_call_arguments.done", member{"item_id", it.id}, member{"output_index", it.index},
 			member{"arguments", it.args.String()})
 	}
@@ -326,7 +340,7 @@ func (it *streamItem) value(status string) any {
 	case itemReasoning:
 		return reasoningItem{ID: it.id, Type: "reasoning", Summary: []any{}, Content: []reasoningPart{{Type: "reasoning_text", Text: it.reasoning.String()}}}
 	case itemCall:
-		return functionCallItem{ID: it.id, Type: "function_call", Status: status, Arguments: it.args.String(), CallID: it.callID, Name: it.name}
+		return callItem(it.r, it.id, status, it.callID, it.name, it.args.String())
 	}
 	parts := make([]any, len(it.parts))
 	for i, p := range it.parts {

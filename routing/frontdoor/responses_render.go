@@ -151,6 +151,41 @@ type functionCallItem struct {
 	Arguments string `json:"arguments"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// customToolCallItem is a custom tool's call: its input as one string.
+type customToolCallItem struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	Input  string `json:"input"`
+}
+
+// callItem is the output item of a translated tool call: a function call
+// (named back into its namespace), or a custom tool's call whose input is
+// the function's one string argument.
+func callItem(r *ResponsesRequest, id, status, callID, name, args string) any {
+	tn, ok := r.Tools[name]
+	if ok && tn.Custom {
+		return customToolCallItem{ID: id, Type: "custom_tool_call", Status: status, CallID: callID, Name: tn.Name, Input: customInputOf(args)}
+	}
+	it := functionCallItem{ID: id, Type: "function_call", Status: status, Arguments: args, CallID: callID, Name: name}
+	if ok {
+		it.Name, it.Namespace = tn.Name, tn.Namespace
+	}
+	return it
+}
+
+// customInputOf is a custom tool's input from its function's arguments
+// ({"input": "…"}); arguments of another shape are passed whole.
+func customInputOf(args string) string {
+	if v := gjson.Get(args, "input"); v.Type == gjson.String {
+		return v.Str
+	}
+	return args
 }
 
 type reasoningItem struct {
@@ -270,8 +305,7 @@ func ResponsesFromChat(r *ResponsesRequest, chat []byte, ids ResponseIDs, model 
 	}
 	n := 0
 	msg.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
-		o.Output = append(o.Output, functionCallItem{ID: ids.call(n), Type: "function_call", Status: responseCompleted,
-			Arguments: tc.Get("function.arguments").Str, CallID: tc.Get("id").Str, Name: tc.Get("function.name").Str})
+		o.Output = append(o.Output, callItem(r, ids.call(n), responseCompleted, tc.Get("id").Str, tc.Get("function.name").Str, tc.Get("function.arguments").Str))
 		n++
 		return true
 	})

@@ -31,18 +31,17 @@ type ResponsesRequest struct {
 	Model  string
 	Stream bool
 	// Chat is the request translated into chat completions, for upstreams
-	// that do not speak the Responses API. Its Set and Unknown are those of
-	// the translation; NativeOnly names what it could not carry.
+	// that do not speak the Responses API; its Drops and Untranslatable say
+	// what the translation leaves out and what it cannot carry.
 	Chat *adapter.ChatRequest
-	// NativeOnly is the first field (a path such as "tools[1].type") that
-	// only a Responses upstream can carry: a built-in tool, an input item
-	// or part the chat translation has no place for, include of something
-	// the gateway cannot produce, or a field it does not know. "" when the
-	// translation carries the whole request.
-	NativeOnly string
 	// Unknown lists the top-level fields the parser does not know, in body
-	// order.
+	// order: a Responses upstream gets them, a translation drops them.
 	Unknown []string
+	// Tools maps the function names of the translation back to the tools
+	// the caller declared: a function inside a namespace (flattened to
+	// one name), or a custom tool (a function taking its input as a
+	// string).
+	Tools map[string]ToolName
 	// Echo is what a Responses object repeats of the request.
 	Echo ResponsesEcho
 }
@@ -82,19 +81,32 @@ func statelessErr(param, what string) *RequestError {
 }
 
 // responsesState is one parse in progress: the request, the chat body being
-// written and the first native-only field.
+// written, and what the translation drops or cannot carry.
 type responsesState struct {
-	body []byte
-	r    *ResponsesRequest
-	chat map[string]any // the chat request's top-level members
-	msgs []map[string]any
+	body           []byte
+	r              *ResponsesRequest
+	chat           map[string]any // the chat request's top-level members
+	msgs           []map[string]any
+	drops          []string
+	untranslatable string
 }
 
-// nativeOnly records a field only a Responses upstream can carry.
+// nativeOnly records the first part only a Responses upstream can carry.
 func (st *responsesState) nativeOnly(param string) {
-	if st.r.NativeOnly == "" {
-		st.r.NativeOnly = param
+	if st.untranslatable == "" {
+		st.untranslatable = param
 	}
+}
+
+// drop records a part the translation leaves out (array positions as []).
+func (st *responsesState) drop(path string) {
+	name := dropName(path)
+	for _, d := range st.drops {
+		if d == name {
+			return
+		}
+	}
+	st.drops = append(st.drops, name)
 }
 
 // ParseResponsesRequest validates a caller's /v1/responses body, builds its
@@ -119,7 +131,9 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 		name := k.Str
 		if !responsesKnown[name] {
 			r.Unknown = append(r.Unknown, strings.Clone(name))
-			st.nativeOnly(name) // forwarded to Responses upstreams, never translated
+			if v.Type != gjson.Null {
+				st.drop(name) // client_metadata, fields newer than this build
+			}
 			return true
 		}
 		if seen[name] {
@@ -235,12 +249,7 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 				if name == "service_tier" && (s == "auto" || s == "default") {
 					break
 				}
-				if name != "prompt_cache_key" && name != "prompt_cache_retention" {
-					// The prompt cache hints steer OpenAI's cache only and
-					// change no answer: a translation does not send them
-					// (Codex-style clients always set prompt_cache_key).
-					st.chat[name] = s
-				}
+				st.chat[name] = s // the chat field's own decision per protocol
 				raw := json.RawMessage(parseRaw(body, v))
 				switch name {
 				case "user":
@@ -312,7 +321,8 @@ func (st *responsesState) buildChat() *RequestError {
 		return parseErrorf("", "%v", perr)
 	}
 	chat.Native = &adapter.Native{Door: adapter.DoorResponses, Body: r.Body, Protocol: config.ProtocolOpenAI, PassesIf: responsesNative,
-		Refuse: r.NativeOnly, Params: responsesParams, View: r}
+		Params: responsesParams, View: r}
+	chat.Drops, chat.Untranslatable = st.drops, st.untranslatable
 	r.Chat = chat
 	return nil
 }
@@ -351,128 +361,6 @@ func (st *responsesState) streamOptions(v gjson.Result) *RequestError {
 	return err
 }
 
-// tools reads the tool list: function tools translate into chat tools;
-// every other type (web_search, file_search, mcp, custom, …) is a built-in
-// tool only a Responses upstream runs.
-func (st *responsesState) tools(v gjson.Result) *RequestError {
-	if v.Type == gjson.Null {
-		return nil
-	}
-	if !v.IsArray() {
-		return parseWant("tools", v, "an array")
-	}
-	var (
-		out []map[string]any
-		err *RequestError
-		i   int
-	)
-	v.ForEach(func(_, tv gjson.Result) bool {
-		p := func(f string) string { return fmt.Sprintf("tools[%d]%s", i, f) }
-		defer func() { i++ }()
-		if !tv.IsObject() {
-			err = parseWant(p(""), tv, "an object")
-			return false
-		}
-		typ := tv.Get("type")
-		if typ.Type != gjson.String || typ.Str == "" {
-			err = parseWant(p(".type"), typ, `a tool type such as "function"`)
-			return false
-		}
-		if typ.Str != "function" {
-			st.nativeOnly(p(".type"))
-			return true
-		}
-		fn := map[string]any{}
-		var name string
-		tv.ForEach(func(k, f gjson.Result) bool {
-			switch k.Str {
-			case "name":
-				name, err = parseString(p(".name"), f)
-				fn["name"] = name
-			case "description":
-				var s string
-				if s, err = parseOptString(p(".description"), f); err == nil && s != "" {
-					fn["description"] = s
-				}
-			case "parameters":
-				switch {
-				case f.Type == gjson.Null:
-				case f.IsObject():
-					fn["parameters"] = json.RawMessage(parseRaw(st.body, f))
-				default:
-					err = parseWant(p(".parameters"), f, "a JSON Schema object")
-				}
-			case "strict":
-				if f.Type != gjson.Null {
-					var b bool
-					if b, err = parseOptBool(p(".strict"), f); err == nil {
-						fn["strict"] = b
-					}
-				}
-			}
-			return err == nil
-		})
-		if err != nil {
-			return false
-		}
-		if name == "" {
-			err = parseErrorf(p(".name"), "a function name is required")
-			return false
-		}
-		out = append(out, map[string]any{"type": "function", "function": fn})
-		return true
-	})
-	if err != nil {
-		return err
-	}
-	if i > 0 {
-		st.r.Echo.Tools = parseRaw(st.body, v)
-	}
-	if len(out) > 0 {
-		st.chat["tools"] = out
-	}
-	return nil
-}
-
-// toolChoice reads tool_choice: "auto" | "none" | "required" and a named
-// function translate; a built-in tool, allowed_tools, mcp or custom choice
-// is native-only.
-func (st *responsesState) toolChoice(v gjson.Result) *RequestError {
-	switch {
-	case v.Type == gjson.Null:
-		return nil
-	case v.Type == gjson.String:
-		switch v.Str {
-		case "auto", "none", "required":
-			st.r.Echo.ToolChoice = parseRaw(st.body, v)
-			if v.Str != "auto" {
-				st.chat["tool_choice"] = v.Str
-			}
-			return nil
-		}
-		return parseErrorf("tool_choice", `must be "auto", "none", "required" or an object, got %q`, parseShow(v.Str))
-	case !v.IsObject():
-		return parseWant("tool_choice", v, `"auto", "none", "required" or an object`)
-	}
-	st.r.Echo.ToolChoice = parseRaw(st.body, v)
-	typ := v.Get("type")
-	if typ.Type != gjson.String {
-		return parseWant("tool_choice.type", typ, "a string")
-	}
-	if typ.Str != "function" {
-		st.nativeOnly("tool_choice")
-		return nil
-	}
-	name := v.Get("name")
-	if name.Type != gjson.String || name.Str == "" {
-		return parseErrorf("tool_choice.name", "a function name is required")
-	}
-	st.chat["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": name.Str}}
-	return nil
-}
-
-// text reads text.format (text, json_object, json_schema → response_format)
-// and text.verbosity.
 func (st *responsesState) text(v gjson.Result) *RequestError {
 	if v.Type == gjson.Null {
 		return nil
@@ -587,250 +475,13 @@ func (st *responsesState) include(v gjson.Result) *RequestError {
 			err = parseWant(fmt.Sprintf("include[%d]", i), s, "a string")
 			return false
 		}
-		if s.Str != "reasoning.encrypted_content" {
+		if s.Str == "reasoning.encrypted_content" {
+			st.drop("include (reasoning.encrypted_content)") // a translated upstream has no encrypted reasoning to give
+		} else {
 			st.nativeOnly(fmt.Sprintf("include[%d]", i))
 		}
 		i++
 		return true
 	})
 	return err
-}
-
-// input reads input: a string (one user message) or a list of items.
-func (st *responsesState) input(v gjson.Result) *RequestError {
-	switch {
-	case !v.Exists() || v.Type == gjson.Null:
-		return parseErrorf("input", "input is required")
-	case v.Type == gjson.String:
-		if v.Str == "" {
-			return parseErrorf("input", "input must not be empty")
-		}
-		st.msgs = append(st.msgs, map[string]any{"role": "user", "content": v.Str})
-		return nil
-	case !v.IsArray():
-		return parseWant("input", v, "a string or an array of input items")
-	}
-	var (
-		err   *RequestError
-		i     int
-		items int
-	)
-	v.ForEach(func(_, item gjson.Result) bool {
-		err = st.item(i, item)
-		i++
-		items++
-		return err == nil
-	})
-	if err != nil {
-		return err
-	}
-	if items == 0 {
-		return parseErrorf("input", "input must not be an empty array")
-	}
-	if len(st.msgs) == 0 {
-		// Only items the translation does not re-send (reasoning) or
-		// native-only ones: the chat request needs something to answer.
-		st.nativeOnly("input")
-		st.msgs = append(st.msgs, map[string]any{"role": "user", "content": ""})
-	}
-	return nil
-}
-
-// item translates one input item into chat messages.
-func (st *responsesState) item(i int, v gjson.Result) *RequestError {
-	p := func(f string) string { return fmt.Sprintf("input[%d]%s", i, f) }
-	if !v.IsObject() {
-		return parseWant(p(""), v, "an input item object")
-	}
-	typ, role := v.Get("type"), v.Get("role")
-	kind := "message"
-	if typ.Exists() && typ.Type != gjson.Null {
-		if typ.Type != gjson.String {
-			return parseWant(p(".type"), typ, "a string")
-		}
-		kind = typ.Str
-	} else if !role.Exists() {
-		return parseErrorf(p(".type"), "an input item needs a type or a role")
-	}
-	switch kind {
-	case "message":
-		return st.message(i, v)
-	case "function_call":
-		callID, name, args := v.Get("call_id"), v.Get("name"), v.Get("arguments")
-		if callID.Type != gjson.String || callID.Str == "" {
-			return parseErrorf(p(".call_id"), "a function call needs its call_id")
-		}
-		if name.Type != gjson.String || name.Str == "" {
-			return parseErrorf(p(".name"), "a function call needs its name")
-		}
-		if args.Type != gjson.String {
-			return parseWant(p(".arguments"), args, "a string of JSON")
-		}
-		call := map[string]any{"id": callID.Str, "type": "function", "function": map[string]any{"name": name.Str, "arguments": args.Str}}
-		// Parallel calls of one turn belong to one assistant message.
-		if n := len(st.msgs); n > 0 && st.msgs[n-1]["role"] == "assistant" {
-			last := st.msgs[n-1]
-			calls, _ := last["tool_calls"].([]map[string]any)
-			last["tool_calls"] = append(calls, call)
-			return nil
-		}
-		st.msgs = append(st.msgs, map[string]any{"role": "assistant", "content": nil, "tool_calls": []map[string]any{call}})
-		return nil
-	case "function_call_output":
-		callID, out := v.Get("call_id"), v.Get("output")
-		if callID.Type != gjson.String || callID.Str == "" {
-			return parseErrorf(p(".call_id"), "a function call output needs the call_id it answers")
-		}
-		text, err := st.callOutput(p(".output"), out)
-		if err != nil {
-			return err
-		}
-		st.msgs = append(st.msgs, map[string]any{"role": "tool", "tool_call_id": callID.Str, "content": text})
-		return nil
-	case "reasoning":
-		// The model's earlier reasoning: sent back to a Responses upstream
-		// as it came; chat completions has no place for it, so a translated
-		// upstream does not see it (README: translation table).
-		return nil
-	case "item_reference":
-		return statelessErr(p(".type"), "an item_reference refers to a stored item")
-	}
-	st.nativeOnly(p(".type"))
-	return nil
-}
-
-// message translates a message item (easy or full form).
-func (st *responsesState) message(i int, v gjson.Result) *RequestError {
-	p := func(f string) string { return fmt.Sprintf("input[%d]%s", i, f) }
-	role := v.Get("role")
-	if role.Type != gjson.String {
-		return parseWant(p(".role"), role, `"user", "assistant", "system" or "developer"`)
-	}
-	r, ok := parseRole(role.Str)
-	if !ok || r == "tool" {
-		return parseErrorf(p(".role"), `unknown role %q (want user, assistant, system or developer)`, parseShow(role.Str))
-	}
-	content := v.Get("content")
-	switch {
-	case content.Type == gjson.String:
-		st.addMessage(r, content.Str, nil)
-		return nil
-	case !content.IsArray():
-		return parseWant(p(".content"), content, "a string or an array of content parts")
-	}
-	var (
-		text  strings.Builder
-		parts []map[string]any
-		err   *RequestError
-		j     int
-		image bool
-	)
-	content.ForEach(func(_, part gjson.Result) bool {
-		pp := func(f string) string { return fmt.Sprintf("input[%d].content[%d]%s", i, j, f) }
-		defer func() { j++ }()
-		if !part.IsObject() {
-			err = parseWant(pp(""), part, "a content part object")
-			return false
-		}
-		typ := part.Get("type")
-		if typ.Type != gjson.String {
-			err = parseWant(pp(".type"), typ, `a content part type such as "input_text"`)
-			return false
-		}
-		switch typ.Str {
-		case "input_text", "output_text", "text":
-			t := part.Get("text")
-			if t.Type != gjson.String {
-				err = parseWant(pp(".text"), t, "a string")
-				return false
-			}
-			text.WriteString(t.Str)
-			parts = append(parts, map[string]any{"type": "text", "text": t.Str})
-		case "refusal":
-			t := part.Get("refusal")
-			if t.Type != gjson.String {
-				err = parseWant(pp(".refusal"), t, "a string")
-				return false
-			}
-			text.WriteString(t.Str)
-			parts = append(parts, map[string]any{"type": "text", "text": t.Str})
-		case "input_image":
-			if r != "user" {
-				err = parseErrorf(pp(".type"), "input_image parts are only allowed in user messages")
-				return false
-			}
-			url := part.Get("image_url")
-			if url.Type != gjson.String || url.Str == "" {
-				// An uploaded file (file_id) lives at OpenAI.
-				st.nativeOnly(pp(".file_id"))
-				return true
-			}
-			img := map[string]any{"url": url.Str}
-			if d := part.Get("detail"); d.Type == gjson.String && d.Str != "" {
-				img["detail"] = d.Str
-			}
-			parts = append(parts, map[string]any{"type": "image_url", "image_url": img})
-			image = true
-		default: // input_file, input_audio, …
-			st.nativeOnly(pp(".type"))
-		}
-		return true
-	})
-	if err != nil {
-		return err
-	}
-	if image {
-		st.addMessage(r, "", parts)
-		return nil
-	}
-	st.addMessage(r, text.String(), nil)
-	return nil
-}
-
-// addMessage appends a chat message with text content, or with parts when
-// it carries an image.
-func (st *responsesState) addMessage(role, text string, parts []map[string]any) {
-	m := map[string]any{"role": role}
-	if parts != nil {
-		m["content"] = parts
-	} else {
-		m["content"] = text
-	}
-	st.msgs = append(st.msgs, m)
-}
-
-// callOutput reads a function call's output: a string, or a list of parts
-// whose text is joined (an image in a tool result is native-only).
-func (st *responsesState) callOutput(param string, v gjson.Result) (string, *RequestError) {
-	switch {
-	case v.Type == gjson.String:
-		return v.Str, nil
-	case !v.IsArray():
-		return "", parseWant(param, v, "a string or an array of content parts")
-	}
-	var (
-		text strings.Builder
-		err  *RequestError
-		j    int
-	)
-	v.ForEach(func(_, part gjson.Result) bool {
-		pp := fmt.Sprintf("%s[%d]", param, j)
-		j++
-		typ := part.Get("type")
-		switch {
-		case !part.IsObject():
-			err = parseWant(pp, part, "a content part object")
-		case typ.Str == "input_text" || typ.Str == "output_text":
-			t := part.Get("text")
-			if t.Type != gjson.String {
-				err = parseWant(pp+".text", t, "a string")
-			} else {
-				text.WriteString(t.Str)
-			}
-		default:
-			st.nativeOnly(pp + ".type")
-		}
-		return err == nil
-	})
-	return text.String(), err
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -104,8 +103,8 @@ func TestParseResponsesRequestTranslates(t *testing.T) {
 			if diff := cmp.Diff(jsonValue(t, c.chat), any(chatOf(t, r))); diff != "" {
 				t.Errorf("chat body (-want +got):\n%s", diff)
 			}
-			if r.NativeOnly != "" {
-				t.Errorf("native-only %q", r.NativeOnly)
+			if r.Chat.Untranslatable != "" {
+				t.Errorf("untranslatable %q", r.Chat.Untranslatable)
 			}
 			n := r.Chat.Native
 			if n == nil || n.Door != adapter.DoorResponses || !bytes.Equal(n.Body, []byte(c.body)) || n.View != r {
@@ -139,44 +138,51 @@ const codexRequest = `{"model":"standard","instructions":"You are a coding agent
 
 func TestParseResponsesRequestCodexShaped(t *testing.T) {
 	r := respParse(t, codexRequest)
-	if r.NativeOnly != "" || !r.Stream || len(r.Chat.Messages) != 5 || r.Chat.Messages[3].ToolCalls[0].ID != "call_1" || r.Chat.Messages[4].Role != "tool" {
-		t.Fatalf("native-only %q, messages %+v", r.NativeOnly, r.Chat.Messages)
+	if r.Chat.Untranslatable != "" || !r.Stream || len(r.Chat.Messages) != 5 || r.Chat.Messages[3].ToolCalls[0].ID != "call_1" || r.Chat.Messages[4].Role != "tool" {
+		t.Fatalf("untranslatable %q, messages %+v", r.Chat.Untranslatable, r.Chat.Messages)
 	}
-	for p, want := range map[config.Protocol]string{config.ProtocolOpenAI: "", config.ProtocolAnthropic: "", config.ProtocolGemini: "parallel_tool_calls"} {
-		if got := adapter.Refused(p, r.Chat, config.Capabilities{}); got != want {
-			t.Errorf("%s refuses %q, want %q", p, got, want)
+	// One tool and parallel_tool_calls false: Gemini cannot be told, but
+	// with a single tool the answer is the same, so it is dropped.
+	for p, want := range map[config.Protocol][]string{
+		config.ProtocolOpenAI:    {"input[] (reasoning)"},
+		config.ProtocolAnthropic: {"input[] (reasoning)", "prompt_cache_key"},
+		config.ProtocolGemini:    {"input[] (reasoning)", "parallel_tool_calls", "prompt_cache_key"},
+	} {
+		v := adapter.Judge(p, r.Chat, config.Capabilities{}, false)
+		if v.Refused != "" || !slices.Equal(v.Dropped, want) {
+			t.Errorf("%s: verdict %+v, want drops %v", p, v, want)
 		}
 	}
-	if strings.Contains(string(r.Chat.Body), "prompt_cache_key") || string(r.Echo.PromptCacheKey) != `"0199a1b2-c3d4"` {
-		t.Fatalf("prompt_cache_key sent %s / echoed %s", r.Chat.Body, r.Echo.PromptCacheKey)
+	if !strings.Contains(string(r.Chat.Body), `"prompt_cache_key":"0199a1b2-c3d4"`) || string(r.Echo.PromptCacheKey) != `"0199a1b2-c3d4"` {
+		t.Fatalf("prompt_cache_key in the translation %s / echoed %s", r.Chat.Body, r.Echo.PromptCacheKey)
 	}
 }
 
 func TestParseResponsesRequestNativeOnly(t *testing.T) {
 	for body, want := range map[string]string{
-		`{"model":"m","input":"x","tools":[{"type":"function","name":"f"},{"type":"web_search"}]}`:                                "tools[1].type",
+		`{"model":"m","input":"x","tools":[{"type":"function","name":"f"},{"type":"file_search","vector_store_ids":["v"]}]}`:      "tools[1].type",
 		`{"model":"m","input":"x","tool_choice":{"type":"file_search"}}`:                                                          "tool_choice",
 		`{"model":"m","input":"x","include":["reasoning.encrypted_content","file_search_call.results"]}`:                          "include[1]",
 		`{"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}]}`:                            "input[0].content[0].type",
 		`{"model":"m","input":[{"role":"user","content":[{"type":"input_image","file_id":"file-1"}]}]}`:                           "input[0].content[0].file_id",
-		`{"model":"m","input":[{"type":"web_search_call","id":"ws_1","status":"completed"},{"role":"user","content":"x"}]}`:       "input[0].type",
+		`{"model":"m","input":[{"type":"computer_call","call_id":"c","action":{}},{"role":"user","content":"x"}]}`:                "input[0].type",
 		`{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_image","image_url":"u"}]}]}`: "input[0].output[0].type",
+		`{"model":"m","input":[{"role":"critic","content":"x"},{"role":"user","content":"y"}]}`:                                   "input[0].role",
 		`{"model":"m","input":"x","truncation":"auto"}`:                                                                           "truncation",
 		`{"model":"m","input":"x","top_logprobs":3}`:                                                                              "top_logprobs",
 		`{"model":"m","input":"x","max_tool_calls":2}`:                                                                            "max_tool_calls",
 		`{"model":"m","input":"x","prompt":{"id":"pmpt_1"}}`:                                                                      "prompt",
-		`{"model":"m","input":"x","context_management":[{"type":"compaction"}]}`:                                                  "context_management",
 	} {
 		r := respParse(t, body)
-		if r.NativeOnly != want || r.Chat.Native.Refuse != want {
-			t.Errorf("%s: native-only %q, want %q", body, r.NativeOnly, want)
+		if r.Chat.Untranslatable != want {
+			t.Errorf("%s: untranslatable %q, want %q", body, r.Chat.Untranslatable, want)
 		}
 	}
 	// Defaults ask for nothing.
-	r := respParse(t, `{"model":"m","input":"x","truncation":"disabled","include":["reasoning.encrypted_content"],"store":false,"background":false,
+	r := respParse(t, `{"model":"m","input":"x","truncation":"disabled","store":false,"background":false,
 		"parallel_tool_calls":true,"service_tier":"auto","top_logprobs":0,"metadata":{},"stream_options":{"include_obfuscation":false},"text":{"format":{"type":"text"},"verbosity":"medium"}}`)
-	if r.NativeOnly != "" || len(r.Chat.Unknown) != 0 || !slices.Equal(r.Chat.Set.Names(), []string{"model", "messages"}) {
-		t.Fatalf("defaults: native-only %q, chat sets %v", r.NativeOnly, r.Chat.Set.Names())
+	if r.Chat.Untranslatable != "" || len(r.Chat.Drops) != 0 || len(r.Chat.Unknown) != 0 || !slices.Equal(r.Chat.Set.Names(), []string{"model", "messages"}) {
+		t.Fatalf("defaults: untranslatable %q, drops %v, chat sets %v", r.Chat.Untranslatable, r.Chat.Drops, r.Chat.Set.Names())
 	}
 }
 
@@ -194,7 +200,6 @@ func TestParseResponsesRequestRefuses(t *testing.T) {
 		{`{"model":"m","input":[]}`, "input", "", "empty"},
 		{`{"model":"m","input":""}`, "input", "", "empty"},
 		{`{"model":"m","input":42}`, "input", "", "a string or an array"},
-		{`{"model":"m","input":[{"role":"tool","content":"x"}]}`, "input[0].role", "", "unknown role"},
 		{`{"model":"m","input":[{"content":"x"}]}`, "input[0].type", "", "type or a role"},
 		{`{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":7}]}]}`, "input[0].content[0].text", "", "a string"},
 		{`{"model":"m","input":[{"role":"assistant","content":[{"type":"input_image","image_url":"u"}]}]}`, "input[0].content[0].type", "", "only allowed in user"},
@@ -224,97 +229,11 @@ func TestParseResponsesRequestRefuses(t *testing.T) {
 		}
 	}
 	// store omitted (OpenAI's default is true) is served as not stored.
-	if r := respParse(t, `{"model":"m","input":"x"}`); r.NativeOnly != "" {
-		t.Fatal(r.NativeOnly)
+	if r := respParse(t, `{"model":"m","input":"x"}`); r.Chat.Untranslatable != "" {
+		t.Fatal(r.Chat.Untranslatable)
 	}
 }
 
-// Every row of the Responses field table holds what it claims: its sample
-// is translated, refused or native-only as the row says, and each
-// protocol's decision is what the router's check (Refused) does with it.
-func TestResponsesFieldTable(t *testing.T) {
-	native := config.Capabilities{ResponsesAPI: true}
-	for _, f := range ResponsesFields {
-		t.Run(f.Name, func(t *testing.T) {
-			body := `{"model":"m","input":"x",` + f.Sample + `}`
-			switch f.Name {
-			case "model":
-				body = `{"model":"m","input":"x"}`
-			case "input":
-				body = `{"model":"m",` + f.Sample + `}`
-			}
-			r, err := ParseResponsesRequest([]byte(body))
-			if f.kind == rfStateless {
-				var re *RequestError
-				if !errors.As(err, &re) || re.Code != CodeStateless {
-					t.Fatalf("%s: %v, want a stateless refusal", body, err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", body, err)
-			}
-			if got := adapter.Refused(config.ProtocolOpenAI, r.Chat, native); got != "" {
-				t.Fatalf("a native deployment refuses %q", got)
-			}
-			switch f.kind {
-			case rfNative:
-				if r.NativeOnly == "" {
-					t.Fatalf("%s: not native-only", body)
-				}
-			case rfGateway:
-				if r.NativeOnly != "" {
-					t.Fatalf("%s: native-only %q", body, r.NativeOnly)
-				}
-			case rfChat:
-				if !strings.Contains(string(r.Chat.Body), `"`+f.Chat+`"`) {
-					t.Fatalf("%s: the translation lacks %s: %s", body, f.Chat, r.Chat.Body)
-				}
-			}
-			for _, p := range []config.Protocol{config.ProtocolOpenAI, config.ProtocolAnthropic, config.ProtocolGemini} {
-				refused := adapter.Refused(p, r.Chat, config.Capabilities{}) != ""
-				if want := f.decision(p) == adapter.Refuse; refused != want {
-					t.Errorf("%s on %s: refused %v (%q), the table says %s", f.Name, p, refused, adapter.Refused(p, r.Chat, config.Capabilities{}), f.decision(p))
-				}
-			}
-		})
-	}
-	// A refused chat field is named in the Responses request's terms.
-	r := respParse(t, `{"model":"m","input":"x","parallel_tool_calls":false,"tools":[{"type":"function","name":"f"}]}`)
-	if got := adapter.Refused(config.ProtocolGemini, r.Chat, config.Capabilities{}); got != "parallel_tool_calls" {
-		t.Fatalf("gemini refuses %q", got)
-	}
-	r = respParse(t, `{"model":"m","input":"x","reasoning":{"effort":"high"},"temperature":0.3}`)
-	if got := adapter.Refused(config.ProtocolAnthropic, r.Chat, config.Capabilities{}); got != "temperature" {
-		t.Fatalf("anthropic refuses %q", got)
-	}
-}
-
-func TestResponsesFieldsREADME(t *testing.T) {
-	const path = "../../README.md"
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const begin, end = "<!-- responses-fields:begin -->\n", "<!-- responses-fields:end -->"
-	s := string(raw)
-	i, j := strings.Index(s, begin), strings.Index(s, end)
-	if i < 0 || j < i {
-		t.Fatalf("README lacks the %q … %q markers", strings.TrimSpace(begin), end)
-	}
-	want := ResponsesFieldsMarkdown()
-	if got := s[i+len(begin) : j]; got != want {
-		if vendorUpdate() {
-			if err := os.WriteFile(path, []byte(s[:i+len(begin)]+want+s[j:]), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		t.Errorf("README's Responses field table differs from the code's; run go test ./routing/adapter -run TestResponsesFieldsREADME -update")
-	}
-}
-
-// keysOf lists an object's member names.
 func keysOf(v gjson.Result) []string {
 	var out []string
 	v.ForEach(func(k, _ gjson.Result) bool {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"switchyard/routing"
+	"switchyard/routing/frontdoor"
 	"switchyard/routing/record"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +38,9 @@ type Metrics struct {
 	// left without capacity (full, shed, expired).
 	QueueWait    *prometheus.HistogramVec
 	QueueRefused *prometheus.CounterVec
+	// Dropped counts the request fields a translation left out, by front
+	// door, the serving deployment's protocol and field.
+	Dropped *prometheus.CounterVec
 
 	// The series Finished records, by label set, resolved once: a label
 	// lookup hashes every label and takes the vector's lock.
@@ -132,7 +136,10 @@ func New(gauges map[string]func() float64) *Metrics {
 		Help: "Answers of the degradation ladder by route group, tier and level (step_down|cached|static)."}, []string{"group", "tier", "level"})
 	m.Budget = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_retry_budget_exhausted_total",
 		Help: "Requests the retry budget stopped before their next step, by route group and tier."}, []string{"group", "tier"})
-	r.MustRegister(m.Requests, m.Duration, m.TTFC, m.Tokens, m.Cost, m.Rejections, m.Attempts, m.Breakers, m.Reloads, m.Live, m.Degraded, m.Budget, m.QueueWait, m.QueueRefused)
+	m.Dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_dropped_fields_total",
+		Help: "Request fields a translation left out (the field policy's drops), by front door, the serving deployment's protocol and field (other: a field no policy lists)."},
+		[]string{"endpoint", "protocol", "field"})
+	r.MustRegister(m.Requests, m.Duration, m.TTFC, m.Tokens, m.Cost, m.Rejections, m.Attempts, m.Breakers, m.Reloads, m.Live, m.Degraded, m.Budget, m.QueueWait, m.QueueRefused, m.Dropped)
 	for name, f := range gauges {
 		r.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: gaugeHelp[name]}, f))
 	}
@@ -190,6 +197,9 @@ func (m *Metrics) Finished(c *record.Call, tr *routing.Trail, elapsed time.Durat
 	}
 	if c.ErrorCode == routing.CodeRetryBudgetExhausted {
 		m.Budget.WithLabelValues(c.RouteGroup, c.Tier).Inc()
+	}
+	for _, f := range c.DroppedFields {
+		m.Dropped.WithLabelValues(ep, tr.ServedProtocol, frontdoor.FieldLabel(f)).Inc()
 	}
 	for _, a := range tr.Attempts {
 		switch a.Outcome {

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
-	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,7 +58,9 @@ var fieldSamples = map[string]string{
 	"prompt_cache_key":       `"prompt_cache_key":"k"`,
 	"prompt_cache_retention": `"prompt_cache_retention":"24h"`,
 	"safety_identifier":      `"safety_identifier":"s-1"`,
-	adapter.AnyOtherField:    `"top_k":5`,
+	"top_k":                  `"top_k":5`,
+	"effort":                 ``, // a hint: set on the parsed request (walkRequest)
+	adapter.AnyOtherField:    `"x_vendor":{"a":1}`,
 }
 
 // upstreamSaw is what the fake vendor received for one request.
@@ -76,6 +79,7 @@ var translated = map[config.Protocol]map[string]func(s upstreamSaw) bool{
 		"model":          func(s upstreamSaw) bool { return s.body.Get("model").Str == "up-model" },
 		"stream":         func(s upstreamSaw) bool { return s.body.Get("stream").Bool() },
 		"stream_options": func(s upstreamSaw) bool { return s.body.Get("stream_options.include_usage").Bool() },
+		"effort":         func(s upstreamSaw) bool { return s.body.Get("reasoning_effort").Str == "high" },
 	},
 	config.ProtocolAnthropic: {
 		"model":                 func(s upstreamSaw) bool { return s.body.Get("model").Str == "up-model" },
@@ -92,12 +96,18 @@ var translated = map[config.Protocol]map[string]func(s upstreamSaw) bool{
 		"reasoning_effort":      func(s upstreamSaw) bool { return s.body.Get("thinking.budget_tokens").Int() == 2048 },
 		"thinking":              func(s upstreamSaw) bool { return s.body.Get("thinking.type").Str == "enabled" },
 		"response_format": func(s upstreamSaw) bool {
-			return s.body.Get("tool_choice.name").Str == "person" && s.body.Get("tools.0.input_schema.required.0").Str == "name"
+			return s.body.Get("tool_choice.name").Str == "person" && s.body.Get("tools.0.input_schema.required.0").Str == "name" ||
+				s.body.Get("output_config.format.schema.required.0").Str == "name" // structured output capability
 		},
 		"user":                func(s upstreamSaw) bool { return s.body.Get("metadata.user_id").Str == "u-1" },
 		"safety_identifier":   func(s upstreamSaw) bool { return s.body.Get("metadata.user_id").Str == "s-1" },
 		"n":                   func(s upstreamSaw) bool { return s.calls == 2 },
 		"parallel_tool_calls": func(s upstreamSaw) bool { return s.body.Get("tool_choice.disable_parallel_tool_use").Bool() },
+		"top_k":               func(s upstreamSaw) bool { return s.body.Get("top_k").Int() == 5 },
+		"web_search_options": func(s upstreamSaw) bool {
+			return s.body.Get(`tools.#(type=="web_search_20250305").name`).Str == "web_search"
+		},
+		"effort": func(s upstreamSaw) bool { return s.body.Get("output_config.effort").Str == "high" },
 	},
 	config.ProtocolGemini: {
 		"model":                 func(s upstreamSaw) bool { return strings.Contains(s.path, "/models/up-model:") },
@@ -125,6 +135,13 @@ var translated = map[config.Protocol]map[string]func(s upstreamSaw) bool{
 		"seed":              func(s upstreamSaw) bool { return s.body.Get("generationConfig.seed").Int() == 7 },
 		"frequency_penalty": func(s upstreamSaw) bool { return s.body.Get("generationConfig.frequencyPenalty").Num == 0.5 },
 		"presence_penalty":  func(s upstreamSaw) bool { return s.body.Get("generationConfig.presencePenalty").Num == 0.25 },
+		"top_k":             func(s upstreamSaw) bool { return s.body.Get("generationConfig.topK").Int() == 5 },
+		"web_search_options": func(s upstreamSaw) bool {
+			return s.body.Get("tools.#(googleSearch)").Exists()
+		},
+		"effort": func(s upstreamSaw) bool {
+			return s.body.Get("generationConfig.thinkingConfig.thinkingBudget").Int() == 16384
+		},
 	},
 }
 
@@ -133,123 +150,165 @@ func usageChunkLast(s upstreamSaw) bool {
 	return len(s.chunks) > 0 && s.chunks[len(s.chunks)-1].UsageOnly
 }
 
-// TestFieldTables walks every OpenAI chat field the parser knows (and one it
-// does not) through every adapter: the parser records the field as set, the
-// adapter's table has a decision for it, and the adapter does what the
-// decision says against the fake vendor — Pass forwards the value
-// untouched, Translate leaves its evidence in the vendor's request, Refuse
-// answers unsupported_parameter naming the field without calling the vendor.
+// TestFieldTables walks every OpenAI chat field the parser knows, the
+// canonical hints and one field it does not know through every adapter,
+// under no declared capabilities and under all of them: the parser
+// records the field as set, the adapter's table has a decision for it,
+// and the adapter does what the decision says against the fake vendor —
+// pass forwards the value untouched, translate leaves its evidence in the
+// vendor's request, drop keeps it from the vendor and names it in the
+// verdict, refuse answers unsupported_parameter naming the field without
+// calling the vendor. The requests are marked as a door's translation, so
+// OpenAI's table applies too (a chat-completions caller reaches an
+// OpenAI-protocol vendor natively).
 func TestFieldTables(t *testing.T) {
 	fake := fakevendor.New(fakevendor.Options{})
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	for _, field := range append(adapter.ChatFields[:], adapter.AnyOtherField) {
+	rows := append(append(adapter.ChatFields[:], adapter.Hints[:]...), adapter.AnyOtherField)
+	for _, field := range rows {
 		if _, ok := fieldSamples[field]; !ok {
 			t.Fatalf("no sample value for field %s", field)
 		}
 	}
+	all := config.Capabilities{Thinking: true, Vision: true, Tools: true, WebSearch: true, StructuredOutput: true}
 	for p, ad := range adapter.All() {
 		table := ad.(adapter.Fielded).Fields()
-		if len(table) != len(adapter.ChatFields)+1 {
-			t.Errorf("%s: table has %d rows, want %d (every field and %q)", p, len(table), len(adapter.ChatFields)+1, adapter.AnyOtherField)
+		if len(table) != len(rows) {
+			t.Errorf("%s: table has %d rows, want %d (every field, hint and %q)", p, len(table), len(rows), adapter.AnyOtherField)
 		}
-		for _, field := range append(adapter.ChatFields[:], adapter.AnyOtherField) {
-			t.Run(string(p)+"/"+field, func(t *testing.T) {
-				rule, ok := table[field]
-				if !ok || rule.How == "" {
-					t.Fatalf("no decision (or no words for it) for %s", field)
-				}
-				body := `{"model":"m","messages":[{"role":"user","content":"hi"}]`
-				if s := fieldSamples[field]; s != "" {
-					body += "," + s
-				}
-				body += "}"
-				r, err := frontdoor.ParseChatRequest([]byte(body))
-				if err != nil {
-					t.Fatalf("sample refused by the parser: %v", err)
-				}
-				if field == adapter.AnyOtherField {
-					if len(r.Unknown) != 1 || r.Unknown[0] != "top_k" {
-						t.Fatalf("unknown fields %v", r.Unknown)
+		for _, field := range rows {
+			for _, caps := range []config.Capabilities{{}, all} {
+				t.Run(fmt.Sprintf("%s/%s/%v", p, field, caps == all), func(t *testing.T) {
+					rule, ok := table[field]
+					if !ok || rule.How == "" {
+						t.Fatalf("no decision (or no words for it) for %s", field)
 					}
-				} else if !r.Set.Has(field) {
-					t.Fatalf("the parser does not record %s as set (set: %v)", field, r.Set.Names())
-				}
-				base := srv.URL
-				if p == config.ProtocolOpenAI {
-					base += "/v1"
-				}
-				target := adapter.Target{BaseURL: base, APIKey: "k", UpstreamModel: "up-model"}
-				fake.Reset()
-				saw := upstreamSaw{}
-				var callErr error
-				if r.Stream {
-					var s adapter.Stream
-					if s, callErr = ad.ChatStream(context.Background(), target, r); callErr == nil {
-						for {
-							c, err := s.Next()
-							if err != nil {
-								if !errors.Is(err, io.EOF) {
-									callErr = err
-								}
-								break
-							}
-							saw.chunks = append(saw.chunks, c)
-						}
-						s.Close()
-					}
-				} else {
-					_, callErr = ad.Chat(context.Background(), target, r)
-				}
-				saw.calls = fake.Count("up-model")
-				if last, ok := fake.LastRequest("up-model"); ok {
-					saw.body, saw.path = gjson.ParseBytes(last.Body), last.Path
-				}
-				refused := adapter.Refused(p, r, config.Capabilities{})
-				switch rule.Decision {
-				case adapter.Refuse:
-					var e *adapter.Error
-					if refused != refusedName(r, field) || !errors.As(callErr, &e) || e.Code != adapter.CodeUnsupportedParameter || e.Param != refusedName(r, field) || saw.calls != 0 {
-						t.Fatalf("refuse: router sees %q, adapter error %v, %d vendor calls", refused, callErr, saw.calls)
-					}
-				case adapter.Pass:
-					if refused != "" || callErr != nil {
-						t.Fatalf("pass: refused %q, error %v", refused, callErr)
-					}
-					name := field
-					if field == adapter.AnyOtherField {
-						name = "top_k"
-					}
-					want := gjson.Get(body, name).Raw
-					if got := saw.body.Get(name).Raw; !bytes.Equal(compactJSON(got), compactJSON(want)) {
-						t.Fatalf("pass: vendor got %s = %s, caller sent %s", name, got, want)
-					}
-				case adapter.Translate:
-					if refused != "" || callErr != nil {
-						t.Fatalf("translate: refused %q, error %v", refused, callErr)
-					}
-					check := translated[p][field]
-					if check == nil {
-						t.Fatalf("translate: no evidence check for %s/%s in the test", p, field)
-					}
-					if !check(saw) {
-						t.Fatalf("translate: no trace of %s in what the vendor got: %s %s", field, saw.path, saw.body.Raw)
-					}
-				default:
-					t.Fatalf("unknown decision %q", rule.Decision)
-				}
-			})
+					walkField(t, fake, srv.URL, p, ad, field, rule, caps)
+				})
+			}
 		}
 	}
 }
 
-// refusedName is the name a refusal reports for a table field: the field,
-// or the unknown field's own name for adapter.AnyOtherField.
-func refusedName(r *adapter.ChatRequest, field string) string {
-	if field == adapter.AnyOtherField && len(r.Unknown) > 0 {
-		return r.Unknown[0]
+// walkRequest is the request of one field's sample, marked as a door's
+// translation.
+func walkRequest(t *testing.T, field string) (*adapter.ChatRequest, string) {
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]`
+	if s := fieldSamples[field]; s != "" {
+		body += "," + s
 	}
-	return field
+	body += "}"
+	r, err := frontdoor.ParseChatRequest([]byte(body))
+	if err != nil {
+		t.Fatalf("sample refused by the parser: %v", err)
+	}
+	switch field {
+	case adapter.AnyOtherField:
+		if len(r.Unknown) != 1 || r.Unknown[0] != "x_vendor" {
+			t.Fatalf("unknown fields %v", r.Unknown)
+		}
+	case "effort":
+		r.Effort = "high"
+	default:
+		if !r.Set.Has(field) {
+			t.Fatalf("the parser does not record %s as set (set: %v)", field, r.Set.Names())
+		}
+	}
+	r.Native = &adapter.Native{Door: "test"}
+	return r, body
+}
+
+// walkField sends one field's sample through adapter ad and checks the
+// outcome against rule.
+func walkField(t *testing.T, fake *fakevendor.Server, url string, p config.Protocol, ad adapter.Adapter, field string, rule adapter.FieldRule, caps config.Capabilities) {
+	r, body := walkRequest(t, field)
+	base := url
+	if p == config.ProtocolOpenAI {
+		base += "/v1"
+	}
+	target := adapter.Target{BaseURL: base, APIKey: "k", UpstreamModel: "up-model", Capabilities: caps}
+	fake.Reset()
+	saw, callErr := walkCall(fake, ad, target, r)
+	v := adapter.Judge(p, r, caps, false)
+	name := field
+	if field == adapter.AnyOtherField {
+		name = "x_vendor"
+	}
+	decision := rule.Decision
+	if rule.RefuseIf != nil && rule.RefuseIf(r, caps) {
+		decision = adapter.Refuse
+	} else if rule.DropIf != nil && rule.DropIf(r, caps) {
+		decision = adapter.Drop
+	}
+	switch decision {
+	case adapter.Refuse:
+		var e *adapter.Error
+		if v.Refused != name || !errors.As(callErr, &e) || e.Code != adapter.CodeUnsupportedParameter || e.Param != name || saw.calls != 0 {
+			t.Fatalf("refuse: router sees %q, adapter error %v, %d vendor calls", v.Refused, callErr, saw.calls)
+		}
+	case adapter.Pass:
+		if v.Refused != "" || callErr != nil || slices.Contains(v.Dropped, name) {
+			t.Fatalf("pass: verdict %+v, error %v", v, callErr)
+		}
+		want := gjson.Get(body, name).Raw
+		if got := saw.body.Get(name).Raw; !bytes.Equal(compactJSON(got), compactJSON(want)) {
+			t.Fatalf("pass: vendor got %s = %s, caller sent %s", name, got, want)
+		}
+	case adapter.Drop:
+		if v.Refused != "" || callErr != nil || !slices.Contains(v.Dropped, name) {
+			t.Fatalf("drop: verdict %+v, error %v", v, callErr)
+		}
+		if got := saw.body.Get(name); got.Exists() || saw.body.Get("generationConfig."+name).Exists() {
+			t.Fatalf("drop: the vendor got %s = %s", name, got.Raw)
+		}
+		if strict := adapter.Judge(p, r, caps, true); strict.Refused != v.Dropped[0] {
+			t.Fatalf("strict: refused %q, want the first drop %q", strict.Refused, v.Dropped[0])
+		}
+	case adapter.Translate:
+		if v.Refused != "" || callErr != nil || slices.Contains(v.Dropped, name) {
+			t.Fatalf("translate: verdict %+v, error %v", v, callErr)
+		}
+		check := translated[p][field]
+		if check == nil {
+			t.Fatalf("translate: no evidence check for %s/%s in the test", p, field)
+		}
+		if !check(saw) {
+			t.Fatalf("translate: no trace of %s in what the vendor got: %s %s", field, saw.path, saw.body.Raw)
+		}
+	default:
+		t.Fatalf("unknown decision %q", rule.Decision)
+	}
+}
+
+// walkCall makes the adapter's call (streamed when r asks) and reports what
+// the fake vendor saw.
+func walkCall(fake *fakevendor.Server, ad adapter.Adapter, target adapter.Target, r *adapter.ChatRequest) (upstreamSaw, error) {
+	saw := upstreamSaw{}
+	var callErr error
+	if r.Stream {
+		var s adapter.Stream
+		if s, callErr = ad.ChatStream(context.Background(), target, r); callErr == nil {
+			for {
+				c, err := s.Next()
+				if err != nil {
+					if !errors.Is(err, io.EOF) {
+						callErr = err
+					}
+					break
+				}
+				saw.chunks = append(saw.chunks, c)
+			}
+			s.Close()
+		}
+	} else {
+		_, callErr = ad.Chat(context.Background(), target, r)
+	}
+	saw.calls = fake.Count("up-model")
+	if last, ok := fake.LastRequest("up-model"); ok {
+		saw.body, saw.path = gjson.ParseBytes(last.Body), last.Path
+	}
+	return saw, callErr
 }
 
 func compactJSON(s string) []byte {
@@ -291,35 +350,9 @@ func TestFieldTablesConditionalRefusals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := adapter.Refused(tc.p, r, tc.caps); got != tc.want {
+			if got := adapter.Refusal(tc.p, r, tc.caps, false); got != tc.want {
 				t.Fatalf("refused %q, want %q", got, tc.want)
 			}
 		})
-	}
-}
-
-// The README's section "Request fields per upstream protocol" is the
-// tables as FieldTablesMarkdown renders them (go test -update rewrites it).
-func TestFieldTablesREADME(t *testing.T) {
-	const path = "../../README.md"
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const begin, end = "<!-- field-tables:begin -->\n", "<!-- field-tables:end -->"
-	s := string(raw)
-	i, j := strings.Index(s, begin), strings.Index(s, end)
-	if i < 0 || j < i {
-		t.Fatalf("README lacks the %q … %q markers", strings.TrimSpace(begin), end)
-	}
-	want := adapter.FieldTablesMarkdown()
-	if got := s[i+len(begin) : j]; got != want {
-		if adapter.VendorUpdate() {
-			if err := os.WriteFile(path, []byte(s[:i+len(begin)]+want+s[j:]), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		t.Errorf("README's field tables differ from the code's; run go test ./routing/adapter -run TestFieldTablesREADME -update")
 	}
 }

@@ -1,0 +1,191 @@
+package frontdoor
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"switchyard/routing/adapter"
+	"switchyard/routing/config"
+)
+
+// allCaps declares every capability, so no row's conditional refusal for
+// a missing one hides its own outcome.
+var allCaps = config.Capabilities{Thinking: true, Vision: true, Tools: true, WebSearch: true, StructuredOutput: true}
+
+// doorCase is one door's table and how to parse a sample of it.
+type doorCase struct {
+	name   string
+	rows   []DoorField
+	native config.Protocol
+	parse  func(members string) (*adapter.ChatRequest, error)
+}
+
+var doorCases = []doorCase{
+	{"messages", MessagesPolicy, config.ProtocolAnthropic, func(members string) (*adapter.ChatRequest, error) {
+		body := `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":"hi"}]`
+		if strings.HasPrefix(members, `"messages"`) || strings.HasPrefix(members, `"max_tokens"`) {
+			body = `{"model":"m","max_tokens":9`
+			if strings.HasPrefix(members, `"max_tokens"`) {
+				body = `{"model":"m","messages":[{"role":"user","content":"hi"}]`
+			}
+		}
+		if members != "" {
+			body += "," + members
+		}
+		return ParseMessagesRequest([]byte(body + "}"))
+	}},
+	{"responses", ResponsesPolicy, "", func(members string) (*adapter.ChatRequest, error) {
+		body := `{"model":"m","input":"x"`
+		if strings.HasPrefix(members, `"input"`) {
+			body = `{"model":"m"`
+		}
+		if members != "" {
+			body += "," + members
+		}
+		r, err := ParseResponsesRequest([]byte(body + "}"))
+		if err != nil {
+			return nil, err
+		}
+		return r.Chat, nil
+	}},
+}
+
+// TestDoorPolicies parses every row's sample and checks that each
+// translated protocol does what the row says: a door-decided row is
+// dropped (and named under the row's name), refused (its name), or carried
+// (neither); a row handed to a chat field sets that field, and the
+// protocol's own decision of it holds under the door's name; a native
+// deployment gets everything; a stateless row is a 400.
+func TestDoorPolicies(t *testing.T) {
+	for _, dc := range doorCases {
+		for _, row := range dc.rows {
+			t.Run(dc.name+"/"+row.Field, func(t *testing.T) {
+				r, err := dc.parse(row.Sample)
+				if row.Stateless {
+					var re *RequestError
+					if !errors.As(err, &re) || re.Code != CodeStateless {
+						t.Fatalf("%v, want a stateless refusal", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkNative(t, dc, r)
+				for _, p := range adapter.Protocols {
+					if p.Protocol == dc.native {
+						continue
+					}
+					checkDoorRow(t, row, p.Protocol, r)
+				}
+			})
+		}
+	}
+}
+
+// checkNative: a deployment speaking the door's protocol judges nothing.
+func checkNative(t *testing.T, dc doorCase, r *adapter.ChatRequest) {
+	t.Helper()
+	p, caps := dc.native, config.Capabilities{}
+	if p == "" {
+		p, caps = config.ProtocolOpenAI, config.Capabilities{ResponsesAPI: true}
+	}
+	if v := adapter.Judge(p, r, caps, true); !v.Native || v.Refused != "" {
+		t.Fatalf("native deployment: %+v", v)
+	}
+}
+
+// checkDoorRow checks one row's outcome on protocol p.
+func checkDoorRow(t *testing.T, row DoorField, p config.Protocol, r *adapter.ChatRequest) {
+	t.Helper()
+	v := adapter.Judge(p, r, allCaps, false)
+	name := row.Field
+	if name == adapter.AnyOtherField {
+		if len(r.Drops) == 0 {
+			t.Fatalf("the unknown field is not dropped: %+v", r)
+		}
+		name = r.Drops[len(r.Drops)-1]
+	}
+	if row.Chat != "" {
+		checkChatRow(t, row, p, r, v)
+		return
+	}
+	refused := dropName(v.Refused)
+	switch row.Decision {
+	case adapter.Drop:
+		if !slices.Contains(v.Dropped, name) || v.Refused != "" {
+			t.Errorf("%s: verdict %+v, want %q dropped", p, v, name)
+		}
+	case adapter.Refuse:
+		if refused != name && !strings.HasPrefix(refused, name+"[") {
+			t.Errorf("%s: refused %q, want %q", p, v.Refused, name)
+		}
+	case adapter.Translate, adapter.Pass:
+		if v.Refused != "" || slices.Contains(v.Dropped, name) {
+			t.Errorf("%s: verdict %+v, want %q carried", p, v, name)
+		}
+	default:
+		t.Fatalf("row without a decision")
+	}
+}
+
+// checkChatRow: the row's chat field (or hint) is set, and the protocol's
+// decision of it is reported under the row's name.
+func checkChatRow(t *testing.T, row DoorField, p config.Protocol, r *adapter.ChatRequest, v adapter.Verdict) {
+	t.Helper()
+	set := r.Set.Has(row.Chat) || row.Chat == "effort" && r.Effort != ""
+	if !set && row.Chat != "messages" && row.Chat != "model" {
+		t.Fatalf("the sample does not set %s (set: %v)", row.Chat, r.Set.Names())
+	}
+	rule, _ := adapter.FieldRuleOf(p, row.Chat)
+	switch {
+	case rule.RefuseIf != nil && rule.RefuseIf(r, allCaps) || rule.Decision == adapter.Refuse:
+		if v.Refused != row.Field {
+			t.Errorf("%s: refused %q, want %q (the chat field %s)", p, v.Refused, row.Field, row.Chat)
+		}
+	case rule.DropIf != nil && rule.DropIf(r, allCaps) || rule.Decision == adapter.Drop:
+		if !slices.Contains(v.Dropped, row.Field) {
+			t.Errorf("%s: verdict %+v, want %q dropped (the chat field %s)", p, v, row.Field, row.Chat)
+		}
+	default:
+		if v.Refused != "" || slices.Contains(v.Dropped, row.Field) {
+			t.Errorf("%s: verdict %+v, want %q carried", p, v, row.Field)
+		}
+	}
+}
+
+// The README's tables are the code's (go test -update rewrites them).
+func TestFieldPoliciesREADME(t *testing.T) {
+	const path = "../../README.md"
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(raw)
+	for marker, want := range map[string]string{
+		"messages-fields":  DoorPolicyMarkdown(MessagesPolicy, config.ProtocolAnthropic, "Anthropic (native)"),
+		"responses-fields": DoorPolicyMarkdown(ResponsesPolicy, "", "OpenAI with `responses_api` (native)"),
+		"field-tables":     adapter.FieldTablesMarkdown(),
+	} {
+		begin, end := "<!-- "+marker+":begin -->\n", "<!-- "+marker+":end -->"
+		i, j := strings.Index(s, begin), strings.Index(s, end)
+		if i < 0 || j < i {
+			t.Fatalf("README lacks the %q … %q markers", strings.TrimSpace(begin), end)
+		}
+		if got := s[i+len(begin) : j]; got != want {
+			if vendorUpdate() {
+				s = s[:i+len(begin)] + want + s[j:]
+				continue
+			}
+			t.Errorf("README's %s table differs from the code's; run go test ./routing/frontdoor -run TestFieldPoliciesREADME -update", marker)
+		}
+	}
+	if vendorUpdate() {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
