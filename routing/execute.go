@@ -83,8 +83,8 @@ type Trail struct {
 	// ServedProtocol is the protocol of the deployment that served (for
 	// the metric of dropped fields; the call log has the provider).
 	ServedProtocol string `json:"-"`
-	queued       bool  // it queued, if only for less than a millisecond
-	first        [1]Attempt
+	queued         bool   // it queued, if only for less than a millisecond
+	first          [1]Attempt
 }
 
 // add appends an attempt; the first one (most requests make one) needs no

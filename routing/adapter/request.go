@@ -24,9 +24,9 @@ type ChatRequest struct {
 	// Effort is how hard the model should work ("low" … "max"), a hint
 	// that does not ask for reasoning (Anthropic's output_config.effort):
 	// translators give it to vendors that reason, others drop it.
-	Effort string
-	ResponseFormat  json.RawMessage // the caller's object; nil when absent or null
-	User            string
+	Effort         string
+	ResponseFormat json.RawMessage // the caller's object; nil when absent or null
+	User           string
 
 	// Fields the translating adapters read beyond the ones above.
 	N                 int      // choices asked for; 1 when absent

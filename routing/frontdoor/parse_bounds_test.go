@@ -46,11 +46,11 @@ func TestParseErrorsDoNotEchoLongValues(t *testing.T) {
 	}
 	user := `{"role":"user","content":"hi"}`
 	for name, body := range map[string][]byte{
-		"tool_choice":  chat(`,"tool_choice":"`+big+`"`, user),
-		"format type":  chat(`,"response_format":{"type":"`+big+`"}`, user),
-		"max_tokens":   chat(`,"max_tokens":`+digits, user),
-		"fraction":     chat(`,"max_tokens":1.`+strings.Repeat("1", 100000), user),
-		"temperature":  chat(`,"temperature":`+digits, user),
+		"tool_choice": chat(`,"tool_choice":"`+big+`"`, user),
+		"format type": chat(`,"response_format":{"type":"`+big+`"}`, user),
+		"max_tokens":  chat(`,"max_tokens":`+digits, user),
+		"fraction":    chat(`,"max_tokens":1.`+strings.Repeat("1", 100000), user),
+		"temperature": chat(`,"temperature":`+digits, user),
 	} {
 		_, err := ParseChatRequest(body)
 		var re *RequestError
