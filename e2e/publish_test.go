@@ -313,7 +313,9 @@ func TestEveryFindingLinksToTheControlThatFixesIt(t *testing.T) {
 			ft := tier(s, config.TierFast)
 			ft.Candidates = append(ft.Candidates, config.Candidate{LogicModel: "emb", Priority: 2, Weight: 100})
 		}, tierControls},
-		{config.CheckAliasTarget, func(s *config.Snapshot) { s.RouteGroups[0].Aliases[0] = config.ModelAlias{Pattern: "claude-opus-*", LogicModel: "emb"} }, aliasControls},
+		{config.CheckAliasTarget, func(s *config.Snapshot) {
+			s.RouteGroups[0].Aliases[0] = config.ModelAlias{Pattern: "claude-opus-*", LogicModel: "emb"}
+		}, aliasControls},
 		{config.CheckAliasDuplicate, func(s *config.Snapshot) { s.RouteGroups[0].Aliases[0].Pattern = "claude-haiku-4-5" }, aliasControls},
 		{config.CheckAliasShadowed, func(s *config.Snapshot) {
 			s.RouteGroups[0].Aliases[0].Pattern, s.RouteGroups[0].Aliases[1].Pattern = "claude-*", "claude-haiku-*"

@@ -207,10 +207,6 @@ type Results struct {
 type DetailPage struct {
 	Page  layout.Page
 	Rec   record.Call
-	// Alias is what the model alias the call resolved through named in
-	// the version that served it (zero when it had none, or the version
-	// is not at hand).
-	Alias AliasTarget
 	Steps []Step
 	// Rejection explains a call we answered ourselves, "" otherwise.
 	Rejection string
@@ -218,6 +214,10 @@ type DetailPage struct {
 	Degraded []string
 	// Back is the search to return to.
 	Back string
+	// Alias is what the model alias the call resolved through named in
+	// the version that served it (zero when it had none, or the version
+	// is not at hand).
+	Alias AliasTarget
 }
 
 // StatusBadge returns the badge kind and label of a call status.
