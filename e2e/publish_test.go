@@ -257,6 +257,12 @@ func TestEveryFindingLinksToTheControlThatFixesIt(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	seed := seedPublish(t, dsn, "http://127.0.0.1:1", false)
+	// Two aliases on main, whose rows the alias findings link to.
+	for _, a := range []config.ModelAlias{{Pattern: "claude-opus-*", Tier: config.TierDeep}, {Pattern: "claude-haiku-4-5", Tier: config.TierFast}} {
+		if _, err := seed.st.AddModelAlias(context.Background(), seed.group, a); err != nil {
+			t.Fatal(err)
+		}
+	}
 	base, _, err := seed.st.Draft(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -272,6 +278,7 @@ func TestEveryFindingLinksToTheControlThatFixesIt(t *testing.T) {
 		return nil
 	}
 	tierControls := `[data-testid="cand-edit"], [data-testid="cand-add-model"]`
+	aliasControls := `[data-testid="alias-edit"]`
 	cases := []fixCheck{
 		{"tier_timeout", func(s *config.Snapshot) { tier(s, config.TierFast).TimeoutMS = 0 }, `[data-testid="tier-timeout-ms"]`},
 		{"tier_empty", func(s *config.Snapshot) { tier(s, config.TierDeep).Candidates = nil }, `[data-testid="cand-add-model"]`},
@@ -306,6 +313,14 @@ func TestEveryFindingLinksToTheControlThatFixesIt(t *testing.T) {
 			ft := tier(s, config.TierFast)
 			ft.Candidates = append(ft.Candidates, config.Candidate{LogicModel: "emb", Priority: 2, Weight: 100})
 		}, tierControls},
+		{config.CheckAliasTarget, func(s *config.Snapshot) {
+			s.RouteGroups[0].Aliases[0] = config.ModelAlias{Pattern: "claude-opus-*", LogicModel: "emb"}
+		}, aliasControls},
+		{config.CheckAliasDuplicate, func(s *config.Snapshot) { s.RouteGroups[0].Aliases[0].Pattern = "claude-haiku-4-5" }, aliasControls},
+		{config.CheckAliasShadowed, func(s *config.Snapshot) {
+			s.RouteGroups[0].Aliases[0].Pattern, s.RouteGroups[0].Aliases[1].Pattern = "claude-*", "claude-haiku-*"
+		}, aliasControls},
+		{config.CheckAliasOverridden, func(s *config.Snapshot) { s.RouteGroups[0].Aliases[1].Pattern = "small" }, aliasControls},
 	}
 	var links []struct{ check, href, control string }
 	for _, tc := range cases {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"switchyard/handlers/httpx"
+	"switchyard/routing/config"
 	"switchyard/store/calllog"
 	"switchyard/views/components"
 	"switchyard/views/pages/calllogs"
@@ -67,7 +69,7 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		Range: q("range"), From: q("from"), To: q("to"), Anchor: q("anchor"),
 		Caller: q("caller"), Tier: q("tier"), LogicModel: q("logic_model"), Provider: q("provider"),
 		Status: q("status"), ErrorClass: q("error_class"), RequestID: q("request_id"), Cursor: q("cursor"),
-		Endpoint: q("endpoint"), Deployment: q("deployment"), Key: q("key"),
+		Endpoint: q("endpoint"), Deployment: q("deployment"), Key: q("key"), DroppedField: q("dropped_field"),
 	}
 	for _, v := range []struct {
 		name string
@@ -76,7 +78,7 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		{"range", &f.Range}, {"from", &f.From}, {"to", &f.To}, {"anchor", &f.Anchor}, {"caller", &f.Caller},
 		{"tier", &f.Tier}, {"logic model", &f.LogicModel}, {"provider", &f.Provider}, {"status", &f.Status},
 		{"error class", &f.ErrorClass}, {"request id", &f.RequestID}, {"front door", &f.Endpoint},
-		{"deployment", &f.Deployment}, {"key", &f.Key},
+		{"deployment", &f.Deployment}, {"key", &f.Key}, {"dropped field", &f.DroppedField},
 	} {
 		if !calllog.ValidText(*v.v) {
 			*v.v = "" // not echoed into the form: it is what could not be read
@@ -97,7 +99,7 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		}
 	}
 	cf := calllog.Filter{Tier: f.Tier, Provider: f.Provider, Key: f.Key,
-		Status: f.Status, ErrorClass: f.ErrorClass, RequestIDPart: f.RequestID, Cursor: f.Cursor, Endpoint: f.Endpoint}
+		Status: f.Status, ErrorClass: f.ErrorClass, RequestIDPart: f.RequestID, Cursor: f.Cursor, Endpoint: f.Endpoint, DroppedField: f.DroppedField}
 	cf.Caller, cf.CallerPart = nameFilter(f.Caller)
 	cf.LogicModel, cf.LogicModelPart = nameFilter(f.LogicModel)
 	if f.Deployment != "" {
@@ -289,6 +291,9 @@ func (h *Handler) CallLogShow(c echo.Context) error {
 		return err
 	}
 	p := calllogs.DetailPage{Page: h.page(c, "Call "+id, "calllogs"), Rec: rec, Back: calllogs.Back(c.QueryParam("back"))}
+	if rec.ModelAlias != "" {
+		p.Alias = h.aliasTarget(c.Request().Context(), rec)
+	}
 	if tr, ok := calllogs.ParseTrail(rec.Attempts); ok {
 		p.Steps = calllogs.Steps(tr)
 		p.Degraded = calllogs.DegradedWords(tr)
@@ -304,6 +309,46 @@ func (h *Handler) CallLogShow(c echo.Context) error {
 		}
 	}
 	return httpx.Render(c, http.StatusOK, calllogs.Detail(p), nil)
+}
+
+// aliasTarget is what the alias a call resolved through named in the
+// version that served it: read from the live version when that is the
+// one, else from the stored version's text; zero when neither has it.
+func (h *Handler) aliasTarget(ctx context.Context, rec calllog.Record) calllogs.AliasTarget {
+	if rec.ConfigVersion == nil {
+		return calllogs.AliasTarget{}
+	}
+	if h.Ops != nil {
+		if rt := h.Ops.Runtime(); rt != nil && rt.Version == *rec.ConfigVersion {
+			if g := rt.Groups[rec.RouteGroup]; g != nil {
+				for _, a := range g.Aliases {
+					if a.Pattern == rec.ModelAlias {
+						if a.Model != nil {
+							return calllogs.AliasTarget{LogicModel: a.Model.Code}
+						}
+						return calllogs.AliasTarget{Tier: string(a.Tier)}
+					}
+				}
+			}
+			return calllogs.AliasTarget{}
+		}
+	}
+	v, err := h.Store.Version(ctx, *rec.ConfigVersion)
+	if err != nil {
+		return calllogs.AliasTarget{}
+	}
+	snap, err := config.Decode([]byte(v.Snapshot))
+	if err != nil {
+		return calllogs.AliasTarget{}
+	}
+	for _, g := range snap.RouteGroups {
+		for _, a := range g.Aliases {
+			if g.Name == rec.RouteGroup && a.Pattern == rec.ModelAlias {
+				return calllogs.AliasTarget{Tier: string(a.Tier), LogicModel: a.LogicModel}
+			}
+		}
+	}
+	return calllogs.AliasTarget{}
 }
 
 func countRuns(steps []calllogs.Step) int {

@@ -6,11 +6,13 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
 	"switchyard/routing/config"
 	"switchyard/store"
+	"switchyard/store/calllog"
 	"switchyard/web/webtest"
 )
 
@@ -217,5 +219,51 @@ func TestModelAliasesAPI(t *testing.T) {
 	api.call(http.MethodPost, "/route-groups", `{"name":"agents","aliases":[{"pattern":"o3*","tier":"deep"}]}`, http.StatusCreated, &created)
 	if len(created.Aliases) != 1 || created.Aliases[0].Pattern != "o3*" {
 		t.Fatalf("created %+v", created)
+	}
+}
+
+// A call log's detail says where the alias it resolved through sent it,
+// read from the version that served it, and lists the fields its vendor
+// did not get.
+func TestCallLogDetailShowsTheAlias(t *testing.T) {
+	env, gid := aliasSetup(t)
+	ctx := t.Context()
+	for _, name := range []config.TierName{config.TierFast, config.TierStandard} {
+		if _, err := env.Store.AddCandidate(ctx, draftTier(t, env, "default", name).ID, config.Candidate{LogicModel: "small", Weight: 100}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := env.Store.AddModelAlias(ctx, gid, config.ModelAlias{Pattern: "claude-opus-*", Tier: config.TierDeep}); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := env.Store.Publish(ctx, store.PublishInput{Author: "t", Message: "aliases", Check: func(s config.Snapshot) config.Result { return config.DryRun(s, webtest.Implemented) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := calllog.NewWriter(env.Store.DB(), calllog.WriterOptions{SpillDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := pub.Version.Number
+	w.Write(calllog.Record{At: time.Now(), RequestID: "req-alias-1", Status: calllog.StatusOK, HTTPStatus: 200, RouteGroup: "default", Tier: "deep",
+		RequestedModel: "claude-opus-5-5", ModelAlias: "claude-opus-*", LogicModel: "big", ConfigVersion: &v, DroppedFields: []string{"cache_control"}})
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin := env.Login(t, "ops", store.RoleAdmin)
+	_, doc := admin.Get("/call-logs/req-alias-1")
+	if got := strings.Join(strings.Fields(webtest.TestID(doc, "calllog-field-requested-model").Text()), " "); got != "claude-opus-5-5 → alias claude-opus-* → deep" {
+		t.Fatalf("requested model: %q", got)
+	}
+	if got := webtest.TestID(doc, "calllog-dropped-field").Text(); got != "cache_control" {
+		t.Fatalf("dropped fields: %q", got)
+	}
+	_, doc = admin.Get("/call-logs?range=24h&dropped_field=cache_control")
+	if webtest.TestID(doc, "calllog-row-req-alias-1").Length() != 1 {
+		t.Fatal("the dropped-field filter does not find the call")
+	}
+	_, doc = admin.Get("/call-logs?range=24h&dropped_field=metadata")
+	if webtest.TestID(doc, "calllog-row-req-alias-1").Length() != 0 {
+		t.Fatal("the dropped-field filter finds a call that kept the field")
 	}
 }

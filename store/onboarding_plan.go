@@ -27,7 +27,7 @@ func OnboardingBatchOf(p *onboarding.Plan, expectedRevision int64) OnboardingBat
 		}
 	}
 	if p.Group.New {
-		b.RouteGroup = &config.RouteGroup{Name: p.Group.Name, Description: "Created by onboarding (" + p.Template.Name + ")."}
+		b.RouteGroup = &config.RouteGroup{Name: p.Group.Name, Description: "Created by onboarding (" + p.Template.Name + ").", Aliases: p.Group.Aliases}
 	}
 	for _, c := range p.Group.Candidates {
 		b.Candidates = append(b.Candidates, NewCandidate{Group: p.Group.Name, Tier: c.Tier, Candidate: config.Candidate{LogicModel: c.LogicModel, Priority: c.Priority, Weight: c.Weight}})

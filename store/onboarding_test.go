@@ -3,11 +3,13 @@ package store_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"switchyard/routing/config"
+	"switchyard/routing/config/onboarding"
 	"switchyard/store"
 	"switchyard/store/storetest"
 )
@@ -22,7 +24,7 @@ func onboardingBatch(provider, model, group, caller string) store.OnboardingBatc
 		CallerKeyName: "onboarding",
 	}
 	if group != "" {
-		b.RouteGroup = &config.RouteGroup{Name: group}
+		b.RouteGroup = &config.RouteGroup{Name: group, Aliases: onboarding.AgentAliases()}
 		for _, t := range config.TierNames {
 			b.Candidates = append(b.Candidates, store.NewCandidate{Group: group, Tier: t, Candidate: config.Candidate{LogicModel: model, Priority: 1, Weight: 100}})
 		}
@@ -57,6 +59,9 @@ func TestOnboardIsAtomic(t *testing.T) {
 	if len(snap.Providers) != 1 || len(snap.Providers[0].Keys) != 2 || len(snap.Callers) != 1 || len(snap.Callers[0].Keys) != 1 {
 		t.Fatalf("draft = %+v", snap)
 	}
+	if !reflect.DeepEqual(snap.RouteGroups[0].Aliases, onboarding.AgentAliases()) {
+		t.Errorf("the new group's aliases = %+v", snap.RouteGroups[0].Aliases)
+	}
 	plain, err := st.ProviderKeySecret(ctx, snap.Providers[0].Keys[0].ID)
 	if err != nil || plain != "sk-onboard-secret-0001" {
 		t.Errorf("sealed key opens to %q, %v", plain, err)
@@ -90,6 +95,11 @@ func TestOnboardIsAtomic(t *testing.T) {
 	for name, b := range map[string]store.OnboardingBatch{
 		"caller name taken": onboardingBatch("p3", "m3", "g3", "c1"),
 		"group name taken":  onboardingBatch("p3", "m3", "g1", "c3"),
+		"invalid alias": func() store.OnboardingBatch {
+			b := onboardingBatch("p3", "m3", "g3", "c3")
+			b.RouteGroup.Aliases = append(b.RouteGroup.Aliases, config.ModelAlias{Pattern: "two words", Tier: config.TierFast})
+			return b
+		}(),
 		"unknown model in candidate": func() store.OnboardingBatch {
 			b := onboardingBatch("p3", "m3", "g3", "c3")
 			b.Candidates = append(b.Candidates, store.NewCandidate{Group: "g3", Tier: config.TierDeep, Candidate: config.Candidate{LogicModel: "nope", Priority: 2, Weight: 100}})

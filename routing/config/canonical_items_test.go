@@ -31,6 +31,12 @@ func tricky() config.Snapshot {
 	s.Callers[0].BusinessLine = "- looks like a list item"
 	s.Tenants = append(s.Tenants, config.Tenant{Name: "t-null", Description: "null"})
 	s.LogicModels[3].Deployments = nil
+	// Alias patterns the emitter quotes ('*' and '?' opening a plain
+	// scalar read as an alias or a mapping key), and the agent settings.
+	s.RouteGroups[0].Aliases = []config.ModelAlias{{Pattern: "*-codex", Tier: config.TierDeep}, {Pattern: "? x", Tier: config.TierFast},
+		{Pattern: "claude-opus-*", LogicModel: s.LogicModels[0].Code}, {Pattern: "o3*", Tier: config.TierDeep}}
+	s.LogicModels[0].Deployments[0].Capabilities.WebSearch = true
+	s.LogicModels[0].Deployments[0].StrictFields = true
 	return s
 }
 

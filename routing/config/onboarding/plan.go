@@ -86,6 +86,27 @@ type PlannedGroup struct {
 	Name       string
 	New        bool
 	Candidates []PlannedCandidate
+	// Aliases are a new group's model aliases (AgentAliases); an existing
+	// group keeps its own.
+	Aliases []config.ModelAlias
+}
+
+// AgentAliases are the model aliases a new route group gets, so coding
+// agents that name vendor models (Claude Code, Codex) reach its tiers
+// without reconfiguring them: Claude's opus, sonnet and haiku families to
+// deep, standard and fast; OpenAI's codex models and o3 to deep, o4-mini to
+// fast, the rest of gpt-5 to standard. Patterns are tried in this order,
+// so gpt-*-codex comes before gpt-5*.
+func AgentAliases() []config.ModelAlias {
+	return []config.ModelAlias{
+		{Pattern: "claude-opus-*", Tier: config.TierDeep},
+		{Pattern: "claude-sonnet-*", Tier: config.TierStandard},
+		{Pattern: "claude-haiku-*", Tier: config.TierFast},
+		{Pattern: "gpt-*-codex", Tier: config.TierDeep},
+		{Pattern: "gpt-5*", Tier: config.TierStandard},
+		{Pattern: "o3*", Tier: config.TierDeep},
+		{Pattern: "o4-mini*", Tier: config.TierFast},
+	}
 }
 
 // PlannedCandidate is one candidate the plan adds to a tier.
@@ -266,6 +287,9 @@ func Build(cat *Catalog, ch Choices, draft config.Snapshot) (*Plan, config.Field
 		}
 	}
 	p.Group = PlannedGroup{Name: groupName, New: existing == nil}
+	if p.Group.New {
+		p.Group.Aliases = AgentAliases()
+	}
 	p.planCandidates(existing)
 
 	// Caller.
@@ -500,6 +524,7 @@ func (p *Plan) Apply(draft config.Snapshot) config.Snapshot {
 		for _, t := range config.TierNames {
 			g.Tiers = append(g.Tiers, config.Tier{Name: t, TimeoutMS: config.DefaultTierTimeoutMS[t], FirstChunkTimeoutMS: config.DefaultFirstChunkTimeoutMS[t]})
 		}
+		g.Aliases = slices.Clone(p.Group.Aliases)
 		s.RouteGroups = append(s.RouteGroups, g)
 		gi = len(s.RouteGroups) - 1
 	}

@@ -183,6 +183,67 @@ func TestPlanSecondProviderBacksUpExistingModels(t *testing.T) {
 	blocking(t, p.Apply(draft))
 }
 
+// A new route group gets the agent aliases, so Claude Code and Codex reach
+// its tiers as they are; a group that exists keeps its own.
+func TestPlanGivesANewGroupAgentAliases(t *testing.T) {
+	cat := catalog(t)
+	p := mustPlan(t, cat, onboarding.Choices{Template: "sandbox", ProviderName: "sandbox", BaseURL: "http://127.0.0.1:9090/v1",
+		Models: recommended(cat, "sandbox"), NewGroup: onboarding.DefaultGroup, Caller: onboarding.DefaultCaller}, config.Snapshot{})
+	if d := cmp.Diff(onboarding.AgentAliases(), p.Group.Aliases); d != "" {
+		t.Fatalf("planned aliases (-want +got):\n%s", d)
+	}
+	s := withIDs(p.Apply(config.Snapshot{}))
+	r := config.DryRun(s, adapter.Support())
+	for _, f := range r.Findings {
+		if strings.HasPrefix(f.Check, "alias_") {
+			t.Errorf("the default aliases are flagged: %+v", f)
+		}
+	}
+	for i := range s.Providers {
+		for j := range s.Providers[i].Keys {
+			s.Providers[i].Keys[j].ID = int64(j + 1)
+		}
+	}
+	rt, err := config.Compile(1, s, config.Credentials{ProviderKeySecrets: map[int64]string{1: "k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := rt.Groups[onboarding.DefaultGroup]
+	for name, want := range map[string]config.TierName{
+		"claude-opus-5-5": config.TierDeep, "claude-sonnet-4-5": config.TierStandard, "claude-haiku-4-5": config.TierFast,
+		"gpt-5.5-codex": config.TierDeep, "gpt-5-codex": config.TierDeep, "gpt-5.5": config.TierStandard, "gpt-5-mini": config.TierStandard,
+		"o3": config.TierDeep, "o3-pro": config.TierDeep, "o4-mini": config.TierFast, "o4-mini-high": config.TierFast,
+	} {
+		if a := g.Alias(name); a == nil || a.Tier != want {
+			t.Errorf("%s resolves through %+v, want tier %s", name, a, want)
+		}
+	}
+	for _, name := range []string{"gpt-4.1", "o1", "claude-3-opus", "gemini-2.5-pro"} {
+		if a := g.Alias(name); a != nil {
+			t.Errorf("%s resolves through alias %s", name, a.Pattern)
+		}
+	}
+
+	// Onboarding Anthropic: the aliases stand beside the logic models named
+	// like Claude's models, which stay explicit (a warning, not a block).
+	p = mustPlan(t, cat, onboarding.Choices{Template: "anthropic", ProviderName: "anthropic", BaseURL: "https://api.anthropic.com", Keys: []string{"sk-ant-key-000001"},
+		Models: recommended(cat, "anthropic"), NewGroup: "agents"}, config.Snapshot{})
+	s = p.Apply(config.Snapshot{})
+	blocking(t, s)
+
+	// Extending an existing group adds no aliases and keeps the group's.
+	draft := withIDs(s)
+	draft.RouteGroups[0].Aliases = []config.ModelAlias{{Pattern: "mine", Tier: config.TierFast}}
+	p = mustPlan(t, cat, onboarding.Choices{Template: "deepseek", ProviderName: "deepseek", BaseURL: "https://api.deepseek.com/v1", Keys: []string{"sk-deepseek-key-0001"},
+		Models: recommended(cat, "deepseek"), Group: "agents"}, draft)
+	if p.Group.Aliases != nil {
+		t.Errorf("an existing group is planned aliases: %+v", p.Group.Aliases)
+	}
+	if got := p.Apply(draft).RouteGroups[0].Aliases; len(got) != 1 || got[0].Pattern != "mine" {
+		t.Errorf("the existing group's aliases became %+v", got)
+	}
+}
+
 func TestPlanErrors(t *testing.T) {
 	cat := catalog(t)
 	draft := mustPlan(t, cat, onboarding.Choices{Template: "sandbox", ProviderName: "sandbox", BaseURL: "http://127.0.0.1:9090/v1",

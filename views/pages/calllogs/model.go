@@ -64,6 +64,8 @@ type Filter struct {
 	Cursor     string
 	// Endpoint is the front door (chat_completions, messages, …).
 	Endpoint string
+	// DroppedField finds calls whose vendor did not get that request field.
+	DroppedField string
 }
 
 // Query encodes the filter as URL parameters (without the cursor).
@@ -91,6 +93,7 @@ func (f Filter) Query() url.Values {
 	set("error_class", f.ErrorClass)
 	set("request_id", f.RequestID)
 	set("endpoint", f.Endpoint)
+	set("dropped_field", f.DroppedField)
 	return v
 }
 
@@ -211,6 +214,10 @@ type DetailPage struct {
 	Degraded []string
 	// Back is the search to return to.
 	Back string
+	// Alias is what the model alias the call resolved through named in
+	// the version that served it (zero when it had none, or the version
+	// is not at hand).
+	Alias AliasTarget
 }
 
 // StatusBadge returns the badge kind and label of a call status.
@@ -367,7 +374,7 @@ func Summarize(r record.Call) Tried {
 
 // backKeys are the search parameters a detail page's "← Call logs" keeps.
 var backKeys = []string{"range", "from", "to", "anchor", "caller", "tier", "logic_model", "provider", "deployment", "key",
-	"status", "error_class", "request_id", "endpoint", "cursor"}
+	"status", "error_class", "request_id", "endpoint", "dropped_field", "cursor"}
 
 // Back is the search a detail page returns to, from the back parameter its
 // link carried (the search's query): only the search's own parameters are
@@ -436,4 +443,19 @@ func QueueWait(ms *int) string {
 		return "did not queue"
 	}
 	return strconv.Itoa(*ms) + " ms"
+}
+
+// AliasTarget is what a model alias named: a tier or a logic model.
+type AliasTarget struct {
+	Tier       string
+	LogicModel string
+}
+
+// AliasWords is where the alias sent the call: "deep", "logic model
+// gpt-5", or "" when that is not known.
+func (a AliasTarget) AliasWords() string {
+	if a.LogicModel != "" {
+		return "logic model " + a.LogicModel
+	}
+	return a.Tier
 }

@@ -254,3 +254,16 @@ func protocolHint(p config.Protocol) string {
 	}
 	return "OpenAI-compatible; include the /v1 path"
 }
+
+// aliasWords lists aliases as "claude-opus-* → deep, gpt-5* → standard".
+func aliasWords(as []config.ModelAlias) string {
+	parts := make([]string, len(as))
+	for i, a := range as {
+		target := string(a.Tier)
+		if a.LogicModel != "" {
+			target = "logic model " + a.LogicModel
+		}
+		parts[i] = a.Pattern + " → " + target
+	}
+	return strings.Join(parts, ", ")
+}

@@ -129,15 +129,16 @@ type Explain struct {
 	Target        string // what was resolved: tier or logic model
 	Explicit      bool
 	Forced        bool // a reasoning request moved to deep
+	Tier          string
+	Timeout       time.Duration
+	FirstChunk    time.Duration
+
 	// Alias is the pattern of the group's model alias the model field
 	// resolved through ("" when none); AliasTier or AliasModel what it
 	// names (before a reasoning request's move to deep).
 	Alias      string
 	AliasTier  string
 	AliasModel string
-	Tier          string
-	Timeout       time.Duration
-	FirstChunk    time.Duration
 
 	Steps []PlanStep
 	Skips []SkipView

@@ -153,7 +153,7 @@ func FormView(p Page) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "</select></div><div class=\"field\"><label for=\"tr-model\">Model <span class=\"hint\">the request's model field: a tier, a logic model, or any name a client sends (an alias may map it)</span></label> <input id=\"tr-model\" type=\"text\" name=\"model\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "</select></div><div class=\"field\"><label for=\"tr-model\">Model <span class=\"hint\">the request's model field, as a client sends it</span></label> <input id=\"tr-model\" type=\"text\" name=\"model\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
