@@ -225,10 +225,15 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 	x.StateNote = strings.Join(live.notes, "; ")
 	for i, s := range p.Steps {
 		ps := live.step(i+1, s)
-		if chat != nil && chat.Native != nil {
-			ps.Wire = "translated"
-			if adapter.NativeFor(s.Deployment.Provider.Protocol, chat, s.Deployment.Capabilities) {
+		if chat != nil {
+			d := s.Deployment
+			v := adapter.Judge(d.Provider.Protocol, chat, d.Capabilities, d.StrictFields)
+			ps.Wire, ps.Dropped = "translated", v.Dropped
+			if v.Native {
 				ps.Wire = "native"
+				if chat.Native == nil {
+					ps.Wire = "" // chat completions to an OpenAI vendor: nothing to say
+				}
 			}
 		}
 		x.Steps = append(x.Steps, ps)

@@ -322,6 +322,11 @@ func ParseChatRequest(body []byte) (*adapter.ChatRequest, error) {
 					r.ResponseFormat = parseRaw(body, v)
 					r.Format, err = parseResponseFormat(body, v)
 					set = r.Format.Type != adapter.FormatText
+					switch r.Format.Type {
+					case adapter.FormatText, adapter.FormatJSONObject, adapter.FormatJSONSchema:
+					default:
+						r.CannotTranslate("response_format.type")
+					}
 				}
 			}
 		case "user":
@@ -502,7 +507,10 @@ func parseResponseFormat(body []byte, v gjson.Result) (adapter.ResponseFormat, *
 	case adapter.FormatJSONSchema:
 		f.Type = adapter.FormatJSONSchema
 	default:
-		return f, parseErrorf("response_format.type", `must be "text", "json_object" or "json_schema", got %q`, parseShow(typ.Str))
+		// A format newer than this build: OpenAI-protocol vendors get it
+		// as sent; a translation has no way to hold the answer to it.
+		f.Type = strings.Clone(typ.Str)
+		return f, nil
 	}
 	if !js.IsObject() {
 		return f, parseWant("response_format.json_schema", js, "an object")

@@ -47,7 +47,6 @@ func TestParseErrorsDoNotEchoLongValues(t *testing.T) {
 	user := `{"role":"user","content":"hi"}`
 	for name, body := range map[string][]byte{
 		"tool_choice": chat(`,"tool_choice":"`+big+`"`, user),
-		"format type": chat(`,"response_format":{"type":"`+big+`"}`, user),
 		"max_tokens":  chat(`,"max_tokens":`+digits, user),
 		"fraction":    chat(`,"max_tokens":1.`+strings.Repeat("1", 100000), user),
 		"temperature": chat(`,"temperature":`+digits, user),

@@ -224,7 +224,7 @@ func TestBadInputGetsA4xxErrorObject(t *testing.T) {
 		{"wrong type", key, `{"model":5,"messages":[]}`, 400, "invalid_request"},
 		{"messages not array", key, `{"model":"fast","messages":"hi"}`, 400, "invalid_request"},
 		{"empty messages", key, `{"model":"fast","messages":[]}`, 400, "invalid_request"},
-		{"unknown role", key, `{"model":"fast","messages":[{"role":"wizard","content":"x"}]}`, 400, "invalid_request"},
+		{"role not a string", key, `{"model":"fast","messages":[{"role":7,"content":"x"}]}`, 400, "invalid_request"},
 		{"invalid UTF-8", key, "{\"model\":\"fast\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe\"}]}", 400, "invalid_request"},
 		{"over the body limit", key, huge, 413, "invalid_request"},
 		{"no key", "", hello, 401, "invalid_api_key"},

@@ -322,15 +322,17 @@ func TestMessagesDoorEdges(t *testing.T) {
 		return true
 	})
 
-	// The same request cannot be translated: 400 naming the field, no vendor call.
+	// The same request cannot be translated — a block of a type this build
+	// does not know has no place in another vendor's request: 400 naming
+	// it, no vendor call (top_k and the caching hint alone would only be
+	// dropped).
 	before := e.Fake.Count("oa-main-up")
 	status, hdr, ans := postMessages(t, e, "/v1/messages", native, "Authorization", "Bearer "+keys["oa"])
 	if status != http.StatusBadRequest || ans.Get("type").Str != "error" || ans.Get("error.type").Str != "invalid_request_error" ||
-		ans.Get("error.code").Str != "unsupported_parameter" || ans.Get("error.param").Str != "top_k" || hdr.Get("x-should-retry") != "false" {
+		ans.Get("error.code").Str != "unsupported_parameter" || ans.Get("error.param").Str != "messages[2].content[1].type" || hdr.Get("x-should-retry") != "false" {
 		t.Fatalf("untranslatable: %d %s", status, ans.Raw)
 	}
-	withoutTopK := strings.Replace(native, `"top_k":5,`, "", 1)
-	if status, _, ans = postMessages(t, e, "/v1/messages", withoutTopK, "x-api-key", keys["ge"]); status != http.StatusBadRequest || ans.Get("error.param").Str != "messages[2].content[1].type" {
+	if status, _, ans = postMessages(t, e, "/v1/messages", native, "x-api-key", keys["ge"]); status != http.StatusBadRequest || ans.Get("error.param").Str != "messages[2].content[1].type" {
 		t.Fatalf("unknown block to Gemini: %d %s", status, ans.Raw)
 	}
 	if e.Fake.Count("oa-main-up") != before {
@@ -429,7 +431,7 @@ func TestMessagesDoorEdges(t *testing.T) {
 	}
 	found := false
 	for _, r := range waitCallLogs(t, e, calllog.Filter{Caller: "c-oa", Endpoint: "messages", Status: "rejected"}, 4) {
-		found = found || r.ErrorCode == "unsupported_parameter" && gjson.GetBytes(r.Attempts, "skips.0.reason.param").Str == "top_k"
+		found = found || r.ErrorCode == "unsupported_parameter" && gjson.GetBytes(r.Attempts, "skips.0.reason.param").Str == "messages[2].content[1].type"
 	}
 	if !found {
 		t.Fatal("no rejected row for the untranslatable request with its skip reasons")
@@ -468,9 +470,16 @@ func TestMessagesTestRoute(t *testing.T) {
 	if strings.Join(steps, ",") != "oa-main,an-main,ge-main" || strings.Join(wires, ",") != "translated,native pass-through,translated" || len(skips) != 0 {
 		t.Fatalf("flags: steps %v wires %v skips %v", steps, wires, skips)
 	}
-	steps, _, skips = explain(`{"model":"fast","max_tokens":10,"top_k":4,"messages":[{"role":"user","content":"hi"}]}`)
-	if strings.Join(steps, ",") != "an-main" || len(skips) != 2 || !strings.Contains(skips[0], "unsupported_parameter") || !strings.Contains(skips[0], "top_k") {
-		t.Fatalf("top_k: steps %v skips %v", steps, skips)
+	// What a translated deployment would not get is said per step.
+	v := url.Values{"caller": {itoa(mix)}, "model": {"fast"}, "door": {"messages"},
+		"body": {`{"model":"fast","max_tokens":10,"context_management":{"edits":[]},"messages":[{"role":"user","content":"hi"}]}`}}
+	if _, doc, _ := admin.get("/test-route?" + v.Encode()); testID(doc, "testroute-dropped").Length() != 2 ||
+		!strings.Contains(testID(doc, "testroute-dropped").First().Text(), "context_management") {
+		t.Fatalf("dropped per step: %q", testID(doc, "testroute-dropped").Text())
+	}
+	steps, _, skips = explain(`{"model":"fast","max_tokens":10,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"}}]}]}`)
+	if strings.Join(steps, ",") != "an-main" || len(skips) != 2 || !strings.Contains(skips[0], "unsupported_parameter") || !strings.Contains(skips[0], "messages[0].content[0].type") {
+		t.Fatalf("document block: steps %v skips %v", steps, skips)
 	}
 
 	// Send a real Messages test request: answered by the OpenAI deployment, translated.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,10 +203,10 @@ func responsesTestRoute(t *testing.T, e *gatewaytest.Env, keys map[string]string
 		t.Fatalf("flags: steps %v wires %v skips %v", steps, wires, skips)
 	}
 	steps, _, skips = explain(`{"model":"fast","input":"news?","tools":[{"type":"web_search"}]}`)
-	if strings.Join(steps, ",") != "resp" || len(skips) != 3 || !strings.Contains(skips[0], "unsupported_parameter") || !strings.Contains(skips[0], "tools[0].type") {
+	if strings.Join(steps, ",") != "resp" || len(skips) != 3 || !strings.Contains(skips[0], "unsupported_parameter") || !strings.Contains(skips[0], "tools[] (web_search)") {
 		t.Fatalf("web_search: steps %v skips %v", steps, skips)
 	}
-	steps, _, skips = explain(`{"model":"fast","input":"hi","parallel_tool_calls":false}`)
+	steps, _, skips = explain(`{"model":"fast","input":"hi","parallel_tool_calls":false,"tools":[{"type":"function","name":"f"},{"type":"function","name":"g"}]}`)
 	if strings.Join(steps, ",") != "resp,gpt,claude" || len(skips) != 1 || !strings.Contains(skips[0], "parallel_tool_calls") {
 		t.Fatalf("parallel_tool_calls: steps %v skips %v", steps, skips)
 	}
@@ -541,7 +542,7 @@ func responsesRefusalsCallLogAndIdempotency(t *testing.T, e *gatewaytest.Env, ke
 			t.Fatalf("get: %v", err)
 		}
 	})
-	t.Run("a built-in tool needs a native deployment", func(t *testing.T) {
+	t.Run("a hosted tool needs a deployment that runs it", func(t *testing.T) {
 		web := responses.ToolUnionParam{OfWebSearch: &responses.WebSearchToolParam{Type: responses.WebSearchToolTypeWebSearch}}
 		resp, err := app.Responses.New(ctx, responses.ResponseNewParams{Model: "resp", Input: responsesInput("news?"), Tools: []responses.ToolUnionParam{web}})
 		if err != nil || resp.Status != responses.ResponseStatusCompleted {
@@ -550,16 +551,22 @@ func responsesRefusalsCallLogAndIdempotency(t *testing.T, e *gatewaytest.Env, ke
 		if gjson.GetBytes(e.Fake.LastBody("resp-x"), "tools.0.type").Str != "web_search" {
 			t.Fatalf("native body %s", e.Fake.LastBody("resp-x"))
 		}
+		// No other deployment declares a hosted web search: each is skipped.
 		for _, m := range []string{"gpt", "claude", "gem"} {
 			_, err := app.Responses.New(ctx, responses.ResponseNewParams{Model: m, Input: responsesInput("news?"), Tools: []responses.ToolUnionParam{web}})
 			var oe *openai.Error
-			if !errors.As(err, &oe) || oe.StatusCode != http.StatusBadRequest || oe.Code != "unsupported_parameter" || oe.Param != "tools[0].type" {
+			if !errors.As(err, &oe) || oe.StatusCode != http.StatusBadRequest || oe.Code != "unsupported_parameter" || oe.Param != "tools[] (web_search)" {
 				t.Fatalf("%s: %v", m, err)
 			}
 			id := oe.Response.Header.Get("X-Request-Id")
-			if ep, st, code, trail := callLogRow(t, e, id); ep != "responses" || st != "rejected" || code != "unsupported_parameter" || gjson.Get(trail, "skips.0.reason.param").Str != "tools[0].type" {
+			if ep, st, code, trail := callLogRow(t, e, id); ep != "responses" || st != "rejected" || code != "unsupported_parameter" || gjson.Get(trail, "skips.0.reason.param").Str != "tools[] (web_search)" {
 				t.Fatalf("call log %s %s %s %s", ep, st, code, trail)
 			}
+		}
+		// A built-in tool with no counterpart anywhere but the Responses API.
+		res, raw := post(t, e, keys["app"], "/v1/responses", `{"model":"gem","input":"find it","tools":[{"type":"file_search","vector_store_ids":["v"]}]}`)
+		if res.StatusCode != http.StatusBadRequest || gjson.GetBytes(raw, "error.param").Str != "tools[0].type" {
+			t.Fatalf("file_search on gem: %d %s", res.StatusCode, raw)
 		}
 	})
 	t.Run("a Codex-shaped request", func(t *testing.T) {
@@ -584,10 +591,15 @@ func responsesRefusalsCallLogAndIdempotency(t *testing.T, e *gatewaytest.Env, ke
 		if body := e.Fake.LastBody("resp-x"); gjson.GetBytes(body, "input.2.encrypted_content").Str != "gAAAA-opaque" || gjson.GetBytes(body, "prompt_cache_key").Str != "conv-1" {
 			t.Fatalf("native body %s", body)
 		}
-		// Gemini cannot be told to call one function at a time.
+		// Gemini cannot be told to call one function at a time, but with one
+		// tool the answer is the same: served, and the call says what Gemini
+		// did not get.
 		res, raw := post(t, e, keys["app"], "/v1/responses", codex("gem"))
-		if res.StatusCode != http.StatusBadRequest || gjson.GetBytes(raw, "error.code").Str != "unsupported_parameter" || gjson.GetBytes(raw, "error.param").Str != "parallel_tool_calls" {
+		if names, _ := sseEvents(t, raw); res.StatusCode != 200 || names[len(names)-1] != "response.completed" {
 			t.Fatalf("gem: %d %s", res.StatusCode, raw)
+		}
+		if got := droppedFields(t, e, res.Header.Get("X-Request-Id")); !slices.Equal(got, []string{"input[] (reasoning)", "parallel_tool_calls", "prompt_cache_key"}) {
+			t.Fatalf("gem dropped %v", got)
 		}
 	})
 	t.Run("a served request is one row with its front door and attempt trail", func(t *testing.T) {

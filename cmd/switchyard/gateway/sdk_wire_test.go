@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/lib/pq"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
 	"github.com/tidwall/gjson"
 
 	"switchyard/cmd/switchyard/gateway/gatewaytest"
@@ -368,9 +372,14 @@ func TestSDKUnsupportedParameterIsRefusedNotDropped(t *testing.T) {
 		set                      func(*openai.ChatCompletionNewParams)
 	}{
 		{"claude", "logprobs", "ant/claude-x", func(p *openai.ChatCompletionNewParams) { p.Logprobs = param.NewOpt(true) }},
-		{"claude", "seed", "ant/claude-x", func(p *openai.ChatCompletionNewParams) { p.Seed = param.NewOpt[int64](7) }},
-		{"gem", "user", "goo/gemini-x", func(p *openai.ChatCompletionNewParams) { p.User = param.NewOpt("u-1") }},
-		{"gem", "parallel_tool_calls", "goo/gemini-x", func(p *openai.ChatCompletionNewParams) { p.ParallelToolCalls = param.NewOpt(false) }},
+		{"claude", "logit_bias", "ant/claude-x", func(p *openai.ChatCompletionNewParams) { p.LogitBias = map[string]int64{"50256": -100} }},
+		{"gem", "logprobs", "goo/gemini-x", func(p *openai.ChatCompletionNewParams) { p.Logprobs = param.NewOpt(true) }},
+		{"gem", "parallel_tool_calls", "goo/gemini-x", func(p *openai.ChatCompletionNewParams) {
+			// Two tools: Gemini might call both at once, which the caller forbade.
+			p.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "f"}),
+				openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "g"})}
+			p.ParallelToolCalls = param.NewOpt(false)
+		}},
 	} {
 		t.Run(tc.model+"/"+tc.field, func(t *testing.T) {
 			before := e.Fake.Count(strings.TrimPrefix(tc.deployment, tc.deployment[:4]))
@@ -397,5 +406,63 @@ func TestSDKUnsupportedParameterIsRefusedNotDropped(t *testing.T) {
 	}
 	if e.Fake.Count("claude-mixed") != 0 {
 		t.Fatal("the Anthropic deployment was called with logprobs")
+	}
+}
+
+// A field that tunes how a vendor works but not the answer is dropped for
+// a vendor that has no place for it, and the call records it; a deployment
+// with a strict field policy refuses it instead.
+func TestSDKDroppedFieldsAreRecorded(t *testing.T) {
+	t.Parallel()
+	e := gatewaytest.New(t)
+	client := sdk(e, wireWorld(e))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		model string
+		set   func(*openai.ChatCompletionNewParams)
+		want  []string
+	}{
+		{"claude", func(p *openai.ChatCompletionNewParams) {
+			p.Seed = param.NewOpt[int64](7)
+			p.Metadata = map[string]string{"team": "search"}
+		}, []string{"seed", "metadata"}},
+		{"gem", func(p *openai.ChatCompletionNewParams) {
+			p.User = param.NewOpt("u-1")
+			p.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "f"})}
+			p.ParallelToolCalls = param.NewOpt(false) // one tool: the answer is the same
+		}, []string{"user", "parallel_tool_calls"}},
+		{"gpt", func(p *openai.ChatCompletionNewParams) { p.Seed = param.NewOpt[int64](7) }, nil}, // native: nothing judged
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			p := userAsks(tc.model, "hi")
+			tc.set(&p)
+			var res *http.Response
+			resp, err := client.Chat.Completions.New(ctx, p, option.WithResponseInto(&res))
+			if err != nil || len(resp.Choices) != 1 {
+				t.Fatalf("%v %+v", err, resp)
+			}
+			got := droppedFields(t, e, res.Header.Get("X-Request-Id"))
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("dropped %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// droppedFields waits for a request's call-log row and reads its
+// dropped_fields.
+func droppedFields(t *testing.T, e *gatewaytest.Env, requestID string) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var got pq.StringArray
+		err := e.Store.DB().QueryRowContext(context.Background(), `SELECT dropped_fields FROM call_logs WHERE request_id = $1`, requestID).Scan(&got)
+		if err == nil {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no call-log row for %s: %v", requestID, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

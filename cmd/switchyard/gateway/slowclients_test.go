@@ -347,8 +347,8 @@ func TestCallerStringsBoundedInErrors(t *testing.T) {
 	small("unknown admin API path", http.StatusNotFound, res, b)
 	res, b = get("/"+long, "")
 	small("unknown console page", http.StatusNotFound, res, b)
-	res, b = post(t, e, key, "/v1/chat/completions", `{"model":"standard","messages":[{"role":"`+long+`","content":"hi"}]}`)
-	small("unknown role", http.StatusBadRequest, res, b)
+	res, b = post(t, e, key, "/v1/chat/completions", `{"model":"standard","tool_choice":"`+long+`","messages":[{"role":"user","content":"hi"}]}`)
+	small("unknown tool choice", http.StatusBadRequest, res, b)
 	res, b = post(t, e, key, "/v1/chat/completions", `{"model":"standard","max_tokens":`+strings.Repeat("9", 100_000)+`,"messages":[{"role":"user","content":"hi"}]}`)
 	small("huge number", http.StatusBadRequest, res, b)
 

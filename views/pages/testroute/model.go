@@ -176,8 +176,11 @@ type PlanStep struct {
 	Warning string
 	// Wire says how a front door's request reaches this deployment:
 	// "native" (passed through in the door's own shape), "translated", or
-	// "" for chat completions.
+	// "" for chat completions to an OpenAI-protocol deployment.
 	Wire string
+	// Dropped lists the request's fields this deployment would not get
+	// (the field policy's drops).
+	Dropped []string
 }
 
 // BreakerView is one instance's breaker for a deployment.
