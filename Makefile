@@ -62,7 +62,8 @@ lint:
 
 ## unit: every package's tests once, except the race packages (make race runs those)
 unit:
-	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) go test -count=1 -parallel 4 -timeout 15m $$(go list ./... | grep -v -E '$(RACE_RE)')
+	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) AGENT_CLIS=$$(./e2e/scripts/agents-deps.sh | tr '\n' ':') \
+		go test -count=1 -parallel 4 -timeout 15m $$(go list ./... | grep -v -E '$(RACE_RE)')
 
 race:
 	go test -race -count=1 -timeout 10m $(RACE_PKGS)
@@ -78,9 +79,10 @@ fuzz:
 
 e2e-deps:
 	@./e2e/scripts/e2e-deps.sh >/dev/null
+	@./e2e/scripts/agents-deps.sh >/dev/null
 
 e2e: services e2e-deps
-	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) go test -count=1 -v ./e2e/
+	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) AGENT_CLIS=$$(./e2e/scripts/agents-deps.sh | tr '\n' ':') go test -count=1 -v ./e2e/
 
 ## bench: gateway vs direct-to-upstream figures (latency, TTFB, throughput, RSS) and Go benchmarks
 bench: services build
