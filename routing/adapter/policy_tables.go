@@ -6,7 +6,7 @@ import "switchyard/routing/config"
 // hints), what each adapter does on a translated path when a caller sets it
 // to anything but OpenAI's default (n 1, logprobs false,
 // parallel_tool_calls true, an empty metadata object, …). The README's
-// "Request fields per upstream protocol" is these tables;
+// "Request fields: the field policy" is these tables;
 // TestFieldTables walks every row against the adapter's real behaviour.
 
 // Fields is the OpenAI adapter's table. A chat-completions caller reaches

@@ -26,6 +26,8 @@ func vendorFixture(t *testing.T, vendor, name string) []byte {
 	return b
 }
 
+var _ = flag.Bool("update", false, "rewrite the README's tables")
+
 // vendorUpdate reports go test -update: rewrite the README's tables.
 func vendorUpdate() bool {
 	f := flag.Lookup("update")

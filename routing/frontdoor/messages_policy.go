@@ -6,7 +6,7 @@ import "switchyard/routing/adapter"
 // deployment gets every field as sent; for the others the parser
 // (messages.go, messages_turns.go) does what these rows say.
 var MessagesPolicy = []DoorField{
-	{Field: "model", Chat: "model", How: "the deployment's upstream model"},
+	{Field: "model", Chat: "model", Native: "replaced by the deployment's upstream model", How: "the deployment's upstream model"},
 	{Field: "max_tokens", Chat: "max_tokens", How: "`max_tokens` (the chat table's `max_tokens` row)", Sample: `"max_tokens":50`},
 	{Field: "messages", Chat: "messages", How: "user and assistant turns; text → text, image (base64 or url source) → image_url, tool_use → tool_calls, tool_result → a tool message (is_error: its text prefixed with \"[tool error] \")"},
 	{Field: "messages[].role (system)", Chat: "messages", How: "a mid-conversation system turn → a system message in its place",
@@ -23,7 +23,7 @@ var MessagesPolicy = []DoorField{
 	{Field: "cache_control", Decision: adapter.Drop, How: "a caching hint (top level or on any block): the other vendors cache by their own rules",
 		Sample: `"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}]`},
 	{Field: "stop_sequences", Chat: "stop", How: "`stop`", Sample: `"stop_sequences":["END"]`},
-	{Field: "stream", Chat: "stream", How: "the answer comes back as Messages events", Sample: `"stream":true`},
+	{Field: "stream", Chat: "stream", Native: "set by the gateway (false, or true for a stream)", How: "the answer comes back as Messages events", Sample: `"stream":true`},
 	{Field: "temperature", Chat: "temperature", How: "`temperature`", Sample: `"temperature":0.5`},
 	{Field: "top_p", Chat: "top_p", How: "`top_p`", Sample: `"top_p":0.5`},
 	{Field: "top_k", Chat: "top_k", How: "`top_k`", Sample: `"top_k":5`},

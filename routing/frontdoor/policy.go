@@ -68,15 +68,20 @@ func (f DoorField) outcome(p config.Protocol) string {
 }
 
 // DoorPolicyMarkdown renders a door's rows as the README shows them: the
-// native path, the translation, and the outcome per translated protocol.
+// native path, the translation, and the outcome on each protocol that
+// translates (the native protocol has its own column).
 func DoorPolicyMarkdown(rows []DoorField, native config.Protocol, nativeTitle string) string {
 	var protocols []config.Protocol
-	for _, p := range adapter.Protocols {
-		protocols = append(protocols, p.Protocol)
-	}
+	names := map[config.Protocol]string{config.ProtocolOpenAI: "OpenAI chat", config.ProtocolAnthropic: "Anthropic", config.ProtocolGemini: "Gemini"}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| field | %s | translated | OpenAI chat | Anthropic | Gemini |\n", nativeTitle)
-	b.WriteString("| --- | --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "| field | %s | translated |", nativeTitle)
+	for _, p := range adapter.Protocols {
+		if p.Protocol != native {
+			protocols = append(protocols, p.Protocol)
+			fmt.Fprintf(&b, " %s |", names[p.Protocol])
+		}
+	}
+	b.WriteString("\n| --- | --- | --- |" + strings.Repeat(" --- |", len(protocols)) + "\n")
 	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 	for _, f := range rows {
 		name := "`" + f.Field + "`"
@@ -93,11 +98,7 @@ func DoorPolicyMarkdown(rows []DoorField, native config.Protocol, nativeTitle st
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |", name, esc(nat), esc(how))
 		for _, p := range protocols {
-			cell := f.outcome(p)
-			if p == native && !f.Stateless {
-				cell = "native"
-			}
-			fmt.Fprintf(&b, " %s |", cell)
+			fmt.Fprintf(&b, " %s |", f.outcome(p))
 		}
 		b.WriteString("\n")
 	}
