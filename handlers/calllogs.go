@@ -318,28 +318,22 @@ func (h *Handler) aliasTarget(ctx context.Context, rec calllog.Record) calllogs.
 	if rec.ConfigVersion == nil {
 		return calllogs.AliasTarget{}
 	}
+	var snap *config.Snapshot
 	if h.Ops != nil {
 		if rt := h.Ops.Runtime(); rt != nil && rt.Version == *rec.ConfigVersion {
-			if g := rt.Groups[rec.RouteGroup]; g != nil {
-				for _, a := range g.Aliases {
-					if a.Pattern == rec.ModelAlias {
-						if a.Model != nil {
-							return calllogs.AliasTarget{LogicModel: a.Model.Code}
-						}
-						return calllogs.AliasTarget{Tier: string(a.Tier)}
-					}
-				}
-			}
-			return calllogs.AliasTarget{}
+			snap = rt.Snapshot
 		}
 	}
-	v, err := h.Store.Version(ctx, *rec.ConfigVersion)
-	if err != nil {
-		return calllogs.AliasTarget{}
-	}
-	snap, err := config.Decode([]byte(v.Snapshot))
-	if err != nil {
-		return calllogs.AliasTarget{}
+	if snap == nil {
+		v, err := h.Store.Version(ctx, *rec.ConfigVersion)
+		if err != nil {
+			return calllogs.AliasTarget{}
+		}
+		s, err := config.Decode([]byte(v.Snapshot))
+		if err != nil {
+			return calllogs.AliasTarget{}
+		}
+		snap = &s
 	}
 	for _, g := range snap.RouteGroups {
 		for _, a := range g.Aliases {
