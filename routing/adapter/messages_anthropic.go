@@ -64,7 +64,7 @@ func (a Anthropic) nativeChat(ctx context.Context, t Target, r *ChatRequest) (*C
 	if err != nil {
 		return nil, err
 	}
-	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages")+anthropicBetaQuery(r), anthropicHeaders(t), body, ClassifyAnthropic)
+	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages")+anthropicBetaQuery(r), anthropicNativeHeaders(t), body, ClassifyAnthropic)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (a Anthropic) nativeStream(ctx context.Context, t Target, r *ChatRequest) (
 	if err != nil {
 		return nil, err
 	}
-	h := anthropicHeaders(t)
+	h := anthropicNativeHeaders(t)
 	h.Set("Accept", "text/event-stream")
 	url := anthropicURL(t.BaseURL, "/v1/messages") + anthropicBetaQuery(r)
 	resp, cancel, e := openStream(ctx, t.APIKey, anthropicErrors, func(c context.Context) (*http.Response, *Error) {
@@ -256,7 +256,7 @@ func (Anthropic) CountTokens(ctx context.Context, t Target, r *ChatRequest) (int
 	if err != nil {
 		return 0, err
 	}
-	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages/count_tokens"), anthropicHeaders(t), body, ClassifyAnthropic)
+	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages/count_tokens"), anthropicNativeHeaders(t), body, ClassifyAnthropic)
 	if err != nil {
 		return 0, err
 	}
@@ -282,4 +282,16 @@ func anthropicBetaQuery(r *ChatRequest) string {
 		return "?beta=true"
 	}
 	return ""
+}
+
+// anthropicNativeHeaders are the headers of a native Messages call: the
+// caller's anthropic-version, when the provider passes it (an Anthropic
+// provider does by default), else the one this build speaks. A translated
+// call always sends the version its translation was written for.
+func anthropicNativeHeaders(t Target) http.Header {
+	h := anthropicHeaders(t)
+	if v := t.Header.Get("Anthropic-Version"); v != "" {
+		h.Set("anthropic-version", v)
+	}
+	return h
 }

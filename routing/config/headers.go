@@ -156,11 +156,12 @@ func CanonicalHeaders(p *Provider) {
 
 // DefaultPassHeaders are the caller headers a provider of a protocol lets
 // through when its own list names none: an Anthropic vendor gets the
-// caller's anthropic-beta, the Messages API's switch for the features
-// Claude Code and the Anthropic SDKs use (a list of the operator's own
-// replaces it).
+// caller's anthropic-beta and anthropic-version, the Messages API's
+// switches for the features and the version Claude Code and the Anthropic
+// SDKs use (a list of the operator's own replaces it). A translated call
+// still speaks the version its translation was written for.
 var DefaultPassHeaders = map[Protocol][]string{
-	ProtocolAnthropic: {"Anthropic-Beta"},
+	ProtocolAnthropic: {"Anthropic-Beta", "Anthropic-Version"},
 }
 
 // HeaderSecret is a secret header's sealed value, opened, with the provider

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
@@ -491,4 +492,73 @@ func TestMessagesTestRoute(t *testing.T) {
 	if rows[0].Status != "ok" || rows[0].Provider != "oa" {
 		t.Fatalf("test request row: %+v", rows[0])
 	}
+}
+
+// TestClaudeCodeNativePassThrough: Claude Code's real first request (a
+// mid-conversation system turn, adaptive thinking, output_config,
+// context_management, deferred tools) reaches an Anthropic deployment
+// byte for byte but for the model, with its anthropic-beta and
+// anthropic-version headers and ?beta=true; a model id no tier or logic
+// model has is resolved by an alias and does not force the deep tier.
+func TestClaudeCodeNativePassThrough(t *testing.T) {
+	t.Parallel()
+	e, _ := messagesWorld(t)
+	b := e.Build()
+	b.Group("g-cc", map[config.TierName][]config.Candidate{
+		config.TierFast: {{LogicModel: "an-main", Weight: 100}}, config.TierStandard: {{LogicModel: "an-backup", Weight: 100}},
+		config.TierDeep: {{LogicModel: "an-deep", Weight: 100}}})
+	snap, _, err := e.Store.Draft(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range snap.RouteGroups {
+		if g.Name != "g-cc" {
+			continue
+		}
+		if _, err := e.Store.AddModelAlias(context.Background(), g.ID, config.ModelAlias{Pattern: "claude-opus-*", Tier: config.TierStandard}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, key := b.Caller(config.Caller{Name: "c-cc", RouteGroup: "g-cc"})
+	e.Publish("claude code")
+	body, err := os.ReadFile("../../../routing/adapter/testdata/agents/claude-code-request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const beta = "claude-code-20250219,context-management-2025-06-27,effort-2025-11-24"
+	status, hdr, _ := postMessagesRaw(t, e, "/v1/messages?beta=true", body, "x-api-key", key, "anthropic-beta", beta, "anthropic-version", "2023-06-01")
+	if status != http.StatusOK || hdr.Get("X-Switchyard-Tier") != "standard" || hdr.Get("X-Switchyard-Model") != "an-backup" {
+		t.Fatalf("status %d tier %q model %q", status, hdr.Get("X-Switchyard-Tier"), hdr.Get("X-Switchyard-Model"))
+	}
+	last, ok := e.Fake.LastRequest("an-backup-up")
+	if !ok || last.RawQuery != "beta=true" || last.Header.Get("Anthropic-Beta") != beta || last.Header.Get("Anthropic-Version") != "2023-06-01" {
+		t.Fatalf("vendor got %q %v", last.RawQuery, last.Header)
+	}
+	sent := gjson.ParseBytes(last.Body)
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		if k.Str != "model" && k.Str != "stream" && sent.Get(k.Str).Raw != v.Raw {
+			t.Errorf("%s changed on the way", k.Str)
+		}
+		return true
+	})
+	if got := droppedFields(t, e, hdr.Get("X-Request-Id")); len(got) != 0 {
+		t.Fatalf("a native call dropped %v", got)
+	}
+}
+
+// postMessagesRaw posts a raw body to the Messages door with headers.
+func postMessagesRaw(t *testing.T, e *gatewaytest.Env, path string, body []byte, hdr ...string) (int, http.Header, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.URL+path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, b
 }
