@@ -16,7 +16,7 @@ export SWITCHYARD_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 RACE_PKGS := ./routing/... ./store/redis/... ./cmd/switchyard/worker/
 RACE_RE   := ^switchyard/(routing|store/redis)(/|$$)|^switchyard/cmd/switchyard/worker$$
 
-.PHONY: run test services build generate lint unit race fuzz e2e e2e-deps bench demo reset-password clean
+.PHONY: run test services build generate lint unit race fuzz e2e e2e-deps screenshots bench demo reset-password clean
 
 ## run: start PostgreSQL and Redis if needed, migrate, and serve the console and API
 run: services build
@@ -68,13 +68,14 @@ unit:
 race:
 	go test -race -count=1 -timeout 10m $(RACE_PKGS)
 
-## fuzz: the request parsers (chat, Responses), the SSE reader, the JSON validator and the canonical config codec, briefly (longer: FUZZTIME=5m)
+## fuzz: the request parsers (chat, Messages, Responses), the SSE reader, the JSON validator and the canonical config codec, briefly (longer: FUZZTIME=5m)
 FUZZTIME ?= 8s
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzParseChatRequest$$' -fuzztime $(FUZZTIME) ./routing/frontdoor/
 	go test -run '^$$' -fuzz '^FuzzSSEReader$$' -fuzztime $(FUZZTIME) ./routing/adapter/
 	go test -run '^$$' -fuzz '^FuzzValidJSON$$' -fuzztime $(FUZZTIME) ./routing/wire/
 	go test -run '^$$' -fuzz '^FuzzParseResponsesRequest$$' -fuzztime $(FUZZTIME) ./routing/frontdoor/
+	go test -run '^$$' -fuzz '^FuzzParseMessagesRequest$$' -fuzztime $(FUZZTIME) ./routing/frontdoor/
 	go test -run '^$$' -fuzz '^FuzzCanonicalCodec$$' -fuzztime $(FUZZTIME) ./routing/config/
 
 e2e-deps:
@@ -83,6 +84,10 @@ e2e-deps:
 
 e2e: services e2e-deps
 	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) AGENT_CLIS=$$(./e2e/scripts/agents-deps.sh | tr '\n' ':') go test -count=1 -v ./e2e/
+
+## screenshots: refresh the committed screenshots of every console page (e2e/screenshots); make test writes them under .cache/
+screenshots: services e2e-deps
+	SWITCHYARD_SCREENSHOTS=$(CURDIR)/e2e/screenshots PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) go test -count=1 -run '^TestConsoleWalk$$' ./e2e/
 
 ## bench: gateway vs direct-to-upstream figures (latency, TTFB, throughput, RSS) and Go benchmarks
 bench: services build

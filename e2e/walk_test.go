@@ -90,13 +90,20 @@ var consolePages = []consolePage{
 // and a phone.
 var walkWidths = []int{1280, 390}
 
-// screenshotDir holds the walk's screenshots (committed; README names it).
-const screenshotDir = "screenshots"
+// screenshotDir is where the walk writes its screenshots: a folder git
+// ignores, unless SWITCHYARD_SCREENSHOTS names another (make screenshots
+// refreshes the committed set in e2e/screenshots so).
+func screenshotDir() string {
+	if d := os.Getenv("SWITCHYARD_SCREENSHOTS"); d != "" {
+		return d
+	}
+	return filepath.Join("..", ".cache", "screenshots")
+}
 
 // TestConsoleWalk visits every console page of a furnished installation at
 // 1280 and 390 px: no horizontal overflow of the page (and, at 1280, of
 // any table or other box), no serious or critical axe-core violation, and
-// a screenshot of each in e2e/screenshots/. One server, one browser page;
+// a screenshot of each (see screenshotDir). One server, one browser page;
 // each page is loaded once and resized.
 func TestConsoleWalk(t *testing.T) {
 	began := time.Now()
@@ -116,7 +123,7 @@ func TestConsoleWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := &ui{t: t, p: pg, base: f.s.URL}
-	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
+	if err := os.MkdirAll(screenshotDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
 
@@ -185,7 +192,7 @@ func writeScreenshots(shots <-chan screenshot) error {
 	for s := range shots {
 		b, err := shrinkPNG(s.png)
 		if err == nil {
-			err = os.WriteFile(filepath.Join(screenshotDir, s.name), b, 0o644)
+			err = os.WriteFile(filepath.Join(screenshotDir(), s.name), b, 0o644)
 		}
 		if err != nil && first == nil {
 			first = fmt.Errorf("screenshot %s: %w", s.name, err)

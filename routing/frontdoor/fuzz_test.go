@@ -67,8 +67,11 @@ func FuzzParseChatRequest(f *testing.F) {
 			t.Fatalf("%d messages, encoding/json reads %d (%v)", len(r.Messages), len(msgs), err)
 		}
 		for i, m := range r.Messages {
-			if _, ok := parseRole(m.Role); !ok || m.Role != msgs[i].Role {
+			if m.Role != msgs[i].Role || m.Role == "" {
 				t.Fatalf("message %d role %q, encoding/json reads %q", i, m.Role, msgs[i].Role)
+			}
+			if _, ok := parseRole(m.Role); !ok && r.Untranslatable == "" {
+				t.Fatalf("message %d has role %q, yet the request is translatable", i, m.Role)
 			}
 			if m.Content == nil && len(m.ToolCalls) == 0 {
 				t.Fatalf("message %d has neither content nor tool calls", i)

@@ -808,6 +808,9 @@ func parseMessage(body []byte, i int, v gjson.Result, m *adapter.Message, slot [
 	if role.Type != gjson.String {
 		return parseWant(p(".role"), role, "a string")
 	}
+	if role.Str == "" {
+		return parseErrorf(p(".role"), "role must not be empty")
+	}
 	var ok bool
 	if m.Role, ok = parseRole(role.Str); !ok {
 		// A role newer than this build: OpenAI-protocol vendors get it as
