@@ -68,15 +68,17 @@ unit:
 race:
 	go test -race -count=1 -timeout 10m $(RACE_PKGS)
 
-## fuzz: the request parsers (chat, Messages, Responses), the SSE reader, the JSON validator and the canonical config codec, briefly (longer: FUZZTIME=5m)
-FUZZTIME ?= 8s
+## fuzz: the request parsers (chat, Messages, Responses), the SSE reader, the JSON validator and the canonical config codec, briefly
+## (a count of runs each, about eight seconds here: a duration races the fuzz coordinator's deadline, golang/go#75804;
+##  longer by hand: FUZZTIME=5m or FUZZTIME=1000000x applies to all)
+fuzz-one = go test -run '^$$' -fuzz '^$(1)$$' -fuzztime $(or $(FUZZTIME),$(3)) $(2)
 fuzz:
-	go test -run '^$$' -fuzz '^FuzzParseChatRequest$$' -fuzztime $(FUZZTIME) ./routing/frontdoor/
-	go test -run '^$$' -fuzz '^FuzzSSEReader$$' -fuzztime $(FUZZTIME) ./routing/adapter/
-	go test -run '^$$' -fuzz '^FuzzValidJSON$$' -fuzztime $(FUZZTIME) ./routing/wire/
-	go test -run '^$$' -fuzz '^FuzzParseResponsesRequest$$' -fuzztime $(FUZZTIME) ./routing/frontdoor/
-	go test -run '^$$' -fuzz '^FuzzParseMessagesRequest$$' -fuzztime $(FUZZTIME) ./routing/frontdoor/
-	go test -run '^$$' -fuzz '^FuzzCanonicalCodec$$' -fuzztime $(FUZZTIME) ./routing/config/
+	$(call fuzz-one,FuzzParseChatRequest,./routing/frontdoor/,30000x)
+	$(call fuzz-one,FuzzSSEReader,./routing/adapter/,10000x)
+	$(call fuzz-one,FuzzValidJSON,./routing/wire/,300000x)
+	$(call fuzz-one,FuzzParseResponsesRequest,./routing/frontdoor/,25000x)
+	$(call fuzz-one,FuzzParseMessagesRequest,./routing/frontdoor/,50000x)
+	$(call fuzz-one,FuzzCanonicalCodec,./routing/config/,4000x)
 
 e2e-deps:
 	@./e2e/scripts/e2e-deps.sh >/dev/null
