@@ -36,7 +36,7 @@ go test -count=1 -run TestConfigurationAtScale -v ./store/ -args -scale=large | 
 echo
 echo "== micro-benchmarks =="
 go test -run '^$' -bench 'RouteResolution' -benchmem -count=3 ./routing/ | grep -E '^Benchmark|ns/op'
-go test -run '^$' -bench 'ParseChatRequest' -benchmem -count=1 ./routing/adapter/ | grep -E '^Benchmark'
+go test -run '^$' -bench 'ParseChatRequest' -benchmem -count=1 ./routing/frontdoor/ | grep -E '^Benchmark'
 go test -run '^$' -bench 'Check' -benchmem -count=1 ./store/redis/limits/ | grep -E '^Benchmark'
 go test -run '^$' -bench 'AllowClosed|Pick' -benchmem -count=1 ./routing/breaker/ ./store/redis/keypool/ | grep -E '^Benchmark'
 go test -run '^$' -bench 'Ingest' -benchmem -count=1 -benchtime=200000x ./store/calllog/ | grep -E '^Benchmark'
