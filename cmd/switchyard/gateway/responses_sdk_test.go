@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -654,4 +655,48 @@ func captureHeaders(h *http.Header) option.RequestOption {
 		}
 		return resp, err
 	})
+}
+
+// TestResponsesAgentToolsTranslated: Codex's namespaced and custom tools
+// reach a Gemini deployment as plain functions, and the calls the model
+// makes come back named as the caller declared them — a function_call in
+// its namespace, a custom_tool_call with its input — whole and streamed.
+func TestResponsesAgentToolsTranslated(t *testing.T) {
+	t.Parallel()
+	e, keys := messagesWorld(t)
+	const tools = `"tools":[{"type":"namespace","name":"mcp__files","description":"files","tools":[{"type":"function","name":"read","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}]},
+		{"type":"custom","name":"apply_patch","description":"patch","format":{"type":"grammar","syntax":"lark","definition":"start: /.+/"}}]`
+	for _, stream := range []bool{false, true} {
+		body := `{"model":"fast","stream":` + strconv.FormatBool(stream) + `,"input":"please call tool mcp__files__read {\"path\":\"a.txt\"}",` + tools + `}`
+		res, raw := post(t, e, keys["ge"], "/v1/responses", body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("stream %v: %d %s", stream, res.StatusCode, raw)
+		}
+		out := gjson.GetBytes(raw, "output")
+		if stream {
+			_, datas := sseEvents(t, raw)
+			out = gjson.Get(datas[len(datas)-1], "response.output")
+		}
+		fc := out.Get(`#(type=="function_call")`)
+		if fc.Get("namespace").Str != "mcp__files" || fc.Get("name").Str != "read" || gjson.Parse(fc.Get("arguments").Str).Get("path").Str != "a.txt" {
+			t.Fatalf("stream %v: output %s", stream, out.Raw)
+		}
+		// Gemini got plain functions: the namespace flattened, the custom
+		// tool taking one string.
+		sent := gjson.ParseBytes(e.Fake.LastBody("ge-main-up"))
+		if sent.Get(`tools.0.functionDeclarations.#(name=="mcp__files__read")`).Exists() == false ||
+			sent.Get(`tools.0.functionDeclarations.#(name=="apply_patch").parameters.properties.input`).Exists() == false {
+			t.Fatalf("gemini got %s", sent.Get("tools").Raw)
+		}
+		if got := droppedFields(t, e, res.Header.Get("X-Request-Id")); !slices.Contains(got, "tools[].format") {
+			t.Fatalf("dropped %v", got)
+		}
+	}
+	// The model calls the translated function with its one string.
+	body := `{"model":"fast","input":"please call tool apply_patch {\"input\":\"*** Begin Patch\"}",` + tools + `}`
+	res, raw := post(t, e, keys["ge"], "/v1/responses", body)
+	cc := gjson.GetBytes(raw, `output.#(type=="custom_tool_call")`)
+	if res.StatusCode != http.StatusOK || cc.Get("name").Str != "apply_patch" || !strings.Contains(cc.Get("input").Str, "Begin Patch") {
+		t.Fatalf("custom call: %d %s", res.StatusCode, raw)
+	}
 }
