@@ -29,8 +29,8 @@ func (x *exchange) chat() {
 		x.invalid(err)
 		return
 	}
-	if req.Native != nil {
-		req.Native.Query = x.req.Query
+	if hr, ok := x.door().(frontdoor.HeaderReader); ok {
+		hr.ReadHeaders(req, x.req.Header, x.req.Query)
 	}
 	x.rec.RequestedModel, x.rec.Stream = req.Model, req.Stream
 	x.prepareLadder(req, body)

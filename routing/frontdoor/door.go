@@ -33,6 +33,7 @@ package frontdoor
 
 import (
 	"encoding/json"
+	"net/http"
 
 	"switchyard/routing/adapter"
 )
@@ -51,6 +52,13 @@ type Door interface {
 	Stream(req *adapter.ChatRequest, model, requestID string, native bool) Stream
 	// Error renders an error answer's body.
 	Error(status int, code, msg string, param *string) []byte
+}
+
+// HeaderReader is a door that reads request headers of its own protocol
+// into the canonical request (the Messages door's anthropic-beta), and
+// the query string's switches for a native path.
+type HeaderReader interface {
+	ReadHeaders(r *adapter.ChatRequest, h http.Header, rawQuery string)
 }
 
 // Stream renders one committed stream as the door's SSE events. Each

@@ -2,6 +2,7 @@ package frontdoor
 
 import (
 	"errors"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -21,6 +22,7 @@ type doorCase struct {
 	rows   []DoorField
 	native config.Protocol
 	parse  func(members string) (*adapter.ChatRequest, error)
+	door   Door
 }
 
 var doorCases = []doorCase{
@@ -36,7 +38,7 @@ var doorCases = []doorCase{
 			body += "," + members
 		}
 		return ParseMessagesRequest([]byte(body + "}"))
-	}},
+	}, MessagesDoor{}},
 	{"responses", ResponsesPolicy, "", func(members string) (*adapter.ChatRequest, error) {
 		body := `{"model":"m","input":"x"`
 		if strings.HasPrefix(members, `"input"`) {
@@ -50,7 +52,7 @@ var doorCases = []doorCase{
 			return nil, err
 		}
 		return r.Chat, nil
-	}},
+	}, ResponsesDoor{}},
 }
 
 // TestDoorPolicies parses every row's sample and checks that each
@@ -73,6 +75,14 @@ func TestDoorPolicies(t *testing.T) {
 				}
 				if err != nil {
 					t.Fatal(err)
+				}
+				if row.Header != "" {
+					name, value, _ := strings.Cut(row.Header, ": ")
+					hr, ok := dc.door.(HeaderReader)
+					if !ok {
+						t.Fatalf("a header row on a door that reads no headers")
+					}
+					hr.ReadHeaders(r, http.Header{http.CanonicalHeaderKey(name): {value}}, "")
 				}
 				checkNative(t, dc, r)
 				for _, p := range adapter.Protocols {

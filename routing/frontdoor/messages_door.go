@@ -1,6 +1,8 @@
 package frontdoor
 
 import (
+	"net/http"
+
 	"switchyard/routing/adapter"
 )
 
@@ -20,6 +22,19 @@ func (MessagesDoor) Answer(dst []byte, _ *adapter.ChatRequest, res *adapter.Chat
 		return AppendAnswerModel(dst, res.Body, model), nil
 	}
 	return MessagesAnswer(dst, res.Body, model, MessagesID(AnswerID(res.Body)), res.Usage)
+}
+
+// ReadHeaders keeps the query for the native path (?beta=true), and
+// records the caller's anthropic-beta as what a translation drops: the
+// betas are Anthropic's, and reach only an Anthropic vendor.
+func (MessagesDoor) ReadHeaders(r *adapter.ChatRequest, h http.Header, rawQuery string) {
+	if r.Native == nil {
+		return
+	}
+	r.Native.Query = rawQuery
+	if h.Get("Anthropic-Beta") != "" {
+		r.Drop("anthropic-beta (header)")
+	}
 }
 
 func (MessagesDoor) Stream(_ *adapter.ChatRequest, model, requestID string, native bool) Stream {

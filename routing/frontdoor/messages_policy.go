@@ -45,6 +45,7 @@ var MessagesPolicy = []DoorField{
 	{Field: "output_config.effort", Chat: "effort", How: "how hard the model works: given to vendors that reason", Sample: `"output_config":{"effort":"high"}`},
 	{Field: "output_config.format", Chat: "response_format", How: "a JSON schema → `response_format` json_schema (strict)",
 		Sample: `"output_config":{"format":{"type":"json_schema","schema":{"type":"object"}}}`},
+	{Field: "anthropic-beta (header)", Decision: adapter.Drop, How: "Anthropic's beta switches: only an Anthropic vendor gets them", Header: "anthropic-beta: context-management-2025-06-27"},
 	{Field: "metadata.user_id", Decision: adapter.Drop, How: "an end-user id for Anthropic's abuse checks", Sample: `"metadata":{"user_id":"u-1"}`},
 	{Field: "service_tier", Decision: adapter.Drop, How: "Anthropic's capacity tiers (auto, the default, asks for nothing)", Sample: `"service_tier":"standard_only"`},
 	{Field: "context_management", Decision: adapter.Drop, How: "how Anthropic trims long contexts", Sample: `"context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all"}]}`},

@@ -33,8 +33,10 @@ type DoorField struct {
 	// Native says what a deployment speaking the door's protocol gets ("":
 	// the body as sent).
 	Native string
-	// Sample is request members that set the field, for the test.
+	// Sample is request members that set the field, for the test; Header,
+	// for a request header, "name: value".
 	Sample string
+	Header string
 	// Stateless marks a field refused with 400 on every path (the gateway
 	// stores nothing); Refusal words its cell ("": "400").
 	Stateless bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -446,6 +447,21 @@ func TestSDKDroppedFieldsAreRecorded(t *testing.T) {
 				t.Fatalf("dropped %v, want %v", got, tc.want)
 			}
 		})
+	}
+	// The metric counts them by front door, protocol and field.
+	res, err := http.Get(e.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	page, _ := io.ReadAll(res.Body)
+	for _, want := range []string{
+		`switchyard_dropped_fields_total{endpoint="chat_completions",field="seed",protocol="anthropic"} 1`,
+		`switchyard_dropped_fields_total{endpoint="chat_completions",field="parallel_tool_calls",protocol="gemini"} 1`,
+	} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
 
