@@ -75,6 +75,12 @@ type Capabilities struct {
 	Thinking bool `yaml:"thinking"`
 	Vision   bool `yaml:"vision"`
 	Tools    bool `yaml:"tools"`
+	// WebSearch: the vendor runs a hosted web search for the model on a
+	// translated request (Anthropic's server tool, Gemini's google_search).
+	WebSearch bool `yaml:"web_search,omitempty"`
+	// ResponsesAPI: the vendor serves OpenAI's Responses API for it, so
+	// Responses callers (Codex) reach it natively.
+	ResponsesAPI bool `yaml:"responses_api,omitempty"`
 }
 
 // Price is a list price per 1M tokens, or unknown ("price: unknown").
@@ -161,7 +167,8 @@ func (m Model) Caps() config.Capabilities {
 	if m.Capabilities == nil {
 		return config.Capabilities{}
 	}
-	return config.Capabilities{Thinking: m.Capabilities.Thinking, Vision: m.Capabilities.Vision, Tools: m.Capabilities.Tools}
+	c := m.Capabilities
+	return config.Capabilities{Thinking: c.Thinking, Vision: c.Vision, Tools: c.Tools, WebSearch: c.WebSearch, ResponsesAPI: c.ResponsesAPI}
 }
 
 var codeJunk = regexp.MustCompile(`[^a-z0-9._:-]+`)

@@ -290,3 +290,39 @@ func TestPlanCustomModels(t *testing.T) {
 		t.Errorf("notes = %q", p.Notes)
 	}
 }
+
+// The catalog's capabilities reach the deployments the wizard writes: a
+// Claude deployment runs web search for translated callers, an OpenAI one
+// takes Codex's /responses natively, and a DeepSeek one does neither.
+func TestPlanCarriesCapabilities(t *testing.T) {
+	cat := catalog(t)
+	for _, tc := range []struct {
+		template, baseURL       string
+		webSearch, responsesAPI bool
+	}{
+		{"anthropic", "https://api.anthropic.com/v1", true, false},
+		{"openai", "https://api.openai.com/v1", false, true},
+		{"gemini", "https://generativelanguage.googleapis.com/v1beta", true, false},
+		{"deepseek", "https://api.deepseek.com/v1", false, false},
+	} {
+		p := mustPlan(t, cat, onboarding.Choices{Template: tc.template, ProviderName: tc.template, BaseURL: tc.baseURL,
+			Keys: []string{"sk-" + tc.template + "-key-0001"}, Models: recommended(cat, tc.template), NewGroup: "default", Caller: "app"}, config.Snapshot{})
+		s := p.Apply(config.Snapshot{})
+		n := 0
+		for _, lm := range s.LogicModels {
+			for _, d := range lm.Deployments {
+				if lm.Kind == config.KindEmbedding {
+					continue
+				}
+				n++
+				if d.Capabilities.WebSearch != tc.webSearch || d.Capabilities.ResponsesAPI != tc.responsesAPI {
+					t.Errorf("%s %s: web_search=%v responses_api=%v, want %v %v", tc.template, d.UpstreamModel,
+						d.Capabilities.WebSearch, d.Capabilities.ResponsesAPI, tc.webSearch, tc.responsesAPI)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no chat deployments planned", tc.template)
+		}
+	}
+}
