@@ -23,6 +23,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sergi/go-diff v1.4.0
 	github.com/tidwall/gjson v1.20.0
+	github.com/yuin/goldmark v1.8.7
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/crypto v0.59.0
 )

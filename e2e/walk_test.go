@@ -70,6 +70,7 @@ var consolePages = []consolePage{
 	{name: "health", path: "/health"},
 	{name: "jobs", path: "/jobs"},
 	{name: "settings", path: "/settings"},
+	{name: "manual", path: "/manual/"},
 	{name: "not-found", path: "/no-such-page"},
 	{name: "onboarding-review", path: "/onboarding/templates/sandbox", open: func(u *ui) {
 		u.click(u.id("review"), "review")

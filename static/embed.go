@@ -9,3 +9,9 @@ import "embed"
 //
 //go:embed *.css *.js favicon.ico
 var FS embed.FS
+
+// Manual holds the operator manual's markdown pages (manual/*.md), which
+// the console renders under /manual/.
+//
+//go:embed manual/*.md
+var Manual embed.FS

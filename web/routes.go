@@ -169,6 +169,12 @@ func (s *Server) routes(opts Options) {
 	con.POST("/settings/tokens", h.SettingsTokenCreate)
 	con.POST("/settings/tokens/:id/revoke", h.SettingsTokenRevoke)
 
+	// --- the operator manual (static/manual); relative links between
+	// pages need the trailing slash
+	con.GET("/manual", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/manual/") })
+	con.GET("/manual/", h.Manual)
+	con.GET("/manual/:page", h.Manual)
+
 	// Admin JSON API: token-authenticated, the console's operations with the
 	// same validation, for scripts and CI.
 	api := e.Group("/admin/api", s.recover, s.offlineGate(), middleware.BodyLimit(opts.ConsoleBodyLimit), s.requireToken)

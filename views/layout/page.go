@@ -50,6 +50,7 @@ var Nav = []NavItem{
 	{Key: "health", Label: "Health", Href: "/health"},
 	{Key: "jobs", Label: "Jobs", Href: "/jobs"},
 	{Key: "settings", Label: "Users & tokens", Href: "/settings", Section: "Admin"},
+	{Key: "manual", Label: "Manual", Href: "/manual/", Section: "Help"},
 }
 
 // current marks the active navigation entry for assistive technology.
