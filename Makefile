@@ -1,4 +1,5 @@
-# Switchyard — two commands for a newcomer:
+# Switchyard — for a newcomer:
+#   make demo   like run, plus a fake vendor: try it all without a vendor key
 #   make run    bring up PostgreSQL and Redis, migrate, start the server
 #   make test   unit + integration (real PostgreSQL and Redis) + browser e2e
 SHELL := /bin/bash
@@ -20,18 +21,35 @@ RACE_RE   := ^switchyard/(routing|store/redis)(/|$$)|^switchyard/cmd/switchyard/
 
 ## run: start PostgreSQL and Redis if needed, migrate, and serve the console and API
 run: services build
-	@mkdir -p $(DEV_DIR)
-	@if [ -z "$${SWITCHYARD_SECRET_KEY:-}" ] && [ -z "$${SWITCHYARD_SECRET_KEY_FILE:-}" ] && [ ! -f $(SECRET_FILE) ]; then \
-		go run ./cmd/switchyard-keygen > $(SECRET_FILE); chmod 600 $(SECRET_FILE); \
-		echo "==> SWITCHYARD_SECRET_KEY is not set: generated a local key in $(SECRET_FILE) (keep it: it decrypts your provider keys)"; fi
-	@if [ -z "$${SWITCHYARD_SECRET_KEY:-}" ] && [ -z "$${SWITCHYARD_SECRET_KEY_FILE:-}" ]; then export SWITCHYARD_SECRET_KEY_FILE=$(SECRET_FILE); fi; \
-		SWITCHYARD_LOG_FORMAT=$${SWITCHYARD_LOG_FORMAT:-text} exec ./bin/switchyard
+	@$(server-env); exec ./bin/switchyard
 
-## demo: like run, plus the fake vendor on 127.0.0.1:9090 for the onboarding sandbox
+## demo: like run, plus the fake vendor on DEMO_VENDOR_ADDR for the onboarding's
+## local sandbox (no vendor key needed); Ctrl-C stops both and exits cleanly
+DEMO_VENDOR_ADDR ?= 127.0.0.1:9090
 demo: services build
-	@echo "==> demo: fake vendor on 127.0.0.1:9090 (onboard the \"local sandbox\" provider); the console URL and how to log in follow"
-	@./bin/fakeupstream -addr 127.0.0.1:9090 & trap "kill $$! 2>/dev/null" EXIT; \
-		SWITCHYARD_SANDBOX_URL=$${SWITCHYARD_SANDBOX_URL:-http://127.0.0.1:9090/v1} $(MAKE) --no-print-directory run
+	@echo "==> demo: fake vendor on $(DEMO_VENDOR_ADDR) (onboard the \"local sandbox\" provider); the console URL and how to log in follow"
+	@$(server-env); \
+	a=$(DEMO_VENDOR_ADDR); vendor_up() { (exec 3<>/dev/tcp/$${a%:*}/$${a##*:}) 2>/dev/null; }; \
+	if vendor_up; then echo "==> something already listens on $(DEMO_VENDOR_ADDR): choose another address with make demo DEMO_VENDOR_ADDR=host:port"; exit 1; fi; \
+	./bin/fakeupstream -addr $(DEMO_VENDOR_ADDR) & vendor=$$!; \
+	trap 'kill $$vendor 2>/dev/null || true; wait $$vendor 2>/dev/null || true' EXIT; \
+	until vendor_up; do kill -0 $$vendor 2>/dev/null || exit 1; sleep 0.1; done; \
+	SWITCHYARD_SANDBOX_URL=$${SWITCHYARD_SANDBOX_URL:-http://$(DEMO_VENDOR_ADDR)/v1} ./bin/switchyard & server=$$!; \
+	interrupted=; trap 'interrupted=1; kill -TERM $$server 2>/dev/null || true' INT TERM; \
+	status=0; wait $$server || status=$$?; \
+	if [ -n "$$interrupted" ]; then wait $$server || true; exit 0; fi; exit $$status
+
+# The server's environment under make run and make demo: text logs, and a
+# local secret key when none is set (generated once into $(SECRET_FILE)).
+define server-env
+mkdir -p $(DEV_DIR); \
+if [ -z "$${SWITCHYARD_SECRET_KEY:-}" ] && [ -z "$${SWITCHYARD_SECRET_KEY_FILE:-}" ]; then \
+	if [ ! -f $(SECRET_FILE) ]; then \
+		go run ./cmd/switchyard-keygen > $(SECRET_FILE); chmod 600 $(SECRET_FILE); \
+		echo "==> SWITCHYARD_SECRET_KEY is not set: generated a local key in $(SECRET_FILE) (keep it: it decrypts your provider keys)"; fi; \
+	export SWITCHYARD_SECRET_KEY_FILE=$(SECRET_FILE); fi; \
+export SWITCHYARD_LOG_FORMAT=$${SWITCHYARD_LOG_FORMAT:-text}
+endef
 
 ## reset-password: a new password for a console user (RESET_USER, default admin), printed once; no server needed
 RESET_USER ?= admin

@@ -25,7 +25,8 @@ import (
 
 // The fault tests run real processes and take PostgreSQL away from them
 // through a cuttable TCP proxy (the shared server stays up for everyone
-// else). Each is named in the README's fault table.
+// else). Each is named in the manual's fault table
+// (static/manual/operating.md, "Faults").
 
 // gatewayProc is a switchyard process started with chosen settings.
 type gatewayProc struct {

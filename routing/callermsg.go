@@ -174,7 +174,7 @@ func (t Told) Text(requestID string) string {
 		b.WriteString(t.Param)
 		b.WriteString(" is not supported by any deployment that could serve ")
 		b.WriteString(t.target())
-		b.WriteString(` (see "Request fields: the field policy" in the gateway's README)`)
+		b.WriteString(` (see "Request fields" in the gateway's manual, /manual/fields.md)`)
 	default: // ToldUpstreamFailed, and anything unknown: our words only
 		b.WriteString("the upstream for ")
 		b.WriteString(t.target())

@@ -15,8 +15,8 @@ import (
 	"switchyard/web/guard"
 )
 
-// Config is everything the binary reads from its environment. The README
-// documents every variable.
+// Config is everything the binary reads from its environment. The manual's
+// Settings page (static/manual/settings.md) documents every variable.
 type Config struct {
 	Addr          string        // SWITCHYARD_ADDR
 	DatabaseURL   string        // SWITCHYARD_DATABASE_URL

@@ -153,7 +153,7 @@ type FieldRule struct {
 	Decision Decision
 	// How says in words what the adapter sends instead (Translate), why it
 	// may leave the field out (Drop) or why it cannot carry it (Refuse);
-	// the README's tables repeat it.
+	// the manual's field tables repeat it.
 	How string
 	// RefuseIf, on a Translate or Drop row, refuses the field for the
 	// requests or deployments where it would change the answer (nil:
@@ -351,7 +351,7 @@ func unsupportedField(field string) *Error {
 }
 
 // Protocols lists the protocols with a field table, in the order the
-// README's tables show them, with their titles.
+// manual's field tables show them, with their titles.
 var Protocols = []struct {
 	Protocol config.Protocol
 	Title    string
@@ -361,8 +361,9 @@ var Protocols = []struct {
 	{config.ProtocolGemini, "Gemini protocol (generateContent)"},
 }
 
-// FieldTablesMarkdown renders the chat fields' tables as the README shows
-// them: one row per field, one column per protocol (its decision and how).
+// FieldTablesMarkdown renders the chat fields' table as the manual
+// (static/manual/fields.md) shows it: one row per field, one column per
+// protocol (its decision and how).
 func FieldTablesMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| field |")

@@ -5,8 +5,8 @@ import "switchyard/routing/config"
 // The field tables: for every OpenAI chat request field (and the canonical
 // hints), what each adapter does on a translated path when a caller sets it
 // to anything but OpenAI's default (n 1, logprobs false,
-// parallel_tool_calls true, an empty metadata object, …). The README's
-// "Request fields: the field policy" is these tables;
+// parallel_tool_calls true, an empty metadata object, …). The manual's
+// "Request fields" page (static/manual/fields.md) is these tables;
 // TestFieldTables walks every row against the adapter's real behaviour.
 
 // Fields is the OpenAI adapter's table. A chat-completions caller reaches

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -167,34 +168,55 @@ func checkChatRow(t *testing.T, row DoorField, p config.Protocol, r *adapter.Cha
 	}
 }
 
-// The README's tables are the code's (go test -update rewrites them).
-func TestFieldPoliciesREADME(t *testing.T) {
-	const path = "../../README.md"
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+// The manual's field tables are the code's (go test -update rewrites them).
+// Each table sits between its markers in whichever page of the manual
+// (static/manual/*.md) holds it, exactly once.
+func TestFieldPoliciesManual(t *testing.T) {
+	pages, err := filepath.Glob("../../static/manual/*.md")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no manual pages under static/manual (%v)", err)
 	}
-	s := string(raw)
+	texts := map[string]string{}
+	for _, p := range pages {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[p] = string(raw)
+	}
+	changed := map[string]bool{}
 	for marker, want := range map[string]string{
 		"messages-fields":  DoorPolicyMarkdown(MessagesPolicy, config.ProtocolAnthropic, "Anthropic (native)"),
 		"responses-fields": DoorPolicyMarkdown(ResponsesPolicy, "", "OpenAI with `responses_api` (native)"),
 		"field-tables":     adapter.FieldTablesMarkdown(),
 	} {
 		begin, end := "<!-- "+marker+":begin -->\n", "<!-- "+marker+":end -->"
+		var holders []string
+		for p, s := range texts {
+			if strings.Contains(s, begin) {
+				holders = append(holders, p)
+			}
+		}
+		if len(holders) != 1 {
+			t.Errorf("the %q marker is in %d manual pages %v, want exactly one", strings.TrimSpace(begin), len(holders), holders)
+			continue
+		}
+		p, s := holders[0], texts[holders[0]]
 		i, j := strings.Index(s, begin), strings.Index(s, end)
-		if i < 0 || j < i {
-			t.Fatalf("README lacks the %q … %q markers", strings.TrimSpace(begin), end)
+		if j < i || strings.Count(s, begin) != 1 {
+			t.Errorf("%s: the %q … %q markers are out of order or repeated", p, strings.TrimSpace(begin), end)
+			continue
 		}
 		if got := s[i+len(begin) : j]; got != want {
-			if vendorUpdate() {
-				s = s[:i+len(begin)] + want + s[j:]
+			if updateManual() {
+				texts[p], changed[p] = s[:i+len(begin)]+want+s[j:], true
 				continue
 			}
-			t.Errorf("README's %s table differs from the code's; run go test ./routing/frontdoor -run TestFieldPoliciesREADME -update", marker)
+			t.Errorf("%s: the %s table differs from the code's; run go test ./routing/frontdoor -run TestFieldPoliciesManual -update", p, marker)
 		}
 	}
-	if vendorUpdate() {
-		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+	for p := range changed {
+		if err := os.WriteFile(p, []byte(texts[p]), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -26,10 +26,10 @@ func vendorFixture(t *testing.T, vendor, name string) []byte {
 	return b
 }
 
-var _ = flag.Bool("update", false, "rewrite the README's tables")
+var _ = flag.Bool("update", false, "rewrite the manual's field tables (static/manual)")
 
-// vendorUpdate reports go test -update: rewrite the README's tables.
-func vendorUpdate() bool {
+// updateManual reports go test -update: rewrite the manual's field tables.
+func updateManual() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"
 }

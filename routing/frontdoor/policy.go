@@ -13,9 +13,10 @@ import (
 // door's own fields. A row either hands the field to a canonical chat field
 // (Chat), whose outcome per protocol is that protocol's table
 // (adapter/policy_tables.go), or decides it for every translated protocol
-// alike (Decision). The README's tables are these rows
-// (DoorPolicyMarkdown); TestDoorPolicies parses every row's sample and
-// checks the verdict each protocol gives it.
+// alike (Decision). The manual's Messages and Responses field tables
+// (static/manual/fields.md) are these rows (DoorPolicyMarkdown);
+// TestDoorPolicies parses every row's sample and checks the verdict each
+// protocol gives it.
 
 // DoorField is one row of a door's field policy.
 type DoorField struct {
@@ -69,7 +70,7 @@ func (f DoorField) outcome(p config.Protocol) string {
 	return out
 }
 
-// DoorPolicyMarkdown renders a door's rows as the README shows them: the
+// DoorPolicyMarkdown renders a door's rows as the manual shows them: the
 // native path, the translation, and the outcome on each protocol that
 // translates (the native protocol has its own column).
 func DoorPolicyMarkdown(rows []DoorField, native config.Protocol, nativeTitle string) string {

@@ -14,8 +14,8 @@ import (
 )
 
 // failoverRecovery bounds how long after the last CLUSTER FAILOVER the
-// instance may still decide per instance (the README's "Redis topologies"
-// names it): the limiter's probe interval plus the cluster client's reload
+// instance may still decide per instance (the manual's "Redis topologies",
+// static/manual/settings.md, names it): the limiter's probe interval plus the cluster client's reload
 // of the slot map.
 const failoverRecovery = 10 * time.Second
 

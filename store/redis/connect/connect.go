@@ -323,7 +323,8 @@ func NewClusterClient(o *redis.ClusterOptions) *redis.ClusterClient {
 //
 // Pipelines are not covered: go-redis decides their retries below the hook.
 // The pipelines switchyard runs are idempotent (SET/EXPIRE/HSET/DEL) or
-// replays whose double count is bounded as the README says.
+// replays whose double count is bounded as the manual says
+// (static/manual/settings.md, "What a failover can lose").
 type noResend struct{}
 
 // ErrReplyLost wraps a network error that struck after a command was sent:

@@ -135,7 +135,7 @@ func ExplainSkip(r reason.Reason) string {
 		return "not tried: the retry budget of tier " + r.Tier + " was spent — retries may be " + strconv.Itoa(r.Percent) + "% of the tier's first attempts (at least " +
 			strconv.Itoa(r.PerSecond) + "/s) over " + ms(r.WindowMS) + ", across instances — so the caller got the last failure as 503 retry_budget_exhausted"
 	case reason.UnsupportedParameter:
-		return "skipped: the request sets " + r.Param + ", which the " + r.Protocol + " protocol cannot carry without changing the answer (see \"Request fields: the field policy\" in the README)"
+		return "skipped: the request sets " + r.Param + ", which the " + r.Protocol + " protocol cannot carry without changing the answer (see \"Request fields\" in the manual, /manual/fields.md)"
 	}
 	return "skipped: " + r.String()
 }
