@@ -1,9 +1,14 @@
 package manual
 
 import (
+	"html"
+	"io/fs"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"switchyard/static"
 )
 
 func book(t *testing.T, files map[string]string) *Book {
@@ -76,5 +81,45 @@ func TestSlug(t *testing.T) {
 		if got := Slug(in); got != want {
 			t.Errorf("Slug(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Every link between the real manual's pages, as the console renders them,
+// reaches a page and, with a fragment, an anchor the renderer made: the
+// forge-style anchors the pages are written against are the ones served.
+func TestShippedManualLinksResolveWhenRendered(t *testing.T) {
+	sub, err := fs.Sub(static.Manual, "manual")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	href := regexp.MustCompile(`<a href="([^"]+)"`)
+	checked := 0
+	for _, p := range b.Pages() {
+		for _, m := range href.FindAllStringSubmatch(p.HTML, -1) {
+			dest := html.UnescapeString(m[1])
+			if strings.Contains(dest, "://") || strings.HasPrefix(dest, "mailto:") {
+				continue
+			}
+			name, frag, _ := strings.Cut(dest, "#")
+			target := p
+			if name != "" {
+				var ok bool
+				if target, ok = b.Page(name); !ok {
+					t.Errorf("%s links to %s: no such page", p.Name, dest)
+					continue
+				}
+			}
+			if frag != "" && !strings.Contains(target.HTML, `id="`+frag+`"`) {
+				t.Errorf("%s links to %s: %s has no anchor %q", p.Name, dest, target.Name, frag)
+			}
+			checked++
+		}
+	}
+	if checked < 20 {
+		t.Errorf("checked only %d links; the manual links its pages far more", checked)
 	}
 }
