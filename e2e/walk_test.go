@@ -71,6 +71,7 @@ var consolePages = []consolePage{
 	{name: "jobs", path: "/jobs"},
 	{name: "settings", path: "/settings"},
 	{name: "manual", path: "/manual/"},
+	{name: "manual-fields", path: "/manual/fields.md"},
 	{name: "not-found", path: "/no-such-page"},
 	{name: "onboarding-review", path: "/onboarding/templates/sandbox", open: func(u *ui) {
 		u.click(u.id("review"), "review")
