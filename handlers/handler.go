@@ -146,9 +146,9 @@ func formMoney(c echo.Context, name string, errs config.FieldErrors) config.Micr
 	switch {
 	case err == nil:
 		return m
-	case strings.Contains(err.Error(), "decimal places"):
+	case errors.Is(err, config.ErrMoneyPrecision):
 		errs.Add(name, "has more than 6 decimal places (the smallest amount is 0.000001)")
-	case strings.Contains(err.Error(), "too large"):
+	case errors.Is(err, config.ErrMoneyRange):
 		errs.Add(name, "is too large")
 	default:
 		errs.Add(name, "must be a number such as 2.5")

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"strings"
 	"time"
@@ -90,7 +91,7 @@ func (s *Server) offlineGate() echo.MiddlewareFunc {
 			}
 			c.Response().Header().Set("Content-Type", "text/html; charset=utf-8")
 			return c.HTML(http.StatusServiceUnavailable, `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta http-equiv="refresh" content="10"><title>Console unavailable</title><link rel="icon" href="/favicon.ico"><link rel="stylesheet" href="/static/app.css"></head><body><main style="max-width:640px;margin:10vh auto"><div class="panel" data-testid="console-offline"><h1>The console is unavailable</h1><p>`+
-				htmlEscape(msg)+`</p><p>This page reloads every 10 seconds.</p></div></main></body></html>`)
+				html.EscapeString(msg)+`</p><p>This page reloads every 10 seconds.</p></div></main></body></html>`)
 		}
 	}
 }

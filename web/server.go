@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -243,13 +244,8 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		_ = c.String(code, msg)
 	default:
 		_ = c.HTML(code, `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Error · Switchyard</title><link rel="icon" href="/favicon.ico"><link rel="stylesheet" href="/static/app.css"></head><body><main style="max-width:640px;margin:10vh auto;padding:0 12px"><div class="panel"><h1>`+
-			http.StatusText(code)+`</h1><p>`+htmlEscape(msg)+`</p><p><a href="/">Back to the console</a></p></div></main></body></html>`)
+			http.StatusText(code)+`</h1><p>`+html.EscapeString(msg)+`</p><p><a href="/">Back to the console</a></p></div></main></body></html>`)
 	}
-}
-
-func htmlEscape(s string) string {
-	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
-	return r.Replace(s)
 }
 
 // favicon serves the console's icon at /favicon.ico, where browsers ask

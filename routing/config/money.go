@@ -25,8 +25,14 @@ const Unit Micros = 1_000_000
 // sums of many amounts stay far from int64 overflow.
 const MaxMicros Micros = 1_000_000_000_000 * Unit
 
-// ErrMoney wraps every error of ParseMicros.
-var ErrMoney = errors.New("invalid amount")
+// ErrMoney wraps every error of ParseMicros; ErrMoneyPrecision and
+// ErrMoneyRange wrap it for the two errors a form explains differently
+// from "not a number".
+var (
+	ErrMoney          = errors.New("invalid amount")
+	ErrMoneyPrecision = fmt.Errorf("%w: more than 6 decimal places", ErrMoney)
+	ErrMoneyRange     = fmt.Errorf("%w: too large", ErrMoney)
+)
 
 // ParseMicros reads an exact decimal amount: "2", "2.5", "0.000001", "-1.25",
 // and the exponent forms older float snapshots were written in ("1e-06",
@@ -67,14 +73,14 @@ func ParseMicros(s string) (Micros, error) {
 		return 0, nil
 	}
 	if scale < 0 {
-		return 0, fmt.Errorf("%w: %q has more than 6 decimal places", ErrMoney, orig)
+		return 0, fmt.Errorf("%w: %q", ErrMoneyPrecision, orig)
 	}
 	if len(ds)+scale > 19 {
-		return 0, fmt.Errorf("%w: %q is too large", ErrMoney, orig)
+		return 0, fmt.Errorf("%w: %q", ErrMoneyRange, orig)
 	}
 	v, err := strconv.ParseInt(ds+strings.Repeat("0", scale), 10, 64)
 	if err != nil || Micros(v) > MaxMicros {
-		return 0, fmt.Errorf("%w: %q is too large", ErrMoney, orig)
+		return 0, fmt.Errorf("%w: %q", ErrMoneyRange, orig)
 	}
 	if neg {
 		v = -v

@@ -44,6 +44,13 @@ func TestParseMicros(t *testing.T) {
 		if !errors.Is(err, ErrMoney) || !strings.Contains(err.Error(), why) {
 			t.Errorf("ParseMicros(%q) error = %v; want %q", in, err, why)
 		}
+		// Forms tell these apart by the sentinel, never by the text.
+		if got, want := errors.Is(err, ErrMoneyPrecision), why == "more than 6 decimal places"; got != want {
+			t.Errorf("ParseMicros(%q): errors.Is(ErrMoneyPrecision) = %v", in, got)
+		}
+		if got, want := errors.Is(err, ErrMoneyRange), why == "too large"; got != want {
+			t.Errorf("ParseMicros(%q): errors.Is(ErrMoneyRange) = %v", in, got)
+		}
 	}
 }
 
