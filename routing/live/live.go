@@ -84,7 +84,8 @@ type Loader struct {
 
 	mu        sync.Mutex
 	keysState string
-	failed    int64 // a version number that failed to load, not retried until a newer one
+	failed    int64  // a version number that failed to load, not retried until a newer one
+	refused   string // why failed did not load, reported while it is the newest
 	lastErr   atomic.Value
 	last      Cached      // what the current Runtime was compiled from
 	fromCache atomic.Bool // serving a cached copy; PostgreSQL not reached since
@@ -195,6 +196,13 @@ func (l *Loader) Reload(ctx context.Context, forceKeys bool) {
 		l.fail("cannot check caller keys", err)
 		return
 	}
+	// PostgreSQL answers: a failure to reach it no longer holds. Only a
+	// version that does not load stays reported until a newer one loads.
+	if n == l.failed && n > curVersion {
+		l.lastErr.Store(l.refused)
+	} else {
+		l.lastErr.Store("")
+	}
 	// Back from a cached start: caller keys may have changed meanwhile.
 	keysChanged := forceKeys || keysState != l.keysState || l.fromCache.Load()
 	if l.fromCache.Swap(false) {
@@ -206,6 +214,7 @@ func (l *Loader) Reload(ctx context.Context, forceKeys bool) {
 		if err != nil {
 			l.failed = n
 			l.fail(fmt.Sprintf("version %d refused: it does not load; still serving version %d", n, curVersion), err)
+			l.refused = l.LastError()
 			return
 		}
 		l.keysState = keysState
