@@ -312,7 +312,8 @@ func (h *Handler) SettingsUserRole(c echo.Context) error {
 
 // SettingsUserPassword resets another user's password: to the one the
 // admin typed, or to a generated one shown exactly once in this answer
-// (never a redirect, never a log line). The user's sessions end. An admin
+// (never a redirect, never a log line). The user's sessions end and the
+// admin API tokens they created are revoked. An admin
 // who lost their own password asks another admin, or runs
 // `switchyard reset-password <user>` on the server.
 func (h *Handler) SettingsUserPassword(c echo.Context) error {
@@ -339,8 +340,8 @@ func (h *Handler) SettingsUserPassword(c echo.Context) error {
 	if err != nil {
 		return notFoundOr(err)
 	}
-	h.Log.Info("console user password reset", "user_id", id, "username", r.Username, "generated", generated, "sessions_ended", r.SessionsEnded, "by", me.Name)
-	done := &settings.PasswordReset{Username: r.Username, SessionsEnded: r.SessionsEnded}
+	h.Log.Info("console user password reset", "user_id", id, "username", r.Username, "generated", generated, "sessions_ended", r.SessionsEnded, "tokens_revoked", r.TokensRevoked, "by", me.Name)
+	done := &settings.PasswordReset{Username: r.Username, SessionsEnded: r.SessionsEnded, TokensRevoked: r.TokensRevoked}
 	if generated {
 		done.Password = password
 	}

@@ -45,10 +45,24 @@ func TestSettingsUserRoleAndPasswordReset(t *testing.T) {
 	}
 
 	// Password typed by the admin: applied, never echoed; watcher's
-	// session ended.
-	res, _, body := admin.PostFormRaw("/settings/users/"+itoa(wid)+"/password", url.Values{"password": {"typed-password-42"}})
+	// session ended and the admin API token they created revoked, as the
+	// form said beforehand and the answer says after.
+	if hint := webtest.TestID(doc, "user-reset-effect-"+itoa(wid)).Text(); !strings.Contains(hint, "admin API tokens watcher created are revoked") {
+		t.Fatalf("the reset form does not say tokens are revoked: %q", hint)
+	}
+	tok, _, err := env.Store.CreateAdminToken(t.Context(), "watcher-ci", store.RoleAdmin, "watcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, doc, body := admin.PostFormRaw("/settings/users/"+itoa(wid)+"/password", url.Values{"password": {"typed-password-42"}})
 	if res.StatusCode != http.StatusOK || strings.Contains(body, "typed-password-42") || !strings.Contains(body, `data-testid="password-once"`) {
 		t.Fatalf("typed reset: %d, echoed %v", res.StatusCode, strings.Contains(body, "typed-password-42"))
+	}
+	if said := webtest.TestID(doc, "password-reset-effect").Text(); !strings.Contains(said, "admin API token they created is revoked") {
+		t.Fatalf("the reset answer does not say the token was revoked: %q", said)
+	}
+	if _, err := env.Store.AuthenticateAdminToken(t.Context(), tok); err == nil {
+		t.Fatal("watcher's admin API token works after the password reset")
 	}
 	if _, err := env.Store.Login(t.Context(), "watcher", "typed-password-42"); err != nil {
 		t.Fatalf("the typed password does not log in: %v", err)

@@ -12,6 +12,8 @@ import (
 // connection it delivers "reconnect", since notifications may have been
 // missed meanwhile; the receiver should then reload everything. It listens
 // on ListenDSN: a pooler in transaction mode cannot keep a LISTEN session.
+// It returns at once even while PostgreSQL is unreachable, and stops
+// reconnecting when ctx ends.
 func (s *Store) Listen(ctx context.Context, log *slog.Logger) <-chan string {
 	out := make(chan string, 16)
 	l := pq.NewListener(s.ListenDSN(), 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
@@ -22,9 +24,14 @@ func (s *Store) Listen(ctx context.Context, log *slog.Logger) <-chan string {
 			log.Info("config listener reconnected")
 		}
 	})
-	if err := l.Listen(NotifyChannel); err != nil {
-		log.Warn("config listener cannot listen yet; will retry", "err", err)
-	}
+	// pq's Listen blocks until a connection exists: while PostgreSQL is
+	// down that is forever, so it runs on its own and Close (when ctx ends)
+	// releases it. The caller never waits on PostgreSQL here.
+	go func() {
+		if err := l.Listen(NotifyChannel); err != nil && ctx.Err() == nil {
+			log.Warn("config listener cannot listen; relying on the periodic check", "err", err)
+		}
+	}()
 	go func() {
 		defer close(out)
 		defer l.Close()

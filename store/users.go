@@ -225,11 +225,15 @@ type PasswordReset struct {
 	UserID        int64
 	Username      string
 	SessionsEnded int64
+	// TokensRevoked counts the admin API tokens the user created, revoked
+	// with the reset.
+	TokensRevoked int64
 }
 
 // ResetPassword gives the enabled user with that id a new password and, in
-// the same transaction, ends their console sessions (whoever knew the old
-// password is signed out).
+// the same transaction, ends their console sessions and revokes the admin
+// API tokens they created (whoever knew the old password is signed out, and
+// cannot keep a token minted with it).
 func (s *Store) ResetPassword(ctx context.Context, id int64, password string) (PasswordReset, error) {
 	return s.resetPassword(ctx, `id=$1`, id, password)
 }
@@ -271,8 +275,15 @@ func (s *Store) resetPassword(ctx context.Context, where string, who any, passwo
 			return fmt.Errorf("store: reset password of %s: end sessions: %w", row.Username, err)
 		}
 		r.SessionsEnded, _ = res.RowsAffected()
-		_, err = tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE user_id=$1`, row.ID)
-		return err
+		if _, err := tx.ExecContext(ctx, `DELETE FROM user_sessions WHERE user_id=$1`, row.ID); err != nil {
+			return fmt.Errorf("store: reset password of %s: end sessions: %w", row.Username, err)
+		}
+		res, err = tx.ExecContext(ctx, `UPDATE admin_tokens SET revoked_at=now() WHERE owner_id=$1 AND revoked_at IS NULL`, row.ID)
+		if err != nil {
+			return fmt.Errorf("store: reset password of %s: revoke admin API tokens: %w", row.Username, err)
+		}
+		r.TokensRevoked, _ = res.RowsAffected()
+		return nil
 	})
 	return r, err
 }

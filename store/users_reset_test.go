@@ -10,10 +10,10 @@ import (
 	"switchyard/store/storetest"
 )
 
-// A password reset replaces the hash and ends that user's sessions only,
-// in one transaction; a disabled or unknown user and a short password are
+// A password reset replaces the hash, ends that user's sessions and revokes
+// the admin API tokens they created (no one else's), in one transaction; a disabled or unknown user and a short password are
 // refused.
-func TestResetPasswordEndsThatUsersSessions(t *testing.T) {
+func TestResetPasswordEndsThatUsersSessionsAndTokens(t *testing.T) {
 	st, _ := storetest.New(t)
 	ctx := context.Background()
 	must := storetest.Must[int64](t)
@@ -29,9 +29,21 @@ func TestResetPasswordEndsThatUsersSessions(t *testing.T) {
 		}
 	}
 
+	opsTok, _, _ := st.CreateAdminToken(ctx, "ops-ci", store.RoleAdmin, "ops")
+	opsRead, _, _ := st.CreateAdminToken(ctx, "ops-read", store.RoleViewer, "ops")
+	keepTok, _, _ := st.CreateAdminToken(ctx, "keeper-ci", store.RoleAdmin, "keeper")
+
 	r, err := st.ResetPasswordByName(ctx, "ops", "new-password-2")
-	if err != nil || r.UserID != ops || r.SessionsEnded != 1 {
+	if err != nil || r.UserID != ops || r.SessionsEnded != 1 || r.TokensRevoked != 2 {
 		t.Fatalf("reset %+v, %v", r, err)
+	}
+	for name, tok := range map[string]string{"admin": opsTok, "viewer": opsRead} {
+		if _, err := st.AuthenticateAdminToken(ctx, tok); !errors.Is(err, store.ErrBadLogin) {
+			t.Fatalf("the reset user's %s token still works: %v", name, err)
+		}
+	}
+	if _, err := st.AuthenticateAdminToken(ctx, keepTok); err != nil {
+		t.Fatalf("another user's token was revoked: %v", err)
 	}
 	if _, err := st.Login(ctx, "ops", "old-password-1"); !errors.Is(err, store.ErrBadLogin) {
 		t.Fatalf("old password after the reset: %v", err)

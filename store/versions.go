@@ -210,6 +210,14 @@ func (s *Store) LatestVersionNumber(ctx context.Context) (int64, error) {
 	return n, err
 }
 
+// ConfigEpoch is the configuration epoch: it grows with every publish and
+// every caller-key change (migration 0020's triggers), never goes back.
+func (s *Store) ConfigEpoch(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.db.GetContext(ctx, &n, `SELECT epoch FROM config_epoch`)
+	return n, err
+}
+
 // notify tells every instance that something live changed.
 func (s *Store) notify(ctx context.Context, payload string) error {
 	_, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, payload)

@@ -26,6 +26,20 @@ type HealthDetail struct {
 	Draining bool `json:"draining"`
 	// Notes are sentences for an operator (what is degraded and why).
 	Notes []string `json:"notes,omitempty"`
+	// Cache is the cached copy served while Config is "cache": which one,
+	// and the witness its epoch was checked against.
+	Cache *CacheDetail `json:"cache,omitempty"`
+}
+
+// CacheDetail is the cached copy an instance started from.
+type CacheDetail struct {
+	Copy    string `json:"copy"` // "disk <path>" or "redis <key>"
+	Version int64  `json:"version"`
+	Epoch   int64  `json:"epoch"`
+	// Witness is "postgres" or "redis", "" when none answered and
+	// SWITCHYARD_CONFIG_CACHE_UNWITNESSED=serve let the copy through.
+	Witness      string `json:"witness"`
+	WitnessEpoch int64  `json:"witness_epoch"`
 }
 
 // healthz answers 200 while the instance serves traffic — a version is
@@ -42,6 +56,9 @@ func (s *Server) healthz(c echo.Context) error {
 		body["postgres"], body["config"], body["version"], body["draining"] = d.Postgres, d.Config, d.Version, d.Draining
 		if len(d.Notes) > 0 {
 			body["notes"] = d.Notes
+		}
+		if d.Cache != nil {
+			body["cache"] = d.Cache
 		}
 		if d.Draining {
 			body["status"], status = "draining", http.StatusServiceUnavailable

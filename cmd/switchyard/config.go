@@ -33,18 +33,23 @@ type Config struct {
 	LogFormat     string        // SWITCHYARD_LOG_FORMAT: json | text
 	SpillDir      string        // SWITCHYARD_SPILL_DIR
 	CacheDir      string        // SWITCHYARD_CONFIG_CACHE_DIR (default: lastgood beside the spill dir)
-	ShutdownGrace time.Duration // SWITCHYARD_SHUTDOWN_GRACE (0: the longest tier timeout, capped)
-	DrainDelay    time.Duration // SWITCHYARD_DRAIN_DELAY
-	TimeZone      string        // SWITCHYARD_TIMEZONE
-	Retention     time.Duration
-	MaxBody       int64         // SWITCHYARD_MAX_BODY_BYTES
-	ReloadEvery   time.Duration // SWITCHYARD_RELOAD_INTERVAL
-	InstanceCap   int           // SWITCHYARD_MAX_INFLIGHT
-	IdemTTL       time.Duration // SWITCHYARD_IDEMPOTENCY_TTL
-	ProbeEvery    time.Duration // SWITCHYARD_PROBE_INTERVAL
-	Health        health.Settings
-	CatalogFile   string // SWITCHYARD_CATALOG_FILE
-	SandboxURL    string // SWITCHYARD_SANDBOX_URL
+	// CacheUnwitnessed (SWITCHYARD_CONFIG_CACHE_UNWITNESSED=serve) serves
+	// the cached copy at a start when neither PostgreSQL nor Redis can
+	// confirm it is current; the default, refuse, keeps a copy put back on
+	// disk from bringing back revoked keys.
+	CacheUnwitnessed bool
+	ShutdownGrace    time.Duration // SWITCHYARD_SHUTDOWN_GRACE (0: the longest tier timeout, capped)
+	DrainDelay       time.Duration // SWITCHYARD_DRAIN_DELAY
+	TimeZone         string        // SWITCHYARD_TIMEZONE
+	Retention        time.Duration
+	MaxBody          int64         // SWITCHYARD_MAX_BODY_BYTES
+	ReloadEvery      time.Duration // SWITCHYARD_RELOAD_INTERVAL
+	InstanceCap      int           // SWITCHYARD_MAX_INFLIGHT
+	IdemTTL          time.Duration // SWITCHYARD_IDEMPOTENCY_TTL
+	ProbeEvery       time.Duration // SWITCHYARD_PROBE_INTERVAL
+	Health           health.Settings
+	CatalogFile      string // SWITCHYARD_CATALOG_FILE
+	SandboxURL       string // SWITCHYARD_SANDBOX_URL
 	// Slow and greedy clients (web/guard).
 	ReadTimeout     time.Duration // SWITCHYARD_READ_TIMEOUT
 	MaxConnsPerIP   int           // SWITCHYARD_MAX_CONNS_PER_IP
@@ -231,6 +236,13 @@ func loadConfig() (Config, error) {
 	case "api", "worker", "all":
 	default:
 		errs = append(errs, "APP_ROLE must be api, worker or all")
+	}
+	switch env("SWITCHYARD_CONFIG_CACHE_UNWITNESSED", "refuse") {
+	case "refuse":
+	case "serve":
+		c.CacheUnwitnessed = true
+	default:
+		errs = append(errs, "SWITCHYARD_CONFIG_CACHE_UNWITNESSED must be refuse or serve")
 	}
 	if _, err := time.LoadLocation(c.TimeZone); err != nil {
 		errs = append(errs, "SWITCHYARD_TIMEZONE: "+err.Error())

@@ -105,7 +105,7 @@ func run(ctx context.Context) error {
 		Store: st, Redis: rdb, RedisPrefix: cfg.RedisPrefix, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody,
 		InstanceCap: cfg.InstanceCap, QueueBounds: cfg.QueueBounds, QueuePoll: cfg.QueuePoll, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery, RedisTimeout: cfg.RedisTimeout,
 		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: cfg.Role != "worker",
-		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL, Sealer: sealer, CacheDir: cfg.CacheDir, SignIn: cfg.SignIn,
+		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL, Sealer: sealer, CacheDir: cfg.CacheDir, CacheUnwitnessed: cfg.CacheUnwitnessed, SignIn: cfg.SignIn,
 		Worker: gateway.WorkerOptions{RunJobs: cfg.Role != "api", ProbeEvery: cfg.ProbeEvery, ProbeConcurrency: cfg.ProbeConcurrency, LeaseTTL: cfg.LeaseTTL, Retention: cfg.Retention, Health: cfg.Health},
 	})
 	if err != nil {

@@ -18,8 +18,8 @@ import (
 
 const resetUsage = `usage: switchyard reset-password [-password-stdin] <username>
 
-Gives a console user a new password and ends their sessions, for an admin
-who is locked out. It needs only the database (SWITCHYARD_DATABASE_URL) and
+Gives a console user a new password, ends their sessions and revokes the
+admin API tokens they created, for an admin who is locked out. It needs only the database (SWITCHYARD_DATABASE_URL) and
 does not start the server; it also lifts a sign-in lockout of that user in
 Redis (SWITCHYARD_REDIS_URL, SWITCHYARD_REDIS_PREFIX) when Redis answers.
 Without -password-stdin it generates the password and prints it once.
@@ -76,10 +76,7 @@ func resetPassword(ctx context.Context, args []string, in io.Reader, out, diag i
 	}
 	clearLockout(ctx, username, diag)
 
-	ended := ""
-	if r.SessionsEnded > 0 {
-		ended = fmt.Sprintf(" (%d session(s) ended)", r.SessionsEnded)
-	}
+	ended := resetDone(r)
 	if *fromStdin {
 		fmt.Fprintf(out, "The password of %s is reset%s.\n", r.Username, ended)
 		return nil
@@ -102,4 +99,20 @@ func clearLockout(ctx context.Context, username string, diag io.Writer) {
 	if err := g.Clear(ctx, loginguard.User, username); err != nil {
 		fmt.Fprintf(diag, "note: Redis did not answer, so a sign-in lockout of %s (if any) was not cleared; it ends by itself: %v\n", username, err)
 	}
+}
+
+// resetDone says what the reset ended besides the password: " (2
+// session(s) ended, 1 admin API token(s) revoked)", or "".
+func resetDone(r store.PasswordReset) string {
+	var parts []string
+	if r.SessionsEnded > 0 {
+		parts = append(parts, fmt.Sprintf("%d session(s) ended", r.SessionsEnded))
+	}
+	if r.TokensRevoked > 0 {
+		parts = append(parts, fmt.Sprintf("%d admin API token(s) revoked", r.TokensRevoked))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // The reset-password command sets a new password (generated and printed
-// once, or read from standard input), ends the user's sessions, lifts their
+// once, or read from standard input), ends the user's sessions, revokes the
+// admin API tokens they created, lifts their
 // sign-in lockout in Redis, and names the users when the name is unknown.
 func TestResetPasswordCommand(t *testing.T) {
 	st, dsn := storetest.New(t)
@@ -33,9 +34,20 @@ func TestResetPasswordCommand(t *testing.T) {
 		t.Fatal("the admin is not locked out")
 	}
 
+	tok, _, err := st.CreateAdminToken(ctx, "ci", store.RoleAdmin, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	var out, diag bytes.Buffer
 	if err := resetPassword(ctx, []string{"admin"}, nil, &out, &diag); err != nil {
 		t.Fatalf("%v\n%s", err, diag.String())
+	}
+	if !strings.Contains(out.String(), "1 admin API token(s) revoked") {
+		t.Errorf("the output should say the token was revoked: %q", out.String())
+	}
+	if _, err := st.AuthenticateAdminToken(ctx, tok); err == nil {
+		t.Fatal("the admin API token created before the reset still works")
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	pw := lines[len(lines)-1]

@@ -27,6 +27,8 @@ type Source interface {
 	ProviderHeaderSecrets(ctx context.Context, ids []int64) (map[int64]config.HeaderSecret, error)
 	LiveCallerKeys(ctx context.Context) (map[[32]byte]int64, error)
 	CallerKeysState(ctx context.Context) (string, error)
+	// ConfigEpoch grows with every publish and caller-key change.
+	ConfigEpoch(ctx context.Context) (int64, error)
 	Listen(ctx context.Context, log *slog.Logger) <-chan string
 }
 
@@ -35,7 +37,10 @@ type Source interface {
 // outside PostgreSQL (see Cache) so an instance can start and serve while
 // PostgreSQL is unreachable.
 type Cached struct {
-	Version               int64
+	Version int64
+	// Epoch is the configuration epoch read before the rest: the copy
+	// holds at least everything published and revoked up to it.
+	Epoch                 int64
 	Snapshot              []byte
 	ProviderKeySecrets    map[int64]string
 	ProviderHeaderSecrets map[int64]config.HeaderSecret
@@ -48,8 +53,9 @@ type Cached struct {
 // returns an error rather than a damaged copy.
 type Cache interface {
 	Save(ctx context.Context, c Cached) error
-	// Load returns the newest intact copy, or ErrNoCache.
-	Load(ctx context.Context) (Cached, error)
+	// Copies returns every copy found, opened or with why it does not
+	// open, and the epochs the cache's witnesses (Redis) hold.
+	Copies(ctx context.Context) ([]Copy, []Witness)
 }
 
 // ErrNoCache is returned by Cache.Load when no copy exists.
@@ -81,14 +87,29 @@ type Loader struct {
 	// Cache, when set, receives every version (and caller-key change) that
 	// goes live, and LoadCached starts from it.
 	Cache Cache
+	// Unwitnessed lets LoadCached serve a copy when no witness answers
+	// (SWITCHYARD_CONFIG_CACHE_UNWITNESSED=serve); see Choose.
+	Unwitnessed bool
 
 	mu        sync.Mutex
 	keysState string
-	failed    int64 // a version number that failed to load, not retried until a newer one
+	failed    int64  // a version number that failed to load, not retried until a newer one
+	refused   string // why failed did not load, reported while it is the newest
 	lastErr   atomic.Value
 	last      Cached      // what the current Runtime was compiled from
 	fromCache atomic.Bool // serving a cached copy; PostgreSQL not reached since
 	cachedAt  atomic.Value
+	picked    atomic.Pointer[Pick] // the copy LoadCached serves
+}
+
+// Picked is the cached copy served since a start without PostgreSQL, and
+// the witness it was checked against; false once PostgreSQL answered.
+func (l *Loader) Picked() (Pick, bool) {
+	p := l.picked.Load()
+	if p == nil || !l.fromCache.Load() {
+		return Pick{}, false
+	}
+	return *p, true
 }
 
 // FromCache reports whether the served version came from the cache and
@@ -105,10 +126,17 @@ func (l *Loader) LoadCached(ctx context.Context) (int64, error) {
 	if l.Cache == nil {
 		return 0, ErrNoCache
 	}
-	c, err := l.Cache.Load(ctx)
+	copies, witnesses := l.Cache.Copies(ctx)
+	ectx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	if e, err := l.Source.ConfigEpoch(ectx); err == nil {
+		witnesses = append(witnesses, Witness{Name: "postgres", Epoch: e})
+	}
+	cancel()
+	pick, err := Choose(copies, witnesses, l.Unwitnessed)
 	if err != nil {
 		return 0, err
 	}
+	c := pick.Cached
 	rt, err := compile(c)
 	if err != nil {
 		return 0, fmt.Errorf("the cached version %d does not load: %w", c.Version, err)
@@ -121,9 +149,16 @@ func (l *Loader) LoadCached(ctx context.Context) (int64, error) {
 	l.last = c
 	l.fromCache.Store(true)
 	l.cachedAt.Store(c.SavedAt)
+	pick.Cached = Cached{} // the Runtime holds what is needed
+	l.picked.Store(&pick)
 	l.Holder.Set(rt)
 	l.lastErr.Store("")
-	l.Log.Warn("serving the last-known-good configuration from the cache: PostgreSQL is unreachable", "version", c.Version, "saved_at", c.SavedAt)
+	witness := pick.Witness.Name
+	if witness == "" {
+		witness = "none answered (SWITCHYARD_CONFIG_CACHE_UNWITNESSED=serve)"
+	}
+	l.Log.Warn("serving the last-known-good configuration from the cache: PostgreSQL is unreachable", "version", c.Version, "epoch", c.Epoch,
+		"copy", pick.Where, "witness", witness, "witness_epoch", pick.Witness.Epoch, "saved_at", c.SavedAt)
 	if l.OnSwap != nil {
 		l.OnSwap(rt)
 	}
@@ -190,22 +225,37 @@ func (l *Loader) Reload(ctx context.Context, forceKeys bool) {
 	if cur != nil {
 		curVersion = cur.Version
 	}
+	// Read before the data it labels: a copy is never labelled newer than
+	// what it holds.
+	epoch, err := l.Source.ConfigEpoch(ctx)
+	if err != nil {
+		l.fail("cannot check the configuration epoch", err)
+		return
+	}
 	keysState, err := l.Source.CallerKeysState(ctx)
 	if err != nil {
 		l.fail("cannot check caller keys", err)
 		return
 	}
+	// PostgreSQL answers: a failure to reach it no longer holds. Only a
+	// version that does not load stays reported until a newer one loads.
+	if n == l.failed && n > curVersion {
+		l.lastErr.Store(l.refused)
+	} else {
+		l.lastErr.Store("")
+	}
 	// Back from a cached start: caller keys may have changed meanwhile.
-	keysChanged := forceKeys || keysState != l.keysState || l.fromCache.Load()
+	keysChanged := forceKeys || keysState != l.keysState || l.fromCache.Load() || epoch != l.last.Epoch
 	if l.fromCache.Swap(false) {
 		l.Log.Info("PostgreSQL answers again: configuration follows it", "serving", curVersion, "live", n)
 	}
 	switch {
 	case n > curVersion && n != l.failed:
-		rt, err := l.load(ctx)
+		rt, err := l.load(ctx, epoch)
 		if err != nil {
 			l.failed = n
 			l.fail(fmt.Sprintf("version %d refused: it does not load; still serving version %d", n, curVersion), err)
+			l.refused = l.LastError()
 			return
 		}
 		l.keysState = keysState
@@ -225,7 +275,7 @@ func (l *Loader) Reload(ctx context.Context, forceKeys bool) {
 		l.keysState = keysState
 		l.Holder.Set(cur.WithCallerKeys(keys))
 		l.Log.Info("caller keys reloaded", "version", cur.Version, "keys", len(keys))
-		l.last.CallerKeys = keys
+		l.last.CallerKeys, l.last.Epoch = keys, epoch
 		l.save(ctx)
 	default:
 		if !l.Holder.Loaded() {
@@ -240,7 +290,7 @@ func (l *Loader) fail(msg string, err error) {
 	l.lastErr.Store(msg + ": " + err.Error())
 }
 
-func (l *Loader) load(ctx context.Context) (*config.Runtime, error) {
+func (l *Loader) load(ctx context.Context, epoch int64) (*config.Runtime, error) {
 	number, snapshot, err := l.Source.LiveSnapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -273,7 +323,7 @@ func (l *Loader) load(ctx context.Context) (*config.Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := Cached{Version: number, Snapshot: snapshot, ProviderKeySecrets: secrets, ProviderHeaderSecrets: headerSecrets, CallerKeys: keys}
+	c := Cached{Version: number, Epoch: epoch, Snapshot: snapshot, ProviderKeySecrets: secrets, ProviderHeaderSecrets: headerSecrets, CallerKeys: keys}
 	rt, err := compileDecoded(c, snap) // decoded once: a large snapshot takes a while
 	if err == nil {
 		l.last = c

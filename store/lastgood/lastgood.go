@@ -8,6 +8,12 @@
 // on disk or in Redis in the clear, and a damaged or tampered copy fails
 // to open instead of loading half a configuration. The file is replaced
 // atomically (write, fsync, rename, fsync the directory).
+//
+// Each copy carries the configuration epoch it was read at, and every save
+// raises an epoch mark in Redis (<prefix>:lastgood:epoch, a separate key
+// that only grows). A start from the cache checks the newest copy against
+// that mark and PostgreSQL's epoch (live.Choose): a copy put back on disk
+// is refused instead of bringing back a revoked caller key.
 package lastgood
 
 import (
@@ -40,6 +46,7 @@ type Cache struct {
 	dir    string
 	rdb    redis.UniversalClient // may be nil
 	key    string
+	mark   string // the epoch mark: the highest epoch any save reached
 	sealer *secrets.Sealer
 	log    *slog.Logger
 }
@@ -56,7 +63,7 @@ func New(dir string, rdb redis.UniversalClient, prefix string, sealer *secrets.S
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Cache{dir: dir, rdb: rdb, key: prefix + ":lastgood", sealer: sealer, log: log}, nil
+	return &Cache{dir: dir, rdb: rdb, key: prefix + ":lastgood", mark: prefix + ":lastgood:epoch", sealer: sealer, log: log}, nil
 }
 
 // Path is the cache file.
@@ -65,6 +72,7 @@ func (c *Cache) Path() string { return filepath.Join(c.dir, FileName) }
 // wire is the sealed payload.
 type wire struct {
 	Version            int64                         `json:"version"`
+	Epoch              int64                         `json:"epoch"`
 	Snapshot           []byte                        `json:"snapshot"`
 	ProviderKeySecrets map[int64]string              `json:"provider_key_secrets"`
 	HeaderSecrets      map[int64]config.HeaderSecret `json:"provider_header_secrets,omitempty"`
@@ -75,7 +83,7 @@ type wire struct {
 // Save writes c to disk, then to Redis. A disk failure is returned; a Redis
 // failure is logged (the disk copy is what a restart on this machine needs).
 func (c *Cache) Save(ctx context.Context, v live.Cached) error {
-	w := wire{Version: v.Version, Snapshot: v.Snapshot, ProviderKeySecrets: v.ProviderKeySecrets, HeaderSecrets: v.ProviderHeaderSecrets, CallerKeys: make(map[string]int64, len(v.CallerKeys)), SavedAt: v.SavedAt}
+	w := wire{Version: v.Version, Epoch: v.Epoch, Snapshot: v.Snapshot, ProviderKeySecrets: v.ProviderKeySecrets, HeaderSecrets: v.ProviderHeaderSecrets, CallerKeys: make(map[string]int64, len(v.CallerKeys)), SavedAt: v.SavedAt}
 	for h, id := range v.CallerKeys {
 		w.CallerKeys[hex.EncodeToString(h[:])] = id
 	}
@@ -91,41 +99,62 @@ func (c *Cache) Save(ctx context.Context, v live.Cached) error {
 		if err := c.rdb.Set(ctx, c.key, sealed, 0).Err(); err != nil {
 			c.log.Warn("the last-known-good configuration is cached on disk only: Redis did not take it", "version", v.Version, "err", err)
 		}
+		if err := raiseMark.Run(ctx, c.rdb, []string{c.mark}, v.Epoch).Err(); err != nil {
+			c.log.Warn("the configuration epoch mark in Redis was not raised", "epoch", v.Epoch, "err", err)
+		}
 	}
 	return nil
 }
 
-// Load returns the newest intact copy of the disk file and the Redis key.
-// A copy that does not open (damaged, or sealed with another secret key)
-// is logged and skipped.
-func (c *Cache) Load(ctx context.Context) (live.Cached, error) {
-	var best *live.Cached
-	consider := func(where string, sealed []byte) {
+// raiseMark sets KEYS[1] to ARGV[1] unless it already holds more: the mark
+// never goes back, whatever order instances save in.
+var raiseMark = redis.NewScript(`
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+local new = tonumber(ARGV[1])
+if new > cur then redis.call('SET', KEYS[1], ARGV[1]) return new end
+return cur`)
+
+// Copies returns the disk copy and the Redis copy that exist (opened, or
+// with why not) and the Redis witness: the higher of the epoch mark and
+// the Redis copy's epoch, when Redis answers and holds either.
+func (c *Cache) Copies(ctx context.Context) ([]live.Copy, []live.Witness) {
+	var copies []live.Copy
+	consider := func(where string, sealed []byte) live.Copy {
 		v, err := c.open(sealed)
 		if err != nil {
 			c.log.Error("a cached configuration copy is unusable", "where", where, "err", err)
-			return
 		}
-		if best == nil || v.Version > best.Version {
-			best = &v
-		}
+		cp := live.Copy{Where: where, Cached: v, Err: err}
+		copies = append(copies, cp)
+		return cp
 	}
 	if b, err := os.ReadFile(c.Path()); err == nil {
-		consider(c.Path(), b)
+		consider("disk "+c.Path(), b)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		c.log.Error("cannot read the cached configuration", "path", c.Path(), "err", err)
+		copies = append(copies, live.Copy{Where: "disk " + c.Path(), Err: err})
 	}
-	if c.rdb != nil {
-		if b, err := c.rdb.Get(ctx, c.key).Bytes(); err == nil {
-			consider("redis "+c.key, b)
-		} else if !errors.Is(err, redis.Nil) {
-			c.log.Warn("cannot read the cached configuration from Redis", "err", err)
+	if c.rdb == nil {
+		return copies, nil
+	}
+	witness, known := live.Witness{Name: "redis"}, false
+	if b, err := c.rdb.Get(ctx, c.key).Bytes(); err == nil {
+		if cp := consider("redis "+c.key, b); cp.Err == nil {
+			witness.Epoch, known = cp.Cached.Epoch, true
 		}
+	} else if !errors.Is(err, redis.Nil) {
+		c.log.Warn("cannot read the cached configuration from Redis", "err", err)
+		return copies, nil
 	}
-	if best == nil {
-		return live.Cached{}, live.ErrNoCache
+	if n, err := c.rdb.Get(ctx, c.mark).Int64(); err == nil {
+		witness.Epoch, known = max(witness.Epoch, n), true
+	} else if !errors.Is(err, redis.Nil) {
+		c.log.Warn("cannot read the configuration epoch mark from Redis", "err", err)
 	}
-	return *best, nil
+	if !known {
+		return copies, nil
+	}
+	return copies, []live.Witness{witness}
 }
 
 func (c *Cache) open(sealed []byte) (live.Cached, error) {
@@ -137,7 +166,7 @@ func (c *Cache) open(sealed []byte) (live.Cached, error) {
 	if err := json.Unmarshal([]byte(plain), &w); err != nil {
 		return live.Cached{}, fmt.Errorf("it does not decode: %w", err)
 	}
-	v := live.Cached{Version: w.Version, Snapshot: w.Snapshot, ProviderKeySecrets: w.ProviderKeySecrets, ProviderHeaderSecrets: w.HeaderSecrets, CallerKeys: make(map[[32]byte]int64, len(w.CallerKeys)), SavedAt: w.SavedAt}
+	v := live.Cached{Version: w.Version, Epoch: w.Epoch, Snapshot: w.Snapshot, ProviderKeySecrets: w.ProviderKeySecrets, ProviderHeaderSecrets: w.HeaderSecrets, CallerKeys: make(map[[32]byte]int64, len(w.CallerKeys)), SavedAt: w.SavedAt}
 	for s, id := range w.CallerKeys {
 		b, err := hex.DecodeString(s)
 		if err != nil || len(b) != 32 {

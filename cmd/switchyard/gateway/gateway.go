@@ -80,6 +80,10 @@ type Options struct {
 	// PostgreSQL is unreachable.
 	Sealer   *secrets.Sealer
 	CacheDir string
+	// CacheUnwitnessed serves a cached copy at start even when neither
+	// PostgreSQL nor Redis answers with the configuration epoch to check
+	// it against (live.Choose).
+	CacheUnwitnessed bool
 	// SignIn throttles failed console logins and admin API tokens.
 	SignIn handlers.SignInOptions
 	// QueueBounds are the most requests waiting per class (interactive,
@@ -196,6 +200,7 @@ func New(o Options) (*Gateway, error) {
 			return nil, err
 		}
 		g.Loader.Cache = cache
+		g.Loader.Unwitnessed = o.CacheUnwitnessed
 	}
 	degraded := func() float64 {
 		if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() || g.Budget.Degraded() {
@@ -217,6 +222,18 @@ func New(o Options) (*Gateway, error) {
 		"switchyard_goroutines_dataplane": func() float64 { return float64(runtime.NumGoroutine()) },
 		"switchyard_config_from_cache": func() float64 {
 			if cached, _ := g.Loader.FromCache(); cached {
+				return 1
+			}
+			return 0
+		},
+		// The epoch of the cached copy served (0: not serving one), and
+		// whether it was served with no witness to check it against.
+		"switchyard_config_cache_epoch": func() float64 {
+			p, _ := g.Loader.Picked()
+			return float64(p.Epoch)
+		},
+		"switchyard_config_cache_unwitnessed": func() float64 {
+			if p, ok := g.Loader.Picked(); ok && p.Witness.Name == "" {
 				return 1
 			}
 			return 0

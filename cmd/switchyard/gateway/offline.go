@@ -10,14 +10,19 @@ import (
 	"switchyard/web"
 )
 
+// ErrCacheRefused is why an instance refuses to start when PostgreSQL is
+// unreachable and the cached copies cannot be served (live.Choose says why).
+var ErrCacheRefused = errors.New("PostgreSQL is unreachable and the cached configuration cannot be served: refusing to start; start PostgreSQL (the instance then loads the live version)")
+
 // ErrNoConfiguration is why an instance refuses to start: PostgreSQL is
 // unreachable and there is no last-known-good copy to serve.
 var ErrNoConfiguration = errors.New("PostgreSQL is unreachable and this instance has no cached configuration (it never loaded a published version here): refusing to start; start PostgreSQL, or start this instance where its cache directory or Redis holds a copy")
 
 // LoadInitial loads the configuration before the instance accepts
 // requests: from PostgreSQL when it answers, else from the last-known-good
-// cache. With neither it returns ErrNoConfiguration (wrapping the cache's
-// own error when the copy exists but is unusable).
+// cache. With neither it returns ErrNoConfiguration; when copies exist but
+// are refused (damaged, older than the epoch PostgreSQL or Redis knows, or
+// with no witness) an ErrCacheRefused that says which and why.
 func (g *Gateway) LoadInitial(ctx context.Context) error {
 	if err := g.pingStore(ctx); err == nil {
 		g.Loader.Reload(ctx, true)
@@ -26,19 +31,22 @@ func (g *Gateway) LoadInitial(ctx context.Context) error {
 		}
 		// PostgreSQL answers but its live version does not load (the
 		// loader logged why): the cached copy is better than nothing.
-		if version, cerr := g.Loader.LoadCached(ctx); cerr == nil {
+		version, cerr := g.Loader.LoadCached(ctx)
+		if cerr == nil {
 			g.log.Error("the live version does not load; serving the cached copy", "version", version, "err", g.Loader.LastError())
 			return nil
 		}
-		return fmt.Errorf("the live configuration does not load and no cached copy exists: %s", g.Loader.LastError())
+		return fmt.Errorf("the live configuration does not load (%s) and no cached copy can be served: %v", g.Loader.LastError(), cerr)
 	}
 	g.pgDown.Store(true)
 	version, err := g.Loader.LoadCached(ctx)
 	switch {
 	case errors.Is(err, live.ErrNoCache):
 		return ErrNoConfiguration
+	case live.IsRefused(err):
+		return fmt.Errorf("%w: %v", ErrCacheRefused, err)
 	case err != nil:
-		return fmt.Errorf("%w (the cached copy: %v)", ErrNoConfiguration, err)
+		return fmt.Errorf("%w: the cached copy does not load: %v", ErrCacheRefused, err)
 	}
 	g.log.Warn("started without PostgreSQL: serving the cached version; the console is closed and call logs are spilled until PostgreSQL answers", "version", version)
 	return nil
@@ -115,6 +123,9 @@ func (g *Gateway) health(ctx context.Context) web.HealthDetail {
 	}
 	if cached, _ := g.Loader.FromCache(); cached {
 		d.Config = "cache"
+	}
+	if p, ok := g.Loader.Picked(); ok {
+		d.Cache = &web.CacheDetail{Copy: p.Where, Version: p.Version, Epoch: p.Epoch, Witness: p.Witness.Name, WitnessEpoch: p.Witness.Epoch}
 	}
 	d.Notes = g.notices()
 	return d

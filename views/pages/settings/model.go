@@ -111,6 +111,7 @@ type PasswordReset struct {
 	Username      string
 	Password      string
 	SessionsEnded int64
+	TokensRevoked int64 // admin API tokens the user created, revoked
 }
 
 // Roles of console users and admin tokens, as their codes.
@@ -205,4 +206,14 @@ func resetSessionsWords(n int64) string {
 		return "Their open session was ended: they log in again with the new password."
 	}
 	return "Their " + strconv.FormatInt(n, 10) + " open sessions were ended: they log in again with the new password."
+}
+
+func resetTokensWords(n int64) string {
+	switch n {
+	case 0:
+		return "They had created no live admin API token."
+	case 1:
+		return "The admin API token they created is revoked."
+	}
+	return "The " + strconv.FormatInt(n, 10) + " admin API tokens they created are revoked."
 }
