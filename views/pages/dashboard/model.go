@@ -118,9 +118,9 @@ type Totals struct {
 	// Non2xx is every answer that was not a 2xx, of Outcomes requests
 	// (the per-minute outcome roll-up).
 	Non2xx, Outcomes int64
-	Tokens                                int64
-	P95MS                                 float64
-	CostMicros                            map[string]int64
+	Tokens           int64
+	P95MS            float64
+	CostMicros       map[string]int64
 }
 
 // ErrorRate is every non-2xx per request, in percent.

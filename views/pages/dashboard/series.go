@@ -160,7 +160,9 @@ func Charts(points []Point, times []time.Time, groupBy string, quantile Quantile
 		return func(b *bucket) (float64, bool) { return float64(get(b)), true }
 	}
 	errRate := func(b *bucket) (float64, bool) { return rate(b.errors, b.requests), b.requests > 0 }
-	non2xx := func(b *bucket) (float64, bool) { return rate(b.errors+b.rejected+b.cancelled, b.requests), b.requests > 0 }
+	non2xx := func(b *bucket) (float64, bool) {
+		return rate(b.errors+b.rejected+b.cancelled, b.requests), b.requests > 0
+	}
 	rejRate := func(b *bucket) (float64, bool) { return rate(b.rejected, b.requests), b.requests > 0 }
 	quant := func(q float64) func(b *bucket) (float64, bool) {
 		return func(b *bucket) (float64, bool) {
