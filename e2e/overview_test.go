@@ -47,8 +47,12 @@ func TestUnservableTierIsRedEverywhere(t *testing.T) {
 	if txt := u.text(why, "why"); !strings.Contains(txt, "candidate(s) parked") || !strings.Contains(txt, "503 no_available_model") {
 		t.Errorf("health: the reason reads %q", txt)
 	}
-	if v, _ := u.id("servability-night-fast").GetAttribute("data-verdict"); v != "servable" {
-		t.Errorf("health: night × fast is %q, want servable", v)
+	// Fast serves (degraded: vendor-b's only key is quarantined).
+	if v, _ := u.id("servability-night-fast").GetAttribute("data-verdict"); v != "degraded" {
+		t.Errorf("health: night × fast is %q, want degraded", v)
+	}
+	if r, _ := u.id("servability-night-fast").GetByTestId("servability-why").GetAttribute("data-reasons"); r != "keys_quarantined" {
+		t.Errorf("health: night × fast degraded for %q, want keys_quarantined", r)
 	}
 	// The group × tier table comes before the deployments.
 	if first := u.eval(`() => { const a = document.querySelector('[data-testid="health-tiers"]'), b = document.querySelector('[data-testid="health-table"]'); return !!(a && b && (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING)); }`); first != true {
@@ -85,9 +89,10 @@ func TestUnservableTierIsRedEverywhere(t *testing.T) {
 		t.Errorf("dashboard: night × deep no_available_model %q, want 100%%", got)
 	}
 	// Per-minute points: the requests chart spans about 60 steps, so its
-	// x axis reads minutes, and the deep tier's error line has a dot at 100 %.
+	// x axis reads minutes; the deep tier's error line (every group's deep:
+	// main's served the seed's request) is drawn for this minute.
 	dots, _ := u.id("chart-errors").Locator(`g[data-series="deep"] circle title`).AllTextContents()
-	if len(dots) == 0 || !strings.HasSuffix(dots[len(dots)-1], ": 100%") {
+	if len(dots) == 0 || strings.HasSuffix(dots[len(dots)-1], ": 0%") {
 		t.Errorf("dashboard: deep's error dots %q", dots)
 	}
 	if n := u.eval(`() => new Set([...document.querySelectorAll('[data-testid="chart-requests"] svg text')].map(t => t.textContent).filter(s => /^\d\d:\d\d$/.test(s))).size >= 4`); n != true {
