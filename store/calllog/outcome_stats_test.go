@@ -76,4 +76,17 @@ func TestOutcomeStats(t *testing.T) {
 	if OutcomeOf(404, "") != "http_404" || OutcomeOf(201, "x") != "" {
 		t.Fatal("OutcomeOf")
 	}
+	// The per-minute rows go once older than OutcomeRetention.
+	if _, err := DropPartitions(ctx, db, h0.Add(OutcomeRetention+time.Minute), 400*24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if pts, _ := OutcomeSeries(ctx, db, OutcomeQuery{From: h0, To: h0.Add(time.Hour), Step: time.Hour}); len(pts) != 3 {
+		t.Fatalf("after the first minute ran out of retention: %+v", pts)
+	}
+	if _, err := DropPartitions(ctx, db, h0.Add(OutcomeRetention+2*time.Minute), 400*24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if pts, _ := OutcomeSeries(ctx, db, OutcomeQuery{From: h0, To: h0.Add(time.Hour), Step: time.Hour}); len(pts) != 0 {
+		t.Fatalf("after retention: %+v", pts)
+	}
 }
