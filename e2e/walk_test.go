@@ -64,6 +64,7 @@ var consolePages = []consolePage{
 		u.click(u.id("testroute-explain-button"), "explain the route")
 		u.see(u.id("testroute-step"), "the explained chain")
 	}},
+	{name: "overview", path: "/"},
 	{name: "call-logs", path: "/call-logs"},
 	{name: "call-log", path: "/call-logs/{failover}"},
 	{name: "dashboard", path: "/dashboard"},

@@ -33,30 +33,26 @@ func (h *Handler) Dashboard(c echo.Context) error {
 	default:
 		p.GroupBy = calllog.GroupNone
 	}
+	if step < time.Hour && p.GroupBy != calllog.GroupNone && p.GroupBy != calllog.GroupTier {
+		step = time.Hour // the per-minute roll-up knows route groups and tiers only
+	}
 	now := time.Now().UTC()
 	p.To, p.Step = now, step
 	p.From = now.Add(-d).Truncate(step) // whole steps: the oldest one is shown in full
 
 	db := h.Store.DB()
-	points, err := dashboardSeries(ctx, db, calllog.SeriesQuery{From: p.From, To: p.To, Step: step, GroupBy: p.GroupBy})
+	points, err := h.dashboardCharts(ctx, db, &p)
 	if err != nil {
 		return err
 	}
-	p.Totals = dashboard.Total(points, calllog.HistogramQuantile)
-	p.Charts = dashboard.Charts(points, dashboard.Steps(p.From, p.To, step), p.GroupBy, calllog.HistogramQuantile)
-	queues, err := dashboardQueues(ctx, db, p.From, p.To, step)
-	if err != nil {
-		return err
-	}
-	p.Charts = append(p.Charts, dashboard.QueueCharts(queues, dashboard.Steps(p.From, p.To, step), calllog.HistogramQuantile)...)
 	for _, b := range []struct {
 		group string
 		dst   *[]dashboard.Breakdown
 	}{{calllog.GroupCaller, &p.ByCaller}, {calllog.GroupTier, &p.ByTier}, {calllog.GroupLogicModel, &p.ByModel}} {
 		pts := points
-		if b.group != p.GroupBy {
+		if b.group != p.GroupBy || p.Step < time.Hour {
 			// Daily points are enough for a breakdown of the whole range.
-			if pts, err = dashboardSeries(ctx, db, calllog.SeriesQuery{From: p.From, To: p.To, Step: 24 * time.Hour, GroupBy: b.group}); err != nil {
+			if pts, err = dashboardSeries(ctx, db, calllog.SeriesQuery{From: p.From.Truncate(time.Hour), To: p.To, Step: 24 * time.Hour, GroupBy: b.group}); err != nil {
 				return err
 			}
 		}
@@ -73,7 +69,7 @@ func (h *Handler) Dashboard(c echo.Context) error {
 			CachedTokens: c.CachedTokens, CostMicros: c.CostMicros}
 	}
 	p.States, p.StatesNote = h.deploymentStates(ctx)
-	if p.Resilience, err = h.dashboardResilience(ctx, db, p.From, p.To, step); err != nil {
+	if p.Resilience, err = h.dashboardResilience(ctx, db, p.From.Truncate(time.Hour), p.To, max(step, time.Hour)); err != nil {
 		return err
 	}
 
@@ -82,6 +78,70 @@ func (h *Handler) Dashboard(c echo.Context) error {
 	}
 	p.Page = h.page(c, "Dashboard", "dashboard")
 	return httpx.Render(c, http.StatusOK, dashboard.View(p), nil)
+}
+
+// dashboardCharts fills the totals, charts and error causes of p and
+// returns the hourly (or daily) series points. The error rate counts every
+// non-2xx by cause from the per-minute outcome roll-up; a per-minute range
+// draws requests and latency from it too, tokens and cost (rolled up by
+// the hour) per hour.
+func (h *Handler) dashboardCharts(ctx context.Context, db calllog.Queryer, p *dashboard.Page) ([]dashboard.Point, error) {
+	hourly, hourFrom := p.Step, p.From
+	if p.Step < time.Hour {
+		hourly, hourFrom = time.Hour, p.From.Truncate(time.Hour)
+	}
+	points, err := dashboardSeries(ctx, db, calllog.SeriesQuery{From: hourFrom, To: p.To, Step: hourly, GroupBy: p.GroupBy})
+	if err != nil {
+		return nil, err
+	}
+	outcomes, err := dashboardOutcomes(ctx, db, p.From, p.To, p.Step)
+	if err != nil {
+		return nil, err
+	}
+	times, hourTimes := dashboard.Steps(p.From, p.To, p.Step), dashboard.Steps(hourFrom, p.To, hourly)
+	byTier := p.GroupBy == calllog.GroupTier
+	p.Charts = dashboard.Charts(points, hourTimes, p.GroupBy, calllog.HistogramQuantile)
+	if p.Step < time.Hour {
+		minute := dashboard.Charts(dashboard.MinutePoints(outcomes, byTier), times, p.GroupBy, calllog.HistogramQuantile)
+		if p.GroupBy == calllog.GroupNone {
+			minute[0].Series = minute[0].Series[:1] // requests; errors are the next chart
+		}
+		p.Charts[0], p.Charts[2] = minute[0], minute[2]
+		p.Charts[2].Note = "Every call, refusals included (the per-minute roll-up)."
+	}
+	if p.GroupBy == calllog.GroupNone || byTier {
+		p.Charts[1] = dashboard.ErrorChart(outcomes, times, byTier)
+	}
+	p.Causes = dashboard.Causes(outcomes)
+	p.Totals = dashboard.Total(points, calllog.HistogramQuantile)
+	for _, o := range outcomes {
+		p.Totals.Outcomes += o.Requests
+		if o.Outcome != "" {
+			p.Totals.Non2xx += o.Requests
+		}
+	}
+	if p.Step < time.Hour {
+		p.Totals.Requests = p.Totals.Outcomes // the hourly roll-up holds calls before the range
+	}
+	queues, err := dashboardQueues(ctx, db, hourFrom, p.To, hourly)
+	if err != nil {
+		return nil, err
+	}
+	p.Charts = append(p.Charts, dashboard.QueueCharts(queues, hourTimes, p.Totals.Requests, calllog.HistogramQuantile)...)
+	return points, nil
+}
+
+// dashboardOutcomes reads the outcome roll-up as the Dashboard's view model.
+func dashboardOutcomes(ctx context.Context, db calllog.Queryer, from, to time.Time, step time.Duration) ([]dashboard.OutcomePoint, error) {
+	pts, err := calllog.OutcomeSeries(ctx, db, calllog.OutcomeQuery{From: from, To: to, Step: step})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dashboard.OutcomePoint, len(pts))
+	for i, p := range pts {
+		out[i] = dashboard.OutcomePoint{Time: p.Time, Group: p.Group, Tier: p.Tier, Outcome: p.Outcome, Requests: p.Requests, Hist: slices.Clone(p.Hist[:])}
+	}
+	return out, nil
 }
 
 // dashboardSeries reads the roll-up series as the Dashboard's view model

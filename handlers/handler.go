@@ -16,6 +16,7 @@ import (
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/store"
+	"switchyard/views/components"
 	"switchyard/views/layout"
 )
 
@@ -52,6 +53,7 @@ func (h *Handler) page(c echo.Context, title, active string) layout.Page {
 		h.Log.Warn("draft state", "err", err)
 	}
 	pg.LiveVersion, pg.DraftDiffers = live, differs
+	pg.Unservable = components.UnservableCount(h.verdicts())
 	if h.Notices != nil {
 		pg.Notices = h.Notices()
 	}

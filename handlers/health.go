@@ -50,6 +50,7 @@ func (h *Handler) HealthPage(c echo.Context) error {
 	if rt == nil {
 		b.NoConfig = true
 	} else {
+		b.Tiers = h.verdicts()
 		probes, err := h.Store.RecentProbes(ctx, healthHistory)
 		if err != nil {
 			return err

@@ -139,7 +139,8 @@ func ensureTablePartition(ctx context.Context, db *sql.DB, schema, table, name, 
 
 // DropPartitions drops the daily partitions whose whole day is older than
 // now-retention, and deletes rows that old from the default partition. It
-// returns the names of the dropped partitions. The roll-up tables are kept.
+// returns the names of the dropped partitions. The roll-up tables are kept,
+// but for the per-minute outcome_stats beyond OutcomeRetention.
 func DropPartitions(ctx context.Context, db *sql.DB, now time.Time, retention time.Duration) (dropped []string, err error) {
 	schema, err := callLogsSchema(ctx, db)
 	if err != nil {
@@ -164,8 +165,15 @@ func DropPartitions(ctx context.Context, db *sql.DB, now time.Time, retention ti
 			return dropped, fmt.Errorf("calllog: trim default partition %s: %w", t[2], err)
 		}
 	}
+	if _, err := db.ExecContext(ctx, `DELETE FROM outcome_stats WHERE minute < $1`, now.Add(-OutcomeRetention)); err != nil {
+		return dropped, fmt.Errorf("calllog: trim outcome_stats: %w", err)
+	}
 	return dropped, nil
 }
+
+// OutcomeRetention is how long the per-minute outcome_stats rows are kept:
+// the Dashboard's longest range (30 days) and a day.
+const OutcomeRetention = 31 * 24 * time.Hour
 
 // dropPartition drops a day's partitions of every day table, together.
 // That locks the tables exclusively for a moment; the lock timeout keeps a

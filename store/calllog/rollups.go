@@ -14,7 +14,7 @@ import (
 )
 
 // The roll-ups of a batch's rows — call_stats per hour, cost_rollups per
-// day, ladder_stats, queue_stats, and with them the call_log_attempts and
+// day, ladder_stats, queue_stats, outcome_stats per minute, and with them the call_log_attempts and
 // call_log_names rows — are summed here from the rows the batch's COPY
 // stores, and written by one statement in the same transaction.
 
@@ -29,6 +29,7 @@ const (
 	partLadder
 	partQueues
 	partNames
+	partOutcomes
 	numParts
 )
 
@@ -76,7 +77,8 @@ var rollupParts = [numParts]string{
         refused = q.refused + EXCLUDED.refused,
         wait_sum_ms = q.wait_sum_ms + EXCLUDED.wait_sum_ms,
         wait_hist = ` + histAdd("q.wait_hist", "EXCLUDED.wait_hist"),
-	partNames: namesInsert,
+	partNames:    namesInsert,
+	partOutcomes: outcomeStatsInsert,
 }
 
 // rollupStmts caches rollupStmt's statements by their set of parts.
@@ -182,6 +184,7 @@ type rollups struct {
 	costs    []costRollup
 	costAt   map[costKey]int
 	ladder   ladderRollup
+	outcomes outcomeRollup
 	queues   []queueStat
 	queueAt  map[queueKey]int
 	attempts []attemptRow
@@ -191,7 +194,7 @@ type rollups struct {
 
 func newRollups() rollups {
 	return rollups{statAt: map[statKey]int{}, costAt: map[costKey]int{}, ladder: newLadderRollup(),
-		queueAt: map[queueKey]int{}, names: newBatchNames()}
+		outcomes: newOutcomeRollup(), queueAt: map[queueKey]int{}, names: newBatchNames()}
 }
 
 func (ru *rollups) reset() {
@@ -200,6 +203,7 @@ func (ru *rollups) reset() {
 	clear(ru.costAt)
 	clear(ru.queueAt)
 	ru.ladder.reset()
+	ru.outcomes.reset()
 	ru.names.reset()
 }
 
@@ -247,6 +251,7 @@ func (ru *rollups) add(r *Record) {
 		s.hist[latencyBucket(r.LatencyMS)]++
 	}
 	ru.ladder.add(r, hour)
+	ru.outcomes.add(r)
 	ru.addQueue(r, hour)
 	ru.attempts = appendAttemptRows(ru.attempts, r)
 	ru.names.see(r)
@@ -315,6 +320,7 @@ func (ru *rollups) store(ctx context.Context, c driverConn, names *nameCache, ar
 		return cmp.Or(cmp.Compare(a.key.hour, b.key.hour), cmp.Compare(a.key.class, b.key.class))
 	})
 	ru.ladder.sort()
+	ru.outcomes.sort()
 	ru.names.unknown(names)
 
 	b := &ru.buf
@@ -345,6 +351,11 @@ func (ru *rollups) store(ctx context.Context, c driverConn, names *nameCache, ar
 				continue
 			}
 			b[p] = ru.names.appendJSON(b[p][:0])
+		case partOutcomes:
+			if len(ru.outcomes.rows) == 0 {
+				continue
+			}
+			b[p] = ru.outcomes.appendJSON(b[p][:0])
 		}
 		set |= 1 << p
 		args[n] = driver.NamedValue{Ordinal: n + 1, Value: b[p]}

@@ -1,7 +1,8 @@
 // Package layout holds the console's page frame: the skip link, the
 // navigation (a Menu under 900 px), the draft banner, and the flash area.
 //
-// data-testid: skip-link, nav, nav-toggle, nav-<key>, whoami, logout,
+// data-testid: skip-link, nav, nav-toggle, nav-<key>, nav-unservable (the
+// red count of unservable route group × tiers beside Overview and Health), whoami, logout,
 // draft-state (always present; swapped out of band after every change),
 // draft-banner, draft-diff-link, notice, flash, flash-refused, flash-error.
 package layout
@@ -23,6 +24,9 @@ type Page struct {
 	Notices    []string
 	Flash      string
 	FlashError string // a refusal (e.g. a delete still referenced), shown in red
+	// Unservable is how many route group × tiers of the live version
+	// cannot serve now: a red badge beside Overview and Health.
+	Unservable int
 }
 
 // CanEdit reports whether the user may change anything.
@@ -45,13 +49,17 @@ var Nav = []NavItem{
 	{Key: "versions", Label: "Versions", Href: "/versions", Section: "Change"},
 	{Key: "dryrun", Label: "Dry-run", Href: "/dry-run"},
 	{Key: "testroute", Label: "Test route", Href: "/test-route"},
-	{Key: "calllogs", Label: "Call logs", Href: "/call-logs", Section: "Observe"},
+	{Key: "overview", Label: "Overview", Href: "/", Section: "Observe"},
+	{Key: "calllogs", Label: "Call logs", Href: "/call-logs"},
 	{Key: "dashboard", Label: "Dashboard", Href: "/dashboard"},
 	{Key: "health", Label: "Health", Href: "/health"},
 	{Key: "jobs", Label: "Jobs", Href: "/jobs"},
 	{Key: "settings", Label: "Users & tokens", Href: "/settings", Section: "Admin"},
 	{Key: "manual", Label: "Manual", Href: "/manual/", Section: "Help"},
 }
+
+// alerts reports whether a navigation entry carries the unservable badge.
+func alerts(key string) bool { return key == "overview" || key == "health" }
 
 // current marks the active navigation entry for assistive technology.
 func current(active bool) templ.Attributes {

@@ -72,6 +72,10 @@ type liveOps struct {
 }
 
 func (o liveOps) Runtime() *config.Runtime { return o.rt }
+
+// State is the instance's runtime state: nothing beyond the shared states
+// above (the route group × tier verdicts read it).
+func (o liveOps) State() *routing.State { return &routing.State{} }
 func (o liveOps) Breakers(context.Context) (map[string]map[int64]breaker.Status, error) {
 	return o.breakers, nil
 }

@@ -25,6 +25,9 @@ type Chart struct {
 	// NoData marks a range without any call: the chart says so instead of
 	// drawing flat lines.
 	NoData bool
+	// EmptyText replaces the "no calls" message of a chart with nothing to
+	// draw when the range has calls (e.g. none of them queued).
+	EmptyText string
 }
 
 // Series is one line. Values has one entry per step; where Has is set and

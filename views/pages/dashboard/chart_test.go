@@ -87,7 +87,7 @@ func TestQueueCharts(t *testing.T) {
 		{Time: base, Class: "interactive", Queued: 10, MeanDepth: 0.5, Hist: []int64{100}},
 		{Time: base.Add(time.Hour), Class: "batch", Queued: 0, Refused: 7, MeanDepth: 0},
 		{Time: base.Add(2 * time.Hour), Class: "batch", Queued: 3, Refused: 2, MeanDepth: 2.25, Hist: []int64{40}},
-	}, times, p95)
+	}, times, 40, p95)
 	if len(charts) != 2 || charts[0].TestID != "chart-queue-depth" || charts[1].TestID != "chart-queue-wait" {
 		t.Fatalf("charts %+v", charts)
 	}
@@ -109,7 +109,12 @@ func TestQueueCharts(t *testing.T) {
 	if !strings.HasSuffix(wait.Note, "request: batch 9.") {
 		t.Errorf("refusals note %q", wait.Note)
 	}
-	if none := QueueCharts(nil, times, p95); !none[0].Empty() || !strings.Contains(none[1].Note, "No request was refused") {
+	// Calls but no queueing: flat depth lines and a wait chart that says
+	// nobody waited, never "no calls".
+	if quiet := QueueCharts(nil, times, 26, p95); quiet[0].Empty() || !strings.Contains(quiet[0].Note, "26 call(s)") || !quiet[1].Empty() || quiet[1].NoData {
+		t.Errorf("calls without queueing: %+v", quiet)
+	}
+	if none := QueueCharts(nil, times, 0, p95); !none[0].Empty() || !strings.Contains(none[1].Note, "No request was refused") {
 		t.Errorf("empty range: %+v", none)
 	}
 }

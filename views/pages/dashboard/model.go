@@ -24,12 +24,12 @@ var Ranges = []components.Option{
 // DefaultRange is the range without a choice.
 const DefaultRange = "24h"
 
-// RangeSpec returns a range's length and its step (hourly up to 7 days,
-// daily beyond); ok is false for an unknown range.
+// RangeSpec returns a range's length and its step (per minute for the last
+// hour, hourly up to 7 days, daily beyond); ok is false for an unknown range.
 func RangeSpec(r string) (d, step time.Duration, ok bool) {
 	switch r {
 	case "1h":
-		return time.Hour, time.Hour, true
+		return time.Hour, time.Minute, true
 	case "24h":
 		return 24 * time.Hour, time.Hour, true
 	case "7d":
@@ -94,6 +94,8 @@ type Page struct {
 
 	Totals Totals
 	Charts []Chart
+	// Causes are every non-2xx by route group × tier × error code.
+	Causes []ErrorCause
 
 	ByCaller []Breakdown
 	ByTier   []Breakdown
@@ -113,13 +115,16 @@ type Page struct {
 // Totals sum the range.
 type Totals struct {
 	Requests, Errors, Rejected, Cancelled int64
-	Tokens                                int64
-	P95MS                                 float64
-	CostMicros                            map[string]int64
+	// Non2xx is every answer that was not a 2xx, of Outcomes requests
+	// (the per-minute outcome roll-up).
+	Non2xx, Outcomes int64
+	Tokens           int64
+	P95MS            float64
+	CostMicros       map[string]int64
 }
 
-// ErrorRate is upstream errors per request, in percent.
-func (t Totals) ErrorRate() float64 { return rate(t.Errors, t.Requests) }
+// ErrorRate is every non-2xx per request, in percent.
+func (t Totals) ErrorRate() float64 { return rate(t.Non2xx, t.Outcomes) }
 
 // Breakdown is one caller, tier or logic model over the range.
 type Breakdown struct {
@@ -261,6 +266,9 @@ func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 func stepName(d time.Duration) string {
 	if d >= 24*time.Hour {
 		return "daily"
+	}
+	if d < time.Hour {
+		return "per-minute"
 	}
 	return "hourly"
 }

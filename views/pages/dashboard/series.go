@@ -49,6 +49,7 @@ func Total(points []Point, quantile Quantile) Totals {
 // bucket is one group at one step.
 type bucket struct {
 	requests, errors, rejected int64
+	cancelled                  int64
 	prompt, completion, cached int64
 	costMicros                 map[string]int64
 	hist                       []int64
@@ -58,6 +59,7 @@ func (b *bucket) add(p Point) {
 	b.requests += p.Requests
 	b.errors += p.Errors
 	b.rejected += p.Rejected
+	b.cancelled += p.Cancelled
 	b.prompt += p.PromptTokens
 	b.completion += p.CompletionTokens
 	b.cached += p.CachedTokens
@@ -158,6 +160,9 @@ func Charts(points []Point, times []time.Time, groupBy string, quantile Quantile
 		return func(b *bucket) (float64, bool) { return float64(get(b)), true }
 	}
 	errRate := func(b *bucket) (float64, bool) { return rate(b.errors, b.requests), b.requests > 0 }
+	non2xx := func(b *bucket) (float64, bool) {
+		return rate(b.errors+b.rejected+b.cancelled, b.requests), b.requests > 0
+	}
 	rejRate := func(b *bucket) (float64, bool) { return rate(b.rejected, b.requests), b.requests > 0 }
 	quant := func(q float64) func(b *bucket) (float64, bool) {
 		return func(b *bucket) (float64, bool) {
@@ -211,12 +216,12 @@ func Charts(points []Point, times []time.Time, groupBy string, quantile Quantile
 		for _, l := range order {
 			b := grid[l]
 			reqC.Series = append(reqC.Series, series(l, count(func(b *bucket) int64 { return b.requests }), b))
-			errC.Series = append(errC.Series, series(l, errRate, b))
+			errC.Series = append(errC.Series, series(l, non2xx, b))
 			latC.Series = append(latC.Series, series(l+" p95", quant(0.95), b))
 			tokC.Series = append(tokC.Series, series(l, count(func(b *bucket) int64 { return b.prompt + b.completion }), b))
 			costC.Series = append(costC.Series, series(l, costIn(cur), b))
 		}
-		errC.Note = "Upstream errors as a share of each group's requests."
+		errC.Note = "Every non-2xx answer (upstream errors, our refusals and 503s, cancellations) as a share of each group's requests."
 		tokC.Note = "Prompt + completion tokens."
 		if cur != "" {
 			costC.Unit = cur + " per " + stepWord(times)
@@ -249,8 +254,11 @@ func currenciesOf(points []Point) []string {
 }
 
 func stepWord(times []time.Time) string {
-	if len(times) > 1 && times[1].Sub(times[0]) >= 24*time.Hour {
+	switch {
+	case len(times) > 1 && times[1].Sub(times[0]) >= 24*time.Hour:
 		return "day"
+	case len(times) > 1 && times[1].Sub(times[0]) < time.Hour:
+		return "minute"
 	}
 	return "hour"
 }
@@ -269,18 +277,20 @@ type QueuePoint struct {
 // QueueClasses are the priority classes, one line each.
 var QueueClasses = []string{"interactive", "normal", "batch"}
 
-// QueueCharts builds the two queue charts: mean queue depth per class (the
+// QueueCharts builds the two queue charts (calls is how many calls the
+// range holds: a range with calls but no queueing draws flat lines, not
+// "no calls"): mean queue depth per class (the
 // waits summed over the step, divided by its length) and the p95 wait per
 // class of the requests that queued; the note counts what the queues
 // refused.
-func QueueCharts(points []QueuePoint, times []time.Time, quantile Quantile) []Chart {
+func QueueCharts(points []QueuePoint, times []time.Time, calls int64, quantile Quantile) []Chart {
 	idx := make(map[int64]int, len(times))
 	for i, t := range times {
 		idx[t.Unix()] = i
 	}
 	n := len(times)
-	depth := Chart{TestID: "chart-queue-depth", Title: "Queue depth", Unit: "mean requests waiting", Times: times, Format: Compact, NoData: len(points) == 0}
-	wait := Chart{TestID: "chart-queue-wait", Title: "Queue wait", Unit: "ms, p95 of requests that queued", Times: times, Format: Millis, NoData: len(points) == 0}
+	depth := Chart{TestID: "chart-queue-depth", Title: "Queue depth", Unit: "mean requests waiting", Times: times, Format: Compact, NoData: calls == 0 && len(points) == 0}
+	wait := Chart{TestID: "chart-queue-wait", Title: "Queue wait", Unit: "ms, p95 of requests that queued", Times: times, Format: Millis, NoData: calls == 0 && len(points) == 0}
 	var refused []string
 	for _, class := range QueueClasses {
 		d := Series{Name: class, Values: make([]float64, n), Has: make([]bool, n)}
@@ -310,6 +320,10 @@ func QueueCharts(points []QueuePoint, times []time.Time, quantile Quantile) []Ch
 		}
 	}
 	depth.Note = "Requests wait in their class's queue when the instance or every deployment they may use is at capacity; they are let in 10 : 3 : 1."
+	wait.EmptyText = "No request waited in a queue in this range, so there is no wait to draw."
+	if len(points) == 0 && calls > 0 {
+		depth.Note = strconv.FormatInt(calls, 10) + " call(s) in this range, none of which waited in a queue: every one was let in at once. " + depth.Note
+	}
 	if len(refused) > 0 {
 		wait.Note = "Refused by a full queue or shed for an interactive request: " + strings.Join(refused, ", ") + "."
 	} else {

@@ -1,10 +1,13 @@
-// Package health renders the Health page: first whether each deployment of
+// Package health renders the Health page: first whether each route group ×
+// tier can serve now (servable, degraded with what is degraded, or
+// unservable with the reason), then whether each deployment of
 // the live version can serve now and, when not, why (disabled, parked, its
 // provider disabled, no usable key, breaker open, down by score); then its
 // health score and state, recent probes and state history (the worker
 // role).
 //
-// data-testid: health-board (the fragment refreshed by htmx), health-rules,
+// data-testid: health-board (the fragment refreshed by htmx), health-tiers
+// (the servability table, see components.VerdictTable), health-rules,
 // health-summary, health-not-tracking, health-error, health-table,
 // health-<deployment id> (row, data-serving="yes|no|parked") with
 // health-serving, health-why (one per reason, data-reason=<code>),
@@ -154,7 +157,9 @@ type Rules struct {
 
 // Board is the part of the page htmx refreshes.
 type Board struct {
-	Rows []Row
+	// Tiers is every route group × tier's servability, shown first.
+	Tiers []routing.TierVerdict
+	Rows  []Row
 	// Tracking is false when this instance has no health tracker.
 	Tracking bool
 	Rules    Rules

@@ -181,3 +181,15 @@ func Dur(d time.Duration) string {
 	}
 	return d.String()
 }
+
+// probeTotalWords is the 24 h probe cost said plainly: no probes sent, no
+// cost reported, or the figure per currency.
+func probeTotalWords(t Totals) string {
+	switch {
+	case t.Sent == 0:
+		return "no probes sent"
+	case len(t.Micros) == 0:
+		return "no cost reported"
+	}
+	return components.MoneyByCurrency(t.Micros)
+}

@@ -1,0 +1,3 @@
+BEGIN;
+DROP TABLE IF EXISTS outcome_stats;
+COMMIT;
