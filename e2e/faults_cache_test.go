@@ -255,7 +255,7 @@ func TestSIGTERMEndsAnInstanceServingTheCacheWithPostgresDown(t *testing.T) {
 		t.Errorf("the stream ended with %q, want the shutting_down error event", last)
 	}
 	if err := g.wait(t, 25*time.Second); err != nil {
-		t.Logf("exit status: %v", err)
+		t.Errorf("exit after a drain: %v", err)
 	}
 	took := time.Since(sent)
 	if took > 10*time.Second {
