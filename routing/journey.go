@@ -165,6 +165,39 @@ type Refusal struct {
 	Class string
 }
 
+// closingGrace is how long past the attempt's deadline a stream may still
+// write: room for the error event that says the attempt timed out.
+const closingGrace = time.Second
+
+// BodyWriteTimeout bounds writing a whole non-streamed answer to a caller
+// that does not read it.
+const BodyWriteTimeout = 30 * time.Second
+
+// WriteDeadline is when the answer must be on the wire: for a stream, the
+// committed attempt's deadline (the tier's timeout, within the request's
+// budget) plus a second for the closing event; otherwise BodyWriteTimeout
+// from now. A caller that has not taken the answer by then stalled: the
+// sender gives up, and Done, given the write's error, releases the
+// deployment's slot and the upstream and logs the call client_stalled.
+func (a *Answer) WriteDeadline() time.Time {
+	x := a.x
+	if a.Stream == nil {
+		return x.j.now().Add(BodyWriteTimeout)
+	}
+	end := a.Stream.committed.Deadline
+	if end.IsZero() {
+		end = x.deadlineAt
+	}
+	if end.IsZero() {
+		end = x.start.Add(DefaultRequestTimeout)
+	}
+	return end.Add(closingGrace)
+}
+
+// Stalled reports whether err, the error writing an answer met, is its
+// write deadline passing (WriteDeadline).
+func Stalled(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
+
 // Done finishes the request; sendErr is the error writing the answer met
 // (nil when it was sent). Safe to call more than once.
 func (a *Answer) Done(sendErr error) {
@@ -284,6 +317,10 @@ func (x *exchange) interrupted() {
 }
 
 const codeShuttingDown = "shutting_down"
+
+// CodeClientStalled is the call-log error code of an answer its caller did
+// not read within the write deadline (Answer.WriteDeadline).
+const CodeClientStalled = "client_stalled"
 
 // msgShuttingDown tells a cut caller what happened and that a retry is safe
 // to send (to another instance).
