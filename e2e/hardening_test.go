@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -131,5 +133,86 @@ func TestNeverReadingStreamReleasedAtTierDeadline(t *testing.T) {
 	}
 	if latency < 4500 || latency > 8000 {
 		t.Fatalf("stalled call's latency %d ms, want near the 5 s deadline (+1 s for the closing event)", latency)
+	}
+}
+
+// limitCaller gives the caller "app" rpm on every tier and publishes that.
+func limitCaller(t *testing.T, st *store.Store, rpm int64) {
+	t.Helper()
+	ctx := context.Background()
+	snap, _, err := st.Draft(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range snap.Callers {
+		if c.Name != "app" {
+			continue
+		}
+		c.Limits = nil
+		for _, tier := range []config.TierName{config.TierFast, config.TierStandard, config.TierDeep} {
+			c.Limits = append(c.Limits, config.TierLimit{Tier: tier, RPM: rpm})
+		}
+		if err := st.UpdateCaller(ctx, c.ID, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.Publish(ctx, store.PublishInput{Author: "e2e", Message: "rpm", Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func countTokens(t *testing.T, base, key, body string) (status int, retryAfter, text string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/messages/count_tokens", strings.NewReader(body))
+	req.Header.Set("x-api-key", key)
+	req.Header.Set("anthropic-version", "2023-06-01")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header.Get("Retry-After"), string(b)
+}
+
+// TestCountTokensHasItsOwnLimitAndBodyBound: with RPM 2 on every tier and
+// SWITCHYARD_COUNT_TOKENS_PER_RPM=2, count_tokens gets 4 a minute, then
+// 429 with Retry-After, while the caller's two chats still pass (the two
+// limits are apart); a count_tokens body over
+// SWITCHYARD_COUNT_TOKENS_MAX_BODY_BYTES is refused 413 saying so.
+func TestCountTokensHasItsOwnLimitAndBodyBound(t *testing.T) {
+	in := newInstallation(t)
+	limitCaller(t, in.st, 2)
+	g := startGateway(t, in.dsn, in.prefix, "SWITCHYARD_SPILL_DIR="+t.TempDir(),
+		"SWITCHYARD_COUNT_TOKENS_PER_RPM=2", "SWITCHYARD_COUNT_TOKENS_MAX_BODY_BYTES=1048576")
+	waitHealthy(t, g.URL+"/readyz", g.proc)
+
+	small := `{"model":"fast","messages":[{"role":"user","content":"hello"}]}`
+	var got []int
+	for range 5 {
+		status, retry, text := countTokens(t, g.URL, in.key, small)
+		got = append(got, status)
+		if status == http.StatusTooManyRequests && (retry == "" || !strings.Contains(text, "count_tokens rate limit of 4 requests per minute")) {
+			t.Fatalf("count_tokens 429 without Retry-After or its limit: %q %s", retry, text)
+		}
+	}
+	if fmt.Sprint(got) != "[200 200 200 200 429]" {
+		t.Fatalf("count_tokens answered %v, want [200 200 200 200 429]", got)
+	}
+	for i := range 2 {
+		res, err := chat(t, g.URL, in.key, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("chat %d after count_tokens got %d: count_tokens spent the chat limit", i+1, res.StatusCode)
+		}
+	}
+	big := `{"model":"fast","messages":[{"role":"user","content":"` + strings.Repeat("word ", 300_000) + `"}]}`
+	status, _, text := countTokens(t, g.URL, in.key, big)
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(text, "count_tokens request body is larger than 1 MB") {
+		t.Fatalf("oversized count_tokens answered %d %s, want 413 naming the bound", status, text)
 	}
 }

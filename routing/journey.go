@@ -68,7 +68,10 @@ type Journey struct {
 	Watch  Observer    // nil: nothing observes
 	// The instance's in-flight cap and priority queues are Exec.Queue.
 	MaxBody int64 // default 10 MB
-	Log     *slog.Logger
+	// CountTokens bounds POST /v1/messages/count_tokens, which spends no
+	// tokens but costs CPU: a rate of its own and a body size of its own.
+	CountTokens CountTokensLimits
+	Log         *slog.Logger
 	// DefaultTimeout is the request budget without X-Request-Timeout.
 	DefaultTimeout time.Duration
 	// Clock is the time source of latencies (default time.Now).
@@ -440,6 +443,12 @@ func (x *exchange) readBody() ([]byte, bool) {
 	if max <= 0 {
 		max = 10 << 20
 	}
+	return x.readBodyUpTo(max, "")
+}
+
+// readBodyUpTo reads the body, refusing one larger than max with a 413
+// that names what (e.g. "count_tokens ") the bound is for.
+func (x *exchange) readBodyUpTo(max int64, what string) ([]byte, bool) {
 	if x.req.Body == nil {
 		x.req.Body = strings.NewReader("")
 	}
@@ -464,7 +473,7 @@ func (x *exchange) readBody() ([]byte, bool) {
 		return nil, false
 	}
 	if int64(len(body)) > max {
-		x.reject(http.StatusRequestEntityTooLarge, "invalid_request", "bad_request", "the request body is larger than "+strconv.FormatInt(max>>20, 10)+" MB")
+		x.reject(http.StatusRequestEntityTooLarge, "invalid_request", "bad_request", "the "+what+"request body is larger than "+formatBytes(max)+"; send a smaller one")
 		return nil, false
 	}
 	if !utf8.Valid(body) {
@@ -1021,4 +1030,16 @@ func (x *exchange) recordQueue() {
 	if x.trail.queued {
 		x.rec.QueueWaitMS = x.intp(int(x.trail.QueuedMS))
 	}
+}
+
+// formatBytes says a byte bound in whole MB or KB when it is one, else in
+// bytes.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }

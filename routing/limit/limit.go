@@ -51,6 +51,9 @@ const (
 	// KindDeploymentCap is the max concurrency of deployments, not a caller
 	// limit: every deployment that could serve had all its slots busy.
 	KindDeploymentCap Kind = "deployment_cap"
+	// KindCountTokens is count_tokens' own requests-per-minute limit (a
+	// multiple of the caller's RPM on the tier); Value is that rate.
+	KindCountTokens Kind = "count_tokens_rpm"
 )
 
 // Limits are a caller's limits for one tier. Zero means unlimited and costs

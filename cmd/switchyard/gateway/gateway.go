@@ -50,16 +50,19 @@ import (
 
 // Options configure an instance.
 type Options struct {
-	Store          *store.Store
-	Redis          redis.UniversalClient
-	Log            *slog.Logger
-	RedisPrefix    string         // default "sy"
-	SpillDir       string         // call-log spill directory (required)
-	Location       *time.Location // daily quotas and monthly budgets; default UTC
-	MaxBody        int64          // data-plane body limit; default 10 MB
-	InstanceCap    int            // in-flight cap of this instance; 0 = unlimited
-	IdemTTL        time.Duration  // how long idempotent results are kept
-	ReloadInterval time.Duration  // safety-net configuration check
+	Store       *store.Store
+	Redis       redis.UniversalClient
+	Log         *slog.Logger
+	RedisPrefix string         // default "sy"
+	SpillDir    string         // call-log spill directory (required)
+	Location    *time.Location // daily quotas and monthly budgets; default UTC
+	MaxBody     int64          // data-plane body limit; default 10 MB
+	// CountTokens is count_tokens' own rate (a multiple of the caller's
+	// RPM) and body bound.
+	CountTokens    routing.CountTokensLimits
+	InstanceCap    int           // in-flight cap of this instance; 0 = unlimited
+	IdemTTL        time.Duration // how long idempotent results are kept
+	ReloadInterval time.Duration // safety-net configuration check
 	CookieSecure   bool
 	PublicURL      string
 	Env            config.Env
@@ -248,7 +251,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.Journey = &routing.Journey{
 		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, Calls: w, Watch: g.Metrics,
-		MaxBody: o.MaxBody, Log: log,
+		MaxBody: o.MaxBody, CountTokens: o.CountTokens, Log: log,
 		SLA: slaWatch{g.SLA}, Answers: g.Answers,
 	}
 	cut, cutNow := context.WithCancelCause(context.Background())
