@@ -1,12 +1,18 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -215,4 +221,192 @@ func TestCountTokensHasItsOwnLimitAndBodyBound(t *testing.T) {
 	if status != http.StatusRequestEntityTooLarge || !strings.Contains(text, "count_tokens request body is larger than 1 MB") {
 		t.Fatalf("oversized count_tokens answered %d %s, want 413 naming the bound", status, text)
 	}
+}
+
+// holdConnsEnv makes the test binary a connection holder (holdConns)
+// instead of running tests: TestManyIdleConnections starts several, each
+// with its own file-descriptor limit.
+const holdConnsEnv = "SWITCHYARD_E2E_HOLD_CONNS"
+
+// holdConns opens perIP keep-alive connections to addr from each of the
+// loopback addresses 127.0.0.first … first+n-1, sends one GET /healthz on
+// each, then leaves them idle; it prints "held" and how many were still
+// open after their answer, and waits for its stdin to close.
+func holdConns(spec string) int {
+	var addr string
+	var first, n, perIP int
+	if _, err := fmt.Sscanf(spec, "%s %d %d %d", &addr, &first, &n, &perIP); err != nil {
+		fmt.Fprintln(os.Stderr, "hold: bad spec", spec, err)
+		return 2
+	}
+	var held atomic.Int64
+	var conns sync.Map
+	jobs := make(chan string)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for src := range jobs {
+				d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
+				c, err := d.Dial("tcp", addr)
+				if err != nil {
+					continue
+				}
+				conns.Store(c, true)
+				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+				if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n"); err != nil {
+					continue
+				}
+				res, err := http.ReadResponse(bufio.NewReader(c), nil)
+				if err != nil {
+					continue
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				_ = c.SetDeadline(time.Time{})
+				held.Add(1)
+			}
+		})
+	}
+	for i := range n {
+		src := fmt.Sprintf("127.0.0.%d", first+i)
+		for range perIP {
+			jobs <- src
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	fmt.Printf("held %d\n", held.Load())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// TestManyIdleConnections: 20,000 keep-alive connections from 20 loopback
+// addresses (four holder processes of 5,000 each), every one idle after a
+// GET /healthz, against an instance capped at 4,000 connections
+// (SWITCHYARD_MAX_CONNS): the caps close the oldest idle connections
+// (per address beyond SWITCHYARD_MAX_IDLE_CONNS_PER_IP, and over the idle
+// cap), the open count stays under the cap, the cap is logged and counted
+// on /metrics, and an authenticated chat is answered in its normal time
+// throughout.
+func TestManyIdleConnections(t *testing.T) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Max < 6000 {
+		t.Skipf("the holder processes need 5,000 file descriptors each; the hard limit is %d (raise it with ulimit -Hn)", lim.Max)
+	}
+	in := newInstallation(t)
+	g := startGateway(t, in.dsn, in.prefix, "SWITCHYARD_SPILL_DIR="+t.TempDir(), "SWITCHYARD_MAX_CONNS=4000")
+	waitHealthy(t, g.URL+"/readyz", g.proc)
+	addr := strings.TrimPrefix(g.URL, "http://")
+
+	holders := make([]*exec.Cmd, 4)
+	outs := make([]*proc, 4)
+	for i := range holders {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), holdConnsEnv+"="+fmt.Sprintf("%s %d %d %d", addr, 2+5*i, 5, 1000))
+		outs[i] = &proc{cmd: cmd}
+		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+		holders[i] = cmd
+	}
+	done := make(chan struct{})
+	go func() {
+		for _, h := range holders {
+			for h.ProcessState == nil && !strings.Contains(outs[indexOf(holders, h)].log(), "held") {
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+		close(done)
+	}()
+	worst := time.Duration(0)
+	chats := 0
+	for finished := false; !finished; {
+		select {
+		case <-done:
+			finished = true
+		case <-time.After(500 * time.Millisecond):
+		}
+		began := time.Now()
+		res, err := chat(t, g.URL, in.key, false)
+		if err != nil {
+			t.Fatalf("chat during the flood: %v", err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("chat during the flood got %d", res.StatusCode)
+		}
+		worst = max(worst, time.Since(began))
+		chats++
+	}
+	if worst > 3*time.Second {
+		t.Fatalf("the slowest of %d chats during the flood took %s", chats, worst)
+	}
+	metrics := get(t, g.URL+"/metrics")
+	open := metricValue(metrics, "switchyard_connections_open")
+	if open <= 0 || open > 4000 {
+		t.Fatalf("switchyard_connections_open %v, want at most the cap of 4000", open)
+	}
+	for _, reason := range []string{"idle_per_ip", "idle_cap"} {
+		if metricValue(metrics, `switchyard_connections_closed_total{reason="`+reason+`"}`) <= 0 {
+			t.Fatalf("no connection closed for %s:\n%s", reason, metrics)
+		}
+	}
+	if !strings.Contains(g.log(), "connection cap") {
+		t.Fatal("the connection cap was not logged")
+	}
+	t.Logf("%d chats during the flood, slowest %s; %v connections open at the end; holders: %q %q %q %q; gateway %s",
+		chats, worst, open, outs[0].log(), outs[1].log(), outs[2].log(), outs[3].log(), rss(g.cmd.Process.Pid))
+}
+
+func indexOf(cmds []*exec.Cmd, c *exec.Cmd) int {
+	for i, x := range cmds {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return string(b)
+}
+
+// metricValue is the value of the sample line starting with series, or -1.
+func metricValue(text, series string) float64 {
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return -1
+}
+
+// rss is a process's resident set size as /proc says it.
+func rss(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "RSS unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			return strings.Join(strings.Fields(line), " ")
+		}
+	}
+	return "RSS unknown"
 }
