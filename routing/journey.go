@@ -71,7 +71,9 @@ type Journey struct {
 	// CountTokens bounds POST /v1/messages/count_tokens, which spends no
 	// tokens but costs CPU: a rate of its own and a body size of its own.
 	CountTokens CountTokensLimits
-	Log         *slog.Logger
+	// BodyBytes bounds the request-body bytes in flight (nil: no bound).
+	BodyBytes *BodyBudget
+	Log       *slog.Logger
 	// DefaultTimeout is the request budget without X-Request-Timeout.
 	DefaultTimeout time.Duration
 	// Clock is the time source of latencies (default time.Now).
@@ -233,6 +235,8 @@ type exchange struct {
 	plan     *Plan
 	// deadlineAt is the request budget's end.
 	deadlineAt time.Time
+	// bodyCharge is what the body holds of Journey.BodyBytes.
+	bodyCharge int64
 	// gateDec is the limit decision that admitted the request (its window
 	// headers are re-sent to agree with an upstream's 429).
 	gateDec limit.Decision // zero (not Allowed) until a limit admitted
@@ -452,6 +456,15 @@ func (x *exchange) readBodyUpTo(max int64, what string) ([]byte, bool) {
 	if x.req.Body == nil {
 		x.req.Body = strings.NewReader("")
 	}
+	if !x.chargeBody(max + 1) {
+		return nil, false
+	}
+	body, ok := x.readBodyBytes(max, what)
+	x.trueUpBody(len(body))
+	return body, ok
+}
+
+func (x *exchange) readBodyBytes(max int64, what string) ([]byte, bool) {
 	var body []byte
 	var err error
 	if n := x.req.BodyLen; n > 0 && n <= max {
@@ -616,6 +629,7 @@ func (x *exchange) finish() {
 		return
 	}
 	x.logged = true
+	x.releaseBody()
 	if x.release != nil {
 		x.release()
 	}

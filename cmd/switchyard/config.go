@@ -43,13 +43,15 @@ type Config struct {
 	// CountTokens: SWITCHYARD_COUNT_TOKENS_PER_RPM and
 	// SWITCHYARD_COUNT_TOKENS_MAX_BODY_BYTES.
 	CountTokens routing.CountTokensLimits
-	ReloadEvery time.Duration // SWITCHYARD_RELOAD_INTERVAL
-	InstanceCap int           // SWITCHYARD_MAX_INFLIGHT
-	IdemTTL     time.Duration // SWITCHYARD_IDEMPOTENCY_TTL
-	ProbeEvery  time.Duration // SWITCHYARD_PROBE_INTERVAL
-	Health      health.Settings
-	CatalogFile string // SWITCHYARD_CATALOG_FILE
-	SandboxURL  string // SWITCHYARD_SANDBOX_URL
+	// BodyBytesInFlight: SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT.
+	BodyBytesInFlight int64
+	ReloadEvery       time.Duration // SWITCHYARD_RELOAD_INTERVAL
+	InstanceCap       int           // SWITCHYARD_MAX_INFLIGHT
+	IdemTTL           time.Duration // SWITCHYARD_IDEMPOTENCY_TTL
+	ProbeEvery        time.Duration // SWITCHYARD_PROBE_INTERVAL
+	Health            health.Settings
+	CatalogFile       string // SWITCHYARD_CATALOG_FILE
+	SandboxURL        string // SWITCHYARD_SANDBOX_URL
 	// Slow and greedy clients (web/guard).
 	ReadTimeout     time.Duration // SWITCHYARD_READ_TIMEOUT
 	MaxConnsPerIP   int           // SWITCHYARD_MAX_CONNS_PER_IP
@@ -85,6 +87,10 @@ func (c Config) Clients() guard.Limits {
 	return guard.Limits{ReadTimeout: c.ReadTimeout, ConnsPerIP: c.MaxConnsPerIP, PendingPerIP: c.MaxPendingPerIP,
 		MaxConns: c.MaxConns, MaxIdleConns: c.MaxIdleConns, IdlePerIP: c.MaxIdlePerIP, IdleTimeout: c.IdleTimeout}
 }
+
+// DefaultBodyBytesInFlight bounds the request-body bytes an instance reads
+// at once (SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT).
+const DefaultBodyBytesInFlight = 64 << 20
 
 // DefaultIdlePerIP is how many idle keep-alive connections one client
 // address may hold by default (SWITCHYARD_MAX_IDLE_CONNS_PER_IP).
@@ -171,6 +177,7 @@ func loadConfig() (Config, error) {
 	parseInt("SWITCHYARD_CALLLOG_RETENTION_DAYS", 30, &days)
 	c.Retention = time.Duration(days) * 24 * time.Hour
 	parseInt("SWITCHYARD_MAX_BODY_BYTES", 10<<20, &c.MaxBody)
+	parseInt("SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT", DefaultBodyBytesInFlight, &c.BodyBytesInFlight)
 	parseInt("SWITCHYARD_COUNT_TOKENS_PER_RPM", routing.DefaultCountTokensPerRPM, &c.CountTokens.PerRPM)
 	parseInt("SWITCHYARD_COUNT_TOKENS_MAX_BODY_BYTES", routing.DefaultCountTokensMaxBody, &c.CountTokens.MaxBody)
 	var inflight int64

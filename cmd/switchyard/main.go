@@ -102,7 +102,7 @@ func run(ctx context.Context) error {
 	defer rdb.Close()
 	loc, _ := time.LoadLocation(cfg.TimeZone)
 	gw, err := gateway.New(gateway.Options{
-		Store: st, Redis: rdb, RedisPrefix: cfg.RedisPrefix, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody, CountTokens: cfg.CountTokens,
+		Store: st, Redis: rdb, RedisPrefix: cfg.RedisPrefix, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody, CountTokens: cfg.CountTokens, BodyBytesInFlight: cfg.BodyBytesInFlight,
 		InstanceCap: cfg.InstanceCap, QueueBounds: cfg.QueueBounds, QueuePoll: cfg.QueuePoll, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery, RedisTimeout: cfg.RedisTimeout,
 		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: cfg.Role != "worker",
 		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL, Sealer: sealer, CacheDir: cfg.CacheDir, SignIn: cfg.SignIn,

@@ -155,6 +155,7 @@ var gaugeHelp = map[string]string{
 	"switchyard_calllog_spill_bytes":   "Bytes in the call-log spill file (PostgreSQL unavailable).",
 	"switchyard_redis_degraded":        "1 when Redis is unreachable and limits are per instance.",
 	"switchyard_inflight_requests":     "Data-plane requests in flight on this instance.",
+	"switchyard_body_bytes_in_flight":  "Request-body bytes charged to the instance's bound (SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT) now.",
 	"switchyard_config_load_failing":   "1 when the newest published version failed to load here.",
 	"switchyard_goroutines_dataplane":  "Goroutines (for leak checks).",
 	"switchyard_idempotency_unhealthy": "1 when the idempotency store is unreachable.",

@@ -41,6 +41,8 @@ func LimitShort(r record.Call) string {
 		return "shed from queue"
 	case limit.KindCountTokens:
 		return "count_tokens rpm" + v
+	case limit.KindBodyBytes:
+		return "body bytes in flight" + v
 	}
 	return string(r.LimitKind) + v
 }
@@ -75,6 +77,8 @@ func LimitWords(r record.Call) string {
 		return "the rate limit" + n(" requests per minute") + " (rpm)"
 	case limit.KindTPM:
 		return "the rate limit" + n(" tokens per minute") + " (tpm)"
+	case limit.KindBodyBytes:
+		return "the instance's bound on request-body bytes in flight" + n(" bytes") + " (SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT: other large bodies were being read)"
 	case limit.KindCountTokens:
 		return "count_tokens' own rate limit" + n(" requests per minute") + " (a multiple of the caller's rpm on the tier, SWITCHYARD_COUNT_TOKENS_PER_RPM)"
 	case limit.KindDaily:
