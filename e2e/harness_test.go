@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	if spec := os.Getenv(holdConnsEnv); spec != "" {
+		return holdConns(spec) // a child of TestManyIdleConnections
+	}
 	dir, err := os.MkdirTemp("", "switchyard-e2e-*")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync/atomic"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -155,24 +156,55 @@ func writeAnswer(w *echo.Response, a *routing.Answer) (err error) {
 	if a.Silent {
 		return nil // the client is gone
 	}
-	w.WriteHeader(a.Status)
-	if a.Stream == nil {
+	if a.Stream == nil && len(a.Body) <= smallAnswer {
+		w.WriteHeader(a.Status)
 		if _, err = w.Write(a.Body); err != nil {
 			return err
 		}
 		flush(w)
 		return nil
 	}
+	// A stream or a large body may meet a caller that does not read: a
+	// write deadline bounds every write of it, and the connection (which
+	// net/http closes after a failed write) never serves again with it.
+	// (The controller is built on the writer under echo's, whose Flush
+	// would swallow the error.)
+	rc := http.NewResponseController(w.Writer)
+	_ = rc.SetWriteDeadline(a.WriteDeadline())
+	w.WriteHeader(a.Status)
+	if a.Stream == nil {
+		if _, err = w.Write(a.Body); err == nil {
+			err = rc.Flush()
+		}
+	} else {
+		err = writeStream(w, rc, a.Stream)
+	}
+	if err == nil {
+		_ = rc.SetWriteDeadline(time.Time{}) // the connection may serve again
+	}
+	return err
+}
+
+// smallAnswer is the largest body written without a write deadline: it
+// fits the socket's send buffer, so its write never waits for the caller.
+const smallAnswer = 64 << 10
+
+// writeStream sends a stream's events, flushing after each the vendor sent
+// since the last. A flush that failed (the write deadline passed, or the
+// caller left) ends it with that error.
+func writeStream(w *echo.Response, rc *http.ResponseController, s *routing.Stream) error {
 	for {
-		ev, nerr := a.Stream.Next()
+		ev, nerr := s.Next()
 		if nerr != nil {
 			return nil
 		}
-		if _, err = w.Write(ev); err != nil {
+		if _, err := w.Write(ev); err != nil {
 			return err
 		}
-		if !a.Stream.Buffered() {
-			flush(w)
+		if !s.Buffered() {
+			if err := rc.Flush(); err != nil {
+				return err
+			}
 		}
 	}
 }

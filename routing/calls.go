@@ -39,11 +39,15 @@ type Committed struct {
 	Served Served
 	// First holds the chunks read before and including the first content
 	// chunk (e.g. a role-only chunk); send them first.
-	First  []adapter.Chunk
-	stream adapter.Stream
-	finish finishFn
-	once   sync.Once
-	ended  bool
+	First []adapter.Chunk
+	// Deadline is the committed attempt's deadline (the tier's or the
+	// deployment's timeout, within the request's budget): the upstream is
+	// cancelled then, and the answer must be on the wire by then too.
+	Deadline time.Time
+	stream   adapter.Stream
+	finish   finishFn
+	once     sync.Once
+	ended    bool
 }
 
 // Next returns the next chunk after First; io.EOF at a clean end.
@@ -109,7 +113,8 @@ func (e *Executor) ChatStream(ctx context.Context, p *Plan, call Call, req *adap
 			if errors.Is(err, io.EOF) {
 				// An empty answer that finished cleanly is still an answer.
 				if finished(first) {
-					committed = &Committed{First: first, stream: s, ended: true}
+					dl, _ := actx.Deadline()
+					committed = &Committed{First: first, stream: s, ended: true, Deadline: dl}
 					return nil
 				}
 				return fail(s, &adapter.Error{Class: adapter.ClassNetwork, Message: "the stream ended before any content"})
@@ -127,7 +132,8 @@ func (e *Executor) ChatStream(ctx context.Context, p *Plan, call Call, req *adap
 						return fail(s, context.DeadlineExceeded)
 					}
 				}
-				committed = &Committed{First: first, stream: s}
+				dl, _ := actx.Deadline()
+				committed = &Committed{First: first, stream: s, Deadline: dl}
 				return nil
 			}
 		}

@@ -68,7 +68,12 @@ type Journey struct {
 	Watch  Observer    // nil: nothing observes
 	// The instance's in-flight cap and priority queues are Exec.Queue.
 	MaxBody int64 // default 10 MB
-	Log     *slog.Logger
+	// CountTokens bounds POST /v1/messages/count_tokens, which spends no
+	// tokens but costs CPU: a rate of its own and a body size of its own.
+	CountTokens CountTokensLimits
+	// BodyBytes bounds the request-body bytes in flight (nil: no bound).
+	BodyBytes *BodyBudget
+	Log       *slog.Logger
 	// DefaultTimeout is the request budget without X-Request-Timeout.
 	DefaultTimeout time.Duration
 	// Clock is the time source of latencies (default time.Now).
@@ -165,6 +170,39 @@ type Refusal struct {
 	Class string
 }
 
+// closingGrace is how long past the attempt's deadline a stream may still
+// write: room for the error event that says the attempt timed out.
+const closingGrace = time.Second
+
+// BodyWriteTimeout bounds writing a whole non-streamed answer to a caller
+// that does not read it.
+const BodyWriteTimeout = 30 * time.Second
+
+// WriteDeadline is when the answer must be on the wire: for a stream, the
+// committed attempt's deadline (the tier's timeout, within the request's
+// budget) plus a second for the closing event; otherwise BodyWriteTimeout
+// from now. A caller that has not taken the answer by then stalled: the
+// sender gives up, and Done, given the write's error, releases the
+// deployment's slot and the upstream and logs the call client_stalled.
+func (a *Answer) WriteDeadline() time.Time {
+	x := a.x
+	if a.Stream == nil {
+		return x.j.now().Add(BodyWriteTimeout)
+	}
+	end := a.Stream.committed.Deadline
+	if end.IsZero() {
+		end = x.deadlineAt
+	}
+	if end.IsZero() {
+		end = x.start.Add(DefaultRequestTimeout)
+	}
+	return end.Add(closingGrace)
+}
+
+// Stalled reports whether err, the error writing an answer met, is its
+// write deadline passing (WriteDeadline).
+func Stalled(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
+
 // Done finishes the request; sendErr is the error writing the answer met
 // (nil when it was sent). Safe to call more than once.
 func (a *Answer) Done(sendErr error) {
@@ -197,6 +235,8 @@ type exchange struct {
 	plan     *Plan
 	// deadlineAt is the request budget's end.
 	deadlineAt time.Time
+	// bodyCharge is what the body holds of Journey.BodyBytes.
+	bodyCharge int64
 	// gateDec is the limit decision that admitted the request (its window
 	// headers are re-sent to agree with an upstream's 429).
 	gateDec limit.Decision // zero (not Allowed) until a limit admitted
@@ -284,6 +324,10 @@ func (x *exchange) interrupted() {
 }
 
 const codeShuttingDown = "shutting_down"
+
+// CodeClientStalled is the call-log error code of an answer its caller did
+// not read within the write deadline (Answer.WriteDeadline).
+const CodeClientStalled = "client_stalled"
 
 // msgShuttingDown tells a cut caller what happened and that a retry is safe
 // to send (to another instance).
@@ -403,9 +447,24 @@ func (x *exchange) readBody() ([]byte, bool) {
 	if max <= 0 {
 		max = 10 << 20
 	}
+	return x.readBodyUpTo(max, "")
+}
+
+// readBodyUpTo reads the body, refusing one larger than max with a 413
+// that names what (e.g. "count_tokens ") the bound is for.
+func (x *exchange) readBodyUpTo(max int64, what string) ([]byte, bool) {
 	if x.req.Body == nil {
 		x.req.Body = strings.NewReader("")
 	}
+	if !x.chargeBody(max + 1) {
+		return nil, false
+	}
+	body, ok := x.readBodyBytes(max, what)
+	x.trueUpBody(len(body))
+	return body, ok
+}
+
+func (x *exchange) readBodyBytes(max int64, what string) ([]byte, bool) {
 	var body []byte
 	var err error
 	if n := x.req.BodyLen; n > 0 && n <= max {
@@ -427,7 +486,7 @@ func (x *exchange) readBody() ([]byte, bool) {
 		return nil, false
 	}
 	if int64(len(body)) > max {
-		x.reject(http.StatusRequestEntityTooLarge, "invalid_request", "bad_request", "the request body is larger than "+strconv.FormatInt(max>>20, 10)+" MB")
+		x.reject(http.StatusRequestEntityTooLarge, "invalid_request", "bad_request", "the "+what+"request body is larger than "+formatBytes(max)+"; send a smaller one")
 		return nil, false
 	}
 	if !utf8.Valid(body) {
@@ -570,6 +629,7 @@ func (x *exchange) finish() {
 		return
 	}
 	x.logged = true
+	x.releaseBody()
 	if x.release != nil {
 		x.release()
 	}
@@ -984,4 +1044,16 @@ func (x *exchange) recordQueue() {
 	if x.trail.queued {
 		x.rec.QueueWaitMS = x.intp(int(x.trail.QueuedMS))
 	}
+}
+
+// formatBytes says a byte bound in whole MB or KB when it is one, else in
+// bytes.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }

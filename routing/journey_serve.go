@@ -247,7 +247,11 @@ func (s *Stream) end(sendErr error) {
 	// even if the client hung up right after reading it (SDKs close the
 	// connection at [DONE]; the context may be cancelled before end runs).
 	complete := wasOver && (x.rec.Status == record.StatusOK || s.degraded) && sendErr == nil
-	if x.rec.Status != record.StatusInterrupted && !complete && (x.ctx.Err() != nil || (sendErr != nil && x.rec.Status != record.StatusOK)) {
+	if Stalled(sendErr) && x.rec.Status != record.StatusInterrupted {
+		// The caller stopped reading and the write deadline passed: the
+		// slot and the upstream are released now, not when it leaves.
+		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusClientCancelled, string(adapter.ClassCancelled), CodeClientStalled
+	} else if x.rec.Status != record.StatusInterrupted && !complete && (x.ctx.Err() != nil || (sendErr != nil && x.rec.Status != record.StatusOK)) {
 		// The client went away: the upstream request was cancelled with
 		// the context; record what was used so far.
 		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, string(adapter.ClassCancelled), "client_cancelled", 499

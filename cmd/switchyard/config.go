@@ -6,9 +6,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"switchyard/handlers"
+	"switchyard/routing"
 	"switchyard/routing/health"
 	"switchyard/routing/queue"
 	"switchyard/store/redis/loginguard"
@@ -42,19 +44,29 @@ type Config struct {
 	DrainDelay       time.Duration // SWITCHYARD_DRAIN_DELAY
 	TimeZone         string        // SWITCHYARD_TIMEZONE
 	Retention        time.Duration
-	MaxBody          int64         // SWITCHYARD_MAX_BODY_BYTES
-	ReloadEvery      time.Duration // SWITCHYARD_RELOAD_INTERVAL
-	InstanceCap      int           // SWITCHYARD_MAX_INFLIGHT
-	IdemTTL          time.Duration // SWITCHYARD_IDEMPOTENCY_TTL
-	ProbeEvery       time.Duration // SWITCHYARD_PROBE_INTERVAL
-	Health           health.Settings
-	CatalogFile      string // SWITCHYARD_CATALOG_FILE
-	SandboxURL       string // SWITCHYARD_SANDBOX_URL
+	MaxBody          int64 // SWITCHYARD_MAX_BODY_BYTES
+	// CountTokens: SWITCHYARD_COUNT_TOKENS_PER_RPM and
+	// SWITCHYARD_COUNT_TOKENS_MAX_BODY_BYTES.
+	CountTokens routing.CountTokensLimits
+	// BodyBytesInFlight: SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT.
+	BodyBytesInFlight int64
+	ReloadEvery       time.Duration // SWITCHYARD_RELOAD_INTERVAL
+	InstanceCap       int           // SWITCHYARD_MAX_INFLIGHT
+	IdemTTL           time.Duration // SWITCHYARD_IDEMPOTENCY_TTL
+	ProbeEvery        time.Duration // SWITCHYARD_PROBE_INTERVAL
+	Health            health.Settings
+	CatalogFile       string // SWITCHYARD_CATALOG_FILE
+	SandboxURL        string // SWITCHYARD_SANDBOX_URL
 	// Slow and greedy clients (web/guard).
 	ReadTimeout     time.Duration // SWITCHYARD_READ_TIMEOUT
 	MaxConnsPerIP   int           // SWITCHYARD_MAX_CONNS_PER_IP
 	MaxPendingPerIP int           // SWITCHYARD_MAX_PENDING_PER_IP
-	SignIn          handlers.SignInOptions
+	// Connection caps of the instance (web/guard Conns).
+	MaxConns     int           // SWITCHYARD_MAX_CONNS (default: 3/4 of the fd limit; 0: none)
+	MaxIdleConns int           // SWITCHYARD_MAX_IDLE_CONNS (0: 3/4 of MaxConns)
+	MaxIdlePerIP int           // SWITCHYARD_MAX_IDLE_CONNS_PER_IP
+	IdleTimeout  time.Duration // SWITCHYARD_IDLE_TIMEOUT
+	SignIn       handlers.SignInOptions
 	// DatabaseListenURL is the direct (not pooled) connection for LISTEN
 	// and migrations, when DatabaseURL goes through a pooler such as
 	// PgBouncer in transaction mode. Default: DatabaseURL.
@@ -77,7 +89,27 @@ type Config struct {
 
 // Clients are the slow-client limits of the HTTP server.
 func (c Config) Clients() guard.Limits {
-	return guard.Limits{ReadTimeout: c.ReadTimeout, ConnsPerIP: c.MaxConnsPerIP, PendingPerIP: c.MaxPendingPerIP}
+	return guard.Limits{ReadTimeout: c.ReadTimeout, ConnsPerIP: c.MaxConnsPerIP, PendingPerIP: c.MaxPendingPerIP,
+		MaxConns: c.MaxConns, MaxIdleConns: c.MaxIdleConns, IdlePerIP: c.MaxIdlePerIP, IdleTimeout: c.IdleTimeout}
+}
+
+// DefaultBodyBytesInFlight bounds the request-body bytes an instance reads
+// at once (SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT).
+const DefaultBodyBytesInFlight = 64 << 20
+
+// DefaultIdlePerIP is how many idle keep-alive connections one client
+// address may hold by default (SWITCHYARD_MAX_IDLE_CONNS_PER_IP).
+const DefaultIdlePerIP = 256
+
+// defaultMaxConns is SWITCHYARD_MAX_CONNS's default: three quarters of the
+// process's file-descriptor limit (the rest is for PostgreSQL, Redis, the
+// vendors and files), or 4096 when the limit is unknown or unlimited.
+func defaultMaxConns() int64 {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil || r.Cur == 0 || r.Cur > 1<<30 {
+		return 4096
+	}
+	return int64(r.Cur) * 3 / 4
 }
 
 // Defaults of the settings the reset-password command reads too.
@@ -150,6 +182,9 @@ func loadConfig() (Config, error) {
 	parseInt("SWITCHYARD_CALLLOG_RETENTION_DAYS", 30, &days)
 	c.Retention = time.Duration(days) * 24 * time.Hour
 	parseInt("SWITCHYARD_MAX_BODY_BYTES", 10<<20, &c.MaxBody)
+	parseInt("SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT", DefaultBodyBytesInFlight, &c.BodyBytesInFlight)
+	parseInt("SWITCHYARD_COUNT_TOKENS_PER_RPM", routing.DefaultCountTokensPerRPM, &c.CountTokens.PerRPM)
+	parseInt("SWITCHYARD_COUNT_TOKENS_MAX_BODY_BYTES", routing.DefaultCountTokensMaxBody, &c.CountTokens.MaxBody)
 	var inflight int64
 	parseInt("SWITCHYARD_MAX_INFLIGHT", 0, &inflight)
 	c.InstanceCap = int(inflight)
@@ -197,6 +232,12 @@ func loadConfig() (Config, error) {
 	parseInt("SWITCHYARD_MAX_CONNS_PER_IP", 2048, &conns)
 	parseInt("SWITCHYARD_MAX_PENDING_PER_IP", 64, &pending)
 	c.MaxConnsPerIP, c.MaxPendingPerIP = int(conns), int(pending)
+	var maxConns, maxIdle, idlePerIP int64
+	parseInt("SWITCHYARD_MAX_CONNS", defaultMaxConns(), &maxConns)
+	parseInt("SWITCHYARD_MAX_IDLE_CONNS", 0, &maxIdle)
+	parseInt("SWITCHYARD_MAX_IDLE_CONNS_PER_IP", DefaultIdlePerIP, &idlePerIP)
+	c.MaxConns, c.MaxIdleConns, c.MaxIdlePerIP = int(maxConns), int(maxIdle), int(idlePerIP)
+	parseDur("SWITCHYARD_IDLE_TIMEOUT", guard.DefaultIdleTimeout, &c.IdleTimeout)
 	parseDur("SWITCHYARD_HEALTH_WINDOW", 5*time.Minute, &c.Health.Window)
 	var minSamples int64
 	parseInt("SWITCHYARD_HEALTH_MIN_SAMPLES", 3, &minSamples)

@@ -102,7 +102,7 @@ func run(ctx context.Context) error {
 	defer rdb.Close()
 	loc, _ := time.LoadLocation(cfg.TimeZone)
 	gw, err := gateway.New(gateway.Options{
-		Store: st, Redis: rdb, RedisPrefix: cfg.RedisPrefix, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody,
+		Store: st, Redis: rdb, RedisPrefix: cfg.RedisPrefix, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody, CountTokens: cfg.CountTokens, BodyBytesInFlight: cfg.BodyBytesInFlight,
 		InstanceCap: cfg.InstanceCap, QueueBounds: cfg.QueueBounds, QueuePoll: cfg.QueuePoll, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery, RedisTimeout: cfg.RedisTimeout,
 		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: cfg.Role != "worker",
 		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL, Sealer: sealer, CacheDir: cfg.CacheDir, CacheUnwitnessed: cfg.CacheUnwitnessed, SignIn: cfg.SignIn,
@@ -146,12 +146,19 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
-	httpSrv := cfg.Clients().Server(handler) // read deadline, idle timeout, per-IP pending cap
+	// Read deadline, idle timeout, per-IP pending and connection caps, and
+	// the instance's connection caps.
+	httpSrv, gln, conns := cfg.Clients().Serve(ln, handler, log, gw.Metrics.ConnClosed)
+	var connStats func() (int, int)
+	if conns != nil {
+		connStats = conns.Stats
+	}
+	gw.Metrics.Connections(connStats)
 	// Every request's context ends when the shutdown grace cuts the data
 	// plane, with nothing to set up per request.
 	httpSrv.BaseContext = gw.Data.BaseContext
 	errc := make(chan error, 1)
-	go func() { errc <- httpSrv.Serve(cfg.Clients().Listener(ln)) }()
+	go func() { errc <- httpSrv.Serve(gln) }()
 	url := "http://" + ln.Addr().String()
 	log.Info("switchyard listening", "console", url, "role", cfg.Role, "instance", gw.Reporter.InstanceID())
 	if cfg.Role == "worker" {

@@ -51,6 +51,12 @@ const (
 	// KindDeploymentCap is the max concurrency of deployments, not a caller
 	// limit: every deployment that could serve had all its slots busy.
 	KindDeploymentCap Kind = "deployment_cap"
+	// KindCountTokens is count_tokens' own requests-per-minute limit (a
+	// multiple of the caller's RPM on the tier); Value is that rate.
+	KindCountTokens Kind = "count_tokens_rpm"
+	// KindBodyBytes is the instance's bound on request-body bytes in flight
+	// (SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT); Value is that bound in bytes.
+	KindBodyBytes Kind = "body_bytes"
 )
 
 // Limits are a caller's limits for one tier. Zero means unlimited and costs

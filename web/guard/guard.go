@@ -65,9 +65,21 @@ type Limits struct {
 	// ReadTimeout.
 	PendingWait time.Duration
 	// IdleTimeout closes keep-alive connections idle this long (default
-	// 120 s).
+	// DefaultIdleTimeout).
 	IdleTimeout time.Duration
+	// MaxConns caps the open connections of the instance (Serve, Conns);
+	// 0: no instance-wide cap. MaxIdleConns caps how many of them may be
+	// idle (0: three quarters of MaxConns; the rest is headroom for
+	// connections carrying requests), IdlePerIP how many idle ones one
+	// client address may hold (0: unlimited). The oldest idle connection
+	// is closed first.
+	MaxConns, MaxIdleConns, IdlePerIP int
 }
+
+// DefaultIdleTimeout closes idle keep-alive connections well before the
+// 120 s net/http would keep them: an idle connection costs a file
+// descriptor and buffers and gives nothing.
+const DefaultIdleTimeout = 30 * time.Second
 
 // DefaultHeaderTimeout bounds request headers when ReadTimeout is 0.
 const DefaultHeaderTimeout = 10 * time.Second
@@ -85,7 +97,7 @@ func (l Limits) Server(h http.Handler) *http.Server {
 	}
 	idle := l.IdleTimeout
 	if idle <= 0 {
-		idle = 120 * time.Second
+		idle = DefaultIdleTimeout
 	}
 	return &http.Server{
 		Handler:           l.Handler(h),

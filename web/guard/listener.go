@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"strconv"
-	"time"
 )
 
 // Listener caps the open connections per client address (ConnsPerIP). A
@@ -45,20 +43,7 @@ const tooManyConns = "too many connections from your address; close idle ones or
 // (HTTP/1.1 lets a server answer early), half-closes it and reads a little
 // so the client gets the answer rather than a reset, then closes it. It
 // never takes more than a second.
-func refuseConn(c net.Conn) {
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	_, err := io.WriteString(c, "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: "+
-		strconv.Itoa(len(tooManyConns))+"\r\n\r\n"+tooManyConns)
-	if err != nil {
-		return
-	}
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-		_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
-		_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<10))
-	}
-}
+func refuseConn(c net.Conn) { answerAndClose(c, "429 Too Many Requests", tooManyConns) }
 
 // conn frees its address's slot when closed. It keeps the TCP features
 // net/http uses: CloseWrite (a clean close after an early answer) and

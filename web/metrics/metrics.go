@@ -47,6 +47,8 @@ type Metrics struct {
 	seriesMu sync.RWMutex
 	requests map[requestLabels]requestSeries
 	tokens   map[tokenLabels]prometheus.Counter
+
+	connClosed *prometheus.CounterVec
 }
 
 type requestLabels struct{ caller, tier, model, status, class, endpoint string }
@@ -139,6 +141,8 @@ func New(gauges map[string]func() float64) *Metrics {
 	m.Dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_dropped_fields_total",
 		Help: "Request fields a translation left out (the field policy's drops), by front door, the serving deployment's protocol and field (other: a field no policy lists)."},
 		[]string{"endpoint", "protocol", "field"})
+	m.connClosed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_connections_closed_total",
+		Help: "Client connections the connection caps closed (idle_per_ip, idle_cap, for_new: the oldest idle first) or refused (refused_at_cap)."}, []string{"reason"})
 	r.MustRegister(m.Requests, m.Duration, m.TTFC, m.Tokens, m.Cost, m.Rejections, m.Attempts, m.Breakers, m.Reloads, m.Live, m.Degraded, m.Budget, m.QueueWait, m.QueueRefused, m.Dropped)
 	for name, f := range gauges {
 		r.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: gaugeHelp[name]}, f))
@@ -151,10 +155,38 @@ var gaugeHelp = map[string]string{
 	"switchyard_calllog_spill_bytes":   "Bytes in the call-log spill file (PostgreSQL unavailable).",
 	"switchyard_redis_degraded":        "1 when Redis is unreachable and limits are per instance.",
 	"switchyard_inflight_requests":     "Data-plane requests in flight on this instance.",
+	"switchyard_body_bytes_in_flight":  "Request-body bytes charged to the instance's bound (SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT) now.",
 	"switchyard_config_load_failing":   "1 when the newest published version failed to load here.",
 	"switchyard_goroutines_dataplane":  "Goroutines (for leak checks).",
 	"switchyard_idempotency_unhealthy": "1 when the idempotency store is unreachable.",
 }
+
+// Connections registers switchyard_connections_open and
+// switchyard_connections_idle, read from stats at scrape time, and
+// switchyard_connections_closed_total{reason} (ConnClosed counts it). A nil
+// stats (no instance-wide cap) registers only the counter.
+func (m *Metrics) Connections(stats func() (open, idle int)) {
+	m.Registry.MustRegister(m.connClosed)
+	if stats == nil {
+		return
+	}
+	for _, g := range []struct {
+		name, help string
+		idle       bool
+	}{{"switchyard_connections_open", "Client connections open on this instance.", false},
+		{"switchyard_connections_idle", "Client connections idle on this instance (keep-alive, or not yet sending a request).", true}} {
+		m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: g.name, Help: g.help}, func() float64 {
+			open, idle := stats()
+			if g.idle {
+				return float64(idle)
+			}
+			return float64(open)
+		}))
+	}
+}
+
+// ConnClosed counts a connection the connection caps closed or refused.
+func (m *Metrics) ConnClosed(reason string) { m.connClosed.WithLabelValues(reason).Inc() }
 
 // QueueDepth registers switchyard_queue_depth{class}, read from depth at
 // scrape time.

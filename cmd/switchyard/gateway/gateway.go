@@ -50,19 +50,24 @@ import (
 
 // Options configure an instance.
 type Options struct {
-	Store          *store.Store
-	Redis          redis.UniversalClient
-	Log            *slog.Logger
-	RedisPrefix    string         // default "sy"
-	SpillDir       string         // call-log spill directory (required)
-	Location       *time.Location // daily quotas and monthly budgets; default UTC
-	MaxBody        int64          // data-plane body limit; default 10 MB
-	InstanceCap    int            // in-flight cap of this instance; 0 = unlimited
-	IdemTTL        time.Duration  // how long idempotent results are kept
-	ReloadInterval time.Duration  // safety-net configuration check
-	CookieSecure   bool
-	PublicURL      string
-	Env            config.Env
+	Store       *store.Store
+	Redis       redis.UniversalClient
+	Log         *slog.Logger
+	RedisPrefix string         // default "sy"
+	SpillDir    string         // call-log spill directory (required)
+	Location    *time.Location // daily quotas and monthly budgets; default UTC
+	MaxBody     int64          // data-plane body limit; default 10 MB
+	// CountTokens is count_tokens' own rate (a multiple of the caller's
+	// RPM) and body bound.
+	CountTokens routing.CountTokensLimits
+	// BodyBytesInFlight bounds the request-body bytes in flight (0: none).
+	BodyBytesInFlight int64
+	InstanceCap       int           // in-flight cap of this instance; 0 = unlimited
+	IdemTTL           time.Duration // how long idempotent results are kept
+	ReloadInterval    time.Duration // safety-net configuration check
+	CookieSecure      bool
+	PublicURL         string
+	Env               config.Env
 	// Console serves the operator console (APP_ROLE api or all).
 	Console bool
 	// RedisTimeout bounds each limit, load-counter and key-state call before
@@ -208,7 +213,9 @@ func New(o Options) (*Gateway, error) {
 		}
 		return 0
 	}
+	bodies := routing.NewBodyBudget(o.BodyBytesInFlight)
 	g.Metrics = metrics.New(map[string]func() float64{
+		"switchyard_body_bytes_in_flight": func() float64 { return float64(bodies.InFlight()) },
 		"switchyard_calllog_buffer_depth": func() float64 { return float64(w.Depth()) },
 		"switchyard_calllog_spill_bytes":  func() float64 { return float64(w.SpillBytes()) },
 		"switchyard_redis_degraded":       degraded,
@@ -265,7 +272,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.Journey = &routing.Journey{
 		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, Calls: w, Watch: g.Metrics,
-		MaxBody: o.MaxBody, Log: log,
+		MaxBody: o.MaxBody, CountTokens: o.CountTokens, BodyBytes: bodies, Log: log,
 		SLA: slaWatch{g.SLA}, Answers: g.Answers,
 	}
 	cut, cutNow := context.WithCancelCause(context.Background())

@@ -269,6 +269,10 @@ func ExplainRejection(code, class, caller, tier string) string {
 		return "The request's time budget ran out (HTTP 504)."
 	case "client_cancelled":
 		return "The client went away before an answer was sent."
+	case "body_bytes_full":
+		return "Rejected: this gateway instance was already reading as many request-body bytes as its bound allows (SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT); the caller got 503 with Retry-After before its body was read."
+	case "client_stalled":
+		return "The client stopped reading the answer: it was not taken by the write deadline (the tier's timeout plus a second for a stream), so the connection was closed and the deployment's slot and the upstream released."
 	case "model_too_long":
 		return "Rejected: the request's model field was longer than 256 bytes (HTTP 400); it was neither echoed nor stored."
 	case "request_timeout":

@@ -39,6 +39,10 @@ func LimitShort(r record.Call) string {
 		return "queue full" + v
 	case limit.KindQueueShed:
 		return "shed from queue"
+	case limit.KindCountTokens:
+		return "count_tokens rpm" + v
+	case limit.KindBodyBytes:
+		return "body bytes in flight" + v
 	}
 	return string(r.LimitKind) + v
 }
@@ -73,6 +77,10 @@ func LimitWords(r record.Call) string {
 		return "the rate limit" + n(" requests per minute") + " (rpm)"
 	case limit.KindTPM:
 		return "the rate limit" + n(" tokens per minute") + " (tpm)"
+	case limit.KindBodyBytes:
+		return "the instance's bound on request-body bytes in flight" + n(" bytes") + " (SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT: other large bodies were being read)"
+	case limit.KindCountTokens:
+		return "count_tokens' own rate limit" + n(" requests per minute") + " (a multiple of the caller's rpm on the tier, SWITCHYARD_COUNT_TOKENS_PER_RPM)"
 	case limit.KindDaily:
 		return "the daily token quota" + n(" tokens")
 	case limit.KindBudget:

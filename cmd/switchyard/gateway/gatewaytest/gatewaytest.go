@@ -87,10 +87,12 @@ type Env struct {
 
 // Options adjust an Env.
 type Options struct {
-	InstanceCap   int
-	Logger        *slog.Logger
-	ProxyPostgres bool // connect the instance to PostgreSQL through a Proxy
-	ProxyRedis    bool // connect the instance to Redis through a Proxy
+	InstanceCap int
+	// BodyBytesInFlight bounds the request-body bytes in flight (0: none).
+	BodyBytesInFlight int64
+	Logger            *slog.Logger
+	ProxyPostgres     bool // connect the instance to PostgreSQL through a Proxy
+	ProxyRedis        bool // connect the instance to Redis through a Proxy
 	// RedisTimeout is the per-call Redis timeout before the per-instance
 	// fallback (default 1 s here, so a loaded test machine does not fall
 	// back by accident; production uses 50 ms).
@@ -200,7 +202,7 @@ func (e *Env) start(o Options) *Env {
 		o.ReloadInterval = 200 * time.Millisecond
 	}
 	gw, err := gateway.New(gateway.Options{Store: st, Redis: rdb, Log: log, RedisPrefix: e.Prefix, SpillDir: e.SpillDir, RedisTimeout: o.RedisTimeout,
-		ReloadInterval: o.ReloadInterval, InstanceCap: o.InstanceCap, QueueBounds: o.QueueBounds, QueuePoll: o.QueuePoll, Env: gateway.Implemented(), PublicURL: "http://gateway.test", SignIn: o.SignIn})
+		ReloadInterval: o.ReloadInterval, InstanceCap: o.InstanceCap, BodyBytesInFlight: o.BodyBytesInFlight, QueueBounds: o.QueueBounds, QueuePoll: o.QueuePoll, Env: gateway.Implemented(), PublicURL: "http://gateway.test", SignIn: o.SignIn})
 	if err != nil {
 		t.Fatal(err)
 	}
