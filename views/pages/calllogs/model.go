@@ -66,6 +66,12 @@ type Filter struct {
 	Endpoint string
 	// DroppedField finds calls whose vendor did not get that request field.
 	DroppedField string
+	// HTTPStatus is the HTTP status answered (e.g. 503), as typed.
+	HTTPStatus string
+	// ErrorCode is the error code the caller got (e.g. no_available_model).
+	ErrorCode string
+	// CallerKey is the fingerprint of the caller key a request presented.
+	CallerKey string
 }
 
 // Query encodes the filter as URL parameters (without the cursor).
@@ -94,6 +100,9 @@ func (f Filter) Query() url.Values {
 	set("request_id", f.RequestID)
 	set("endpoint", f.Endpoint)
 	set("dropped_field", f.DroppedField)
+	set("http_status", f.HTTPStatus)
+	set("error_code", f.ErrorCode)
+	set("caller_key", f.CallerKey)
 	return v
 }
 
@@ -374,7 +383,8 @@ func Summarize(r record.Call) Tried {
 
 // backKeys are the search parameters a detail page's "← Call logs" keeps.
 var backKeys = []string{"range", "from", "to", "anchor", "caller", "tier", "logic_model", "provider", "deployment", "key",
-	"status", "error_class", "request_id", "endpoint", "dropped_field", "cursor"}
+	"status", "error_class", "request_id", "endpoint", "dropped_field", "cursor",
+	"http_status", "error_code", "caller_key"}
 
 // Back is the search a detail page returns to, from the back parameter its
 // link carried (the search's query): only the search's own parameters are
