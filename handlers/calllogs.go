@@ -71,6 +71,7 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		Status: q("status"), ErrorClass: q("error_class"), RequestID: q("request_id"), Cursor: q("cursor"),
 		Endpoint: q("endpoint"), Deployment: q("deployment"), Key: q("key"), DroppedField: q("dropped_field"),
 		HTTPStatus: q("http_status"), ErrorCode: q("error_code"), CallerKey: q("caller_key"),
+		Tail: q("tail") == "1",
 	}
 	for _, v := range []struct {
 		name string
@@ -327,6 +328,12 @@ func (h *Handler) CallLogShow(c echo.Context) error {
 	}
 	if rec.Status == calllog.StatusRejected || (rec.Status != calllog.StatusOK && countRuns(p.Steps) == 0) {
 		p.Rejection = calllogs.ExplainRejection(rec.ErrorCode, rec.ErrorClass, rec.Caller, rec.Tier)
+		if countRuns(p.Steps) == 0 {
+			// The concrete skips lead; the generic words would only repeat them.
+			if p.Skipped = calllogs.Skips(p.Steps); len(p.Skipped) > 0 {
+				p.Rejection = ""
+			}
+		}
 		if w := calllogs.ExplainLimit(rec); w != "" {
 			p.Rejection = w
 		}
