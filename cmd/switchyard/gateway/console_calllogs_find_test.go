@@ -130,3 +130,50 @@ func TestCallLogsFindByHTTPStatusErrorCodeAndPresentedKeyAndExport(t *testing.T)
 		t.Error("the from field is disabled on a custom range")
 	}
 }
+
+// Test route says one thing about an unservable tier (red, no send
+// button), explains the draft without sending it, and words the retry
+// budget plainly.
+func TestTestRouteVerdictDraftAndBudgetWords(t *testing.T) {
+	t.Parallel()
+	e := gatewaytest.New(t)
+	unservableWorld(e)
+	app := e.GW.Holder.Current().Snapshot.Callers[0].ID
+	admin := obsLogin(t, e, "ops", store.RoleAdmin)
+
+	_, doc, _ := admin.get(explainURL(app, "deep"))
+	if v, _ := testID(doc, "testroute-overall").Attr("data-verdict"); v != "refused" || !strings.Contains(testID(doc, "testroute-overall").Text(), "503 no_available_model") {
+		t.Errorf("deep's verdict: %q %q", v, testID(doc, "testroute-overall").Text())
+	}
+	if doc.Find(`[data-testid="testroute-verdict"] .badge.ok`).Length() != 0 || testID(doc, "testroute-verdict-unservable").Length() != 1 {
+		t.Errorf("the limit check contradicts the verdict: %q", testID(doc, "testroute-verdict").Text())
+	}
+	if testID(doc, "testroute-send").Length() != 0 || testID(doc, "testroute-nothing-to-send").Length() != 1 {
+		t.Error("an unservable tier still offers a test request")
+	}
+	_, doc, _ = admin.get(explainURL(app, "fast"))
+	if v, _ := testID(doc, "testroute-overall").Attr("data-verdict"); v != "served" || testID(doc, "testroute-send").Length() != 1 {
+		t.Errorf("fast's verdict %q, send buttons %d", v, testID(doc, "testroute-send").Length())
+	}
+	words := testID(doc, "testroute-retry-budget-state").Text()
+	if !strings.Contains(words, "first attempts") || !strings.Contains(words, "may be made now") || strings.Contains(words, "in a window of") {
+		t.Errorf("retry budget words: %q", words)
+	}
+
+	// A caller only the draft has: explained on the draft, never sent.
+	id, err := e.Store.CreateCaller(t.Context(), config.Caller{Name: "newcomer", RouteGroup: "default", PriorityClass: config.ClassNormal, Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, doc, _ = admin.get(explainURL(id, "fast") + "&version=draft")
+	if testID(doc, "testroute-step").Length() == 0 || !strings.Contains(testID(doc, "testroute-target").Text(), "the draft") {
+		t.Fatalf("draft explanation: %q", testID(doc, "testroute-explain").Text())
+	}
+	if testID(doc, "testroute-send").Length() != 0 || testID(doc, "testroute-draft-note").Length() != 1 {
+		t.Error("the draft offers a real test request")
+	}
+	_, doc, _ = admin.get(explainURL(id, "fast"))
+	if !strings.Contains(testID(doc, "testroute-problem").Text(), "not in the live version") {
+		t.Errorf("the live version explains a draft-only caller: %q", testID(doc, "testroute-explain").Text())
+	}
+}
