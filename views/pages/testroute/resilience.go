@@ -14,12 +14,12 @@ type Resilience struct {
 	BudgetRule string // the rule in words
 	// Firsts, Retries and Allowance are the shared window now.
 	Firsts, Retries, Allowance int64
-	BudgetLocal                bool   // counted on this instance only (Redis unreachable)
+	BudgetLocal                bool // counted on this instance only (Redis unreachable)
 	// Window is the budget's window ("10s"); MinPerS its floor of
 	// retries per second.
-	Window  string
-	MinPerS int
-	BudgetProblem              string // the budget could not be read
+	Window        string
+	MinPerS       int
+	BudgetProblem string // the budget could not be read
 
 	Ladder bool // the group opted in
 	// StepDown is the tier's step-down rule in words ("" none); the SLA
