@@ -59,16 +59,19 @@ func (h *Handler) APICallerDelete(c echo.Context) error {
 
 // apiCallerKey is a caller key as the API lists it: never its hash.
 type apiCallerKey struct {
-	ID        int64      `json:"id"`
-	CallerID  int64      `json:"caller_id"`
-	Name      string     `json:"name"`
-	Prefix    string     `json:"prefix"`
-	CreatedAt time.Time  `json:"created_at"`
-	RevokedAt *time.Time `json:"revoked_at"`
+	ID       int64  `json:"id"`
+	CallerID int64  `json:"caller_id"`
+	Name     string `json:"name"`
+	Prefix   string `json:"prefix"`
+	// Fingerprint is what call logs record when a request presents the
+	// key (the presented_key search).
+	Fingerprint string     `json:"fingerprint"`
+	CreatedAt   time.Time  `json:"created_at"`
+	RevokedAt   *time.Time `json:"revoked_at"`
 }
 
 func toAPICallerKey(k store.CallerKeyInfo) apiCallerKey {
-	return apiCallerKey{ID: k.ID, CallerID: k.CallerID, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
+	return apiCallerKey{ID: k.ID, CallerID: k.CallerID, Name: k.Name, Prefix: k.Prefix, Fingerprint: k.Fingerprint(), CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
 }
 
 // APICallerKeys lists a caller's keys, revoked ones included.

@@ -29,7 +29,7 @@ func (h *Handler) callerKeysPanel(c echo.Context, cl config.Caller, p callers.Ke
 func callerKeyViews(keys []store.CallerKeyInfo) []callers.Key {
 	out := make([]callers.Key, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, callers.Key{ID: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt})
+		out = append(out, callers.Key{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Fingerprint: k.Fingerprint(), CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt})
 	}
 	return out
 }

@@ -70,6 +70,8 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		Caller: q("caller"), Tier: q("tier"), LogicModel: q("logic_model"), Provider: q("provider"),
 		Status: q("status"), ErrorClass: q("error_class"), RequestID: q("request_id"), Cursor: q("cursor"),
 		Endpoint: q("endpoint"), Deployment: q("deployment"), Key: q("key"), DroppedField: q("dropped_field"),
+		HTTPStatus: q("http_status"), ErrorCode: q("error_code"), CallerKey: q("caller_key"),
+		Tail: q("tail") == "1",
 	}
 	for _, v := range []struct {
 		name string
@@ -79,6 +81,7 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		{"tier", &f.Tier}, {"logic model", &f.LogicModel}, {"provider", &f.Provider}, {"status", &f.Status},
 		{"error class", &f.ErrorClass}, {"request id", &f.RequestID}, {"front door", &f.Endpoint},
 		{"deployment", &f.Deployment}, {"key", &f.Key}, {"dropped field", &f.DroppedField},
+		{"HTTP status", &f.HTTPStatus}, {"error code", &f.ErrorCode}, {"caller key", &f.CallerKey},
 	} {
 		if !calllog.ValidText(*v.v) {
 			*v.v = "" // not echoed into the form: it is what could not be read
@@ -99,7 +102,8 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		}
 	}
 	cf := calllog.Filter{Tier: f.Tier, Provider: f.Provider, Key: f.Key,
-		Status: f.Status, ErrorClass: f.ErrorClass, RequestIDPart: f.RequestID, Cursor: f.Cursor, Endpoint: f.Endpoint, DroppedField: f.DroppedField}
+		Status: f.Status, ErrorClass: f.ErrorClass, RequestIDPart: f.RequestID, Cursor: f.Cursor, Endpoint: f.Endpoint, DroppedField: f.DroppedField,
+		ErrorCode: f.ErrorCode, PresentedKey: f.CallerKey}
 	cf.Caller, cf.CallerPart = nameFilter(f.Caller)
 	cf.LogicModel, cf.LogicModelPart = nameFilter(f.LogicModel)
 	if f.Deployment != "" {
@@ -109,6 +113,16 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 			return f, calllog.Filter{}, badInput{"deployment must be a deployment id (a positive number)"}
 		}
 		cf.Deployment = id
+	}
+	if f.HTTPStatus != "" {
+		n, err := strconv.Atoi(f.HTTPStatus)
+		if err != nil || !calllog.ValidHTTPStatus(n) {
+			return f, cf, errors.New("HTTP status must be a number from 100 to 599, e.g. 503")
+		}
+		cf.HTTPStatus = n
+	}
+	if f.ErrorCode != "" && !validCode(f.ErrorCode) {
+		return f, cf, errors.New("error code must be one code of lower-case letters, digits and underscores, e.g. no_available_model")
 	}
 	if f.Status != "" && !calllog.ValidStatus(f.Status) {
 		return f, cf, errors.New("status must be ok, upstream_error, rejected, client_cancelled or interrupted")
@@ -148,6 +162,16 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 		return f, cf, errors.New("from must be before to")
 	}
 	return f, cf, nil
+}
+
+// validCode: an error code is snake_case text (no_available_model).
+func validCode(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; !('a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '_') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // nameFilter reads a caller or logic-model field: part of a name, or a
@@ -304,6 +328,12 @@ func (h *Handler) CallLogShow(c echo.Context) error {
 	}
 	if rec.Status == calllog.StatusRejected || (rec.Status != calllog.StatusOK && countRuns(p.Steps) == 0) {
 		p.Rejection = calllogs.ExplainRejection(rec.ErrorCode, rec.ErrorClass, rec.Caller, rec.Tier)
+		if countRuns(p.Steps) == 0 {
+			// The concrete skips lead; the generic words would only repeat them.
+			if p.Skipped = calllogs.Skips(p.Steps); len(p.Skipped) > 0 {
+				p.Rejection = ""
+			}
+		}
 		if w := calllogs.ExplainLimit(rec); w != "" {
 			p.Rejection = w
 		}

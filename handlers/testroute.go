@@ -53,6 +53,8 @@ func (h *Handler) TestRouteSend(c echo.Context) error {
 	switch {
 	case p.Problem != "":
 		res.Problem = p.Problem
+	case p.Form.Draft:
+		res.Problem = "A test request goes to the live version only: publish the draft first."
 	case rt.Callers[p.Form.CallerID] == nil:
 		res.Problem = "Caller is not in the live version: publish first, or pick another caller."
 	default:
@@ -86,6 +88,7 @@ func (h *Handler) testRouteBase(c echo.Context) (testroute.Page, *config.Runtime
 		Message:   strings.TrimSpace(c.FormValue("message")),
 		Door:      c.FormValue("door"),
 		Body:      strings.TrimSpace(c.FormValue("body")),
+		Draft:     c.FormValue("version") == testroute.VersionDraft,
 	}
 	if _, ok := testDoors[p.Form.Door]; !ok {
 		p.Form.Door = testroute.DoorChat
@@ -99,6 +102,13 @@ func (h *Handler) testRouteBase(c echo.Context) (testroute.Page, *config.Runtime
 		return p, nil
 	}
 	rt := h.Ops.Runtime()
+	if p.Form.Draft {
+		var err error
+		if rt, err = h.draftRuntime(c.Request().Context()); err != nil {
+			p.Problem = "The draft cannot be explained: " + err.Error() + ". Run the dry-run on the Versions page to see what to fix."
+			return p, nil
+		}
+	}
 	if rt == nil {
 		p.Problem = "Nothing is published yet: the data plane serves no traffic and there is no route to explain. Dry-run and publish the draft first."
 		return p, nil
@@ -118,6 +128,16 @@ func (h *Handler) testRouteBase(c echo.Context) (testroute.Page, *config.Runtime
 		p.Problem = "The live version (" + strconv.FormatInt(rt.Version, 10) + ") has no callers. Add a caller and publish."
 	}
 	return p, rt
+}
+
+// draftRuntime compiles the draft for routing only: key secrets are
+// placeholders, since an explanation calls no vendor.
+func (h *Handler) draftRuntime(ctx context.Context) (*config.Runtime, error) {
+	snap, _, err := h.Store.Draft(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return routing.CompileForReplay(snap)
 }
 
 // modelChoices suggests model names: the logic models, then the exact

@@ -40,6 +40,7 @@ func (h *Handler) explainResilience(ctx context.Context, group *config.RGroup, t
 		r.BudgetProblem = "The budget could not be read: " + st.BudgetErr.Error()
 	}
 	r.Firsts, r.Retries, r.Allowance, r.BudgetLocal = st.Budget.Firsts, st.Budget.Retries, st.Budget.Allowance, st.Budget.Local
+	r.Window, r.MinPerS = b.Window.String(), b.MinPerS
 	l := group.Ladder
 	if l == nil {
 		return r

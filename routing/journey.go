@@ -420,6 +420,9 @@ func (x *exchange) authenticate() bool {
 	if key = strings.TrimSpace(key); (!ok || key == "") && x.req.APIKey != "" {
 		key, ok = strings.TrimSpace(x.req.APIKey), true
 	}
+	if ok {
+		x.rec.PresentedKey = config.PresentedKeyFingerprint(key)
+	}
 	if !ok || key == "" {
 		x.a.Header.Set("x-should-retry", "false")
 		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "missing API key: send your Switchyard caller key as 'Authorization: Bearer <key>', 'x-api-key: <key>' or 'api-key: <key>'")

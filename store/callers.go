@@ -138,12 +138,18 @@ type CallerKeyInfo struct {
 	Prefix    string     `db:"prefix"`
 	CreatedAt time.Time  `db:"created_at"`
 	RevokedAt *time.Time `db:"revoked_at"`
+	Hash      []byte     `db:"hash"`
 }
+
+// Fingerprint is what a call log records of the key when a request
+// presents it (config.PresentedKeyFingerprint): search Call logs by it to
+// find the calls that used this key, revoked or not.
+func (k CallerKeyInfo) Fingerprint() string { return config.CallerKeyFingerprint(k.Prefix, k.Hash) }
 
 // CallerKeys lists a caller's keys, revoked ones included.
 func (s *Store) CallerKeys(ctx context.Context, callerID int64) ([]CallerKeyInfo, error) {
 	var out []CallerKeyInfo
-	err := s.db.SelectContext(ctx, &out, `SELECT id, caller_id, name, prefix, created_at, revoked_at FROM caller_keys WHERE caller_id=$1 ORDER BY id`, callerID)
+	err := s.db.SelectContext(ctx, &out, `SELECT id, caller_id, name, prefix, created_at, revoked_at, hash FROM caller_keys WHERE caller_id=$1 ORDER BY id`, callerID)
 	return out, err
 }
 

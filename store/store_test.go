@@ -206,6 +206,15 @@ func TestSecretsAreSealedAndTokensHashed(t *testing.T) {
 	if _, ok := keys[config.HashCallerKey(plain)]; ok {
 		t.Fatal("revoked key still live")
 	}
+	// The console names a revoked key by the fingerprint the data plane
+	// records when a request presents it, and the fingerprint hides it.
+	listed, err := st.CallerKeys(ctx, s.caller)
+	if err != nil || len(listed) == 0 || listed[len(listed)-1].RevokedAt == nil {
+		t.Fatalf("caller keys: %+v %v", listed, err)
+	}
+	if fp := listed[len(listed)-1].Fingerprint(); fp != config.PresentedKeyFingerprint(plain) || strings.Contains(fp, plain[config.CallerKeyShownLen:config.CallerKeyShownLen+4]) {
+		t.Fatalf("console fingerprint %q, data plane %q", fp, config.PresentedKeyFingerprint(plain))
+	}
 }
 
 func TestUsersLogin(t *testing.T) {

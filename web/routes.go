@@ -151,6 +151,7 @@ func (s *Server) routes(opts Options) {
 	con.GET("/test-route", h.TestRoutePage)
 	con.POST("/test-route/send", h.TestRouteSend)
 	con.GET("/call-logs", h.CallLogsSearch)
+	con.GET("/call-logs/export.csv", h.CallLogsExport)
 	con.GET("/call-logs/:request_id", h.CallLogShow)
 	con.GET("/dashboard", h.Dashboard)
 

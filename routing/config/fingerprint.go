@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
 
 // KeyFingerprint shows a secret's vendor prefix and last four characters, e.g.
 // "sk-…abcd"; short secrets show only their last two.
@@ -19,4 +23,46 @@ func KeyFingerprint(secret string) string {
 		}
 	}
 	return prefix + "…" + secret[len(secret)-4:]
+}
+
+// CallerKeyShownLen is how much of a caller key the console shows as its
+// prefix: "sy-" and six characters (what store's key maker keeps).
+const CallerKeyShownLen = 9
+
+// CallerKeyFingerprint names a caller key by its shown prefix and the first
+// three bytes of its SHA-256 (the hash caller_keys stores), e.g.
+// "sy-Ab12Cd…3f9a0c": the console computes it for every known key, the
+// data plane for the key a request presents (PresentedKeyFingerprint).
+func CallerKeyFingerprint(shown string, hash []byte) string {
+	if len(hash) < 3 {
+		return shown + "…"
+	}
+	return shown + "…" + hex.EncodeToString(hash[:3])
+}
+
+// PresentedKeyFingerprint is what a call log keeps of the key a request
+// presented, never the key: a key shaped like ours gets its
+// CallerKeyFingerprint, anything else (a vendor key sent by mistake, a
+// random string) only "…" and four bytes of its hash, so no character of
+// a foreign secret is stored. "" when no key was presented.
+func PresentedKeyFingerprint(key string) string {
+	if key == "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte(key))
+	if len(key) > CallerKeyShownLen && strings.HasPrefix(key, "sy-") && tokenText(key[3:CallerKeyShownLen]) {
+		return CallerKeyFingerprint(key[:CallerKeyShownLen], h[:])
+	}
+	return "…" + hex.EncodeToString(h[:4])
+}
+
+// tokenText: only letters and digits, the alphabet of our keys.
+func tokenText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
 }

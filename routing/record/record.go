@@ -96,6 +96,11 @@ type Call struct {
 	// translation for its protocol dropped them (a hint with no
 	// counterpart there). Empty when the request reached it whole.
 	DroppedFields []string `json:"dropped_fields,omitempty"`
+	// PresentedKey is the fingerprint of the caller key the request
+	// presented (config.PresentedKeyFingerprint), never the key: set
+	// whenever a key was sent, also when it was unknown or revoked; ""
+	// when none was.
+	PresentedKey string `json:"presented_key,omitempty"`
 }
 
 // Needs are what a request required of a deployment, as bits (one

@@ -55,6 +55,7 @@ func normalize(r *Record) error {
 		&r.RequestID, &r.Caller, &r.Tenant, &r.RouteGroup, &r.Tier, &r.RequestedModel,
 		&r.LogicModel, &r.Provider, &r.KeyFingerprint, &r.ErrorClass, &r.ErrorCode,
 		&r.Currency, &r.Fallback, &r.Degraded, &r.PriorityClass, &r.Endpoint, &r.ModelAlias,
+		&r.PresentedKey,
 	} {
 		*s = cleanText(*s)
 	}
@@ -136,6 +137,7 @@ var columns = []string{
 	"endpoint",
 	"limit_kind", "limit_value", "limit_reset_ms",
 	"model_alias", "dropped_fields",
+	"presented_key",
 }
 
 var columnList = strings.Join(columns, ", ")
@@ -190,6 +192,7 @@ func appendCopyLine(b []byte, r *Record) []byte {
 	b = appendCopyInt64Ptr(b, r.LimitResetMS)
 	b = appendCopyText(b, r.ModelAlias)
 	b = appendCopyTextArray(b, r.DroppedFields)
+	b = appendCopyText(b, r.PresentedKey)
 	return append(b, '\n')
 }
 
@@ -318,6 +321,7 @@ func scanRecord(s scanner) (Record, error) {
 		limitValue, limitReset                                         sql.NullInt64
 		alias                                                          sql.NullString
 		dropped                                                        pq.StringArray
+		presented                                                      sql.NullString
 	)
 	err := s.Scan(&r.At, &r.RequestID, &callerID, &caller, &tenant, &routeGroup, &tier,
 		&requestedModel, &logicModel, &deploymentID, &provider, &keyFingerprint,
@@ -330,7 +334,8 @@ func scanRecord(s scanner) (Record, error) {
 		&class, &queueWait,
 		&endpoint,
 		&limitKind, &limitValue, &limitReset,
-		&alias, &dropped)
+		&alias, &dropped,
+		&presented)
 	if err != nil {
 		return Record{}, err
 	}
@@ -375,6 +380,7 @@ func scanRecord(s scanner) (Record, error) {
 	if len(dropped) > 0 {
 		r.DroppedFields = []string(dropped)
 	}
+	r.PresentedKey = presented.String
 	return r, nil
 }
 

@@ -66,6 +66,15 @@ type Filter struct {
 	// DroppedField matches a call whose vendor did not get that request
 	// field (one of record.Call.DroppedFields, exactly).
 	DroppedField string
+	// HTTPStatus is the status the caller was answered (100–599); 0 does
+	// not filter.
+	HTTPStatus int
+	// ErrorCode is the error code the caller got (record.Call.ErrorCode,
+	// e.g. no_available_model), exactly.
+	ErrorCode string
+	// PresentedKey is the fingerprint of the caller key a request
+	// presented (record.Call.PresentedKey), exactly.
+	PresentedKey string
 	// Limit is the page size: default 50, at most 500.
 	Limit int
 	// Cursor is Page.Next of the previous page; empty for the first page.
@@ -114,6 +123,9 @@ func ValidText(s string) bool {
 	return true
 }
 
+// ValidHTTPStatus reports whether n is an HTTP status code (100–599).
+func ValidHTTPStatus(n int) bool { return n >= 100 && n <= 599 }
+
 // ValidTime reports whether t lies within [MinTime, MaxTime].
 func ValidTime(t time.Time) bool { return !t.Before(MinTime) && !t.After(MaxTime) }
 
@@ -125,6 +137,7 @@ func checkFilter(f Filter) error {
 		{"status", f.Status}, {"error class", f.ErrorClass}, {"request id", f.RequestID},
 		{"endpoint", f.Endpoint}, {"dropped field", f.DroppedField},
 		{"caller", f.CallerPart}, {"logic model", f.LogicModelPart}, {"request id", f.RequestIDPart}, {"key", f.Key},
+		{"error code", f.ErrorCode}, {"caller key", f.PresentedKey},
 	} {
 		if !ValidText(v.v) {
 			return fmt.Errorf("%w: %s must be at most %d characters of text without control characters", ErrInvalidFilter, v.name, MaxTextLen)
@@ -132,6 +145,9 @@ func checkFilter(f Filter) error {
 	}
 	if f.Deployment < 0 {
 		return fmt.Errorf("%w: deployment must be a deployment id", ErrInvalidFilter)
+	}
+	if f.HTTPStatus != 0 && !ValidHTTPStatus(f.HTTPStatus) {
+		return fmt.Errorf("%w: HTTP status must be a number from 100 to 599", ErrInvalidFilter)
 	}
 	for _, t := range []struct {
 		name string
@@ -341,10 +357,14 @@ func searchQuery(f Filter, names resolvedNames) (searchSQL, error) {
 	for _, eq := range []struct{ col, v string }{
 		{"caller", f.Caller}, {"tier", f.Tier}, {"logic_model", f.LogicModel},
 		{"status", f.Status}, {"request_id", f.RequestID}, {"endpoint", f.Endpoint},
+		{"error_code", f.ErrorCode}, {"presented_key", f.PresentedKey},
 	} {
 		if eq.v != "" {
 			where = append(where, eq.col+" = "+arg(eq.v))
 		}
+	}
+	if f.HTTPStatus != 0 {
+		where = append(where, "http_status = "+arg(f.HTTPStatus))
 	}
 	if f.DroppedField != "" {
 		// @> is strict, so the planner knows dropped_fields is not null

@@ -39,6 +39,14 @@ func TestSearchFiltersAndKeysetPagination(t *testing.T) {
 			r.Status, r.ErrorClass, r.LogicModel, r.Provider, r.HTTPStatus = StatusRejected, "rate_limited", "", "", 429
 		case i%10 == 1:
 			r.Status, r.ErrorClass, r.HTTPStatus = StatusUpstreamError, "server", 502
+		case i%10 == 2:
+			// A 503 we answered ourselves: no class, only the code.
+			r.Status, r.ErrorCode, r.LogicModel, r.Provider, r.HTTPStatus = StatusRejected, "no_available_model", "", "", 503
+		case i%10 == 3:
+			// A 401 with a revoked key: only its fingerprint.
+			r.Status, r.ErrorClass, r.ErrorCode, r.HTTPStatus = StatusRejected, "auth", "invalid_api_key", 401
+			r.Caller, r.LogicModel, r.Provider = "", "", ""
+			r.PresentedKey = []string{"sy-Revokd…a1b2c3", "…0badf00d"}[i%2]
 		}
 		recs = append(recs, r)
 	}
@@ -71,6 +79,12 @@ func TestSearchFiltersAndKeysetPagination(t *testing.T) {
 		{"provider", Filter{Provider: "dashscope"}, func(r Record) bool { return r.Provider == "dashscope" }},
 		{"status rejected", Filter{Status: StatusRejected}, func(r Record) bool { return r.Status == StatusRejected }},
 		{"error class", Filter{ErrorClass: "server"}, func(r Record) bool { return r.ErrorClass == "server" }},
+		{"http status 503", Filter{HTTPStatus: 503}, func(r Record) bool { return r.HTTPStatus == 503 }},
+		{"http status 200", Filter{HTTPStatus: 200}, func(r Record) bool { return r.HTTPStatus == 200 }},
+		{"error code", Filter{ErrorCode: "no_available_model"}, func(r Record) bool { return r.ErrorCode == "no_available_model" }},
+		{"presented key", Filter{PresentedKey: "sy-Revokd…a1b2c3"}, func(r Record) bool { return r.PresentedKey == "sy-Revokd…a1b2c3" }},
+		{"presented key and status", Filter{PresentedKey: "…0badf00d", HTTPStatus: 401},
+			func(r Record) bool { return r.PresentedKey == "…0badf00d" && r.HTTPStatus == 401 }},
 		{"combined", Filter{Caller: "alpha", Status: StatusOK, From: base},
 			func(r Record) bool { return r.Caller == "alpha" && r.Status == StatusOK && !r.At.Before(base) }},
 		{"request id", Filter{RequestID: recs[17].RequestID}, func(r Record) bool { return r.RequestID == recs[17].RequestID }},
@@ -124,6 +138,14 @@ func TestSearchFiltersAndKeysetPagination(t *testing.T) {
 	}
 	if _, err := Search(ctx, db, Filter{Status: "fine"}); !errors.Is(err, ErrInvalidFilter) {
 		t.Errorf("bad status: err = %v, want ErrInvalidFilter", err)
+	}
+	for _, code := range []int{-1, 99, 600} {
+		if _, err := Search(ctx, db, Filter{HTTPStatus: code}); !errors.Is(err, ErrInvalidFilter) {
+			t.Errorf("HTTP status %d: err = %v, want ErrInvalidFilter", code, err)
+		}
+	}
+	if _, err := Search(ctx, db, Filter{ErrorCode: "bad\x00code"}); !errors.Is(err, ErrInvalidFilter) {
+		t.Errorf("error code with a NUL: err = %v, want ErrInvalidFilter", err)
 	}
 	p, err := Search(ctx, db, Filter{Status: StatusRejected, Limit: 1})
 	if err != nil || len(p.Rows) != 1 || p.Rows[0].LogicModel != "" || p.Rows[0].Provider != "" {

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"net/http"
@@ -119,6 +120,11 @@ func TestEveryRejectIsOneRowWithoutModelFields(t *testing.T) {
 			}
 			if r.Caller.Valid != tc.caller {
 				t.Fatalf("caller recorded %v, want %v", r.Caller, tc.caller)
+			}
+			var presented sql.NullString
+			_ = db.QueryRowContext(context.Background(), `SELECT presented_key FROM call_logs WHERE request_id = $1`, res.Header.Get("X-Request-Id")).Scan(&presented)
+			if want := config.PresentedKeyFingerprint(tc.key); presented.String != want || strings.Contains(presented.String, tc.key) {
+				t.Fatalf("presented key fingerprint %q, want %q (never the key)", presented.String, want)
 			}
 			if tc.code == "no_available_model" && !strings.Contains(r.Attempts.String, "keys_quarantined") {
 				t.Fatalf("the trail should carry the skip reason: %s", r.Attempts.String)

@@ -63,9 +63,10 @@ func TestCallLogSearchFindsRateLimitedRequestAndExplainsIt(t *testing.T) {
 	if got := strings.TrimSpace(row.Find(`[data-testid="calllog-error-class"]`).Text()); !strings.Contains(got, "rate_limited") {
 		t.Errorf("error class cell = %q", got)
 	}
-	// A rejected call reported no usage: its tokens are "unknown", not 0.
-	if got := row.Find(`[data-testid="calllog-tokens"] [data-testid="unknown"]`).Length(); got != 2 {
-		t.Errorf("unknown token marks on the rejected row: %d, want 2", got)
+	// No vendor was called for a rejected call: it says nothing was spent,
+	// not "unknown" tokens and cost.
+	if got := row.Find(`[data-testid="calllog-tokens"] [data-testid="nothing-spent"]`).Length(); got != 1 || row.Find(`[data-testid="unknown"]`).Length() != 0 {
+		t.Errorf("the rejected row's tokens and cost: %q, want nothing spent", row.Find(`[data-testid="calllog-tokens"]`).Text())
 	}
 	// The form keeps the filter (the URL is shareable).
 	if v, _ := testID(doc, "calllog-filter-caller").Attr("value"); v != "app" {

@@ -8,13 +8,14 @@
 // field-<name>/error-<name> (limits.<tier>.<rpm|tpm|daily_tokens> included);
 // detail caller-detail, caller-settings, caller-edit, caller-delete,
 // caller-not-live, caller-changed, caller-keys (the swapped panel),
-// caller-key-<id> (row), caller-key-revoke-<id>, caller-key-form,
+// caller-key-<id> (row), caller-key-fingerprint-<id>, caller-key-revoke-<id>, caller-key-form,
 // caller-key-name, caller-key-create, caller-no-keys, caller-keys-notice,
 // caller-key-once, caller-key-plaintext, caller-key-copy,
 // caller-key-snippet-<curl|python|node|go>, caller-key-copy-<same>.
 package callers
 
 import (
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -137,12 +138,20 @@ type KeysPanel struct {
 
 // Key is one API key of a caller as the panel lists it.
 type Key struct {
-	ID        int64
-	Name      string
-	Prefix    string
-	CreatedAt time.Time
+	ID     int64
+	Name   string
+	Prefix string
+	// Fingerprint is what a call log records when a request presents
+	// the key (also once it is revoked): Call logs search by it.
+	Fingerprint string
+	CreatedAt   time.Time
 	// RevokedAt is nil while the key is live.
 	RevokedAt *time.Time
+}
+
+// CallsURL searches the last 7 days of calls that presented the key.
+func (k Key) CallsURL() string {
+	return "/call-logs?" + url.Values{"range": {"7d"}, "caller_key": {k.Fingerprint}}.Encode()
 }
 
 // NewKey is a freshly created key, shown exactly once.

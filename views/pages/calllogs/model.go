@@ -66,7 +66,39 @@ type Filter struct {
 	Endpoint string
 	// DroppedField finds calls whose vendor did not get that request field.
 	DroppedField string
+	// HTTPStatus is the HTTP status answered (e.g. 503), as typed.
+	HTTPStatus string
+	// ErrorCode is the error code the caller got (e.g. no_available_model).
+	ErrorCode string
+	// CallerKey is the fingerprint of the caller key a request presented.
+	CallerKey string
+	// Tail: the first page refreshes itself every TailSeconds (live tail).
+	Tail bool
 }
+
+// TailSeconds is how often a live tail polls for new rows.
+const TailSeconds = 3
+
+// ExportCap is the most rows one CSV export holds (newest first).
+const ExportCap = 10000
+
+// ExportURL downloads this search as CSV (the whole search, not a page).
+func (f Filter) ExportURL() string {
+	v := f.Query()
+	v.Del("tail")
+	return "/call-logs/export.csv?" + v.Encode()
+}
+
+// TailURL is what a live tail polls: the first page, with a preset range
+// sliding to the time of each poll.
+func (f Filter) TailURL() string {
+	f.Anchor = ""
+	return f.URL("")
+}
+
+// Tailing reports whether these results refresh themselves: a live tail
+// shows the newest rows, so not on an older page.
+func (r Results) Tailing() bool { return r.Filter.Tail && r.Filter.Cursor == "" && r.Err == "" }
 
 // Query encodes the filter as URL parameters (without the cursor).
 func (f Filter) Query() url.Values {
@@ -94,6 +126,12 @@ func (f Filter) Query() url.Values {
 	set("request_id", f.RequestID)
 	set("endpoint", f.Endpoint)
 	set("dropped_field", f.DroppedField)
+	set("http_status", f.HTTPStatus)
+	set("error_code", f.ErrorCode)
+	set("caller_key", f.CallerKey)
+	if f.Tail {
+		v.Set("tail", "1")
+	}
 	return v
 }
 
@@ -210,6 +248,9 @@ type DetailPage struct {
 	Steps []Step
 	// Rejection explains a call we answered ourselves, "" otherwise.
 	Rejection string
+	// Skipped are the trail's skips when no vendor answered: the concrete
+	// reasons the call got no model, shown first.
+	Skipped []Step
 	// Degraded explains the rungs of the degradation ladder the call took.
 	Degraded []string
 	// Back is the search to return to.
@@ -242,8 +283,32 @@ func DetailURL(r record.Call) string {
 	return "/call-logs/" + url.PathEscape(r.RequestID) + "?at=" + strconv.FormatInt(r.At.UnixMicro(), 10)
 }
 
-// When formats a call's time.
+// When formats a call's time (UTC).
 func When(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") }
+
+// Datetime is a call's time for a <time datetime> attribute: UTC, to the
+// millisecond, which static/calllogs.js renders in the operator's zone.
+func Datetime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// NothingSpent reports whether a call cost nothing: no vendor was called
+// (we refused it, or every candidate was skipped) and no usage or price
+// was recorded. Its tokens and cost are zero, not unknown.
+func NothingSpent(r record.Call) bool {
+	return r.PromptTokens == nil && r.CompletionTokens == nil && r.CostMicros == nil &&
+		r.Status != record.StatusOK && Summarize(r).Calls == 0
+}
+
+// ErrorCodes are the error codes a caller may get from Switchyard: the
+// error code filter's suggestions (any code can be typed).
+var ErrorCodes = []string{
+	"invalid_api_key", "caller_disabled", "caller_not_live", "model_not_found", "invalid_request",
+	"rate_limited", "quota_exceeded", "budget_exceeded", "no_available_model", "retry_budget_exhausted",
+	"idempotency_conflict", "idempotency_unavailable", "content_filtered", "timeout", "client_cancelled",
+	"request_timeout", "shutting_down", "model_too_long",
+}
+
+// HTTPStatuses are the HTTP status filter's suggestions.
+var HTTPStatuses = []string{"200", "400", "401", "403", "404", "408", "422", "429", "499", "500", "502", "503", "504"}
 
 // Tokens formats a token count; nil is unknown (usage not reported), which
 // is not the same as 0.
@@ -267,6 +332,30 @@ func i64p(p *int64) string {
 		return "—"
 	}
 	return strconv.FormatInt(*p, 10)
+}
+
+// Skips are the skip steps of a trail, in order.
+func Skips(steps []Step) []Step {
+	var out []Step
+	for _, s := range steps {
+		if s.Outcome == "skipped" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// SkippedLead introduces the skip reasons of a call no vendor answered.
+func SkippedLead(rec record.Call) string {
+	tier := "the requested model"
+	if rec.Tier != "" {
+		tier = "tier " + rec.Tier
+	}
+	s := "No vendor was called: every candidate of " + tier + " was skipped"
+	if rec.HTTPStatus != 0 {
+		s += " (the caller got HTTP " + strconv.Itoa(rec.HTTPStatus) + ")"
+	}
+	return s + ". Why:"
 }
 
 // attemptCount counts the calls made (not skips).
@@ -374,7 +463,8 @@ func Summarize(r record.Call) Tried {
 
 // backKeys are the search parameters a detail page's "← Call logs" keeps.
 var backKeys = []string{"range", "from", "to", "anchor", "caller", "tier", "logic_model", "provider", "deployment", "key",
-	"status", "error_class", "request_id", "endpoint", "dropped_field", "cursor"}
+	"status", "error_class", "request_id", "endpoint", "dropped_field", "cursor",
+	"http_status", "error_code", "caller_key", "tail"}
 
 // Back is the search a detail page returns to, from the back parameter its
 // link carried (the search's query): only the search's own parameters are

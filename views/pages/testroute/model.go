@@ -31,6 +31,10 @@ type Form struct {
 	// door's shape, explained instead of one made from the flags.
 	Door string
 	Body string
+	// Draft explains the draft instead of the live version (compiled
+	// without secrets: no vendor is called). A real test request always
+	// goes to the live version.
+	Draft bool
 }
 
 // Front doors Test route can explain.
@@ -66,8 +70,17 @@ func (f Form) Query() url.Values {
 	if f.Body != "" {
 		v.Set("body", f.Body)
 	}
+	if f.Draft {
+		v.Set("version", VersionDraft)
+	}
 	return v
 }
+
+// The version choices: what Explain route reads.
+const (
+	VersionLive  = "live"
+	VersionDraft = "draft"
+)
 
 // Flags lists the flags that are on, in a fixed order.
 func (f Form) Flags() []string {
@@ -153,6 +166,34 @@ type Explain struct {
 
 	CanSend bool
 	CSRF    string
+}
+
+// Servable reports whether a real request could be tried on a vendor: the
+// caller is enabled and the chain holds a step.
+func (x *Explain) Servable() bool { return x.CallerEnabled && len(x.Steps) > 0 }
+
+// Overall is the one verdict of an explanation: whether a real request
+// would reach a vendor, and if not the answer it would get. ok is false
+// when it would not.
+func (x *Explain) Overall() (ok bool, words string) {
+	switch {
+	case !x.CallerEnabled:
+		return false, "A real request would be refused with 403 caller_disabled before routing."
+	case len(x.Steps) == 0:
+		return false, "A real request would get 503 no_available_model: nothing in the chain can serve it — the skip reasons below say why."
+	case x.Limits.Unavailable == "" && !x.Limits.Allowed:
+		return false, "A real request " + x.Limits.Verdict
+	}
+	s := x.Steps[0]
+	return true, "A real request would be tried first on " + s.Model + " (" + s.Provider + " " + s.UpstreamModel + ")."
+}
+
+// VersionWords names what was explained: "live version 7" or "the draft".
+func (x *Explain) VersionWords() string {
+	if x.Form.Draft {
+		return "the draft (not published)"
+	}
+	return "live version " + strconv.FormatInt(x.Version, 10)
 }
 
 // PlanStep is one deployment of the chain with its live state.
