@@ -14,7 +14,10 @@ type Page struct {
 	Active string // navigation key of the current page
 	User   string
 	Role   string
-	CSRF   string
+	// Can is what the user may do (the role table, handlers/access): a
+	// control is rendered only when its action is allowed.
+	Can  Can
+	CSRF string
 	// LiveVersion is the published version serving traffic, 0 before any.
 	LiveVersion int64
 	// DraftDiffers is true when the draft is not what is live.
@@ -25,8 +28,20 @@ type Page struct {
 	FlashError string // a refusal (e.g. a delete still referenced), shown in red
 }
 
-// CanEdit reports whether the user may change anything.
-func (p Page) CanEdit() bool { return p.Role == "admin" }
+// Can holds one boolean per action of the role table (handlers/access
+// Capabilities, converted field for field): views never see roles.
+type Can struct {
+	Onboard, EditConfig, CallerKeys, Publish, SendTest, RunJobs, ManageUsers bool
+}
+
+// CanEdit reports whether the user may change the draft configuration.
+func (p Page) CanEdit() bool { return p.Can.EditConfig }
+
+// shown reports whether a navigation entry is for this user: Onboarding
+// only for those who may onboard.
+func (p Page) shown(n NavItem) bool {
+	return n.Key != "onboarding" || p.Can.Onboard
+}
 
 // NavItem is one entry of the side navigation.
 type NavItem struct {
