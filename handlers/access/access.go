@@ -101,6 +101,9 @@ func Refusal(role string, a Action) string {
 // Routes gives the action of every console and admin-API route that is not
 // a plain read, by method and echo route pattern.
 var Routes = map[string]Action{
+	// signing in and out is for everyone
+	"POST /login":  Read,
+	"POST /logout": Read,
 	// onboarding wizard: even its pages, so a viewer learns before filling it
 	"GET /onboarding":                          Onboard,
 	"GET /onboarding/templates/:code":          Onboard,

@@ -37,10 +37,26 @@ type Can struct {
 // CanEdit reports whether the user may change the draft configuration.
 func (p Page) CanEdit() bool { return p.Can.EditConfig }
 
-// shown reports whether a navigation entry is for this user: Onboarding
-// only for those who may onboard.
-func (p Page) shown(n NavItem) bool {
-	return n.Key != "onboarding" || p.Can.Onboard
+// nav is the navigation this user is shown: Onboarding only for those who
+// may onboard (its section heading moves to the next entry).
+func (p Page) nav() []NavItem {
+	if p.Can.Onboard {
+		return Nav
+	}
+	out := make([]NavItem, 0, len(Nav))
+	section := ""
+	for _, n := range Nav {
+		if n.Key == "onboarding" {
+			section = n.Section
+			continue
+		}
+		if section != "" && n.Section == "" {
+			n.Section = section
+		}
+		section = ""
+		out = append(out, n)
+	}
+	return out
 }
 
 // NavItem is one entry of the side navigation.
