@@ -71,7 +71,7 @@ func (h *Handler) callerDetail(c echo.Context, id int64, keys callers.KeysPanel)
 		status.Changed = !sameCallerSettings(lc, cl)
 	}
 	pg := h.page(c, "Caller "+cl.Name, "callers")
-	panel, err := h.callerKeysPanel(c, cl, keys, pg.CanEdit())
+	panel, err := h.callerKeysPanel(c, cl, keys, pg.Can.CallerKeys)
 	if err != nil {
 		return callers.DetailPage{}, err
 	}

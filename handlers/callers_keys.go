@@ -15,13 +15,13 @@ import (
 )
 
 // callerKeysPanel loads a caller's keys into the key panel.
-func (h *Handler) callerKeysPanel(c echo.Context, cl config.Caller, p callers.KeysPanel, canEdit bool) (callers.KeysPanel, error) {
+func (h *Handler) callerKeysPanel(c echo.Context, cl config.Caller, p callers.KeysPanel, canKeys bool) (callers.KeysPanel, error) {
 	keys, err := h.Store.CallerKeys(c.Request().Context(), cl.ID)
 	if err != nil {
 		return p, err
 	}
 	p.CallerID, p.CallerName, p.Keys = cl.ID, cl.Name, callerKeyViews(keys)
-	p.CSRF, p.CanEdit = httpx.CSRFToken(c), canEdit
+	p.CSRF, p.CanEdit = httpx.CSRFToken(c), canKeys
 	return p, nil
 }
 

@@ -26,7 +26,7 @@ func (h *Handler) DraftState(next echo.HandlerFunc) echo.HandlerFunc {
 					h.Log.Warn("draft state", "err", err)
 					return nil
 				}
-				return layout.DraftBanner(layout.Page{LiveVersion: live, DraftDiffers: differs}, true)
+				return layout.DraftBanner(layout.Page{LiveVersion: live, DraftDiffers: differs, Can: httpx.CurrentPrincipal(c).Can()}, true)
 			})
 		}
 		return next(c)

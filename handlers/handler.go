@@ -47,7 +47,7 @@ type Handler struct {
 // page builds the frame of a console page.
 func (h *Handler) page(c echo.Context, title, active string) layout.Page {
 	p := httpx.CurrentPrincipal(c)
-	pg := layout.Page{Title: title, Active: active, User: p.Name, Role: p.Role, CSRF: httpx.CSRFToken(c)}
+	pg := layout.Page{Title: title, Active: active, User: p.Name, Role: p.Role, Can: p.Can(), CSRF: httpx.CSRFToken(c)}
 	live, differs, err := h.Store.DraftState(c.Request().Context())
 	if err != nil {
 		h.Log.Warn("draft state", "err", err)

@@ -15,7 +15,7 @@ const jobHistory = 10
 
 func (h *Handler) jobsBoard(c echo.Context) (jobs.Board, error) {
 	ctx := c.Request().Context()
-	b := jobs.Board{Running: h.Jobs != nil, CanEdit: httpx.CurrentPrincipal(c).CanEdit(), CSRF: httpx.CSRFToken(c)}
+	b := jobs.Board{Running: h.Jobs != nil, CanEdit: httpx.CurrentPrincipal(c).Can().RunJobs, CSRF: httpx.CSRFToken(c)}
 	if h.Jobs == nil {
 		return b, nil
 	}

@@ -125,7 +125,7 @@ func TestModelAliasesConsole(t *testing.T) {
 		t.Fatalf("%d rows", rows.Length())
 	}
 	up := rows.Eq(1).Find(`[data-testid="alias-up"]`)
-	if name, _ := up.Attr("aria-label"); name != "Move alias gpt-*-codex up" {
+	if name, _ := up.Attr("aria-label"); name != "Move alias gpt-*-codex up in default" {
 		t.Fatalf("up button's accessible name %q", name)
 	}
 	if _, dis := rows.Eq(0).Find(`[data-testid="alias-up"]`).Attr("disabled"); !dis {

@@ -679,3 +679,26 @@ func TestRouteGroupViewerSeesNoControls(t *testing.T) {
 		t.Fatalf("viewer changed the chain: %q", got)
 	}
 }
+
+// TestRouteGroupGlyphButtonsHaveNames: the ▲ ▼ ✎ ✕ buttons of a tier's
+// candidates say what they do to which model in which tier.
+func TestRouteGroupGlyphButtonsHaveNames(t *testing.T) {
+	env := webtest.New(t)
+	admin := env.Login(t, "ops", store.RoleAdmin)
+	seedModels(t, env, "gpt-mini")
+	createGroup(t, env, config.RouteGroup{Name: "default"})
+	res, _ := admin.PostForm(tierPath(t, env, "default", config.TierStandard)+"/candidates", url.Values{"logic_model": {"gpt-mini"}, "weight": {"100"}})
+	wantStatus(t, "add", res, http.StatusOK)
+	_, doc := admin.Get("/route-groups")
+	tag := webtest.TestID(doc, "cand-default-standard-gpt-mini")
+	for id, want := range map[string]string{
+		"cand-up":     "Move gpt-mini up in default / standard",
+		"cand-down":   "Move gpt-mini down in default / standard",
+		"cand-edit":   "Edit priority and weight of gpt-mini in default / standard",
+		"cand-remove": "Remove gpt-mini from default / standard",
+	} {
+		if got, _ := tag.Find(`[data-testid="` + id + `"]`).Attr("aria-label"); got != want {
+			t.Errorf("%s: accessible name %q, want %q", id, got, want)
+		}
+	}
+}

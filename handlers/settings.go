@@ -27,7 +27,7 @@ func (h *Handler) settingsPage(c echo.Context) (settings.Page, error) {
 		return settings.Page{}, err
 	}
 	pg := h.page(c, "Users & tokens", "settings")
-	csrf, canEdit := httpx.CSRFToken(c), pg.CanEdit()
+	csrf, canEdit := httpx.CSRFToken(c), pg.Can.ManageUsers
 	return settings.Page{
 		Page:     pg,
 		Users:    settings.UsersPanel{Users: userViews(users), Me: httpx.CurrentPrincipal(c).UserID, Form: settings.UserForm{Role: store.RoleViewer}, CSRF: csrf, CanEdit: canEdit},

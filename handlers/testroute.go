@@ -178,7 +178,7 @@ func sortedCallers(rt *config.Runtime) []*config.RCaller {
 // peeks at the caller's limits. Nothing is spent and no vendor is called.
 func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.Form) *testroute.Explain {
 	ctx := c.Request().Context()
-	x := &testroute.Explain{Form: f, Version: rt.Version, CSRF: httpx.CSRFToken(c), CanSend: httpx.CurrentPrincipal(c).CanEdit()}
+	x := &testroute.Explain{Form: f, Version: rt.Version, CSRF: httpx.CSRFToken(c), CanSend: httpx.CurrentPrincipal(c).Can().SendTest}
 	caller := rt.Callers[f.CallerID]
 	if caller == nil {
 		x.Problem = fmt.Sprintf("Caller #%d is not in the live version %d: publish the draft to make it live, or pick another caller.", f.CallerID, rt.Version)

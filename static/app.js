@@ -107,7 +107,28 @@
     });
   }
   window.addEventListener("resize", function () { markScrollable(); });
-  document.addEventListener("DOMContentLoaded", function () { markScrollable(); });
+  document.addEventListener("DOMContentLoaded", function () { markScrollable(); labelCells(); });
+
+  // Under 600 px a table's rows stack (app.css): each cell shows its
+  // column's heading from data-label. Cells the template did not label get
+  // their column's heading here (a colspan counts its columns).
+  function labelCells(root) {
+    (root || document).querySelectorAll(".table-wrap > table").forEach(function (table) {
+      var heads = Array.prototype.map.call(table.querySelectorAll(":scope > thead > tr:first-child > th"), function (th) {
+        return { text: (th.getAttribute("data-label") || th.textContent).trim(), span: th.colSpan || 1 };
+      });
+      if (!heads.length) return;
+      var cols = [];
+      heads.forEach(function (h) { for (var i = 0; i < h.span; i++) cols.push(h.text); });
+      table.querySelectorAll(":scope > tbody > tr").forEach(function (tr) {
+        var col = 0;
+        Array.prototype.forEach.call(tr.children, function (td) {
+          if (td.tagName === "TD" && !td.hasAttribute("data-label") && td.colSpan === 1 && cols[col]) td.setAttribute("data-label", cols[col]);
+          col += td.colSpan || 1;
+        });
+      });
+    });
+  }
 
   // A region htmx refreshes (the Health board every 15 s) keeps what the
   // operator opened: <details> with an id that were open stay open.
@@ -124,5 +145,6 @@
     });
     reopen = [];
     markScrollable();
+    labelCells();
   });
 })();

@@ -21,6 +21,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"switchyard/handlers"
+	"switchyard/handlers/access"
 	"switchyard/handlers/httpx"
 	"switchyard/static"
 	"switchyard/store"
@@ -143,7 +144,9 @@ func (s *Server) consoleChain(opts Options) []echo.MiddlewareFunc {
 }
 
 // requireUser loads the signed-in user; anonymous visitors go to the login
-// page. Viewers may look but every mutating method answers 403.
+// page. A route whose action (access.ForRoute) the user's role lacks
+// answers 403 with a sentence naming what the role cannot do, GET pages
+// included (the onboarding wizard, New and Edit forms).
 func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
@@ -160,8 +163,8 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		httpx.SetPrincipal(c, httpx.Principal{UserID: u.ID, Name: u.Username, Role: u.Role})
-		if mutating(c.Request().Method) && u.Role != store.RoleAdmin {
-			return echo.NewHTTPError(http.StatusForbidden, "Viewers cannot change anything. Ask an admin.")
+		if a, ok := allowed(u.Role, c); !ok {
+			return echo.NewHTTPError(http.StatusForbidden, access.Refusal(u.Role, a))
 		}
 		return next(c)
 	}
@@ -201,11 +204,18 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 			return httpx.JSONError(c, http.StatusUnauthorized, "unauthorized", "invalid or revoked admin API token", nil)
 		}
 		httpx.SetPrincipal(c, httpx.Principal{Name: "token:" + t.Name, Role: t.Role})
-		if mutating(c.Request().Method) && t.Role != store.RoleAdmin {
-			return httpx.JSONError(c, http.StatusForbidden, "forbidden", "this token has the viewer role and cannot change anything", nil)
+		if a, ok := allowed(t.Role, c); !ok {
+			return httpx.JSONError(c, http.StatusForbidden, "forbidden", "admin API token: "+access.Refusal(t.Role, a), nil)
 		}
 		return next(c)
 	}
+}
+
+// allowed looks up the action of the request's route in the role table
+// and reports whether role may do it. Both guards decide only here.
+func allowed(role string, c echo.Context) (access.Action, bool) {
+	a := access.ForRoute(c.Request().Method, c.Path())
+	return a, access.Allows(role, a)
 }
 
 func mutating(method string) bool {

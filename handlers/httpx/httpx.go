@@ -9,6 +9,9 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
+
+	"switchyard/handlers/access"
+	"switchyard/views/layout"
 )
 
 // Principal is who is making a console or admin-API request.
@@ -18,8 +21,12 @@ type Principal struct {
 	Role   string // admin | viewer
 }
 
-// CanEdit reports whether the principal may change configuration.
-func (p Principal) CanEdit() bool { return p.Role == "admin" }
+// CanEdit reports whether the principal may change the draft
+// configuration (access.EditConfig).
+func (p Principal) CanEdit() bool { return access.Allows(p.Role, access.EditConfig) }
+
+// Can is the principal's capabilities for views (the role table).
+func (p Principal) Can() layout.Can { return layout.Can(access.For(p.Role)) }
 
 const principalKey = "switchyard.principal"
 

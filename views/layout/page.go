@@ -15,7 +15,10 @@ type Page struct {
 	Active string // navigation key of the current page
 	User   string
 	Role   string
-	CSRF   string
+	// Can is what the user may do (the role table, handlers/access): a
+	// control is rendered only when its action is allowed.
+	Can  Can
+	CSRF string
 	// LiveVersion is the published version serving traffic, 0 before any.
 	LiveVersion int64
 	// DraftDiffers is true when the draft is not what is live.
@@ -29,8 +32,36 @@ type Page struct {
 	Unservable int
 }
 
-// CanEdit reports whether the user may change anything.
-func (p Page) CanEdit() bool { return p.Role == "admin" }
+// Can holds one boolean per action of the role table (handlers/access
+// Capabilities, converted field for field): views never see roles.
+type Can struct {
+	Onboard, EditConfig, CallerKeys, Publish, SendTest, RunJobs, ManageUsers bool
+}
+
+// CanEdit reports whether the user may change the draft configuration.
+func (p Page) CanEdit() bool { return p.Can.EditConfig }
+
+// nav is the navigation this user is shown: Onboarding only for those who
+// may onboard (its section heading moves to the next entry).
+func (p Page) nav() []NavItem {
+	if p.Can.Onboard {
+		return Nav
+	}
+	out := make([]NavItem, 0, len(Nav))
+	section := ""
+	for _, n := range Nav {
+		if n.Key == "onboarding" {
+			section = n.Section
+			continue
+		}
+		if section != "" && n.Section == "" {
+			n.Section = section
+		}
+		section = ""
+		out = append(out, n)
+	}
+	return out
+}
 
 // NavItem is one entry of the side navigation.
 type NavItem struct {

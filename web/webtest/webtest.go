@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/labstack/echo/v4"
 
 	"switchyard/handlers"
 	"switchyard/routing/adapter"
@@ -30,6 +31,8 @@ type Env struct {
 	DSN     string
 	Server  *httptest.Server
 	Handler *handlers.Handler
+	// Echo is the server's router (its routes, for tests that walk them).
+	Echo *echo.Echo
 }
 
 // Implemented is the protocol support of this build (adapter.Support).
@@ -49,7 +52,7 @@ func New(t testing.TB, configure ...func(*handlers.Handler)) *Env {
 	srv := web.New(h, nil, st, sm, log, nil, web.Options{})
 	ts := httptest.NewServer(srv.Echo)
 	t.Cleanup(ts.Close)
-	return &Env{Store: st, DSN: dsn, Server: ts, Handler: h}
+	return &Env{Store: st, DSN: dsn, Server: ts, Handler: h, Echo: srv.Echo}
 }
 
 // Client is a signed-in browser.

@@ -523,9 +523,9 @@ func aliasMove(v AliasesView, position int, pattern, dir, arrow string, can bool
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var30 string
-		templ_7745c5c3_Var30, templ_7745c5c3_Err = templruntime.NewAttributeExpression("Move alias " + pattern + " " + dir).Resolve(ctx)
+		templ_7745c5c3_Var30, templ_7745c5c3_Err = templruntime.NewAttributeExpression("Move alias " + pattern + " " + dir + " in " + v.Group).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/groups/aliases.templ`, Line: 85, Col: 72}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/groups/aliases.templ`, Line: 85, Col: 91}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var30)
 		if templ_7745c5c3_Err != nil {
@@ -538,7 +538,7 @@ func aliasMove(v AliasesView, position int, pattern, dir, arrow string, can bool
 		var templ_7745c5c3_Var31 string
 		templ_7745c5c3_Var31, templ_7745c5c3_Err = templruntime.NewAttributeExpression("Move " + dir + ": matched " + earlierLater(dir)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/groups/aliases.templ`, Line: 85, Col: 131}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/groups/aliases.templ`, Line: 85, Col: 150}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var31)
 		if templ_7745c5c3_Err != nil {
@@ -561,7 +561,7 @@ func aliasMove(v AliasesView, position int, pattern, dir, arrow string, can bool
 		var templ_7745c5c3_Var32 string
 		templ_7745c5c3_Var32, templ_7745c5c3_Err = templruntime.NewAttributeExpression("alias-" + dir).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/groups/aliases.templ`, Line: 85, Col: 181}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/groups/aliases.templ`, Line: 85, Col: 200}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var32)
 		if templ_7745c5c3_Err != nil {
@@ -574,7 +574,7 @@ func aliasMove(v AliasesView, position int, pattern, dir, arrow string, can bool
 		var templ_7745c5c3_Var33 string
 		templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(arrow)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/groups/aliases.templ`, Line: 85, Col: 191}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/groups/aliases.templ`, Line: 85, Col: 210}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var33))
 		if templ_7745c5c3_Err != nil {

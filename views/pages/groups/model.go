@@ -67,6 +67,9 @@ type TierView struct {
 	Edit     CandidateForm
 }
 
+// where names the tier for a control's accessible name ("main / standard").
+func (v TierView) where() string { return v.Group + " / " + string(v.Tier.Name) }
+
 // AddForm is the add-candidate form of a tier.
 type AddForm struct {
 	LogicModel, Priority, Weight string

@@ -71,7 +71,9 @@ func whys(r Row, rules Rules) []Why {
 			w.Href, w.Link = models, "Give it a weight on Logic models"
 		case reason.ProviderDisabled:
 			w.Text = "Its provider " + b.Provider + " is disabled."
-			w.Href, w.Link = "/providers/"+components.I64(r.ProviderID)+"/edit", "Enable the provider"
+			// Providers, not its Edit form: every role may follow the link
+			// (the role table), and an admin finds Edit there.
+			w.Href, w.Link = "/providers#pool-"+components.I64(r.ProviderID), "Enable the provider on Providers"
 		case reason.NoActiveKey, reason.NoKeys:
 			w.Text = "Its provider " + r.Provider + " has no active key."
 			w.Href, w.Link = "/providers", "Add or enable a key on Providers"

@@ -201,7 +201,7 @@ func Start(p StartPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if !p.Page.CanEdit() {
+			if !p.Page.Can.Onboard {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<div class=\"banner warn\" data-testid=\"viewer-notice\">You are a viewer: you can look at the templates, but only an admin can onboard a provider.</div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
