@@ -60,7 +60,7 @@ func TestOldParkingByWeightImportsAsParked(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := strings.Replace(string(text), "weight: 100", "weight: -30", 1) // the first deployment
-	old = strings.Replace(old, "weight: 100", "weight: 0", 1)           // the next weight 100
+	old = strings.Replace(old, "weight: 100", "weight: 0", 1)             // the next weight 100
 	s, err := Decode([]byte(old))
 	if err != nil {
 		t.Fatal(err)
