@@ -160,7 +160,7 @@ func TestImpactPreviewShowsTheShiftAndBlocksLosingACaller(t *testing.T) {
 
 	u := &ui{t: t, p: newPage(t), base: s.URL}
 	u.login("admin", s.Admin)
-	// Park small on fake-a: it keeps its share (-50), the others need no re-weighting.
+	// Park small on fake-a: it keeps its share (50), the others need no re-weighting.
 	u.goto_("/logic-models")
 	u.click(u.id(fmt.Sprintf("deployment-row-%d", seed.smallA)).GetByTestId("deployment-park"), "park small on fake-a")
 	u.see(u.id(fmt.Sprintf("deployment-row-%d", seed.smallA)).GetByTestId("deployment-unpark"), "parked, with unpark offered")
@@ -216,7 +216,7 @@ func TestImpactPreviewShowsTheShiftAndBlocksLosingACaller(t *testing.T) {
 	// The diff: what changed in words above the text, no ids.
 	u.click(u.id("version-2").GetByTestId("diff-prev"), "diff with v1")
 	summary := u.text(u.id("diff-semantic"), "semantic summary")
-	if !strings.Contains(summary, "logic model small, deployment fake-a/fake-small weight 50 → -50") {
+	if !strings.Contains(summary, "parked deployment fake-a/fake-small of logic model small") {
 		t.Fatalf("semantic summary: %q", summary)
 	}
 	if diff := u.text(u.id("diff"), "diff"); strings.Contains(diff, "id: ") {
