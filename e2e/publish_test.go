@@ -160,7 +160,7 @@ func TestImpactPreviewShowsTheShiftAndBlocksLosingACaller(t *testing.T) {
 
 	u := &ui{t: t, p: newPage(t), base: s.URL}
 	u.login("admin", s.Admin)
-	// Park small on fake-a: it keeps its share (-50), the others need no re-weighting.
+	// Park small on fake-a: it keeps its share (50), the others need no re-weighting.
 	u.goto_("/logic-models")
 	u.click(u.id(fmt.Sprintf("deployment-row-%d", seed.smallA)).GetByTestId("deployment-park"), "park small on fake-a")
 	u.see(u.id(fmt.Sprintf("deployment-row-%d", seed.smallA)).GetByTestId("deployment-unpark"), "parked, with unpark offered")
@@ -216,7 +216,7 @@ func TestImpactPreviewShowsTheShiftAndBlocksLosingACaller(t *testing.T) {
 	// The diff: what changed in words above the text, no ids.
 	u.click(u.id("version-2").GetByTestId("diff-prev"), "diff with v1")
 	summary := u.text(u.id("diff-semantic"), "semantic summary")
-	if !strings.Contains(summary, "logic model small, deployment fake-a/fake-small weight 50 → -50") {
+	if !strings.Contains(summary, "parked deployment fake-a/fake-small of logic model small") {
 		t.Fatalf("semantic summary: %q", summary)
 	}
 	if diff := u.text(u.id("diff"), "diff"); strings.Contains(diff, "id: ") {
@@ -282,7 +282,15 @@ func TestEveryFindingLinksToTheControlThatFixesIt(t *testing.T) {
 	cases := []fixCheck{
 		{"tier_timeout", func(s *config.Snapshot) { tier(s, config.TierFast).TimeoutMS = 0 }, `[data-testid="tier-timeout-ms"]`},
 		{"tier_empty", func(s *config.Snapshot) { tier(s, config.TierDeep).Candidates = nil }, `[data-testid="cand-add-model"]`},
-		{"no_usable_deployment", func(s *config.Snapshot) { model(s, "big").Deployments[0].Enabled = false }, `[data-testid="deployment-enable"], [data-testid="deployment-disable"]`},
+		// A provider that cannot serve (disabling or parking the deployment
+		// is tier_unservable's acknowledgement instead).
+		{"no_usable_deployment", func(s *config.Snapshot) {
+			for i := range s.Providers {
+				if s.Providers[i].Name == model(s, "big").Deployments[0].Provider {
+					s.Providers[i].Enabled = false
+				}
+			}
+		}, `[data-testid="deployment-enable"], [data-testid="deployment-disable"]`},
 		{"weights_sum", func(s *config.Snapshot) { model(s, "small").Deployments[0].Weight = 10 }, `[data-testid="deployment-weight"]`},
 		{"unknown_provider", func(s *config.Snapshot) { model(s, "big").Deployments[0].Provider = "ghost" }, `select[name="provider"]`},
 		{"protocol_unimplemented", func(s *config.Snapshot) { s.Providers[1].Protocol = "cohere" }, `select[name="protocol"]`},
@@ -303,10 +311,10 @@ func TestEveryFindingLinksToTheControlThatFixesIt(t *testing.T) {
 		}, `input[name="budget_currency"]`},
 		{"same_model_all_tiers", func(s *config.Snapshot) { tier(s, config.TierDeep).Candidates[0].LogicModel = "small" }, tierControls},
 		{"unused_logic_model", nil, `[data-testid="model-delete"]`}, // emb is in no tier
-		{config.CheckTierUnservable, func(s *config.Snapshot) { tier(s, config.TierDeep).Candidates[0].Weight = 0 }, tierControls},
+		{config.CheckTierUnservable, func(s *config.Snapshot) { tier(s, config.TierDeep).Candidates[0].Parked = true }, tierControls},
 		{"step_down_target", func(s *config.Snapshot) {
 			// deep steps down to standard, whose only candidate is parked.
-			tier(s, config.TierStandard).Candidates[0].Weight = 0
+			tier(s, config.TierStandard).Candidates[0].Parked = true
 			s.RouteGroups[0].Degradation = &config.Degradation{StepDown: []config.StepDown{{Tier: config.TierDeep, To: config.TierStandard, P95MS: 1000}}}
 		}, `select[name="degradation.step_down.deep.to"]`},
 		{"mixed_kinds", func(s *config.Snapshot) {
@@ -343,7 +351,7 @@ func TestEveryFindingLinksToTheControlThatFixesIt(t *testing.T) {
 	// The impact preview's findings: deep's traffic lost, part of fast's.
 	live, _ := routing.CompileForReplay(base)
 	draftSnap := config.Clone(base)
-	tier(&draftSnap, config.TierDeep).Candidates[0].Weight = 0
+	tier(&draftSnap, config.TierDeep).Candidates[0].Parked = true
 	model(&draftSnap, "small").Deployments[0].Capabilities.Vision = false
 	draft, _ := routing.CompileForReplay(draftSnap)
 	im, err := routing.Replay(live, draft, []routing.TrafficShape{

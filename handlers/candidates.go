@@ -73,7 +73,7 @@ func (h *Handler) CandidateUpdate(c echo.Context) error {
 		errs.Add("priority", "must be between 1 and 1000 (lower is tried first)")
 	}
 	if form.Weight == "" {
-		errs.Add("weight", "is required (0 or less parks the candidate)")
+		errs.Add("weight", "is required")
 	}
 	errs = merge(errs, config.ValidateCandidate(config.Candidate{LogicModel: "-", Priority: priority, Weight: weight}))
 	if len(errs) == 0 {
@@ -90,6 +90,29 @@ func (h *Handler) CandidateUpdate(c echo.Context) error {
 		return h.renderTier(c, tid, http.StatusUnprocessableEntity, "", func(v *groups.TierView) { v.EditID, v.Edit = cid, form })
 	}
 	return h.renderTier(c, tid, http.StatusOK, "Candidate saved.", nil)
+}
+
+// CandidateParked parks (parked=true) or unparks a candidate in place; its
+// weight stays, so unparking gives it back its share.
+func (h *Handler) CandidateParked(c echo.Context) error {
+	cid, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	tid, err := h.Store.CandidateTier(ctx, cid)
+	if err != nil {
+		return notFoundOr(err)
+	}
+	parked := formBool(c, "parked")
+	if err := h.Store.SetCandidateParked(ctx, cid, parked); err != nil {
+		return notFoundOr(err)
+	}
+	msg := "Candidate unparked."
+	if parked {
+		msg = "Candidate parked."
+	}
+	return h.renderTier(c, tid, http.StatusOK, msg+" Publish to make it live.", nil)
 }
 
 // CandidateMove moves a candidate one place up or down the failover order

@@ -92,7 +92,7 @@ func deploymentFromForm(c echo.Context, base config.Deployment, kind config.Kind
 	d.Provider = strings.TrimSpace(c.FormValue("provider"))
 	d.UpstreamModel = strings.TrimSpace(c.FormValue("upstream_model"))
 	if strings.TrimSpace(c.FormValue("weight")) == "" {
-		errs.Add("weight", "is required (0 or less parks it)")
+		errs.Add("weight", "is required")
 	}
 	d.Weight = formInt(c, "weight", errs)
 	d.Enabled = formBool(c, "enabled")
@@ -237,11 +237,20 @@ func (h *Handler) DeploymentEnabled(c echo.Context) error {
 	})
 }
 
+// DeploymentParked parks (parked=true) or unparks a deployment in place; its
+// weight stays, so unparking gives it back its share.
+func (h *Handler) DeploymentParked(c echo.Context) error {
+	parked := formBool(c, "parked")
+	return h.deploymentQuick(c, func(ctx context.Context, id int64, _ config.FieldErrors) error {
+		return h.Store.SetDeploymentParked(ctx, id, parked)
+	})
+}
+
 // DeploymentWeight sets a deployment's weight in place.
 func (h *Handler) DeploymentWeight(c echo.Context) error {
 	return h.deploymentQuick(c, func(ctx context.Context, id int64, errs config.FieldErrors) error {
 		if strings.TrimSpace(c.FormValue("weight")) == "" {
-			errs.Add("weight", "is required (0 or less parks it)")
+			errs.Add("weight", "is required")
 		}
 		w := formInt(c, "weight", errs)
 		if len(errs) > 0 {

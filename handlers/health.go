@@ -66,7 +66,7 @@ func (h *Handler) HealthPage(c echo.Context) error {
 		for id, d := range rt.Deployments {
 			r := healthpage.Row{ID: id, Model: d.Model.Code, Provider: d.Provider.Name, Upstream: d.UpstreamModel, Kind: string(d.Model.Kind),
 				ModelID: d.Model.ID, ProviderID: d.Provider.ID,
-				Parked: d.Enabled && d.Weight <= 0, NotProbed: health.NotProbed(d), Probes: probeViews(probes[id]), Events: healthEventViews(events[id])}
+				Parked: d.Enabled && d.Parked, NotProbed: health.NotProbed(d), Probes: probeViews(probes[id]), Events: healthEventViews(events[id])}
 			if l, ok := ledger[id]; ok {
 				r.Cost = healthpage.ProbeCost{Sent: l.Sent, Skipped: l.Skipped, Micros: l.CostMicros, Currency: cmp.Or(d.Prices.Currency, config.DefaultCurrency)}
 				// A skip newer than the latest recorded probe is what happened

@@ -31,7 +31,7 @@ func logicModelPanels(snap config.Snapshot, csrf string, canEdit bool) []models.
 		for _, t := range g.Tiers {
 			for _, cand := range t.Candidates {
 				where := g.Name + " / " + string(t.Name)
-				if cand.Parked() {
+				if cand.Parked {
 					where += " (parked)"
 				}
 				used[cand.LogicModel] = append(used[cand.LogicModel], where)

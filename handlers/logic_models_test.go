@@ -470,13 +470,25 @@ func TestDeploymentQuickActions(t *testing.T) {
 		if webtest.TestID(doc, "weight-sum-value").Text() != "80" || webtest.TestID(doc, "weight-sum-warning").Length() != 1 {
 			t.Fatal("sum of 80 not flagged")
 		}
-		res, doc = admin.PostForm("/deployments/"+itoa(d70.ID)+"/weight", url.Values{"weight": {"0"}})
+		// A weight never parks: 0 and negatives are refused, naming Park.
+		for _, w := range []string{"0", "-50"} {
+			res, doc = admin.PostForm("/deployments/"+itoa(d70.ID)+"/weight", url.Values{"weight": {w}})
+			fragment(t, res, doc, http.StatusUnprocessableEntity)
+			if msg := row(doc, d70.ID).Find(`[data-testid="error-weight"]`).Text(); !strings.Contains(msg, "park it") {
+				t.Fatalf("weight %s: error %q", w, msg)
+			}
+		}
+		// The Park button: parked, out of the sum, its weight kept.
+		res, doc = admin.PostForm("/deployments/"+itoa(d70.ID)+"/parked", url.Values{"parked": {"true"}})
 		fragment(t, res, doc, http.StatusOK)
-		if row(doc, d70.ID).Find(`[data-testid="deployment-parked"]`).Length() != 1 {
-			t.Fatal("weight 0 not shown as parked")
+		if row(doc, d70.ID).Find(`[data-testid="deployment-parked"]`).Length() != 1 || row(doc, d70.ID).Find(`[data-testid="deployment-unpark"]`).Length() != 1 {
+			t.Fatal("parked deployment not shown as parked with Unpark offered")
 		}
 		if webtest.TestID(doc, "weight-sum-value").Text() != "30" {
 			t.Fatal("parked deployment counted in the sum")
+		}
+		if v := row(doc, d70.ID).Find(`[data-testid="deployment-weight"]`).AttrOr("value", ""); v != "50" {
+			t.Fatalf("parking changed the weight to %q", v)
 		}
 	})
 
@@ -491,7 +503,7 @@ func TestDeploymentQuickActions(t *testing.T) {
 				t.Fatalf("weight %q shown again as %q", bad, v)
 			}
 		}
-		if got, _ := lmDraftModel(t, env, "qwen3-max"); got.Deployments[0].Weight != 0 {
+		if got, _ := lmDraftModel(t, env, "qwen3-max"); got.Deployments[0].Weight != 50 || !got.Deployments[0].Parked {
 			t.Fatalf("invalid weight stored: %d", got.Deployments[0].Weight)
 		}
 	})

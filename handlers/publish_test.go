@@ -52,7 +52,7 @@ func TestPublishParkedTierNeedsTypedAcknowledgement(t *testing.T) {
 	logCalls(t, env, cid, "app", "fast", "ok", 10, 10, 5)
 
 	deep := candidateOf(t, env, config.TierDeep)
-	if err := env.Store.UpdateCandidate(ctx, deep.ID, deep.Priority, 0); err != nil {
+	if err := env.Store.SetCandidateParked(ctx, deep.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	admin := env.Login(t, "ops", store.RoleAdmin)
@@ -81,7 +81,7 @@ func TestPublishParkedTierNeedsTypedAcknowledgement(t *testing.T) {
 	if webtest.TestID(doc, "impact-deployments-chart").Find("svg rect").Length() != 2 {
 		t.Fatal("no chart of the shift")
 	}
-	if !strings.Contains(webtest.TestID(doc, "diff-semantic").Text(), "route group default, tier deep: candidate small weight 100 → 0") {
+	if !strings.Contains(webtest.TestID(doc, "diff-semantic").Text(), "parked candidate small in route group default, tier deep") {
 		t.Fatalf("semantic summary: %q", webtest.TestID(doc, "diff-semantic").Text())
 	}
 	input := webtest.TestID(doc, "ack-default-deep")
@@ -122,7 +122,7 @@ func TestPublishParkedTierNeedsTypedAcknowledgement(t *testing.T) {
 
 	// The admin API: park fast too. The dry-run names what to acknowledge.
 	fast := candidateOf(t, env, config.TierFast)
-	if err := env.Store.UpdateCandidate(ctx, fast.ID, fast.Priority, 0); err != nil {
+	if err := env.Store.SetCandidateParked(ctx, fast.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	code, body := api.do("POST", "/dry-run", nil)
@@ -218,7 +218,7 @@ func TestDiffShowsWhatChangedAndHidesIDChurn(t *testing.T) {
 	}
 	_, doc = admin.Get("/versions/diff?from=2&to=3")
 	changes := webtest.TestID(doc, "change")
-	if changes.Length() != 2 || !strings.Contains(changes.Text(), "route group default, tier fast timeout_ms 15000 → 7000") ||
+	if changes.Length() != 2 || !strings.Contains(changes.Text(), "changed tier fast of route group default: timeout_ms 15000 → 7000") ||
 		!strings.Contains(changes.Text(), "first_chunk_timeout_ms 5000 → 2000") {
 		t.Fatalf("semantic summary: %q", changes.Text())
 	}
@@ -265,7 +265,7 @@ func TestNewDeploymentKeepsTheWeightsRule(t *testing.T) {
 	if weights["openai"] != 60 || weights["backup"] != 40 || !config.SumWeights(ds).Balanced() {
 		t.Fatalf("after the rebalanced create: %v", weights)
 	}
-	// Park the backup: the weight is negated, the others keep theirs, and
+	// Park the backup: it keeps its weight, the others keep theirs, and
 	// the dry-run has no weights_sum finding.
 	var backupID int64
 	for _, d := range ds {
@@ -275,10 +275,10 @@ func TestNewDeploymentKeepsTheWeightsRule(t *testing.T) {
 	}
 	_, doc = admin.Get("/logic-models")
 	park := webtest.TestID(doc, "deployment-row-"+itoa(backupID)).Find(`[data-testid="deployment-park"]`).Closest("form")
-	if park.Find(`input[name="weight"]`).AttrOr("value", "") != "-40" {
-		t.Fatal("Park does not negate the weight")
+	if park.AttrOr("action", "") != "/deployments/"+itoa(backupID)+"/parked" || park.Find(`input[name="parked"]`).AttrOr("value", "") != "true" || park.Find(`input[name="weight"]`).Length() != 0 {
+		t.Fatal("Park is not the parked toggle")
 	}
-	if res, _ := admin.PostForm("/deployments/"+itoa(backupID)+"/weight", url.Values{"weight": {"-40"}}); res.StatusCode != http.StatusOK {
+	if res, _ := admin.PostForm("/deployments/"+itoa(backupID)+"/parked", url.Values{"parked": {"true"}}); res.StatusCode != http.StatusOK {
 		t.Fatalf("park: %d", res.StatusCode)
 	}
 	_, doc = admin.Get("/logic-models")

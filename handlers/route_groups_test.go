@@ -337,11 +337,19 @@ func TestRouteGroupCandidatesAddMoveEditRemove(t *testing.T) {
 	if lbl := webtest.TestID(doc, "cand-level-label").Text(); !strings.Contains(lbl, "canary 80/20") {
 		t.Fatalf("level label after edit %q", lbl)
 	}
-	// Parking by weight 0 keeps it in the chain with a parked look.
-	res, doc = admin.PostForm(cand, url.Values{"priority": {"3"}, "weight": {"0"}})
+	// Weight 0 no longer parks: it is refused, naming Park.
+	res, _ = admin.PostForm(cand, url.Values{"priority": {"3"}, "weight": {"0"}})
+	wantStatus(t, "weight 0", res, http.StatusUnprocessableEntity)
+	// The Park button keeps it in the chain with a parked look, and its weight.
+	res, doc = admin.PostForm(cand+"/parked", url.Values{"parked": {"true"}})
 	wantStatus(t, "park", res, http.StatusOK)
-	if !webtest.TestID(doc, "cand-default-deep-gpt-4o").HasClass("parked") {
-		t.Fatal("weight 0 not shown as parked")
+	if c := webtest.TestID(doc, "cand-default-deep-gpt-4o"); !c.HasClass("parked") || c.AttrOr("data-weight", "") != "25" || c.Find(`[data-testid="cand-unpark"]`).Length() != 1 {
+		t.Fatal("parked candidate not shown as parked with its weight and Unpark")
+	}
+	res, doc = admin.PostForm(cand+"/parked", url.Values{"parked": {"false"}})
+	wantStatus(t, "unpark", res, http.StatusOK)
+	if webtest.TestID(doc, "cand-default-deep-gpt-4o").HasClass("parked") {
+		t.Fatal("unpark did not unpark")
 	}
 	// Invalid edits: 422, message by the field, form still open, nothing stored.
 	for _, tc := range []struct {
@@ -350,6 +358,7 @@ func TestRouteGroupCandidatesAddMoveEditRemove(t *testing.T) {
 	}{
 		{"weight", url.Values{"priority": {"3"}, "weight": {"heavy"}}},
 		{"weight", url.Values{"priority": {"3"}, "weight": {"-20000"}}},
+		{"weight", url.Values{"priority": {"3"}, "weight": {"-5"}}},
 		{"weight", url.Values{"priority": {"3"}, "weight": {""}}},
 		{"priority", url.Values{"priority": {"0"}, "weight": {"5"}}},
 		{"priority", url.Values{"priority": {""}, "weight": {"5"}}},
@@ -360,7 +369,7 @@ func TestRouteGroupCandidatesAddMoveEditRemove(t *testing.T) {
 			t.Fatalf("invalid edit %s: no %s error", tc.v.Encode(), tc.field)
 		}
 	}
-	if got := draftCandidate(t, env, "default", config.TierDeep, "gpt-4o"); got.Priority != 3 || got.Weight != 0 {
+	if got := draftCandidate(t, env, "default", config.TierDeep, "gpt-4o"); got.Priority != 3 || got.Weight != 25 {
 		t.Fatalf("invalid edits changed the candidate: %+v", got)
 	}
 
@@ -465,7 +474,7 @@ func TestRouteGroupSameModelsWarningAndModelMarks(t *testing.T) {
 		wantStatus(t, "add "+string(tier), res, http.StatusOK)
 	}
 	// Removing the orphan answers with the warning refreshed out of band.
-	res, _ := admin.PostForm(tierPath(t, env, "default", config.TierDeep)+"/candidates", url.Values{"logic_model": {"orphan"}, "weight": {"0"}})
+	res, _ := admin.PostForm(tierPath(t, env, "default", config.TierDeep)+"/candidates", url.Values{"logic_model": {"orphan"}})
 	wantStatus(t, "add orphan", res, http.StatusOK)
 	res, doc := admin.PostForm(candPath(t, env, "default", config.TierDeep, "orphan")+"/delete", nil)
 	wantStatus(t, "remove orphan", res, http.StatusOK)

@@ -497,7 +497,7 @@ func tierShares(t *config.RTier, needs Needs) []share {
 		total := 0
 		n := 0
 		for _, c := range l.Candidates {
-			if c.Model.Kind != needs.Kind || c.Weight <= 0 || n == 32 {
+			if c.Model.Kind != needs.Kind || c.Parked || c.Weight <= 0 || n == 32 {
 				continue
 			}
 			n++
@@ -511,7 +511,7 @@ func tierShares(t *config.RTier, needs Needs) []share {
 		var out []share
 		n = 0
 		for _, c := range l.Candidates {
-			if c.Model.Kind != needs.Kind || c.Weight <= 0 || n == 32 {
+			if c.Model.Kind != needs.Kind || c.Parked || c.Weight <= 0 || n == 32 {
 				continue
 			}
 			n++

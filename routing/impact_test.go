@@ -129,7 +129,7 @@ func TestReplayParkedDeploymentShiftsTrafficAndLosesDeep(t *testing.T) {
 	if l.Tier != config.TierDeep || l.RouteGroup != "g" || l.Code != "no_available_model" || l.Requests != 40 || l.Served != 38 || !l.AllLost || l.Total != 45 {
 		t.Fatalf("loss: %+v", l)
 	}
-	if len(l.Skips) != 1 || l.Skips[0].Reason != (reason.Reason{Code: reason.Parked, Weight: 0}) || l.Skips[0].Deployment != "pa/bk-a" {
+	if len(l.Skips) != 1 || l.Skips[0].Reason != (reason.Of(reason.Parked)) || l.Skips[0].Deployment != "pa/bk-a" {
 		t.Fatalf("skips: %+v", l.Skips)
 	}
 	lost, partly := im.Findings()

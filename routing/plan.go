@@ -194,8 +194,8 @@ func (p *Plan) addTier(t *config.RTier, needs Needs, st *State, fallback bool) {
 			switch {
 			case c.Model.Kind != needs.Kind:
 				p.skip(c.Model.Code, nil, reason.Reason{Code: reason.WrongKind, Kind: string(c.Model.Kind), Want: string(needs.Kind)}, fallback)
-			case c.Weight <= 0:
-				p.skip(c.Model.Code, nil, reason.Reason{Code: reason.CandidateParked, Weight: c.Weight}, fallback)
+			case c.Parked || c.Weight <= 0:
+				p.skip(c.Model.Code, nil, reason.Of(reason.CandidateParked), fallback)
 			case n == len(p.weights):
 				p.skip(c.Model.Code, nil, reason.Reason{Code: reason.ChainFull, Max: len(p.weights)}, fallback)
 			default:

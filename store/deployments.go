@@ -60,6 +60,7 @@ func (s *Store) CreateDeploymentRebalanced(ctx context.Context, logicModelID int
 }
 
 func (s *Store) createDeployment(ctx context.Context, q sqlx.QueryerContext, logicModelID int64, d config.Deployment) (int64, error) {
+	d.NormalizeParked()
 	if err := config.ValidateDeployment(d).Err(); err != nil {
 		return 0, err
 	}
@@ -72,13 +73,13 @@ func (s *Store) createDeployment(ctx context.Context, q sqlx.QueryerContext, log
 		INSERT INTO deployments (logic_model_id, provider_id, upstream_model, weight, enabled, max_concurrency,
 			price_input_micros, price_output_micros, price_cached_micros, currency, cap_thinking, cap_vision, cap_tools,
 			embedding_batch_limit, timeout_ms, breaker, cap_structured_output, max_inflight_tokens, cap_responses_api,
-			cap_web_search, strict_fields)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21) RETURNING id`,
+			cap_web_search, strict_fields, parked)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22) RETURNING id`,
 		logicModelID, pid, d.UpstreamModel, d.Weight, d.Enabled, d.MaxConcurrency,
 		d.Prices.InputMicros, d.Prices.OutputMicros, d.Prices.CachedMicros, currencyOr(d.Prices.Currency),
 		d.Capabilities.Thinking, d.Capabilities.Vision, d.Capabilities.Tools,
 		d.EmbeddingBatchLimit, d.TimeoutMS, breakerJSON(d.Breaker), d.Capabilities.StructuredOutput, d.MaxInflightTokens,
-		d.Capabilities.ResponsesAPI, d.Capabilities.WebSearch, d.StrictFields)
+		d.Capabilities.ResponsesAPI, d.Capabilities.WebSearch, d.StrictFields, d.Parked)
 	if isFK(err) {
 		return 0, fmt.Errorf("store: create deployment: logic model %d: %w", logicModelID, ErrNotFound)
 	}
@@ -90,6 +91,7 @@ func (s *Store) createDeployment(ctx context.Context, q sqlx.QueryerContext, log
 
 // UpdateDeployment changes a deployment.
 func (s *Store) UpdateDeployment(ctx context.Context, id int64, d config.Deployment) error {
+	d.NormalizeParked()
 	if err := config.ValidateDeployment(d).Err(); err != nil {
 		return err
 	}
@@ -101,13 +103,13 @@ func (s *Store) UpdateDeployment(ctx context.Context, id int64, d config.Deploym
 		UPDATE deployments SET provider_id=$2, upstream_model=$3, weight=$4, enabled=$5, max_concurrency=$6,
 			price_input_micros=$7, price_output_micros=$8, price_cached_micros=$9, currency=$10, cap_thinking=$11, cap_vision=$12,
 			cap_tools=$13, embedding_batch_limit=$14, timeout_ms=$15, breaker=$16, cap_structured_output=$17, max_inflight_tokens=$18, cap_responses_api=$19,
-			cap_web_search=$20, strict_fields=$21
+			cap_web_search=$20, strict_fields=$21, parked=$22
 		WHERE id=$1`,
 		id, pid, d.UpstreamModel, d.Weight, d.Enabled, d.MaxConcurrency,
 		d.Prices.InputMicros, d.Prices.OutputMicros, d.Prices.CachedMicros, currencyOr(d.Prices.Currency),
 		d.Capabilities.Thinking, d.Capabilities.Vision, d.Capabilities.Tools,
 		d.EmbeddingBatchLimit, d.TimeoutMS, breakerJSON(d.Breaker), d.Capabilities.StructuredOutput, d.MaxInflightTokens,
-		d.Capabilities.ResponsesAPI, d.Capabilities.WebSearch, d.StrictFields)
+		d.Capabilities.ResponsesAPI, d.Capabilities.WebSearch, d.StrictFields, d.Parked)
 	if err := rowsAffected(res, err); err != nil {
 		return fmt.Errorf("store: update deployment %d: %w", id, uniqueField(err, "upstream_model", deploymentDup))
 	}
@@ -149,9 +151,20 @@ func (s *Store) SetDeploymentEnabled(ctx context.Context, id int64, enabled bool
 	return nil
 }
 
-// SetDeploymentWeight changes only a deployment's weight (≤ 0 parks it).
+// SetDeploymentParked parks or unparks a deployment: its weight stays, so
+// unparking gives it back its share.
+func (s *Store) SetDeploymentParked(ctx context.Context, id int64, parked bool) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE deployments SET parked=$2, weight=CASE WHEN NOT $2 AND weight=0 THEN 1 ELSE weight END WHERE id=$1`, id, parked)
+	if err := rowsAffected(res, err); err != nil {
+		return fmt.Errorf("store: set deployment %d parked: %w", id, err)
+	}
+	return nil
+}
+
+// SetDeploymentWeight changes only a deployment's weight, a share of 1 to
+// 10000 (parking is SetDeploymentParked).
 func (s *Store) SetDeploymentWeight(ctx context.Context, id int64, weight int) error {
-	if msg := config.ValidateDeployment(config.Deployment{Provider: "-", UpstreamModel: "-", Weight: weight})["weight"]; msg != "" {
+	if msg := config.ValidateWeight(weight, false); msg != "" {
 		return (config.FieldErrors{"weight": msg}).Err()
 	}
 	res, err := s.db.ExecContext(ctx, `UPDATE deployments SET weight=$2 WHERE id=$1`, id, weight)

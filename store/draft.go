@@ -100,6 +100,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		Provider       string        `db:"provider"`
 		Upstream       string        `db:"upstream_model"`
 		Weight         int           `db:"weight"`
+		Parked         bool          `db:"parked"`
 		Enabled        bool          `db:"enabled"`
 		MaxConcurrency int           `db:"max_concurrency"`
 		PIn            config.Micros `db:"price_input_micros"`
@@ -119,7 +120,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		MaxTokens      int64         `db:"max_inflight_tokens"`
 	}
 	if err := sqlx.SelectContext(ctx, q, &deps, `
-		SELECT d.id, d.logic_model_id, p.name AS provider, d.upstream_model, d.weight, d.enabled, d.max_concurrency,
+		SELECT d.id, d.logic_model_id, p.name AS provider, d.upstream_model, d.weight, d.parked, d.enabled, d.max_concurrency,
 			d.price_input_micros, d.price_output_micros, d.price_cached_micros, d.currency, d.cap_thinking, d.cap_vision, d.cap_tools, d.cap_structured_output, d.cap_responses_api,
 			d.cap_web_search, d.strict_fields, d.embedding_batch_limit, d.timeout_ms, d.breaker, d.max_inflight_tokens
 		FROM deployments d JOIN providers p ON p.id = d.provider_id`); err != nil {
@@ -127,7 +128,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 	}
 	for _, d := range deps {
 		cd := config.Deployment{
-			ID: d.ID, Provider: d.Provider, UpstreamModel: d.Upstream, Weight: d.Weight, Enabled: d.Enabled,
+			ID: d.ID, Provider: d.Provider, UpstreamModel: d.Upstream, Weight: d.Weight, Parked: d.Parked, Enabled: d.Enabled,
 			MaxConcurrency: d.MaxConcurrency, Prices: config.Prices{InputMicros: d.PIn, OutputMicros: d.POut, CachedMicros: d.PCached, Currency: d.Currency},
 			Capabilities: config.Capabilities{Thinking: d.Thinking, Vision: d.Vision, Tools: d.Tools, StructuredOutput: d.Structured,
 				ResponsesAPI: d.ResponsesAPI, WebSearch: d.WebSearch},
@@ -200,7 +201,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		Code   string `db:"code"`
 	}
 	if err := sqlx.SelectContext(ctx, q, &cands, `
-		SELECT c.id, c.tier_id, m.code, c.priority, c.weight FROM candidates c JOIN logic_models m ON m.id = c.logic_model_id`); err != nil {
+		SELECT c.id, c.tier_id, m.code, c.priority, c.weight, c.parked FROM candidates c JOIN logic_models m ON m.id = c.logic_model_id`); err != nil {
 		return fail("candidates", err)
 	}
 	for _, c := range cands {

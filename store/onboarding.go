@@ -200,6 +200,7 @@ func (s *Store) Onboard(ctx context.Context, b OnboardingBatch) (OnboardingResul
 }
 
 func insertDeployment(ctx context.Context, tx *sqlx.Tx, modelID int64, d config.Deployment) error {
+	d.NormalizeParked()
 	var pid int64
 	if err := tx.GetContext(ctx, &pid, `SELECT id FROM providers WHERE name=$1`, d.Provider); err != nil {
 		return (config.FieldErrors{"provider": "provider " + strconv.Quote(d.Provider) + " does not exist"}).Err()
@@ -208,13 +209,13 @@ func insertDeployment(ctx context.Context, tx *sqlx.Tx, modelID int64, d config.
 		INSERT INTO deployments (logic_model_id, provider_id, upstream_model, weight, enabled, max_concurrency,
 			price_input_micros, price_output_micros, price_cached_micros, currency, cap_thinking, cap_vision, cap_tools,
 			embedding_batch_limit, timeout_ms, breaker, cap_structured_output, max_inflight_tokens, cap_responses_api,
-			cap_web_search, strict_fields)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)`,
+			cap_web_search, strict_fields, parked)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22)`,
 		modelID, pid, d.UpstreamModel, d.Weight, d.Enabled, d.MaxConcurrency,
 		d.Prices.InputMicros, d.Prices.OutputMicros, d.Prices.CachedMicros, currencyOr(d.Prices.Currency),
 		d.Capabilities.Thinking, d.Capabilities.Vision, d.Capabilities.Tools,
 		d.EmbeddingBatchLimit, d.TimeoutMS, breakerJSON(d.Breaker), d.Capabilities.StructuredOutput, d.MaxInflightTokens,
-		d.Capabilities.ResponsesAPI, d.Capabilities.WebSearch, d.StrictFields)
+		d.Capabilities.ResponsesAPI, d.Capabilities.WebSearch, d.StrictFields, d.Parked)
 	return uniqueField(err, "models", deploymentDup)
 }
 
@@ -243,8 +244,8 @@ func validateBatch(b OnboardingBatch) error {
 		add("logic model "+d.LogicModel+" deployment.", config.ValidateDeployment(d.Deployment))
 	}
 	for _, w := range b.Weights {
-		if w.Weight < -10000 || w.Weight > 10000 {
-			f.Add("weights", "must be between -10000 and 10000")
+		if w.Weight < 1 || w.Weight > config.MaxWeight {
+			f.Add("weights", "must be between 1 and 10000")
 		}
 	}
 	if b.RouteGroup != nil {

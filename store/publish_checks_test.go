@@ -32,8 +32,10 @@ func TestPublishRefusesEachCheck(t *testing.T) {
 		{"tier_timeout", func(s *config.Snapshot) { s.RouteGroups[0].Tiers[0].TimeoutMS = 0 }},
 		{"tier_empty", func(s *config.Snapshot) { s.RouteGroups[0].Tiers[2].Candidates = nil }},
 		{"no_usable_deployment", func(s *config.Snapshot) {
-			for i := range s.LogicModels[0].Deployments { // big: its only deployment parked
-				s.LogicModels[0].Deployments[i].Weight = 0
+			// big: the provider of its only deployment disabled (a deployment
+			// disabled or parked is acknowledged as tier_unservable instead).
+			for i := range s.Providers {
+				s.Providers[i].Enabled = s.Providers[i].Name != s.LogicModels[0].Deployments[0].Provider
 			}
 		}},
 		{"weights_sum", func(s *config.Snapshot) { s.LogicModels[1].Deployments[0].Weight = 60 }},
@@ -119,7 +121,7 @@ func TestPublishAnUnservableTierOnlyWhenAcknowledged(t *testing.T) {
 	}
 	snap, _, _ := st.Draft(ctx)
 	deep := snap.RouteGroups[0].Tier(config.TierDeep).Candidates[0]
-	if err := st.UpdateCandidate(ctx, deep.ID, deep.Priority, 0); err != nil {
+	if err := st.SetCandidateParked(ctx, deep.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	var cf *store.ChecksFailedError

@@ -83,6 +83,7 @@ var (
 		{"provider_id", "bigint", func(r *deploymentRow) any { return r.providerID }},
 		{"upstream_model", "text", func(r *deploymentRow) any { return r.d.UpstreamModel }},
 		{"weight", "integer", func(r *deploymentRow) any { return r.d.Weight }},
+		{"parked", "boolean", func(r *deploymentRow) any { return r.d.Parked }},
 		{"enabled", "boolean", func(r *deploymentRow) any { return r.d.Enabled }},
 		{"max_concurrency", "integer", func(r *deploymentRow) any { return r.d.MaxConcurrency }},
 		{"price_input_micros", "bigint", func(r *deploymentRow) any { return int64(r.d.Prices.InputMicros) }},
@@ -123,6 +124,7 @@ var (
 		{"logic_model_id", "bigint", func(r *candidateRow) any { return r.modelID }},
 		{"priority", "integer", func(r *candidateRow) any { return r.c.Priority }},
 		{"weight", "integer", func(r *candidateRow) any { return r.c.Weight }},
+		{"parked", "boolean", func(r *candidateRow) any { return r.c.Parked }},
 	}
 	callerCols = []column[callerRow]{
 		{"id", "bigint", func(r *callerRow) any { return r.c.ID }},

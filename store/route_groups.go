@@ -165,6 +165,7 @@ func (s *Store) AddCandidate(ctx context.Context, tierID int64, c config.Candida
 			c.Priority = *maxP + 1
 		}
 	}
+	c.NormalizeParked()
 	if err := config.ValidateCandidate(c).Err(); err != nil {
 		return 0, err
 	}
@@ -173,8 +174,8 @@ func (s *Store) AddCandidate(ctx context.Context, tierID int64, c config.Candida
 		return 0, (config.FieldErrors{"logic_model": "logic model " + strconv.Quote(c.LogicModel) + " does not exist"}).Err()
 	}
 	var id int64
-	err := s.db.GetContext(ctx, &id, `INSERT INTO candidates (tier_id, logic_model_id, priority, weight) VALUES ($1,$2,$3,$4) RETURNING id`,
-		tierID, mid, c.Priority, c.Weight)
+	err := s.db.GetContext(ctx, &id, `INSERT INTO candidates (tier_id, logic_model_id, priority, weight, parked) VALUES ($1,$2,$3,$4,$5) RETURNING id`,
+		tierID, mid, c.Priority, c.Weight, c.Parked)
 	if isFK(err) {
 		return 0, fmt.Errorf("store: tier %d: %w", tierID, ErrNotFound)
 	}
@@ -193,7 +194,18 @@ func (s *Store) CandidateTier(ctx context.Context, id int64) (int64, error) {
 	return tid, nil
 }
 
-// UpdateCandidate sets a candidate's priority and weight.
+// SetCandidateParked parks or unparks a candidate: its weight stays, so
+// unparking gives it back its share.
+func (s *Store) SetCandidateParked(ctx context.Context, id int64, parked bool) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE candidates SET parked=$2, weight=CASE WHEN NOT $2 AND weight=0 THEN 1 ELSE weight END WHERE id=$1`, id, parked)
+	if err := rowsAffected(res, err); err != nil {
+		return fmt.Errorf("store: set candidate %d parked: %w", id, err)
+	}
+	return nil
+}
+
+// UpdateCandidate sets a candidate's priority and weight, a share of 1 to
+// 10000 (parking is SetCandidateParked; a parked candidate stays parked).
 func (s *Store) UpdateCandidate(ctx context.Context, id int64, priority, weight int) error {
 	if err := config.ValidateCandidate(config.Candidate{LogicModel: "-", Priority: priority, Weight: weight}).Err(); err != nil {
 		return err

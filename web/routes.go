@@ -95,6 +95,7 @@ func (s *Server) routes(opts Options) {
 	con.POST("/deployments/:id/delete", h.DeploymentDelete)
 	con.POST("/deployments/:id/enabled", h.DeploymentEnabled)
 	con.POST("/deployments/:id/weight", h.DeploymentWeight)
+	con.POST("/deployments/:id/parked", h.DeploymentParked)
 
 	// --- route groups, tiers, candidates (each tier is an htmx fragment) and
 	// model aliases (each group's list is one)
@@ -109,6 +110,7 @@ func (s *Server) routes(opts Options) {
 	con.POST("/tiers/:id/candidates", h.CandidateAdd)
 	con.POST("/candidates/:id", h.CandidateUpdate)
 	con.POST("/candidates/:id/move", h.CandidateMove)
+	con.POST("/candidates/:id/parked", h.CandidateParked)
 	con.POST("/candidates/:id/delete", h.CandidateRemove)
 	con.GET("/route-groups/:id/aliases", h.ModelAliasesShow)
 	con.POST("/route-groups/:id/aliases", h.ModelAliasAdd)

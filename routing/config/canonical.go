@@ -18,7 +18,8 @@ var ErrFormat = errors.New("config: invalid snapshot text")
 
 // Canonicalize puts every list of s into its canonical order so that the same
 // configuration always encodes to the same bytes. It also fills nil slices,
-// which YAML would otherwise print as "null" in one place and "[]" in another.
+// which YAML would otherwise print as "null" in one place and "[]" in another,
+// and reads the old encoding of parking (see normalizeParked).
 func Canonicalize(s *Snapshot) {
 	if s.Format == "" {
 		s.Format = FormatV1
@@ -40,6 +41,9 @@ func Canonicalize(s *Snapshot) {
 	for i := range s.LogicModels {
 		m := &s.LogicModels[i]
 		m.Deployments = nonNil(m.Deployments)
+		for j := range m.Deployments {
+			normalizeParked(&m.Deployments[j].Weight, &m.Deployments[j].Parked)
+		}
 		slices.SortFunc(m.Deployments, func(a, b Deployment) int {
 			return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.UpstreamModel, b.UpstreamModel), cmp.Compare(a.ID, b.ID))
 		})
@@ -58,6 +62,9 @@ func Canonicalize(s *Snapshot) {
 		for j := range g.Tiers {
 			t := &g.Tiers[j]
 			t.Candidates = nonNil(t.Candidates)
+			for k := range t.Candidates {
+				normalizeParked(&t.Candidates[k].Weight, &t.Candidates[k].Parked)
+			}
 			slices.SortFunc(t.Candidates, func(a, b Candidate) int {
 				return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.LogicModel, b.LogicModel), cmp.Compare(a.ID, b.ID))
 			})

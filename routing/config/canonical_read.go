@@ -394,6 +394,7 @@ func readDeployment(r *textReader, ind int, d *Deployment) {
 	d.Provider = r.str(ind, "provider")
 	d.UpstreamModel = r.str(ind, "upstream_model")
 	d.Weight = int(r.int(ind, "weight"))
+	d.Parked = r.optBool(ind, "parked")
 	d.Enabled = r.bool(ind, "enabled")
 	d.MaxConcurrency = int(r.optInt(ind, "max_concurrency"))
 	d.MaxInflightTokens = r.optInt(ind, "max_inflight_tokens")
@@ -444,6 +445,7 @@ func readRouteGroup(r *textReader, ind int, g *RouteGroup) {
 			c.LogicModel = r.str(ind, "logic_model")
 			c.Priority = int(r.int(ind, "priority"))
 			c.Weight = int(r.int(ind, "weight"))
+			c.Parked = r.optBool(ind, "parked")
 		})
 	})
 	g.Aliases = readList(r, ind, "aliases", true, func(r *textReader, ind int, a *ModelAlias) {

@@ -340,6 +340,7 @@ func writeDeployment(w *textWriter, ind int, d *Deployment) {
 	w.str(ind, "provider", d.Provider)
 	w.str(ind, "upstream_model", d.UpstreamModel)
 	w.int(ind, "weight", int64(d.Weight))
+	w.optBool(ind, "parked", d.Parked)
 	w.bool(ind, "enabled", d.Enabled)
 	w.optInt(ind, "max_concurrency", int64(d.MaxConcurrency))
 	w.optInt(ind, "max_inflight_tokens", d.MaxInflightTokens)
@@ -389,6 +390,7 @@ func writeRouteGroup(w *textWriter, ind int, g *RouteGroup) {
 			w.str(ind, "logic_model", c.LogicModel)
 			w.int(ind, "priority", int64(c.Priority))
 			w.int(ind, "weight", int64(c.Weight))
+			w.optBool(ind, "parked", c.Parked)
 		})
 	})
 	writeList(w, ind, "aliases", g.Aliases, true, func(w *textWriter, ind int, a *ModelAlias) {

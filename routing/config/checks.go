@@ -269,8 +269,8 @@ func Unusable(d *Deployment, providers map[string]*Provider) string {
 	switch {
 	case !d.Enabled:
 		return "disabled"
-	case d.Parked():
-		return "parked (weight " + fmt.Sprint(d.Weight) + ")"
+	case d.Parked:
+		return "parked"
 	case p == nil:
 		return "provider " + d.Provider + " does not exist"
 	case !p.Enabled:
@@ -300,6 +300,24 @@ func (s *Snapshot) modelIndex() map[string]*LogicModel {
 	return m
 }
 
+// TakenOutOfService reports whether an operator took every deployment of
+// m out of service (disabled or parked, each a deliberate choice), as
+// opposed to deployments that cannot serve because something is broken
+// (a missing or disabled provider, no active key). The first is no error:
+// the dry-run asks to acknowledge it where it costs a bound caller service
+// (tier_unservable), the same choice as parking the candidate itself.
+func TakenOutOfService(m *LogicModel) bool {
+	if len(m.Deployments) == 0 {
+		return false
+	}
+	for i := range m.Deployments {
+		if m.Deployments[i].InService() {
+			return false
+		}
+	}
+	return true
+}
+
 func checkNoUsableDeployment(s *Snapshot, _ Env) []Finding {
 	providers, models := s.providerIndex(), s.modelIndex()
 	var out []Finding
@@ -313,6 +331,9 @@ func checkNoUsableDeployment(s *Snapshot, _ Env) []Finding {
 			if len(m.Deployments) == 0 {
 				out = append(out, Finding{Object: ref, Message: fmt.Sprintf("logic model %s (candidate in %s / %s) has no deployments", m.Code, g.Name, t.Name)})
 				continue
+			}
+			if TakenOutOfService(m) {
+				continue // the operator's choice: tier_unservable asks to acknowledge it when it costs service
 			}
 			var why []string
 			for i := range m.Deployments {
@@ -546,9 +567,49 @@ const CheckTierUnservable = "tier_unservable"
 
 // Causes of an unservable tier (Params["cause"]).
 const (
-	CauseAllParked    = "all_parked"    // every candidate is parked
-	CauseNoDeployment = "no_deployment" // no unparked candidate has a usable deployment
+	CauseAllParked    = "all_parked"     // every candidate is parked
+	CauseOutOfService = "out_of_service" // every candidate is parked or its deployments are all disabled or parked
+	CauseNoDeployment = "no_deployment"  // some unparked candidate has no usable deployment for another reason
 )
+
+// tierServable reports whether a tier has a candidate that can take
+// traffic and, when not, the cause and why each candidate cannot, in words.
+func tierServable(t *Tier, models map[string]*LogicModel, providers map[string]*Provider) (bool, string, []string) {
+	if t == nil || len(t.Candidates) == 0 {
+		return false, "", nil
+	}
+	var why []string
+	parked, out := 0, 0
+	for _, c := range t.Candidates {
+		m := models[c.LogicModel]
+		switch {
+		case c.Parked:
+			parked++
+			why = append(why, "candidate "+c.LogicModel+" is parked")
+			continue
+		case m == nil:
+			why = append(why, c.LogicModel+" does not exist")
+			continue
+		case TakenOutOfService(m):
+			out++
+			why = append(why, "every deployment of "+c.LogicModel+" is disabled or parked")
+			continue
+		}
+		for i := range m.Deployments {
+			if Unusable(&m.Deployments[i], providers) == "" {
+				return true, "", nil
+			}
+		}
+		why = append(why, c.LogicModel+" has no usable deployment")
+	}
+	switch {
+	case parked == len(t.Candidates):
+		return false, CauseAllParked, why
+	case parked+out == len(t.Candidates):
+		return false, CauseOutOfService, why
+	}
+	return false, CauseNoDeployment, why
+}
 
 func checkTierUnservable(s *Snapshot, _ Env) []Finding {
 	providers, models := s.providerIndex(), s.modelIndex()
@@ -562,55 +623,19 @@ func checkTierUnservable(s *Snapshot, _ Env) []Finding {
 			callersOf[c.RouteGroup] = append(callersOf[c.RouteGroup], c.Name)
 		}
 	}
-	// servable reports whether a tier has a candidate that can take
-	// traffic, and why not.
-	servable := func(t *Tier) (bool, string, []string) {
-		if t == nil || len(t.Candidates) == 0 {
-			return false, "", nil
-		}
-		var why []string
-		parked := 0
-		for _, c := range t.Candidates {
-			if c.Parked() {
-				parked++
-				why = append(why, fmt.Sprintf("%s parked (weight %d)", c.LogicModel, c.Weight))
-				continue
-			}
-			m := models[c.LogicModel]
-			if m == nil {
-				why = append(why, c.LogicModel+" does not exist")
-				continue
-			}
-			usable := false
-			for i := range m.Deployments {
-				if Unusable(&m.Deployments[i], providers) == "" {
-					usable = true
-					break
-				}
-			}
-			if usable {
-				return true, "", nil
-			}
-			why = append(why, c.LogicModel+" has no usable deployment")
-		}
-		if parked == len(t.Candidates) {
-			return false, CauseAllParked, why
-		}
-		return false, CauseNoDeployment, why
-	}
 	var out []Finding
 	eachTier(s, func(g *RouteGroup, t *Tier) {
 		callers := callersOf[g.Name]
 		if len(callers) == 0 || len(t.Candidates) == 0 {
 			return // no one to serve, or tier_empty says it
 		}
-		ok, cause, why := servable(t)
+		ok, cause, why := tierServable(t, models, providers)
 		if ok {
 			return
 		}
 		if g.Tenant != "" && g.Fallback != "" && g.Fallback != FallbackNone {
 			if fb := groups[g.Fallback]; fb != nil {
-				if fok, _, _ := servable(fb.Tier(t.Name)); fok {
+				if fok, _, _ := tierServable(fb.Tier(t.Name), models, providers); fok {
 					return // the fallback group serves it
 				}
 			}
@@ -620,8 +645,8 @@ func checkTierUnservable(s *Snapshot, _ Env) []Finding {
 			Ack:     &Ack{RouteGroup: g.Name, Tier: t.Name},
 			Callers: callers,
 			Params:  map[string]string{"route_group": g.Name, "tier": string(t.Name), "cause": cause},
-			Message: fmt.Sprintf("%s / %s cannot serve (%s): callers %s would get 503 no_available_model for every %s request",
-				g.Name, t.Name, strings.Join(why, "; "), strings.Join(callers, ", "), t.Name),
+			Message: fmt.Sprintf("%s / %s would have nothing to serve with (%s): publishing this answers every %s request of callers %s with 503 no_available_model until a candidate is back in service",
+				g.Name, t.Name, strings.Join(why, "; "), t.Name, strings.Join(callers, ", ")),
 		})
 	})
 	return out

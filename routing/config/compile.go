@@ -82,6 +82,7 @@ type RDeployment struct {
 	UpstreamModel     string
 	Weight            int
 	Enabled           bool
+	Parked            bool // kept in the configuration but never chosen (reason parked)
 	MaxConcurrency    int
 	MaxInflightTokens int64 // 0: unlimited
 	Prices            Prices
@@ -152,6 +153,8 @@ type RCandidate struct {
 	Model    *RModel
 	Priority int
 	Weight   int
+	// Parked: kept in the chain but never chosen (reason candidate_parked).
+	Parked bool
 }
 
 // RCaller is a caller ready for authentication and limits.
@@ -253,7 +256,7 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 				return nil, fmt.Errorf("config: deployment id %d appears twice", d.ID)
 			}
 			rd := &RDeployment{
-				ID: d.ID, Model: rm, Provider: p, UpstreamModel: d.UpstreamModel, Weight: d.Weight, Enabled: d.Enabled,
+				ID: d.ID, Model: rm, Provider: p, UpstreamModel: d.UpstreamModel, Weight: d.Weight, Enabled: d.Enabled, Parked: d.Parked,
 				MaxConcurrency: d.MaxConcurrency, MaxInflightTokens: d.MaxInflightTokens, Prices: d.Prices, Capabilities: d.Capabilities,
 				StrictFields: d.StrictFields, EmbeddingBatchLimit: d.EmbeddingBatchLimit, Timeout: ms(d.TimeoutMS),
 			}
@@ -264,8 +267,8 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 			switch {
 			case !d.Enabled:
 				rd.StaticSkip = reason.Of(reason.DisabledByOperator)
-			case d.Parked():
-				rd.StaticSkip = reason.Reason{Code: reason.Parked, Weight: d.Weight}
+			case d.Parked:
+				rd.StaticSkip = reason.Of(reason.Parked)
 			case !p.Enabled:
 				rd.StaticSkip = reason.Reason{Code: reason.ProviderDisabled, Provider: p.Name}
 			case len(p.ActiveKey) == 0:
@@ -300,7 +303,7 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 					if m == nil {
 						return nil, fmt.Errorf("config: route group %s tier %s: unknown logic model %q", g.Name, name, c.LogicModel)
 					}
-					rc := RCandidate{Model: m, Priority: c.Priority, Weight: c.Weight}
+					rc := RCandidate{Model: m, Priority: c.Priority, Weight: c.Weight, Parked: c.Parked}
 					if n := len(rtier.Levels); n > 0 && rtier.Levels[n-1].Priority == c.Priority {
 						rtier.Levels[n-1].Candidates = append(rtier.Levels[n-1].Candidates, rc)
 					} else {

@@ -60,8 +60,11 @@ func TestEightChecksEachFailAndPass(t *testing.T) {
 		{"tier_timeout", func(s *Snapshot) { s.RouteGroups[0].Tiers[2].FirstChunkTimeoutMS = -5 }, "first-chunk timeout -5 ms"},
 		{"tier_empty", func(s *Snapshot) { s.RouteGroups[0].Tiers[2].Candidates = nil }, "tier deep of route group default has no candidates"},
 		{"tier_empty", func(s *Snapshot) { s.RouteGroups[0].Tiers = s.RouteGroups[0].Tiers[:2] }, "tier deep"},
-		{"no_usable_deployment", func(s *Snapshot) { s.LogicModels[1].Deployments[0].Weight = 0 }, "parked"},
-		{"no_usable_deployment", func(s *Snapshot) { s.LogicModels[1].Deployments[0].Enabled = false }, "disabled"},
+		{"no_usable_deployment", func(s *Snapshot) {
+			for i := range s.Providers { // a broken provider, not a deployment taken out of service
+				s.Providers[i].Enabled = s.Providers[i].Name != s.LogicModels[1].Deployments[0].Provider
+			}
+		}, "is disabled"},
 		{"no_usable_deployment", func(s *Snapshot) { s.LogicModels[1].Deployments = nil }, "has no deployments"},
 		{"no_usable_deployment", func(s *Snapshot) { s.Providers[0].Keys[0].Status = KeyDisabled }, "no active key"},
 		{"weights_sum", func(s *Snapshot) { s.LogicModels[0].Deployments[1].Weight = 20 }, "sum to 90"},
@@ -226,12 +229,12 @@ func TestCompile(t *testing.T) {
 	}
 
 	s2 := validSnapshot()
-	s2.LogicModels[1].Deployments[0].Weight = 0
+	s2.LogicModels[1].Deployments[0].Parked = true
 	rt2, err := Compile(8, s2, creds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rt2.Deployments[201].StaticSkip; got != (reason.Reason{Code: reason.Parked, Weight: 0}) {
+	if got := rt2.Deployments[201].StaticSkip; got != reason.Of(reason.Parked) || !rt2.Deployments[201].Parked || rt2.Deployments[201].Weight != s2.LogicModels[1].Deployments[0].Weight {
 		t.Fatalf("static skip = %+v", got)
 	}
 
@@ -257,9 +260,24 @@ func TestValidators(t *testing.T) {
 			t.Errorf("provider field %s not refused", field)
 		}
 	}
-	d := ValidateDeployment(Deployment{Provider: "p", UpstreamModel: "m", Weight: 0, Prices: Prices{InputMicros: -1, Currency: "usd"}})
+	d := ValidateDeployment(Deployment{Provider: "p", UpstreamModel: "m", Weight: 0, Parked: true, Prices: Prices{InputMicros: -1, Currency: "usd"}})
 	if d["price_input"] == "" || d["currency"] == "" || d["weight"] != "" {
-		t.Errorf("deployment validation: %v (weight 0 must be allowed: parked)", d)
+		t.Errorf("deployment validation: %v (weight 0 must be allowed while parked)", d)
+	}
+	// A weight never parks: 0 unparked and any negative weight are refused,
+	// on deployments and candidates alike, naming the Park control.
+	for _, w := range []int{0, -30, 10001} {
+		for name, msg := range map[string]string{
+			"deployment": ValidateDeployment(Deployment{Provider: "p", UpstreamModel: "m", Weight: w})["weight"],
+			"candidate":  ValidateCandidate(Candidate{LogicModel: "m", Priority: 1, Weight: w})["weight"],
+		} {
+			if !strings.Contains(msg, "park it") {
+				t.Errorf("%s weight %d: %q, want a refusal naming park", name, w, msg)
+			}
+		}
+	}
+	if msg := ValidateCandidate(Candidate{LogicModel: "m", Priority: 1, Weight: -5, Parked: true})["weight"]; msg == "" {
+		t.Error("a negative weight is refused even when parked")
 	}
 	if m := ValidateLogicModel(LogicModel{Code: "fast", Kind: KindChat}); m["code"] == "" {
 		t.Error("a tier name must not be usable as a logic model code")

@@ -25,13 +25,15 @@ func TestTierUnservableNeedsAcknowledgementNamingTheTier(t *testing.T) {
 		want   []Ack // tier_unservable acks, nil = none
 		cause  string
 	}{
-		{"every candidate parked", func(s *Snapshot) { s.RouteGroups[0].Tiers[2].Candidates[0].Weight = 0 },
+		{"every candidate parked", func(s *Snapshot) { s.RouteGroups[0].Tiers[2].Candidates[0].Parked = true },
 			[]Ack{{RouteGroup: "default", Tier: TierDeep}}, CauseAllParked},
-		{"parked by a negative weight", func(s *Snapshot) { s.RouteGroups[0].Tiers[2].Candidates[0].Weight = -100 },
+		{"parked by the old encoding, a negative weight", func(s *Snapshot) { s.RouteGroups[0].Tiers[2].Candidates[0].Weight = -100 },
 			[]Ack{{RouteGroup: "default", Tier: TierDeep}}, CauseAllParked},
 		{"the only unparked candidate's deployments are all disabled", func(s *Snapshot) { s.LogicModels[1].Deployments[0].Enabled = false },
 			// big serves deep alone; standard keeps small.
-			[]Ack{{RouteGroup: "default", Tier: TierDeep}}, CauseNoDeployment},
+			[]Ack{{RouteGroup: "default", Tier: TierDeep}}, CauseOutOfService},
+		{"the only unparked candidate's deployment is parked", func(s *Snapshot) { s.LogicModels[1].Deployments[0].Parked = true },
+			[]Ack{{RouteGroup: "default", Tier: TierDeep}}, CauseOutOfService},
 		{"provider without an active key", func(s *Snapshot) {
 			s.Providers[1].Keys[0].Status = KeyDisabled
 			s.Providers[0].Keys[0].Status = KeyDisabled
@@ -83,6 +85,18 @@ func TestTierUnservableNeedsAcknowledgementNamingTheTier(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("acks %v, want %v (findings %+v)", got, tc.want, r.Findings)
+			}
+			// Parking a candidate, or disabling or parking the only
+			// deployment behind it, is the operator's choice: the same
+			// acknowledgeable finding, never an error that makes the
+			// acknowledgement useless.
+			if tc.cause == CauseAllParked || tc.cause == CauseOutOfService {
+				if len(r.Errors()) != 0 {
+					t.Fatalf("taking a tier out of service is no error: %+v", r.Errors())
+				}
+				if msg := fs[0].Message; !strings.Contains(msg, "503 no_available_model") || strings.Contains(msg, "weight") {
+					t.Errorf("message %q must say what publishing does, without weights", msg)
+				}
 			}
 			if len(tc.want) > 0 && len(r.Errors()) == 0 && !r.Blocking() {
 				t.Fatal("an unservable tier must block without acknowledgement")
@@ -171,6 +185,7 @@ func TestWeightsSumOverDeploymentsInService(t *testing.T) {
 	dep := func(id int64, w int, on bool) Deployment {
 		return Deployment{ID: id, Provider: "openai", UpstreamModel: "m" + string(rune('a'+id)), Weight: w, Enabled: on}
 	}
+	parked := func(d Deployment) Deployment { d.Parked = true; return d }
 	cases := []struct {
 		name string
 		ds   []Deployment
@@ -180,8 +195,8 @@ func TestWeightsSumOverDeploymentsInService(t *testing.T) {
 		{"70/20", []Deployment{dep(1, 70, true), dep(2, 20, true)}, false},
 		{"a disabled one no longer counts", []Deployment{dep(1, 100, false), dep(2, 100, true)}, true},
 		{"disabling one of 70/30 needs no re-weighting", []Deployment{dep(1, 70, true), dep(2, 30, false)}, true},
-		{"parking by negation remembers the share", []Deployment{dep(1, 70, true), dep(2, -30, true)}, true},
-		{"a share parked at 0 is forgotten", []Deployment{dep(1, 70, true), dep(2, 0, true)}, false},
+		{"parking remembers the share", []Deployment{dep(1, 70, true), parked(dep(2, 30, true))}, true},
+		{"a share parked at 0 is forgotten", []Deployment{dep(1, 70, true), parked(dep(2, 0, true))}, false},
 		{"still wrong with the out-of-service share", []Deployment{dep(1, 60, true), dep(2, 30, false)}, false},
 		{"nothing in service: another check speaks", []Deployment{dep(1, 50, false)}, true},
 	}
@@ -257,7 +272,7 @@ func TestChangesMatchObjectsByNameNotID(t *testing.T) {
 	}
 	// …and the deep candidate is parked, a deployment re-priced, a caller
 	// limit raised, a model added and a provider removed.
-	b.RouteGroups[0].Tiers[2].Candidates[0].Weight = 0
+	b.RouteGroups[0].Tiers[2].Candidates[0].Parked = true
 	b.LogicModels[0].Deployments[0].Prices.InputMicros = 2_500_000
 	b.Callers[0].Limits = []TierLimit{{Tier: TierFast, RPM: 120}}
 	b.LogicModels = append(b.LogicModels, LogicModel{ID: 77, Code: "spare", Kind: KindChat})
@@ -267,7 +282,7 @@ func TestChangesMatchObjectsByNameNotID(t *testing.T) {
 		{Op: Removed, Object: ObjectRef{Kind: "provider", Name: "claude", ID: 2}},
 		{Op: Changed, Object: ObjectRef{Kind: "deployment", Name: "openai/gpt-4o-mini", ID: 1101, Model: "small", ModelID: 1}, Field: "prices.input", From: "0", To: "2.5"},
 		{Op: Added, Object: ObjectRef{Kind: "logic_model", Name: "spare", ID: 77, Model: "spare", ModelID: 77}},
-		{Op: Changed, Object: ObjectRef{Kind: "candidate", Name: "big", ID: 1005, Group: "default", Tier: TierDeep, Model: "big"}, Field: "weight", From: "100", To: "0"},
+		{Op: Changed, Object: ObjectRef{Kind: "candidate", Name: "big", ID: 1005, Group: "default", Tier: TierDeep, Model: "big"}, Field: "parked", From: "false", To: "true"},
 		{Op: Changed, Object: ObjectRef{Kind: "caller", Name: "contracts", ID: 1}, Field: "limits.fast.rpm", From: "60", To: "120"},
 	}
 	if len(got) != len(want) {

@@ -308,7 +308,7 @@ func checkStepDownTarget(s *Snapshot, _ Env) []Finding {
 
 func servable(t *Tier) bool {
 	for _, c := range t.Candidates {
-		if !c.Parked() {
+		if !c.Parked {
 			return true
 		}
 	}

@@ -149,12 +149,16 @@ type LogicModel struct {
 
 // Deployment is a logic model served by one provider.
 type Deployment struct {
-	ID             int64  `yaml:"id" json:"id"`
-	Provider       string `yaml:"provider" json:"provider"`
-	UpstreamModel  string `yaml:"upstream_model" json:"upstream_model"`
-	Weight         int    `yaml:"weight" json:"weight"`
-	Enabled        bool   `yaml:"enabled" json:"enabled"`
-	MaxConcurrency int    `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
+	ID            int64  `yaml:"id" json:"id"`
+	Provider      string `yaml:"provider" json:"provider"`
+	UpstreamModel string `yaml:"upstream_model" json:"upstream_model"`
+	Weight        int    `yaml:"weight" json:"weight"`
+	// Parked keeps the deployment in the configuration, its weight
+	// remembered, but gives it no traffic (see Normalize for the old
+	// encoding, a weight of 0 or less).
+	Parked         bool `yaml:"parked,omitempty" json:"parked,omitempty"`
+	Enabled        bool `yaml:"enabled" json:"enabled"`
+	MaxConcurrency int  `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
 	// MaxInflightTokens caps the estimated tokens (prompt + expected
 	// output) of the requests in flight on this deployment across
 	// instances; 0 is unlimited.
@@ -170,9 +174,6 @@ type Deployment struct {
 	TimeoutMS           int              `yaml:"timeout_ms,omitempty" json:"timeout_ms,omitempty"`
 	Breaker             *BreakerSettings `yaml:"breaker,omitempty" json:"breaker,omitempty"`
 }
-
-// Parked reports whether the deployment is kept in config but receives no traffic.
-func (d Deployment) Parked() bool { return d.Weight <= 0 }
 
 // Prices are per one million tokens, in micro-units of Currency. The text
 // forms keep the old field names and decimal values ("input: 2.5").
@@ -263,10 +264,10 @@ type Candidate struct {
 	LogicModel string `yaml:"logic_model" json:"logic_model"`
 	Priority   int    `yaml:"priority" json:"priority"`
 	Weight     int    `yaml:"weight" json:"weight"`
+	// Parked keeps the candidate in its tier's chain, its weight
+	// remembered, but gives it no traffic.
+	Parked bool `yaml:"parked,omitempty" json:"parked,omitempty"`
 }
-
-// Parked reports whether the candidate receives no traffic.
-func (c Candidate) Parked() bool { return c.Weight <= 0 }
 
 // Caller is a business unit calling the data plane.
 type Caller struct {

@@ -184,8 +184,8 @@ func ValidateDeployment(d Deployment) FieldErrors {
 	} else if len(d.UpstreamModel) > 200 || strings.ContainsAny(d.UpstreamModel, " \t\r\n") {
 		f.Add("upstream_model", "must be the vendor's model name, without spaces")
 	}
-	if d.Weight > 10000 || d.Weight < -10000 {
-		f.Add("weight", "must be between -10000 and 10000 (0 or less parks it)")
+	if msg := ValidateWeight(d.Weight, d.Parked); msg != "" {
+		f.Add("weight", msg)
 	}
 	if d.MaxConcurrency < 0 || d.MaxConcurrency > 100000 {
 		f.Add("max_concurrency", "must be 0 (unlimited) or a positive number")
@@ -250,6 +250,22 @@ func ValidateTier(t Tier) FieldErrors {
 	return f
 }
 
+// MaxWeight bounds a deployment's or candidate's weight.
+const MaxWeight = 10000
+
+// ValidateWeight checks a deployment's or candidate's weight: a share of
+// traffic from 1 to 10000; a parked one may keep 0. A weight never parks:
+// parking is its own flag (the Park button, "parked: true" in a snapshot).
+func ValidateWeight(w int, parked bool) string {
+	switch {
+	case w < 0 || w > MaxWeight:
+		return "must be between 1 and 10000; to take it out of traffic, park it"
+	case w == 0 && !parked:
+		return "must be at least 1; to take it out of traffic, park it"
+	}
+	return ""
+}
+
 // ValidateCandidate checks a candidate's fields.
 func ValidateCandidate(c Candidate) FieldErrors {
 	f := FieldErrors{}
@@ -259,8 +275,8 @@ func ValidateCandidate(c Candidate) FieldErrors {
 	if c.Priority < 0 || c.Priority > 1000 {
 		f.Add("priority", "must be between 0 and 1000 (lower is tried first)")
 	}
-	if c.Weight > 10000 || c.Weight < -10000 {
-		f.Add("weight", "must be between -10000 and 10000 (0 or less parks it)")
+	if msg := ValidateWeight(c.Weight, c.Parked); msg != "" {
+		f.Add("weight", msg)
 	}
 	return f
 }

@@ -5,21 +5,41 @@ import "slices"
 // The weights rule (check weights_sum): a logic model's deployment weights
 // split its traffic, and they must add up to 100 over the deployments in
 // service — enabled and not parked. Taking a deployment out of service
-// never forces re-weighting the others: a disabled deployment keeps its
-// weight, and parking with the console's Park button negates the weight
-// (−30 is parked and remembers 30), so the rule also passes when the
-// deployments in service and those taken out of service add up to 100.
-// The weighted draw shares the out-of-service part among the rest in
-// proportion. Console forms, the admin API and the dry-run all use these
-// functions.
+// never forces re-weighting the others: a disabled or parked deployment
+// keeps its weight (parking is its own flag, see Deployment.Parked), so
+// the rule also passes when the deployments in service and those taken
+// out of service add up to 100. The weighted draw shares the
+// out-of-service part among the rest in proportion. Console forms, the
+// admin API and the dry-run all use these functions.
+
+// normalizeParked reads the old encoding of parking, a weight of 0 or
+// less, into the Parked flag: a weight of −30 becomes parked with weight
+// 30 (the share it remembered), a weight of 0 parked with weight 0.
+// Snapshots published or exported before the flag existed, and imports of
+// them, keep their meaning; a snapshot written now never has a weight
+// below 0, and weight 0 is always parked.
+func normalizeParked(weight *int, parked *bool) {
+	if *weight <= 0 {
+		*parked = true
+		*weight = -*weight
+	}
+}
+
+// NormalizeParked reads a weight of 0 or less as parked (normalizeParked),
+// for the store's writers, which take deployments from Go code and the
+// admin API as the codec takes them from text.
+func (d *Deployment) NormalizeParked() { normalizeParked(&d.Weight, &d.Parked) }
+
+// NormalizeParked reads a weight of 0 or less as parked (normalizeParked).
+func (c *Candidate) NormalizeParked() { normalizeParked(&c.Weight, &c.Parked) }
 
 // InService reports whether the deployment takes traffic by configuration:
 // enabled and not parked.
-func (d Deployment) InService() bool { return d.Enabled && !d.Parked() }
+func (d Deployment) InService() bool { return d.Enabled && !d.Parked }
 
 // Share is the deployment's configured share of its logic model's traffic:
-// its weight, also while parked by negation or disabled.
-func (d Deployment) Share() int { return max(d.Weight, -d.Weight) }
+// its weight, also while parked or disabled.
+func (d Deployment) Share() int { return d.Weight }
 
 // WeightSums are a logic model's deployment weights added up for the rule.
 type WeightSums struct {

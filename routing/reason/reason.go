@@ -21,8 +21,8 @@ const (
 	Legacy Code = "legacy"
 
 	DisabledByOperator Code = "disabled_by_operator" // the deployment is disabled
-	Parked             Code = "parked"               // Weight: the deployment's weight (<= 0)
-	CandidateParked    Code = "candidate_parked"     // Weight: the candidate's weight (<= 0)
+	Parked             Code = "parked"               // the deployment is parked (Weight: only on old records)
+	CandidateParked    Code = "candidate_parked"     // the candidate is parked (Weight: only on old records)
 	ProviderDisabled   Code = "provider_disabled"    // Provider
 	NoActiveKey        Code = "no_active_key"        // Provider: its pool has no active key
 	LacksCapability    Code = "lacks_capability"     // Capability: thinking | vision | tools
@@ -125,7 +125,7 @@ func UntilOf(t time.Time) int64 {
 }
 
 // String is the reason in the few words of the caller's error message, e.g.
-// "parked (weight 0)" or "lacks vision".
+// "parked" or "lacks vision".
 func (r Reason) String() string {
 	switch r.Code {
 	case Legacy:
@@ -133,9 +133,9 @@ func (r Reason) String() string {
 	case DisabledByOperator:
 		return "disabled"
 	case Parked:
-		return "parked (weight " + strconv.Itoa(r.Weight) + ")"
+		return "parked"
 	case CandidateParked:
-		return "candidate parked (weight " + strconv.Itoa(r.Weight) + ")"
+		return "candidate parked"
 	case ProviderDisabled:
 		return "provider " + r.Provider + " disabled"
 	case NoActiveKey:

@@ -94,7 +94,7 @@ func TestTestRouteShowsParkedSkipFallbackStepAndLimits(t *testing.T) {
 	if skip.Length() != 1 {
 		t.Fatalf("parked skip not shown: %s", testID(doc, "testroute-skips").Text())
 	}
-	if txt := skip.Text(); !strings.Contains(txt, "fake-a/fake-big-a") || !strings.Contains(txt, "parked — weight 0 keeps the deployment in the configuration without traffic") {
+	if txt := skip.Text(); !strings.Contains(txt, "fake-a/fake-big-a") || !strings.Contains(txt, "parked — the deployment is kept in the configuration without traffic") {
 		t.Errorf("parked skip says %q", txt)
 	}
 	// The chain: big on fake-b first, then the next candidate small.

@@ -221,7 +221,7 @@ func Build(cat *Catalog, ch Choices, draft config.Snapshot) (*Plan, config.Field
 	}
 	for i, m := range chosen {
 		pm := PlannedModel{Upstream: m.Upstream, Code: m.Code(), Kind: m.Kind, Tier: tiers[i], Price: m.Price}
-		if err := config.ValidateDeployment(config.Deployment{Provider: "x", UpstreamModel: m.Upstream}).Err(); err != nil {
+		if err := config.ValidateDeployment(config.Deployment{Provider: "x", UpstreamModel: m.Upstream, Weight: 1}).Err(); err != nil {
 			errs.Add("custom_models", fmt.Sprintf("%q is not a usable model name (no spaces)", m.Upstream))
 			continue
 		}
@@ -321,7 +321,7 @@ func (p *Plan) rebalance(models map[string]*config.LogicModel) {
 		ex := models[pm.Code]
 		var active []config.Deployment
 		for _, d := range ex.Deployments {
-			if !d.Parked() {
+			if !d.Parked {
 				active = append(active, d)
 			}
 		}

@@ -92,9 +92,9 @@ func ExplainSkip(r reason.Reason) string {
 		}
 		return "skipped: " + r.Detail
 	case reason.Parked:
-		return "skipped: parked — weight " + strconv.Itoa(r.Weight) + " keeps the deployment in the configuration without traffic"
+		return "skipped: parked — the deployment is kept in the configuration without traffic"
 	case reason.CandidateParked:
-		return "skipped: the candidate is parked — weight " + strconv.Itoa(r.Weight) + " keeps it in the tier's chain without traffic"
+		return "skipped: the candidate is parked — it is kept in the tier's chain without traffic"
 	case reason.DisabledByOperator:
 		return "skipped: the deployment is disabled by an operator"
 	case reason.ProviderDisabled:

@@ -14,8 +14,8 @@ func TestExplainSkipSaysWhyInWords(t *testing.T) {
 		r    reason.Reason
 		want string
 	}{
-		{reason.Reason{Code: reason.Parked, Weight: 0}, "skipped: parked — weight 0 keeps the deployment in the configuration without traffic"},
-		{reason.Reason{Code: reason.CandidateParked, Weight: -1}, "the candidate is parked — weight -1 keeps it in the tier's chain"},
+		{reason.Reason{Code: reason.Parked}, "skipped: parked — the deployment is kept in the configuration without traffic"},
+		{reason.Reason{Code: reason.CandidateParked, Weight: -1}, "the candidate is parked — it is kept in the tier's chain"},
 		{reason.Of(reason.DisabledByOperator), "disabled by an operator"},
 		{reason.Reason{Code: reason.ProviderDisabled, Provider: "openai"}, "provider openai is disabled by an operator"},
 		{reason.Reason{Code: reason.NoActiveKey, Provider: "openai"}, "add or enable a key"},

@@ -235,13 +235,13 @@ func (v TierView) Levels() []Level {
 		l := &out[i]
 		total := 0
 		for _, m := range l.Members {
-			if !m.Parked() {
+			if !m.Parked {
 				total += m.Weight
 			}
 		}
 		for j := range l.Members {
 			m := &l.Members[j]
-			if !m.Parked() && total > 0 {
+			if !m.Parked && total > 0 {
 				m.Share = (m.Weight*100 + total/2) / total
 			}
 			m.CanUp = i > 0 || len(l.Members) > 1
@@ -271,7 +271,7 @@ func (v TierView) AllParked() bool {
 		return false
 	}
 	for _, c := range v.Tier.Candidates {
-		if !c.Parked() {
+		if !c.Parked {
 			return false
 		}
 	}

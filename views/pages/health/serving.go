@@ -67,8 +67,8 @@ func whys(r Row, rules Rules) []Why {
 			w.Text = "Disabled by an operator: it gets no traffic and is not probed."
 			w.Href, w.Link = models, "Enable it on Logic models"
 		case reason.Parked:
-			w.Text = "Parked: its weight is " + strconv.Itoa(b.Weight) + ", so it gets no traffic (it is still probed)."
-			w.Href, w.Link = models, "Give it a weight on Logic models"
+			w.Text = "Parked: it gets no traffic (it is still probed)."
+			w.Href, w.Link = models, "Unpark it on Logic models"
 		case reason.ProviderDisabled:
 			w.Text = "Its provider " + b.Provider + " is disabled."
 			// Providers, not its Edit form: every role may follow the link

@@ -501,7 +501,7 @@ func DeploymentFormBody(f DeploymentForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = components.Field(components.FieldProps{Name: "weight", Label: "Weight", Type: "number", Value: f.val("weight", itoa(f.V.Weight)), Hint: "0 or less parks it", Errors: f.Errors, Attrs: testid("deployment-form-weight")}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = components.Field(components.FieldProps{Name: "weight", Label: "Weight", Type: "number", Value: f.val("weight", itoa(f.V.Weight)), Hint: "its share of the logic model's traffic, 1 to 10000; the Park button takes it out of traffic", Errors: f.Errors, Attrs: templ.Attributes{"data-testid": "deployment-form-weight", "min": "1", "max": "10000"}}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

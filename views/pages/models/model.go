@@ -186,7 +186,7 @@ func testid(v string) templ.Attributes { return templ.Attributes{"data-testid": 
 func (p Panel) Usable() int {
 	n := 0
 	for _, d := range p.Model.Deployments {
-		if !d.Parked() && d.Enabled && !p.ProviderOff[d.Provider] {
+		if !d.Parked && d.Enabled && !p.ProviderOff[d.Provider] {
 			n++
 		}
 	}

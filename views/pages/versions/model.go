@@ -190,41 +190,59 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// ChangeWords is one semantic change in words, e.g. "route group default,
-// tier deep: candidate fake-deep weight 100 → 0".
-func ChangeWords(c config.Change) string {
+// ChangeVerb is what happened to the object, in one word: added, removed,
+// parked, unparked, enabled, disabled, or changed (any other field).
+func ChangeVerb(c config.Change) string {
+	switch {
+	case c.Op != config.Changed:
+		return string(c.Op)
+	case c.Field == "parked" && c.To == "true":
+		return "parked"
+	case c.Field == "parked":
+		return "unparked"
+	case c.Field == "enabled" && c.To == "true":
+		return "enabled"
+	case c.Field == "enabled":
+		return "disabled"
+	}
+	return "changed"
+}
+
+// ChangeObject names the object changed, placed in its parent, e.g.
+// "candidate fake-deep in route group default, tier deep"; for a change of
+// another field than parked or enabled it adds the field and its values,
+// e.g. ": weight 100 → 50".
+func ChangeObject(c config.Change) string {
 	o := c.Object
-	var place string
+	var what string
 	switch o.Kind {
 	case "provider_key":
-		place = "provider " + o.Group + ", key " + o.Name
+		what = "key " + o.Name + " of provider " + o.Group
 	case "provider_header":
-		place = "provider " + o.Group + ", header " + o.Name
-	case "logic_model":
-		place = "logic model " + o.Name
+		what = "header " + o.Name + " of provider " + o.Group
 	case "deployment":
-		place = "logic model " + o.Model + ", deployment " + o.Name
-	case "route_group":
-		place = "route group " + o.Name
+		what = "deployment " + o.Name + " of logic model " + o.Model
 	case "tier":
-		place = "route group " + o.Group + ", tier " + string(o.Tier)
+		what = "tier " + string(o.Tier) + " of route group " + o.Group
 	case "candidate":
-		place = "route group " + o.Group + ", tier " + string(o.Tier) + ": candidate " + o.Name
+		what = "candidate " + o.Name + " in route group " + o.Group + ", tier " + string(o.Tier)
 	case "model_alias":
-		place = "route group " + o.Group + ", model alias " + o.Name
+		what = "model alias " + o.Name + " of route group " + o.Group
 	case "caller_key":
-		place = "caller " + o.Group + ", key " + o.Name
+		what = "key " + o.Name + " of caller " + o.Group
 	default:
-		place = strings.ReplaceAll(o.Kind, "_", " ") + " " + o.Name
+		what = strings.ReplaceAll(o.Kind, "_", " ") + " " + o.Name
 	}
-	switch c.Op {
-	case config.Added:
-		return place + " added"
-	case config.Removed:
-		return place + " removed"
+	if ChangeVerb(c) == "changed" {
+		what += ": " + c.Field + " " + orNone(c.From) + " → " + orNone(c.To)
 	}
-	return place + " " + c.Field + " " + orNone(c.From) + " → " + orNone(c.To)
+	return what
 }
+
+// ChangeWords is one semantic change as one plain phrase, e.g. "removed
+// caller tiny-app", "parked candidate fake-deep in route group default,
+// tier deep", "changed caller app: limits.deep.rpm 0 → 60".
+func ChangeWords(c config.Change) string { return ChangeVerb(c) + " " + ChangeObject(c) }
 
 func orNone(s string) string {
 	if s == "" {
@@ -234,11 +252,13 @@ func orNone(s string) string {
 }
 
 func changeKind(c config.Change) string {
-	switch c.Op {
-	case config.Added:
+	switch ChangeVerb(c) {
+	case "added", "unparked", "enabled":
 		return "ok"
-	case config.Removed:
+	case "removed":
 		return "bad"
+	case "parked", "disabled":
+		return "warn"
 	}
 	return "info"
 }
