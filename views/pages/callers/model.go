@@ -29,6 +29,8 @@ type Row struct {
 	config.Caller
 	// Live is false when the caller is not in the live version yet.
 	Live bool
+	// KeyCount counts the caller's unrevoked keys.
+	KeyCount int
 }
 
 // ListPage is the Callers page.
@@ -133,6 +135,21 @@ type KeysPanel struct {
 	Notice  string
 	CSRF    string
 	CanEdit bool
+	// Status says whether the live version has the caller: its keys are
+	// suspended while it does not.
+	Status LiveStatus
+}
+
+// Suspended tells whether the caller's unrevoked keys are refused because
+// the live version does not contain the caller.
+func (p KeysPanel) Suspended() bool { return !p.Status.InLive }
+
+// SuspendedWhy says why the keys do not authenticate.
+func (p KeysPanel) SuspendedWhy() string {
+	if !p.Status.Published {
+		return "suspended until the caller is published"
+	}
+	return "suspended while the caller is absent from live v" + components.I64(p.Status.LiveVersion)
 }
 
 // Key is one API key of a caller as the panel lists it.
@@ -141,8 +158,10 @@ type Key struct {
 	Name      string
 	Prefix    string
 	CreatedAt time.Time
+	CreatedBy string
 	// RevokedAt is nil while the key is live.
 	RevokedAt *time.Time
+	RevokedBy string
 }
 
 // NewKey is a freshly created key, shown exactly once.
