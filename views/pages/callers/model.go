@@ -8,7 +8,9 @@
 // field-<name>/error-<name> (limits.<tier>.<rpm|tpm|daily_tokens> included);
 // detail caller-detail, caller-settings, caller-edit, caller-delete,
 // caller-not-live, caller-changed, caller-keys (the swapped panel),
-// caller-key-<id> (row), caller-key-revoke-<id>, caller-key-form,
+// caller-key-<id> (row) with caller-key-created (when, by whom) and
+// caller-key-status (live, suspended or revoked), caller-keys-suspended,
+// caller-key-revoke-<id>, caller-key-form,
 // caller-key-name, caller-key-create, caller-no-keys, caller-keys-notice,
 // caller-key-once, caller-key-plaintext, caller-key-copy,
 // caller-key-snippet-<curl|python|node|go>, caller-key-copy-<same>.
