@@ -168,9 +168,9 @@ func seedAgentRoutes(t *testing.T, dsn, fake string, routes []*agentRoute) {
 			_, err := st.AddModelAlias(ctx, gid, a)
 			must(err)
 		}
-		cid, err := st.CreateCaller(ctx, config.Caller{Name: r.name, RouteGroup: r.name, PriorityClass: config.ClassInteractive, Enabled: true})
+		_, err = st.CreateCaller(ctx, config.Caller{Name: r.name, RouteGroup: r.name, PriorityClass: config.ClassInteractive, Enabled: true})
 		must(err)
-		r.key, _, err = st.CreateCallerKey(ctx, cid, "agent")
+		r.key, _, err = st.CreateCallerKey(ctx, r.name, "agent", "seed")
 		must(err)
 	}
 	if _, err := st.Publish(ctx, store.PublishInput{Author: "seed", Message: "agents", Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }}); err != nil {

@@ -94,17 +94,17 @@ func newCallLogWorld(t *testing.T) callLogWorld {
 			must(st.AddCandidate(ctx, tr.ID, c))
 		}
 	}
-	checkoutID, err := st.CreateCaller(ctx, config.Caller{Name: "checkout-web", RouteGroup: "shop", PriorityClass: config.ClassInteractive, Enabled: true})
+	_, err = st.CreateCaller(ctx, config.Caller{Name: "checkout-web", RouteGroup: "shop", PriorityClass: config.ClassInteractive, Enabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tightID, err := st.CreateCaller(ctx, config.Caller{Name: "limited-app", RouteGroup: "shop", PriorityClass: config.ClassInteractive, Enabled: true,
+	_, err = st.CreateCaller(ctx, config.Caller{Name: "limited-app", RouteGroup: "shop", PriorityClass: config.ClassInteractive, Enabled: true,
 		Limits: []config.TierLimit{{Tier: config.TierFast, RPM: 2}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.checkout, _, _ = st.CreateCallerKey(ctx, checkoutID, "e2e")
-	w.tight, _, _ = st.CreateCallerKey(ctx, tightID, "e2e")
+	w.checkout, _, _ = st.CreateCallerKey(ctx, "checkout-web", "e2e", "e2e")
+	w.tight, _, _ = st.CreateCallerKey(ctx, "limited-app", "e2e", "e2e")
 	if _, err := st.Publish(ctx, store.PublishInput{Author: "seed", Message: "call logs", Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }}); err != nil {
 		t.Fatal(err)
 	}

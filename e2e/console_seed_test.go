@@ -109,7 +109,7 @@ func furnish(t *testing.T, extra ...string) *furnished {
 		Limits: []config.TierLimit{{Tier: config.TierFast, RPM: 2}, {Tier: config.TierDeep, TPM: 50000}}, MonthlyBudgetMicros: 300_000_000, BudgetCurrency: "USD"}))
 	f.ids["app"] = itoa(app)
 	must(st.CreateCaller(ctx, config.Caller{Name: "acme-bot", Tenant: "acme", RouteGroup: "acme-dedicated", PriorityClass: config.ClassBatch, Enabled: true}))
-	if f.key, _, err = st.CreateCallerKey(ctx, app, "e2e"); err != nil {
+	if f.key, _, err = st.CreateCallerKey(ctx, "app", "e2e", "e2e"); err != nil {
 		t.Fatal(err)
 	}
 	publish := func(msg string) {

@@ -92,11 +92,7 @@ func newInstallation(t *testing.T, fakeArgs ...string) installation {
 func callerKey(t *testing.T, st *store.Store) string {
 	t.Helper()
 	ctx := context.Background()
-	var id int64
-	if err := st.DB().QueryRowContext(ctx, `SELECT id FROM callers WHERE name = 'app'`).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	key, _, err := st.CreateCallerKey(ctx, id, "faults")
+	key, _, err := st.CreateCallerKey(ctx, "app", "faults", "e2e")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,8 +68,8 @@ func TestMessagesCallInCallLog(t *testing.T) {
 			}
 		}
 	}
-	appID, _ := st.CreateCaller(ctx, config.Caller{Name: "claude-code", RouteGroup: "main", PriorityClass: config.ClassInteractive, Enabled: true})
-	appKey, _, _ := st.CreateCallerKey(ctx, appID, "e2e")
+	_, _ = st.CreateCaller(ctx, config.Caller{Name: "claude-code", RouteGroup: "main", PriorityClass: config.ClassInteractive, Enabled: true})
+	appKey, _, _ := st.CreateCallerKey(ctx, "claude-code", "e2e", "e2e")
 	if _, err := st.Publish(ctx, store.PublishInput{Author: "seed", Message: "messages", Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }}); err != nil {
 		t.Fatal(err)
 	}

@@ -58,9 +58,9 @@ func TestCallLogsTestRouteAndDashboard(t *testing.T) {
 	}
 	appID, _ := st.CreateCaller(ctx, config.Caller{Name: "app", RouteGroup: "main", PriorityClass: config.ClassInteractive, Enabled: true,
 		Limits: []config.TierLimit{{Tier: config.TierFast, RPM: 1}}})
-	otherID, _ := st.CreateCaller(ctx, config.Caller{Name: "other", RouteGroup: "main", PriorityClass: config.ClassInteractive, Enabled: true})
-	appKey, _, _ := st.CreateCallerKey(ctx, appID, "e2e")
-	otherKey, _, _ := st.CreateCallerKey(ctx, otherID, "e2e")
+	_, _ = st.CreateCaller(ctx, config.Caller{Name: "other", RouteGroup: "main", PriorityClass: config.ClassInteractive, Enabled: true})
+	appKey, _, _ := st.CreateCallerKey(ctx, "app", "e2e", "e2e")
+	otherKey, _, _ := st.CreateCallerKey(ctx, "other", "e2e", "e2e")
 	if _, err := st.Publish(ctx, store.PublishInput{Author: "seed", Message: "observe", Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }}); err != nil {
 		t.Fatal(err)
 	}

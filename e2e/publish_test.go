@@ -85,9 +85,9 @@ func seedPublish(t *testing.T, dsn, fakeURL string, publish bool) publishSeed {
 	}
 	s.appID = must(st.CreateCaller(ctx, config.Caller{Name: "app", RouteGroup: "main", PriorityClass: config.ClassInteractive, Enabled: true,
 		MonthlyBudgetMicros: 100 * config.Unit, BudgetCurrency: "USD"}))
-	visionID := must(st.CreateCaller(ctx, config.Caller{Name: "vision-app", RouteGroup: "main", PriorityClass: config.ClassInteractive, Enabled: true}))
-	s.appKey, _, _ = st.CreateCallerKey(ctx, s.appID, "e2e")
-	s.visionKey, _, _ = st.CreateCallerKey(ctx, visionID, "e2e")
+	must(st.CreateCaller(ctx, config.Caller{Name: "vision-app", RouteGroup: "main", PriorityClass: config.ClassInteractive, Enabled: true}))
+	s.appKey, _, _ = st.CreateCallerKey(ctx, "app", "e2e", "e2e")
+	s.visionKey, _, _ = st.CreateCallerKey(ctx, "vision-app", "e2e", "e2e")
 	if publish {
 		if _, err := st.Publish(ctx, store.PublishInput{Author: "seed", Message: "first version", Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }}); err != nil {
 			t.Fatal(err)

@@ -21,7 +21,7 @@ func TestTwoProcessesSwitchVersionWithinTwoSeconds(t *testing.T) {
 	start(t, "fakeupstream", nil, "-addr", fakeAddr)
 	st := seedPublished(t, dsn, "http://"+fakeAddr)
 	ctx := context.Background()
-	callerKey, _, err := st.CreateCallerKey(ctx, 1, "reload")
+	callerKey, _, err := st.CreateCallerKey(ctx, "app", "reload", "e2e")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,6 +117,8 @@ func TestDryRunRefusesPublishThenDiffAndRollback(t *testing.T) {
 
 	// Roll back to v1; the rollback is the newest version.
 	u.goto_("/versions/1")
+	u.click(u.id("rollback-preview-open"), "preview the rollback")
+	u.see(u.id("rollback-preview"), "rollback preview")
 	u.fill(u.id("rollback-message"), "deep back on big", "rollback message")
 	u.click(u.id("rollback-submit"), "roll back")
 	top := u.p.Locator(`[data-testid="versions"] tbody tr`).First()

@@ -56,6 +56,7 @@ var consolePages = []consolePage{
 	{name: "versions", path: "/versions"},
 	{name: "version", path: "/versions/1"},
 	{name: "version-diff", path: "/versions/diff?from=1&to=draft"},
+	{name: "version-rollback", path: "/versions/1/rollback"},
 	{name: "config-import", path: "/config/import"},
 	{name: "dry-run", path: "/dry-run"},
 	{name: "test-route", path: "/test-route"},

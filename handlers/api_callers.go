@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/store"
 )
@@ -52,26 +53,33 @@ func (h *Handler) APICallerUpdate(c echo.Context) error {
 	})
 }
 
-// APICallerDelete deletes a caller and its keys.
+// APICallerDelete deletes a caller from the draft; its keys are kept
+// (suspended once a version without the caller is live).
 func (h *Handler) APICallerDelete(c echo.Context) error {
 	return h.apiDelete(c, "caller", h.Store.DeleteCaller)
 }
 
-// apiCallerKey is a caller key as the API lists it: never its hash.
+// apiCallerKey is a caller key as the API lists it: never its hash. A key
+// belongs to its caller's name; caller_id is the draft caller of that name
+// (0 when the draft has none).
 type apiCallerKey struct {
 	ID       int64  `json:"id"`
 	CallerID int64  `json:"caller_id"`
+	Caller   string `json:"caller"`
 	Name     string `json:"name"`
 	Prefix   string `json:"prefix"`
 	// Fingerprint is what call logs record when a request presents the
 	// key (the presented_key search).
 	Fingerprint string     `json:"fingerprint"`
 	CreatedAt   time.Time  `json:"created_at"`
+	CreatedBy   string     `json:"created_by"`
 	RevokedAt   *time.Time `json:"revoked_at"`
+	RevokedBy   *string    `json:"revoked_by"`
 }
 
-func toAPICallerKey(k store.CallerKeyInfo) apiCallerKey {
-	return apiCallerKey{ID: k.ID, CallerID: k.CallerID, Name: k.Name, Prefix: k.Prefix, Fingerprint: k.Fingerprint(), CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
+func toAPICallerKey(k store.CallerKeyInfo, callerID int64) apiCallerKey {
+	return apiCallerKey{ID: k.ID, CallerID: callerID, Caller: k.CallerName, Name: k.Name, Prefix: k.Prefix, Fingerprint: k.Fingerprint(),
+		CreatedAt: k.CreatedAt, CreatedBy: k.CreatedBy, RevokedAt: k.RevokedAt, RevokedBy: k.RevokedBy}
 }
 
 // APICallerKeys lists a caller's keys, revoked ones included.
@@ -84,16 +92,17 @@ func (h *Handler) APICallerKeys(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := apiCallers.find(snap, id); !ok {
+	cl, ok := apiCallers.find(snap, id)
+	if !ok {
 		return apiFail(c, apiNotFound("caller", id))
 	}
-	keys, err := h.Store.CallerKeys(c.Request().Context(), id)
+	keys, err := h.Store.CallerKeys(c.Request().Context(), cl.Name)
 	if err != nil {
 		return err
 	}
 	out := make([]apiCallerKey, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, toAPICallerKey(k))
+		out = append(out, toAPICallerKey(k, id))
 	}
 	return apiList(c, "keys", out)
 }
@@ -122,14 +131,15 @@ func (h *Handler) APICallerKeyCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := apiCallers.find(snap, id); !ok {
+	cl, ok := apiCallers.find(snap, id)
+	if !ok {
 		return apiFail(c, apiNotFound("caller", id))
 	}
 	var in apiCallerKeyIn
 	if err := readJSON(c, &in); err != nil {
 		return apiFail(c, err)
 	}
-	plain, k, err := h.Store.CreateCallerKey(c.Request().Context(), id, in.Name)
+	plain, k, err := h.Store.CreateCallerKey(c.Request().Context(), cl.Name, in.Name, httpx.CurrentPrincipal(c).Name)
 	if err != nil && plain == "" {
 		return apiFail(c, orNotFound(err, "caller", id))
 	}
@@ -150,22 +160,27 @@ func (h *Handler) APICallerKeyRevoke(c echo.Context) error {
 	if err != nil {
 		return apiFail(c, err)
 	}
-	cid, err := h.Store.CallerKeyCaller(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	callerName, err := h.Store.CallerKeyCaller(ctx, id)
 	if err != nil {
 		return apiFail(c, orNotFound(err, "caller key", id))
 	}
 	// ErrNotFound here means it was already revoked.
-	if err := h.Store.RevokeCallerKey(c.Request().Context(), id); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := h.Store.RevokeCallerKey(ctx, id, httpx.CurrentPrincipal(c).Name); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	h.audit(c, "caller key revoked", id)
-	keys, err := h.Store.CallerKeys(c.Request().Context(), cid)
+	keys, err := h.Store.CallerKeys(ctx, callerName)
+	if err != nil {
+		return err
+	}
+	cid, err := h.draftCallerID(ctx, callerName)
 	if err != nil {
 		return err
 	}
 	for _, k := range keys {
 		if k.ID == id {
-			return c.JSON(http.StatusOK, toAPICallerKey(k))
+			return c.JSON(http.StatusOK, toAPICallerKey(k, cid))
 		}
 	}
 	return apiFail(c, apiNotFound("caller key", id))

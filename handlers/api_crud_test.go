@@ -505,7 +505,7 @@ func TestAPICRUDCallersAndKeys(t *testing.T) {
 		t.Fatalf("plaintext found in caller_keys: %d %v", plain, err)
 	}
 	live, err := env.Store.LiveCallerKeys(t.Context())
-	if err != nil || live[sum] != cl.ID {
+	if err != nil || live[sum] != cl.Name {
 		t.Fatalf("key not live for the caller: %v", err)
 	}
 
@@ -513,7 +513,8 @@ func TestAPICRUDCallersAndKeys(t *testing.T) {
 		Keys []map[string]any `json:"keys"`
 	}
 	a.call("GET", "/callers/"+id+"/keys", "", http.StatusOK, &keys)
-	if len(keys.Keys) != 1 || keys.Keys[0]["prefix"] != nk.Prefix || keys.Keys[0]["name"] != "prod" || keys.Keys[0]["created_at"] == nil || keys.Keys[0]["revoked_at"] != nil {
+	if len(keys.Keys) != 1 || keys.Keys[0]["prefix"] != nk.Prefix || keys.Keys[0]["name"] != "prod" || keys.Keys[0]["created_at"] == nil || keys.Keys[0]["revoked_at"] != nil ||
+		keys.Keys[0]["caller"] != cl.Name || keys.Keys[0]["created_by"] == "" {
 		t.Fatalf("keys %+v", keys)
 	}
 	for f := range keys.Keys[0] {
@@ -521,13 +522,14 @@ func TestAPICRUDCallersAndKeys(t *testing.T) {
 			t.Fatalf("key listing has field %q", f)
 		}
 	}
-	// The caller's keys are read-only through the caller.
+	// Keys are not configuration: the caller does not list them, and they
+	// cannot be set through it.
 	a.call("GET", "/callers/"+id, "", http.StatusOK, &cl)
-	if len(cl.Keys) != 1 {
+	if len(cl.Keys) != 0 {
 		t.Fatalf("caller keys %+v", cl.Keys)
 	}
 	a.call("PUT", "/callers/"+id, crudJSON(cl), http.StatusOK)
-	a.fails("PUT", "/callers/"+id, `{"keys":[]}`, http.StatusUnprocessableEntity, "validation_failed")
+	a.fails("PUT", "/callers/"+id, `{"keys":[{"id":1,"prefix":"sy-x"}]}`, http.StatusUnprocessableEntity, "validation_failed")
 
 	var revoked map[string]any
 	a.call("POST", "/caller-keys/"+itoa(nk.ID)+"/revoke", "", http.StatusOK, &revoked)
@@ -535,7 +537,7 @@ func TestAPICRUDCallersAndKeys(t *testing.T) {
 		t.Fatalf("revoke answer %+v", revoked)
 	}
 	a.call("POST", "/caller-keys/"+itoa(nk.ID)+"/revoke", "", http.StatusOK)
-	if live, _ := env.Store.LiveCallerKeys(t.Context()); live[sum] != 0 {
+	if live, _ := env.Store.LiveCallerKeys(t.Context()); live[sum] != "" {
 		t.Fatal("revoked key still live")
 	}
 	a.fails("POST", "/caller-keys/99999/revoke", "", http.StatusNotFound, "not_found")

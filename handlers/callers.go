@@ -27,10 +27,14 @@ func (h *Handler) CallersList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	counts, err := h.Store.UnrevokedKeyCounts(ctx)
+	if err != nil {
+		return err
+	}
 	page := callers.ListPage{Page: h.page(c, "Callers", "callers"), HasGroups: len(snap.RouteGroups) > 0}
 	for _, cl := range snap.Callers {
 		_, ok := live.callers[cl.ID]
-		page.Rows = append(page.Rows, callers.Row{Caller: cl, Live: ok})
+		page.Rows = append(page.Rows, callers.Row{Caller: cl, Live: ok, KeyCount: counts[cl.Name]})
 	}
 	return httpx.Render(c, http.StatusOK, callers.List(page), nil)
 }
@@ -71,7 +75,12 @@ func (h *Handler) callerDetail(c echo.Context, id int64, keys callers.KeysPanel)
 		status.Changed = !sameCallerSettings(lc, cl)
 	}
 	pg := h.page(c, "Caller "+cl.Name, "callers")
-	panel, err := h.callerKeysPanel(c, cl, keys, pg.Can.CallerKeys)
+	keys.Status = status
+	names := []string{cl.Name}
+	if lc, ok := live.callers[id]; ok && lc.Name != cl.Name {
+		names = append(names, lc.Name) // renamed in the draft: its keys follow at publish
+	}
+	panel, err := h.callerKeysPanel(c, cl, keys, pg.Can.CallerKeys, names)
 	if err != nil {
 		return callers.DetailPage{}, err
 	}

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,9 +16,9 @@ import (
 	"switchyard/views/pages/callers"
 )
 
-// callerKeysPanel loads a caller's keys into the key panel.
-func (h *Handler) callerKeysPanel(c echo.Context, cl config.Caller, p callers.KeysPanel, canKeys bool) (callers.KeysPanel, error) {
-	keys, err := h.Store.CallerKeys(c.Request().Context(), cl.ID)
+// callerKeysPanel loads the keys of a caller's names into the key panel.
+func (h *Handler) callerKeysPanel(c echo.Context, cl config.Caller, p callers.KeysPanel, canKeys bool, names []string) (callers.KeysPanel, error) {
+	keys, err := h.Store.CallerKeys(c.Request().Context(), names...)
 	if err != nil {
 		return p, err
 	}
@@ -29,9 +31,45 @@ func (h *Handler) callerKeysPanel(c echo.Context, cl config.Caller, p callers.Ke
 func callerKeyViews(keys []store.CallerKeyInfo) []callers.Key {
 	out := make([]callers.Key, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, callers.Key{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Fingerprint: k.Fingerprint(), CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt})
+		out = append(out, callers.Key{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Fingerprint: k.Fingerprint(), CreatedAt: k.CreatedAt, CreatedBy: k.CreatedBy,
+			RevokedAt: k.RevokedAt, RevokedBy: deref(k.RevokedBy)})
 	}
 	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// draftCallerID finds the draft caller of a name (0 when the draft has none).
+func (h *Handler) draftCallerID(ctx context.Context, name string) (int64, error) {
+	snap, _, err := h.Store.Draft(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, cl := range snap.Callers {
+		if cl.Name == name {
+			return cl.ID, nil
+		}
+	}
+	return 0, nil
+}
+
+// draftCallerName finds the name of a draft caller.
+func (h *Handler) draftCallerName(ctx context.Context, id int64) (string, error) {
+	snap, _, err := h.Store.Draft(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, cl := range snap.Callers {
+		if cl.ID == id {
+			return cl.Name, nil
+		}
+	}
+	return "", fmt.Errorf("caller %d: %w", id, store.ErrNotFound)
 }
 
 // renderCallerKeys answers a key post: the key panel for htmx, the whole
@@ -62,7 +100,11 @@ func (h *Handler) CallerKeyCreate(c echo.Context) error {
 		return err
 	}
 	name := strings.TrimSpace(c.FormValue("name"))
-	plain, k, err := h.Store.CreateCallerKey(c.Request().Context(), id, name)
+	callerName, err := h.draftCallerName(c.Request().Context(), id)
+	if err != nil {
+		return notFoundOr(err)
+	}
+	plain, k, err := h.Store.CreateCallerKey(c.Request().Context(), callerName, name, httpx.CurrentPrincipal(c).Name)
 	if err != nil {
 		fe, ok := fieldErrors(err)
 		if !ok {
@@ -70,7 +112,7 @@ func (h *Handler) CallerKeyCreate(c echo.Context) error {
 		}
 		return h.renderCallerKeys(c, id, callers.KeysPanel{Name: name, Errors: fe}, http.StatusUnprocessableEntity)
 	}
-	h.Log.Info("caller key created", "caller_id", id, "key_id", k.ID, "prefix", k.Prefix, "by", httpx.CurrentPrincipal(c).Name)
+	h.Log.Info("caller key created", "caller", callerName, "key_id", k.ID, "prefix", k.Prefix, "by", httpx.CurrentPrincipal(c).Name)
 	nk := &callers.NewKey{Plaintext: plain, Prefix: k.Prefix, APIBase: h.publicBaseURL(c) + "/v1"}
 	return h.renderCallerKeys(c, id, callers.KeysPanel{NewKey: nk}, http.StatusOK)
 }
@@ -83,18 +125,25 @@ func (h *Handler) CallerKeyRevoke(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	callerID, err := h.Store.CallerKeyCaller(ctx, keyID)
+	callerName, err := h.Store.CallerKeyCaller(ctx, keyID)
 	if err != nil {
 		return notFoundOr(err)
 	}
 	// Not found here means it was already revoked: the outcome is the same.
-	if err := h.Store.RevokeCallerKey(ctx, keyID); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := h.Store.RevokeCallerKey(ctx, keyID, httpx.CurrentPrincipal(c).Name); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	h.Log.Info("caller key revoked", "caller_id", callerID, "key_id", keyID, "by", httpx.CurrentPrincipal(c).Name)
+	h.Log.Info("caller key revoked", "caller", callerName, "key_id", keyID, "by", httpx.CurrentPrincipal(c).Name)
+	callerID, err := h.draftCallerID(ctx, callerName)
+	if err != nil {
+		return err
+	}
 	msg := "Key revoked: requests using it are refused within seconds."
-	if !httpx.IsPartial(c) {
+	if !httpx.IsPartial(c) || callerID == 0 {
 		h.flash(c, msg)
+		if callerID == 0 {
+			return httpx.Redirect(c, "/callers")
+		}
 		return httpx.Redirect(c, "/callers/"+strconv.FormatInt(callerID, 10))
 	}
 	return h.renderCallerKeys(c, callerID, callers.KeysPanel{Notice: msg}, http.StatusOK)

@@ -306,7 +306,7 @@ func TestCallerKeyShownOnceAndStoredHashed(t *testing.T) {
 	var name, prefix string
 	var hash []byte
 	var keyID int64
-	if err := env.Store.DB().QueryRowContext(t.Context(), `SELECT id, name, prefix, hash FROM caller_keys WHERE caller_id=$1`, id).Scan(&keyID, &name, &prefix, &hash); err != nil {
+	if err := env.Store.DB().QueryRowContext(t.Context(), `SELECT id, name, prefix, hash FROM caller_keys WHERE caller_name=$1`, "checkout").Scan(&keyID, &name, &prefix, &hash); err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte(plain))
@@ -323,7 +323,7 @@ func TestCallerKeyShownOnceAndStoredHashed(t *testing.T) {
 		t.Fatal("the plaintext key is stored somewhere")
 	}
 	live, err := env.Store.LiveCallerKeys(t.Context())
-	if err != nil || live[sum] != id {
+	if err != nil || live[sum] != "checkout" {
 		t.Fatalf("key not live: %v", err)
 	}
 
@@ -333,7 +333,9 @@ func TestCallerKeyShownOnceAndStoredHashed(t *testing.T) {
 		t.Fatal("the key is shown again")
 	}
 	row := webtest.TestID(doc, "caller-key-"+itoa(keyID))
-	if !strings.Contains(row.Text(), prefix) || !strings.Contains(row.Text(), "live") {
+	// The caller is only in the draft: its key is kept but suspended until
+	// it is published; who made it is recorded.
+	if !strings.Contains(row.Text(), prefix) || !strings.Contains(row.Text(), "suspended until the caller is published") || !strings.Contains(row.Text(), "by ops") {
 		t.Fatalf("key row: %q", row.Text())
 	}
 	confirm, _ := webtest.TestID(doc, "caller-key-revoke-"+itoa(keyID)).Closest("form").Attr("hx-confirm")
@@ -357,7 +359,7 @@ func TestCallerKeyShownOnceAndStoredHashed(t *testing.T) {
 	if res.StatusCode != http.StatusUnprocessableEntity || webtest.TestID(doc, "error-name").Length() != 1 || webtest.TestID(doc, "caller-key-plaintext").Length() != 0 {
 		t.Fatalf("long key name: %d", res.StatusCode)
 	}
-	keys, _ := env.Store.CallerKeys(t.Context(), id)
+	keys, _ := env.Store.CallerKeys(t.Context(), "checkout")
 	if len(keys) != 2 {
 		t.Fatalf("%d keys stored, want 2", len(keys))
 	}
@@ -431,7 +433,7 @@ func TestCallerViewerSeesNoControlsAndCannotPost(t *testing.T) {
 	env := webtest.New(t)
 	callerSeed(t, env)
 	id := callerCreate(t, env, "checkout")
-	plain, k, err := env.Store.CreateCallerKey(t.Context(), id, "prod")
+	plain, k, err := env.Store.CreateCallerKey(t.Context(), "checkout", "prod", "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +458,7 @@ func TestCallerViewerSeesNoControlsAndCannotPost(t *testing.T) {
 			t.Errorf("viewer POST %s: %d", p, res.StatusCode)
 		}
 	}
-	if keys, _ := env.Store.CallerKeys(t.Context(), id); len(keys) != 1 || keys[0].RevokedAt != nil {
+	if keys, _ := env.Store.CallerKeys(t.Context(), "checkout"); len(keys) != 1 || keys[0].RevokedAt != nil {
 		t.Fatal("viewer changed keys")
 	}
 }

@@ -266,7 +266,7 @@ func (h *Handler) APIRollback(c echo.Context) error {
 	if err := readJSON(c, &b); err != nil {
 		return apiFail(c, err)
 	}
-	out, err := h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), RollbackTo: n, Check: h.dryRun, Acknowledge: b.Acknowledge})
+	out, err := h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), RollbackTo: n, Check: h.publishCheck(c.Request().Context()), Acknowledge: b.Acknowledge})
 	if err != nil {
 		return h.apiPublishError(c, err)
 	}

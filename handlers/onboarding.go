@@ -190,7 +190,9 @@ func (o *Onboarding) Create(c echo.Context) error {
 		wp.form.Errors = merge(wp.form.Errors, errs)
 		return o.renderForm(c, http.StatusUnprocessableEntity, wp.form)
 	}
-	res, err := o.Store.Onboard(ctx, store.OnboardingBatchOf(plan, rev))
+	batch := store.OnboardingBatchOf(plan, rev)
+	batch.Actor = httpx.CurrentPrincipal(c).Name
+	res, err := o.Store.Onboard(ctx, batch)
 	switch {
 	case errors.Is(err, store.ErrDraftChanged):
 		return o.renderReview(c, http.StatusConflict, wp.form, plan, snap, current,

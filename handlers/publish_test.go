@@ -164,8 +164,13 @@ func TestPublishParkedTierNeedsTypedAcknowledgement(t *testing.T) {
 		t.Fatalf("acknowledged API publish: %d %s", code, body)
 	}
 
-	// Rolling back to v2 (deep parked) asks for default/deep too.
+	// Rolling back to v2 (deep parked) asks for default/deep too, on the
+	// rollback's publish page.
 	_, doc = admin.Get("/versions/2")
+	if href, _ := webtest.TestID(doc, "rollback-preview-open").Attr("href"); href != "/versions/2/rollback" {
+		t.Fatalf("the version page does not lead to the rollback preview: %q", href)
+	}
+	_, doc = admin.Get("/versions/2/rollback")
 	if webtest.TestID(doc, "rollback-form").Find(`[data-testid="ack-default-deep"]`).Length() != 1 {
 		t.Fatal("the rollback form does not ask for default/deep")
 	}

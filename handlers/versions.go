@@ -15,6 +15,7 @@ import (
 	"switchyard/routing/config"
 	"switchyard/routing/config/textdiff"
 	"switchyard/store"
+	"switchyard/views/layout"
 	"switchyard/views/pages/versions"
 )
 
@@ -43,10 +44,6 @@ func (h *Handler) VersionShow(c echo.Context) error {
 	}
 	live, _ := h.Store.LatestVersionNumber(ctx)
 	p := versions.ShowPage{Page: h.page(c, fmt.Sprintf("Version %d", n), "versions"), Version: versionView(v), IsLive: live == n}
-	if snap, err := config.Decode([]byte(v.Snapshot)); err == nil && live != n {
-		// A rollback to it runs the dry-run again: ask for what it needs.
-		p.RollbackAcks = versions.AckRows(h.dryRun(snap))
-	}
 	return httpx.Render(c, http.StatusOK, versions.Show(p), nil)
 }
 
@@ -100,6 +97,11 @@ func (h *Handler) VersionsDiff(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if from == "draft" || to == "draft" {
+		// Older versions listed caller keys, which the draft no longer
+		// holds: keys are not configuration, so they are no change.
+		a, b = store.ConfigOnlyText(a), store.ConfigOnlyText(b)
+	}
 	var changes []config.Change
 	if sa, err := config.Decode([]byte(a)); err == nil {
 		if sb, err := config.Decode([]byte(b)); err == nil {
@@ -135,24 +137,33 @@ func (h *Handler) DryRunPage(c echo.Context) error {
 }
 
 func (h *Handler) dryRunPage(c echo.Context, message, publishErr string, typed map[string]string) (versions.DryRunPage, error) {
-	ctx := c.Request().Context()
-	snap, rev, err := h.Store.Draft(ctx)
+	snap, rev, err := h.Store.Draft(c.Request().Context())
 	if err != nil {
 		return versions.DryRunPage{}, err
 	}
+	p := h.publishPreview(c, h.page(c, "Dry-run", "dryrun"), snap)
+	p.Revision, p.Message, p.Error, p.Typed = rev, message, publishErr, typed
+	return p, nil
+}
+
+// publishPreview checks snap as a publish would (the dry-run and the replay
+// of the last day's traffic) and compares it with the live version.
+func (h *Handler) publishPreview(c echo.Context, pg layout.Page, snap config.Snapshot) versions.DryRunPage {
+	ctx := c.Request().Context()
 	result, im, problem, truncated := h.draftCheck(ctx, snap)
-	p := versions.DryRunPage{Page: h.page(c, "Dry-run", "dryrun"), Result: result, Revision: rev, Message: message, Error: publishErr,
-		Impact: im, ImpactProblem: problem, ImpactTruncated: truncated, Typed: typed}
+	p := versions.DryRunPage{Page: pg, Result: result, Impact: im, ImpactProblem: problem, ImpactTruncated: truncated}
 	if p.Page.LiveVersion > 0 {
 		if live, err := h.Store.Version(ctx, p.Page.LiveVersion); err == nil {
+			// Older versions listed caller keys; keys are not configuration.
+			liveText := store.ConfigOnlyText(live.Snapshot)
 			text, _ := config.Encode(snap)
-			p.Ins, p.Del = textdiff.Changed(textdiff.Lines(config.WithoutIDs(live.Snapshot), config.WithoutIDs(string(text))))
-			if ls, err := config.Decode([]byte(live.Snapshot)); err == nil {
+			p.Ins, p.Del = textdiff.Changed(textdiff.Lines(config.WithoutIDs(liveText), config.WithoutIDs(string(text))))
+			if ls, err := config.Decode([]byte(liveText)); err == nil {
 				p.Changes = config.Changes(ls, snap)
 			}
 		}
 	}
-	return p, nil
+	return p
 }
 
 // formAcks reads the acknowledgements typed on a publish form: each
@@ -234,7 +245,9 @@ func publishRefusal(err error) (string, bool) {
 	return "", false
 }
 
-// VersionRollback publishes an older version's content as a new version.
+// VersionRollback publishes an older version's content as a new version:
+// the confirm of the rollback preview, checked as any publish (the dry-run
+// and the replay of the last day's traffic).
 func (h *Handler) VersionRollback(c echo.Context) error {
 	n, err := idParam(c, "n")
 	if err != nil {
@@ -244,14 +257,14 @@ func (h *Handler) VersionRollback(c echo.Context) error {
 	acks, _, err := formAcks(c)
 	if err == nil {
 		var out store.PublishOutcome
-		out, err = h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: msg, RollbackTo: n, Check: h.dryRun, Acknowledge: acks})
+		out, err = h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: msg, RollbackTo: n, Check: h.publishCheck(c.Request().Context()), Acknowledge: acks})
 		if err == nil {
 			return h.rolledBack(c, n, out)
 		}
 	}
 	if reason, ok := publishRefusal(err); ok {
 		h.flashError(c, "Rollback refused: "+reason)
-		return httpx.Redirect(c, fmt.Sprintf("/versions/%d#rollback", n))
+		return httpx.Redirect(c, fmt.Sprintf("/versions/%d/rollback", n))
 	}
 	return notFoundOr(err)
 }

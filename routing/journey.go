@@ -428,10 +428,16 @@ func (x *exchange) authenticate() bool {
 		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "missing API key: send your Switchyard caller key as 'Authorization: Bearer <key>', 'x-api-key: <key>' or 'api-key: <key>'")
 		return false
 	}
-	x.caller = x.rt.Authenticate(key)
+	var absent string
+	x.caller, absent = x.rt.Authenticate(key)
 	if x.caller == nil {
 		x.a.Header.Set("x-should-retry", "false")
-		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "invalid or revoked API key")
+		msg := "invalid or revoked API key"
+		if absent != "" {
+			msg = "API key suspended: its caller " + strconv.Quote(absent) + " is absent from the live version " +
+				strconv.FormatInt(x.rt.Version, 10) + "; the key works again when a version that contains the caller is published"
+		}
+		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", msg)
 		return false
 	}
 	x.rec.CallerID, x.rec.Caller, x.rec.Tenant, x.rec.RouteGroup = x.int64p(x.caller.ID), x.caller.Name, x.caller.Tenant, x.caller.Group.Name

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -84,100 +83,12 @@ func (s *Store) UpdateCaller(ctx context.Context, id int64, c config.Caller) err
 	})
 }
 
-// DeleteCaller deletes a caller and its keys.
+// DeleteCaller deletes a caller from the draft. Its keys are kept: they
+// belong to the caller's name and work while the live version has it.
 func (s *Store) DeleteCaller(ctx context.Context, id int64) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM callers WHERE id=$1`, id)
 	if err := rowsAffected(res, err); err != nil {
 		return fmt.Errorf("store: delete caller %d: %w", id, err)
 	}
-	return s.notify(ctx, "keys")
-}
-
-// CreateCallerKey makes a new API key for a caller. The plaintext is returned
-// once and never stored; it works on every instance within the reload bound.
-func (s *Store) CreateCallerKey(ctx context.Context, callerID int64, name string) (plaintext string, k config.CallerKey, err error) {
-	if len(name) > 100 {
-		return "", k, (config.FieldErrors{"name": "must be at most 100 characters"}).Err()
-	}
-	plaintext, prefix := newToken(CallerKeyPrefix)
-	k = config.CallerKey{Name: name, Prefix: prefix}
-	err = s.db.GetContext(ctx, &k.ID, `INSERT INTO caller_keys (caller_id, name, prefix, hash) VALUES ($1,$2,$3,$4) RETURNING id`,
-		callerID, name, prefix, hashToken(plaintext))
-	if isFK(err) {
-		return "", k, fmt.Errorf("store: caller %d: %w", callerID, ErrNotFound)
-	}
-	if err != nil {
-		return "", k, fmt.Errorf("store: create caller key: %w", err)
-	}
-	return plaintext, k, s.notify(ctx, "keys")
-}
-
-// RevokeCallerKey revokes a key for good: no rollback or import brings it back.
-func (s *Store) RevokeCallerKey(ctx context.Context, keyID int64) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE caller_keys SET revoked_at=now() WHERE id=$1 AND revoked_at IS NULL`, keyID)
-	if err := rowsAffected(res, err); err != nil {
-		return fmt.Errorf("store: revoke caller key %d: %w", keyID, err)
-	}
-	return s.notify(ctx, "keys")
-}
-
-// CallerKeyCaller returns the caller id of a key.
-func (s *Store) CallerKeyCaller(ctx context.Context, keyID int64) (int64, error) {
-	var cid int64
-	if err := s.db.GetContext(ctx, &cid, `SELECT caller_id FROM caller_keys WHERE id=$1`, keyID); err != nil {
-		return 0, fmt.Errorf("store: caller key %d: %w", keyID, notFound(err))
-	}
-	return cid, nil
-}
-
-// CallerKeyInfo is a caller key as the console lists it.
-type CallerKeyInfo struct {
-	ID        int64      `db:"id"`
-	CallerID  int64      `db:"caller_id"`
-	Name      string     `db:"name"`
-	Prefix    string     `db:"prefix"`
-	CreatedAt time.Time  `db:"created_at"`
-	RevokedAt *time.Time `db:"revoked_at"`
-	Hash      []byte     `db:"hash"`
-}
-
-// Fingerprint is what a call log records of the key when a request
-// presents it (config.PresentedKeyFingerprint): search Call logs by it to
-// find the calls that used this key, revoked or not.
-func (k CallerKeyInfo) Fingerprint() string { return config.CallerKeyFingerprint(k.Prefix, k.Hash) }
-
-// CallerKeys lists a caller's keys, revoked ones included.
-func (s *Store) CallerKeys(ctx context.Context, callerID int64) ([]CallerKeyInfo, error) {
-	var out []CallerKeyInfo
-	err := s.db.SelectContext(ctx, &out, `SELECT id, caller_id, name, prefix, created_at, revoked_at, hash FROM caller_keys WHERE caller_id=$1 ORDER BY id`, callerID)
-	return out, err
-}
-
-// LiveCallerKeys maps hashes of unrevoked caller keys to caller ids.
-func (s *Store) LiveCallerKeys(ctx context.Context) (map[[32]byte]int64, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT hash, caller_id FROM caller_keys WHERE revoked_at IS NULL`)
-	if err != nil {
-		return nil, fmt.Errorf("store: load caller keys: %w", err)
-	}
-	defer rows.Close()
-	out := map[[32]byte]int64{}
-	for rows.Next() {
-		var h []byte
-		var id int64
-		if err := rows.Scan(&h, &id); err != nil {
-			return nil, err
-		}
-		var k [32]byte
-		copy(k[:], h)
-		out[k] = id
-	}
-	return out, rows.Err()
-}
-
-// CallerKeysState is a cheap fingerprint of the caller key table: it changes
-// whenever a key is created, revoked or deleted.
-func (s *Store) CallerKeysState(ctx context.Context) (string, error) {
-	var n, maxID, revoked int64
-	err := s.db.QueryRowxContext(ctx, `SELECT count(*), coalesce(max(id),0), count(revoked_at) FROM caller_keys`).Scan(&n, &maxID, &revoked)
-	return fmt.Sprintf("%d/%d/%d", n, maxID, revoked), err
+	return nil
 }

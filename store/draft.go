@@ -251,17 +251,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		c := &s.Callers[callerIdx[l.CallerID]]
 		c.Limits = append(c.Limits, l.TierLimit)
 	}
-	var ckeys []struct {
-		config.CallerKey
-		CallerID int64 `db:"caller_id"`
-	}
-	if err := sqlx.SelectContext(ctx, q, &ckeys, `SELECT id, caller_id, name, prefix FROM caller_keys WHERE revoked_at IS NULL`); err != nil {
-		return fail("caller keys", err)
-	}
-	for _, k := range ckeys {
-		c := &s.Callers[callerIdx[k.CallerID]]
-		c.Keys = append(c.Keys, k.CallerKey)
-	}
+	// Caller keys are not configuration: they live outside the draft.
 	config.Canonicalize(&s)
 	return s, nil
 }

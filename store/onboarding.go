@@ -37,6 +37,8 @@ type OnboardingBatch struct {
 	// Caller, when set, is a new caller that gets one API key.
 	Caller        *config.Caller
 	CallerKeyName string
+	// Actor is who onboards: recorded as the maker of the caller's key.
+	Actor string
 }
 
 // NewProviderKey is a key to seal into the new provider's pool.
@@ -180,12 +182,11 @@ func (s *Store) Onboard(ctx context.Context, b OnboardingBatch) (OnboardingResul
 			if err := writeLimits(ctx, tx, out.CallerID, c.Limits); err != nil {
 				return err
 			}
-			plain, prefix := newToken(CallerKeyPrefix)
-			if _, err := tx.ExecContext(ctx, `INSERT INTO caller_keys (caller_id, name, prefix, hash) VALUES ($1,$2,$3,$4)`,
-				out.CallerID, b.CallerKeyName, prefix, hashToken(plain)); err != nil {
+			plain, k, err := insertCallerKey(ctx, tx, c.Name, b.CallerKeyName, b.Actor)
+			if err != nil {
 				return err
 			}
-			out.CallerKey, out.CallerKeyPrefix = plain, prefix
+			out.CallerKey, out.CallerKeyPrefix = plain, k.Prefix
 			// Delivered on commit: every instance learns the new key at once.
 			if _, err := tx.ExecContext(ctx, `SELECT pg_notify($1, 'keys')`, NotifyChannel); err != nil {
 				return err

@@ -56,7 +56,7 @@ func TestOnboardIsAtomic(t *testing.T) {
 	if r := check(snap); r.Blocking() {
 		t.Fatalf("onboarded draft does not pass the dry-run: %+v", r.Errors())
 	}
-	if len(snap.Providers) != 1 || len(snap.Providers[0].Keys) != 2 || len(snap.Callers) != 1 || len(snap.Callers[0].Keys) != 1 {
+	if len(snap.Providers) != 1 || len(snap.Providers[0].Keys) != 2 || len(snap.Callers) != 1 || len(snap.Callers[0].Keys) != 0 { // the caller key lives outside the draft
 		t.Fatalf("draft = %+v", snap)
 	}
 	if !reflect.DeepEqual(snap.RouteGroups[0].Aliases, onboarding.AgentAliases()) {

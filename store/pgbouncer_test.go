@@ -178,7 +178,7 @@ func TestStoreThroughPgBouncer(t *testing.T) {
 				if _, _, err := st.Draft(ctx); fail("read draft", err) {
 					return
 				}
-				plain, _, err := st.CreateCallerKey(ctx, s.caller, name)
+				plain, _, err := st.CreateCallerKey(ctx, "contracts", name, "worker")
 				if fail("create caller key", err) {
 					return
 				}

@@ -139,7 +139,7 @@ func TestUniqueAndReferenceRefusals(t *testing.T) {
 func TestSecretsAreSealedAndTokensHashed(t *testing.T) {
 	st, _ := storetest.New(t)
 	ctx := context.Background()
-	s := seed(t, st)
+	seed(t, st)
 
 	rows, err := st.DB().QueryContext(ctx, `SELECT secret, fingerprint, label FROM provider_keys`)
 	if err != nil {
@@ -171,7 +171,7 @@ func TestSecretsAreSealedAndTokensHashed(t *testing.T) {
 		t.Fatalf("secret does not decrypt back: %q %v", got, err)
 	}
 
-	plain, key, err := st.CreateCallerKey(ctx, s.caller, "ci")
+	plain, key, err := st.CreateCallerKey(ctx, "contracts", "ci", "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestSecretsAreSealedAndTokensHashed(t *testing.T) {
 		t.Fatal("a token is stored in plaintext")
 	}
 	keys, err := st.LiveCallerKeys(ctx)
-	if err != nil || keys[config.HashCallerKey(plain)] != s.caller {
+	if err != nil || keys[config.HashCallerKey(plain)] != "contracts" {
 		t.Fatalf("caller key not found by hash: %v", err)
 	}
 	if _, err := st.AuthenticateAdminToken(ctx, admin); err != nil {
@@ -199,7 +199,7 @@ func TestSecretsAreSealedAndTokensHashed(t *testing.T) {
 	if _, err := st.AuthenticateAdminToken(ctx, admin+"x"); !errors.Is(err, store.ErrBadLogin) {
 		t.Fatalf("wrong admin token accepted: %v", err)
 	}
-	if err := st.RevokeCallerKey(ctx, key.ID); err != nil {
+	if err := st.RevokeCallerKey(ctx, key.ID, "bob"); err != nil {
 		t.Fatal(err)
 	}
 	keys, _ = st.LiveCallerKeys(ctx)

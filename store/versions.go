@@ -148,8 +148,12 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 		} else if text, err = config.Encode(snap); err != nil {
 			return err
 		}
-		if rollbackOf == nil && latest.Number > 0 && bytes.Equal(text, []byte(latest.Snapshot)) {
+		liveSnap, liveText := configOnly(latest.Snapshot)
+		if rollbackOf == nil && latest.Number > 0 && bytes.Equal(text, liveText) {
 			return ErrNothingToPublish
+		}
+		if err := followRenames(ctx, tx, liveSnap, snap); err != nil {
+			return err
 		}
 		checks, _ := json.Marshal(result)
 		v := Version{Number: latest.Number + 1, Author: in.Author, Message: in.Message, Snapshot: string(text), Checks: checks, RollbackOf: rollbackOf, DraftRevision: rev}
@@ -249,5 +253,29 @@ func (s *Store) DraftState(ctx context.Context) (live int64, differs bool, err e
 	if err != nil {
 		return v.Number, false, err
 	}
-	return v.Number, string(text) != v.Snapshot, nil
+	_, liveText := configOnly(v.Snapshot)
+	return v.Number, !bytes.Equal(text, liveText), nil
+}
+
+// configOnly decodes a version's text and encodes it again without the
+// caller keys versions made before keys left the configuration listed: what
+// a draft compares with. Text that does not decode is returned as it is.
+func configOnly(text string) (config.Snapshot, []byte) {
+	snap, err := config.Decode([]byte(text))
+	if err != nil {
+		return snap, []byte(text)
+	}
+	WithoutCallerKeys(&snap)
+	b, err := config.Encode(snap)
+	if err != nil {
+		return snap, []byte(text)
+	}
+	return snap, b
+}
+
+// ConfigOnlyText is a version's text as a draft compares with it: without
+// the caller keys older versions listed.
+func ConfigOnlyText(text string) string {
+	_, b := configOnly(text)
+	return string(b)
 }

@@ -143,6 +143,7 @@ func (s *Server) routes(opts Options) {
 	con.GET("/versions", h.VersionsList)
 	con.GET("/versions/diff", h.VersionsDiff)
 	con.GET("/versions/:n", h.VersionShow)
+	con.GET("/versions/:n/rollback", h.VersionRollbackPreview)
 	con.POST("/versions/:n/rollback", h.VersionRollback)
 	con.GET("/config/export", h.ConfigExport)
 	con.GET("/config/import", h.ImportPage)

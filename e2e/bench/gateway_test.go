@@ -295,7 +295,7 @@ func newBenchConfig(t *testing.T, st *store.Store, fakeBase string) benchConfig 
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, _, err := st.CreateCallerKey(ctx, id, name)
+		k, _, err := st.CreateCallerKey(ctx, name, name, "bench")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -92,7 +92,7 @@ func TestRetryBudgetOutage(t *testing.T) {
 		must(st.CreateRouteGroup(ctx, g))
 		cid, err := st.CreateCaller(ctx, config.Caller{Name: name + "-app", RouteGroup: name, PriorityClass: config.ClassInteractive, Enabled: true})
 		must(cid, err)
-		k, _, err := st.CreateCallerKey(ctx, cid, "bench")
+		k, _, err := st.CreateCallerKey(ctx, name+"-app", "bench", "bench")
 		if err != nil {
 			t.Fatal(err)
 		}

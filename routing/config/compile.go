@@ -22,7 +22,8 @@ type Runtime struct {
 	Deployments map[int64]*RDeployment
 	Providers   map[string]*RProvider
 
-	callerKeys map[[32]byte]int64
+	callerKeys    map[[32]byte]string
+	callersByName map[string]*RCaller
 }
 
 // RProvider is a provider with its decrypted key pool.
@@ -187,8 +188,10 @@ type Credentials struct {
 	ProviderKeySecrets map[int64]string
 	// ProviderHeaderSecrets maps secret header ids to their opened values.
 	ProviderHeaderSecrets map[int64]HeaderSecret
-	// CallerKeys maps SHA-256 hashes of live caller API keys to caller ids.
-	CallerKeys map[[32]byte]int64
+	// CallerKeys maps SHA-256 hashes of unrevoked caller API keys to the
+	// names of the callers they belong to. A key authenticates while the
+	// version has a caller of that name.
+	CallerKeys map[[32]byte]string
 }
 
 // HashCallerKey returns the hash under which a caller API key is stored.
@@ -210,6 +213,8 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 		Models:      map[string]*RModel{},
 		Deployments: map[int64]*RDeployment{},
 		Providers:   map[string]*RProvider{},
+
+		callersByName: map[string]*RCaller{},
 	}
 	for _, p := range s.Providers {
 		rp := &RProvider{ID: p.ID, Name: p.Name, Protocol: p.Protocol, BaseURL: p.BaseURL, Enabled: p.Enabled, Timeout: ms(p.TimeoutMS)}
@@ -325,6 +330,7 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 			rc.Limits[i] = c.Limit(t)
 		}
 		rt.Callers[c.ID] = rc
+		rt.callersByName[c.Name] = rc
 	}
 	rt.callerKeys = creds.CallerKeys
 	return rt, nil
@@ -333,19 +339,25 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 // WithCallerKeys returns a copy of rt that authenticates with keys. Caller
 // keys change without a publish (creating and revoking are immediate), so
 // they are swapped independently of the compiled version.
-func (rt *Runtime) WithCallerKeys(keys map[[32]byte]int64) *Runtime {
+func (rt *Runtime) WithCallerKeys(keys map[[32]byte]string) *Runtime {
 	c := *rt
 	c.callerKeys = keys
 	return &c
 }
 
-// Authenticate returns the caller owning an API key, or nil.
-func (rt *Runtime) Authenticate(key string) *RCaller {
-	id, ok := rt.callerKeys[HashCallerKey(key)]
+// Authenticate returns the caller owning an API key. A key that is not
+// known (never made, or revoked) returns nil and ""; a key whose caller
+// this version does not contain (suspended until a version brings the
+// caller back) returns nil and the caller's name.
+func (rt *Runtime) Authenticate(key string) (c *RCaller, absent string) {
+	name, ok := rt.callerKeys[HashCallerKey(key)]
 	if !ok {
-		return nil
+		return nil, ""
 	}
-	return rt.Callers[id]
+	if c := rt.callersByName[name]; c != nil {
+		return c, ""
+	}
+	return nil, name
 }
 
 // ModelCodes lists the logic model codes of a kind, sorted.

@@ -76,16 +76,16 @@ type wire struct {
 	Snapshot           []byte                        `json:"snapshot"`
 	ProviderKeySecrets map[int64]string              `json:"provider_key_secrets"`
 	HeaderSecrets      map[int64]config.HeaderSecret `json:"provider_header_secrets,omitempty"`
-	CallerKeys         map[string]int64              `json:"caller_keys"` // hex of the key hash
+	CallerKeys         map[string]string             `json:"caller_key_owners"` // hex of the key hash → caller name
 	SavedAt            time.Time                     `json:"saved_at"`
 }
 
 // Save writes c to disk, then to Redis. A disk failure is returned; a Redis
 // failure is logged (the disk copy is what a restart on this machine needs).
 func (c *Cache) Save(ctx context.Context, v live.Cached) error {
-	w := wire{Version: v.Version, Epoch: v.Epoch, Snapshot: v.Snapshot, ProviderKeySecrets: v.ProviderKeySecrets, HeaderSecrets: v.ProviderHeaderSecrets, CallerKeys: make(map[string]int64, len(v.CallerKeys)), SavedAt: v.SavedAt}
-	for h, id := range v.CallerKeys {
-		w.CallerKeys[hex.EncodeToString(h[:])] = id
+	w := wire{Version: v.Version, Epoch: v.Epoch, Snapshot: v.Snapshot, ProviderKeySecrets: v.ProviderKeySecrets, HeaderSecrets: v.ProviderHeaderSecrets, CallerKeys: make(map[string]string, len(v.CallerKeys)), SavedAt: v.SavedAt}
+	for h, name := range v.CallerKeys {
+		w.CallerKeys[hex.EncodeToString(h[:])] = name
 	}
 	plain, err := json.Marshal(w)
 	if err != nil {
@@ -166,7 +166,7 @@ func (c *Cache) open(sealed []byte) (live.Cached, error) {
 	if err := json.Unmarshal([]byte(plain), &w); err != nil {
 		return live.Cached{}, fmt.Errorf("it does not decode: %w", err)
 	}
-	v := live.Cached{Version: w.Version, Epoch: w.Epoch, Snapshot: w.Snapshot, ProviderKeySecrets: w.ProviderKeySecrets, ProviderHeaderSecrets: w.HeaderSecrets, CallerKeys: make(map[[32]byte]int64, len(w.CallerKeys)), SavedAt: w.SavedAt}
+	v := live.Cached{Version: w.Version, Epoch: w.Epoch, Snapshot: w.Snapshot, ProviderKeySecrets: w.ProviderKeySecrets, ProviderHeaderSecrets: w.HeaderSecrets, CallerKeys: make(map[[32]byte]string, len(w.CallerKeys)), SavedAt: w.SavedAt}
 	for s, id := range w.CallerKeys {
 		b, err := hex.DecodeString(s)
 		if err != nil || len(b) != 32 {

@@ -43,7 +43,7 @@ func sample(version int64) live.Cached {
 		Snapshot:              []byte(`{"providers":[]}`),
 		ProviderKeySecrets:    map[int64]string{3: "sk-live-secret-value"},
 		ProviderHeaderSecrets: map[int64]config.HeaderSecret{9: {ProviderID: 1, Value: "org-secret-header"}},
-		CallerKeys:            map[[32]byte]int64{h: 42},
+		CallerKeys:            map[[32]byte]string{h: "app"},
 		SavedAt:               time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC),
 	}
 }

@@ -264,8 +264,8 @@ func TestRevokedKeyIsRefusedWithinTheReloadBound(t *testing.T) {
 	if res, _ := post(t, e, key, "/v1/chat/completions", hello); res.StatusCode != 200 {
 		t.Fatal("key should work first")
 	}
-	keys, _ := e.Store.CallerKeys(context.Background(), 1)
-	if err := e.Store.RevokeCallerKey(context.Background(), keys[0].ID); err != nil {
+	keys, _ := e.Store.CallerKeys(context.Background(), "app")
+	if err := e.Store.RevokeCallerKey(context.Background(), keys[0].ID, "test"); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -281,7 +281,7 @@ func TestRevokedKeyIsRefusedWithinTheReloadBound(t *testing.T) {
 	}
 	t.Logf("revocation effective after %v", time.Since(start).Round(time.Millisecond))
 	// A new key works without a publish.
-	k2, _, err := e.Store.CreateCallerKey(context.Background(), 1, "second")
+	k2, _, err := e.Store.CreateCallerKey(context.Background(), "app", "second", "test")
 	if err != nil {
 		t.Fatal(err)
 	}

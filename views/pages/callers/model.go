@@ -8,7 +8,9 @@
 // field-<name>/error-<name> (limits.<tier>.<rpm|tpm|daily_tokens> included);
 // detail caller-detail, caller-settings, caller-edit, caller-delete,
 // caller-not-live, caller-changed, caller-keys (the swapped panel),
-// caller-key-<id> (row), caller-key-fingerprint-<id>, caller-key-revoke-<id>, caller-key-form,
+// caller-key-<id> (row) with caller-key-created (when, by whom) and
+// caller-key-status (live, suspended or revoked), caller-keys-suspended,
+// caller-key-fingerprint-<id>, caller-key-revoke-<id>, caller-key-form,
 // caller-key-name, caller-key-create, caller-no-keys, caller-keys-notice,
 // caller-key-once, caller-key-plaintext, caller-key-copy,
 // caller-key-snippet-<curl|python|node|go>, caller-key-copy-<same>.
@@ -30,6 +32,8 @@ type Row struct {
 	config.Caller
 	// Live is false when the caller is not in the live version yet.
 	Live bool
+	// KeyCount counts the caller's unrevoked keys.
+	KeyCount int
 }
 
 // ListPage is the Callers page.
@@ -134,6 +138,21 @@ type KeysPanel struct {
 	Notice  string
 	CSRF    string
 	CanEdit bool
+	// Status says whether the live version has the caller: its keys are
+	// suspended while it does not.
+	Status LiveStatus
+}
+
+// Suspended tells whether the caller's unrevoked keys are refused because
+// the live version does not contain the caller.
+func (p KeysPanel) Suspended() bool { return !p.Status.InLive }
+
+// SuspendedWhy says why the keys do not authenticate.
+func (p KeysPanel) SuspendedWhy() string {
+	if !p.Status.Published {
+		return "suspended until the caller is published"
+	}
+	return "suspended while the caller is absent from live v" + components.I64(p.Status.LiveVersion)
 }
 
 // Key is one API key of a caller as the panel lists it.
@@ -145,8 +164,10 @@ type Key struct {
 	// the key (also once it is revoked): Call logs search by it.
 	Fingerprint string
 	CreatedAt   time.Time
+	CreatedBy   string
 	// RevokedAt is nil while the key is live.
 	RevokedAt *time.Time
+	RevokedBy string
 }
 
 // CallsURL searches the last 7 days of calls that presented the key.

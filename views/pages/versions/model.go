@@ -43,9 +43,6 @@ type ShowPage struct {
 	Page    layout.Page
 	Version Version
 	IsLive  bool
-	// RollbackAcks are what rolling back to this version must acknowledge
-	// (its content has tiers that cannot serve).
-	RollbackAcks []AckRow
 }
 
 // DiffPage compares two versions (or a version and the draft).
@@ -81,6 +78,9 @@ type DryRunPage struct {
 	// Typed holds the acknowledgements the operator typed, by ack, shown
 	// again after a refusal.
 	Typed map[string]string
+	// Rollback, when set, makes this the preview of a rollback: the
+	// version's content instead of the draft, published on confirm.
+	Rollback *RollbackPreview
 }
 
 // AckRow is one acknowledgement a publish needs: the ack's text form

@@ -333,7 +333,7 @@ func (b *Builder) Caller(c config.Caller) (id int64, key string) {
 	c.Enabled = true
 	id, err := b.e.Store.CreateCaller(context.Background(), c)
 	b.must(err)
-	key, _, err = b.e.Store.CreateCallerKey(context.Background(), id, "test")
+	key, _, err = b.e.Store.CreateCallerKey(context.Background(), c.Name, "test", "gatewaytest")
 	b.must(err)
 	return id, key
 }

@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"switchyard/routing/config"
+)
+
+// Caller API keys are credentials, not configuration. A key belongs to a
+// caller's name, lives outside the versioned draft (making or revoking one
+// never moves the draft revision) and takes effect at once on every
+// instance. It authenticates while the live version contains a caller of
+// that name: a version that removes the caller suspends its keys, one that
+// brings the caller back restores them. Who made and who revoked a key is
+// recorded on its row.
+
+// CreateCallerKey makes a new API key for the caller named callerName, by
+// actor. The plaintext is returned once and never stored; it works on every
+// instance within the reload bound while the live version has the caller.
+func (s *Store) CreateCallerKey(ctx context.Context, callerName, name, actor string) (plaintext string, k config.CallerKey, err error) {
+	if len(name) > 100 {
+		return "", k, (config.FieldErrors{"name": "must be at most 100 characters"}).Err()
+	}
+	plaintext, k, err = insertCallerKey(ctx, s.db, callerName, name, actor)
+	if err != nil {
+		return "", k, fmt.Errorf("store: create caller key: %w", err)
+	}
+	return plaintext, k, s.notify(ctx, "keys")
+}
+
+func insertCallerKey(ctx context.Context, q sqlx.QueryerContext, callerName, name, actor string) (string, config.CallerKey, error) {
+	plaintext, prefix := newToken(CallerKeyPrefix)
+	k := config.CallerKey{Name: name, Prefix: prefix}
+	err := sqlx.GetContext(ctx, q, &k.ID, `INSERT INTO caller_keys (caller_name, name, prefix, hash, created_by) VALUES ($1,$2,$3,$4,$5) RETURNING id`,
+		callerName, name, prefix, hashToken(plaintext), actor)
+	return plaintext, k, err
+}
+
+// RevokeCallerKey revokes a key for good, by actor: no rollback or import
+// brings it back.
+func (s *Store) RevokeCallerKey(ctx context.Context, keyID int64, actor string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE caller_keys SET revoked_at=now(), revoked_by=$2 WHERE id=$1 AND revoked_at IS NULL`, keyID, actor)
+	if err := rowsAffected(res, err); err != nil {
+		return fmt.Errorf("store: revoke caller key %d: %w", keyID, err)
+	}
+	return s.notify(ctx, "keys")
+}
+
+// CallerKeyCaller returns the name of the caller a key belongs to.
+func (s *Store) CallerKeyCaller(ctx context.Context, keyID int64) (string, error) {
+	var name string
+	if err := s.db.GetContext(ctx, &name, `SELECT caller_name FROM caller_keys WHERE id=$1`, keyID); err != nil {
+		return "", fmt.Errorf("store: caller key %d: %w", keyID, notFound(err))
+	}
+	return name, nil
+}
+
+// CallerKeyInfo is a caller key as the console lists it, with its audit.
+type CallerKeyInfo struct {
+	ID         int64      `db:"id"`
+	CallerName string     `db:"caller_name"`
+	Name       string     `db:"name"`
+	Prefix     string     `db:"prefix"`
+	CreatedAt  time.Time  `db:"created_at"`
+	CreatedBy  string     `db:"created_by"`
+	RevokedAt  *time.Time `db:"revoked_at"`
+	RevokedBy  *string    `db:"revoked_by"`
+	Hash       []byte     `db:"hash"`
+}
+
+// Fingerprint is what a call log records of the key when a request
+// presents it (config.PresentedKeyFingerprint): search Call logs by it to
+// find the calls that used this key, revoked or not.
+func (k CallerKeyInfo) Fingerprint() string { return config.CallerKeyFingerprint(k.Prefix, k.Hash) }
+
+const callerKeyCols = `id, caller_name, name, prefix, created_at, created_by, revoked_at, revoked_by, hash`
+
+// CallerKeys lists the keys of the callers named, revoked ones included.
+func (s *Store) CallerKeys(ctx context.Context, callerNames ...string) ([]CallerKeyInfo, error) {
+	var out []CallerKeyInfo
+	err := s.db.SelectContext(ctx, &out, `SELECT `+callerKeyCols+` FROM caller_keys WHERE caller_name = ANY($1) ORDER BY id`, pq.Array(callerNames))
+	return out, err
+}
+
+// LiveCallerKeys maps hashes of unrevoked caller keys to their callers'
+// names; the data plane accepts one while the live version has that caller.
+func (s *Store) LiveCallerKeys(ctx context.Context) (map[[32]byte]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT hash, caller_name FROM caller_keys WHERE revoked_at IS NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("store: load caller keys: %w", err)
+	}
+	defer rows.Close()
+	out := map[[32]byte]string{}
+	for rows.Next() {
+		var h []byte
+		var name string
+		if err := rows.Scan(&h, &name); err != nil {
+			return nil, err
+		}
+		var k [32]byte
+		copy(k[:], h)
+		out[k] = name
+	}
+	return out, rows.Err()
+}
+
+// CallerKeysState is a cheap fingerprint of the caller key table: it changes
+// whenever a key is created, revoked or deleted. Keys that follow a renamed
+// caller move with a publish, and a new version reloads every key anyway.
+func (s *Store) CallerKeysState(ctx context.Context) (string, error) {
+	var n, maxID, revoked int64
+	err := s.db.QueryRowxContext(ctx, `SELECT count(*), coalesce(max(id),0), count(revoked_at) FROM caller_keys`).Scan(&n, &maxID, &revoked)
+	return fmt.Sprintf("%d/%d/%d", n, maxID, revoked), err
+}
+
+// followRenames moves the keys of callers a publish renames (same id, new
+// name) to their new names, in the publish's transaction, so a rename never
+// suspends a caller's keys. Swapped names move at once.
+func followRenames(ctx context.Context, tx *sqlx.Tx, before, after config.Snapshot) error {
+	was := map[int64]string{}
+	for _, c := range before.Callers {
+		was[c.ID] = c.Name
+	}
+	var from, to []string
+	for _, c := range after.Callers {
+		if old, ok := was[c.ID]; ok && old != c.Name && c.ID != 0 {
+			from, to = append(from, old), append(to, c.Name)
+		}
+	}
+	if len(from) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE caller_keys k SET caller_name = r.to_name
+		FROM unnest($1::text[], $2::text[]) AS r(from_name, to_name) WHERE k.caller_name = r.from_name`, pq.Array(from), pq.Array(to))
+	if err != nil {
+		return fmt.Errorf("store: keys follow renamed callers: %w", err)
+	}
+	return nil
+}
+
+// WithoutCallerKeys clears the caller keys older versions listed in their
+// content, so they compare with a draft (which no longer lists keys) on
+// configuration alone.
+func WithoutCallerKeys(s *config.Snapshot) {
+	for i := range s.Callers {
+		s.Callers[i].Keys = []config.CallerKey{}
+	}
+}
+
+// UnrevokedKeyCounts counts the unrevoked keys of each caller name.
+func (s *Store) UnrevokedKeyCounts(ctx context.Context) (map[string]int, error) {
+	var rows []struct {
+		Name string `db:"caller_name"`
+		N    int    `db:"n"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT caller_name, count(*) AS n FROM caller_keys WHERE revoked_at IS NULL GROUP BY caller_name`); err != nil {
+		return nil, fmt.Errorf("store: count caller keys: %w", err)
+	}
+	out := make(map[string]int, len(rows))
+	for _, r := range rows {
+		out[r.Name] = r.N
+	}
+	return out, nil
+}
