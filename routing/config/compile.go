@@ -27,14 +27,17 @@ type Runtime struct {
 
 // RProvider is a provider with its decrypted key pool.
 type RProvider struct {
-	ID        int64
-	Name      string
-	Protocol  Protocol
-	BaseURL   string
-	Enabled   bool
-	Timeout   time.Duration
-	Keys      []RKey // configured keys, active and disabled
-	ActiveKey []int64
+	ID       int64
+	Name     string
+	Protocol Protocol
+	BaseURL  string
+	Enabled  bool
+	Timeout  time.Duration
+	// APIVersion, Region and AuthURL are the cloud vendors' settings
+	// (Azure's api-version and Entra token endpoint, Bedrock's region).
+	APIVersion, Region, AuthURL string
+	Keys                        []RKey // configured keys, active and disabled
+	ActiveKey                   []int64
 	// Headers are the static extra headers, secret values opened; Pass the
 	// caller headers let through (canonical names). See Outgoing.
 	Headers http.Header
@@ -209,7 +212,8 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 		Providers:   map[string]*RProvider{},
 	}
 	for _, p := range s.Providers {
-		rp := &RProvider{ID: p.ID, Name: p.Name, Protocol: p.Protocol, BaseURL: p.BaseURL, Enabled: p.Enabled, Timeout: ms(p.TimeoutMS)}
+		rp := &RProvider{ID: p.ID, Name: p.Name, Protocol: p.Protocol, BaseURL: p.BaseURL, Enabled: p.Enabled, Timeout: ms(p.TimeoutMS),
+			APIVersion: p.APIVersion, Region: p.Region, AuthURL: p.AuthURL}
 		for _, k := range p.Keys {
 			secret, ok := creds.ProviderKeySecrets[k.ID]
 			if !ok {
