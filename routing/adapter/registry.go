@@ -9,6 +9,7 @@ func All() map[config.Protocol]Adapter {
 		config.ProtocolOpenAI:    OpenAI{},
 		config.ProtocolAnthropic: Anthropic{},
 		config.ProtocolGemini:    Gemini{},
+		config.ProtocolAzure:     NewAzure(),
 	}
 }
 

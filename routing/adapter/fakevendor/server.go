@@ -7,6 +7,8 @@
 //	           (Authorization: Bearer KEY)
 //	Anthropic  POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models
 //	           (x-api-key: KEY, anthropic-version required)
+//	Azure      POST /openai/deployments/DEPLOYMENT/chat/completions?api-version=V
+//	           and Entra ID tokens (api-key: KEY or a bearer token; azure.go)
 //	Gemini     POST /v1beta/models/MODEL:generateContent
 //	           POST /v1beta/models/MODEL:streamGenerateContent?alt=sse
 //	           POST /v1beta/models/MODEL:embedContent
@@ -110,6 +112,9 @@ type Options struct {
 	Fault Fault
 	// Rules are the initial rules (see SetRules).
 	Rules []Rule
+	// EntraTokenTTL is the lifetime of the Entra ID tokens it issues
+	// (default one hour; azure.go).
+	EntraTokenTTL time.Duration
 	// MaxBodyBytes limits request bodies (default 32 MiB); larger ones get 413.
 	MaxBodyBytes int64
 }
@@ -125,6 +130,7 @@ type Server struct {
 
 	stats counters
 	seq   atomic.Uint64
+	entra entraIssuer
 }
 
 // New returns a Server ready to serve.
@@ -197,6 +203,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serve(w, r, protoGemini, http.MethodGet, "", s.geminiModels)
 	case strings.HasPrefix(path, "/v1beta/models/") || strings.HasPrefix(path, "/v1/models/"):
 		s.routeGemini(w, r, path[strings.Index(path, "/models/")+len("/models/"):])
+	case strings.HasPrefix(path, "/openai/"):
+		s.routeAzure(w, r, path)
+	case strings.HasSuffix(path, "/oauth2/v2.0/token"):
+		s.entraToken(w, r)
 	case strings.HasPrefix(path, "/_fake/"):
 		s.serveControl(w, r)
 	default:
