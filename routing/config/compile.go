@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"switchyard/routing/reason"
@@ -366,24 +365,13 @@ func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 
 // Wire is the protocol whose request and answer shapes a deployment
 // speaks, which decides the field policy and what passes natively: Azure
-// OpenAI speaks OpenAI's; a Claude model on Bedrock speaks Anthropic's
-// (through Bedrock's Anthropic-native invoke); any other Bedrock model
-// speaks Converse, Bedrock's own.
+// OpenAI speaks OpenAI's; Bedrock speaks Converse, its own, for every model.
 func (d *RDeployment) Wire() Protocol { return WireOf(d.Provider.Protocol, d.UpstreamModel) }
 
 // WireOf is Wire for a provider protocol and an upstream model.
-func WireOf(p Protocol, upstreamModel string) Protocol {
-	switch {
-	case p == ProtocolAzure:
+func WireOf(p Protocol, _ string) Protocol {
+	if p == ProtocolAzure {
 		return ProtocolOpenAI
-	case p == ProtocolBedrock && BedrockClaude(upstreamModel):
-		return ProtocolAnthropic
 	}
 	return p
-}
-
-// BedrockClaude reports whether a Bedrock model id (or cross-region
-// inference profile id such as "us.anthropic.claude-…") names a Claude model.
-func BedrockClaude(model string) bool {
-	return strings.Contains(model, "anthropic.claude")
 }

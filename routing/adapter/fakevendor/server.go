@@ -9,6 +9,8 @@
 //	           (x-api-key: KEY, anthropic-version required)
 //	Azure      POST /openai/deployments/DEPLOYMENT/chat/completions?api-version=V
 //	           and Entra ID tokens (api-key: KEY or a bearer token; azure.go)
+//	Bedrock    POST /model/MODEL_ID/converse, /model/MODEL_ID/converse-stream
+//	           (AWS SigV4 verified; the stream in AWS event-stream framing; bedrock.go)
 //	Gemini     POST /v1beta/models/MODEL:generateContent
 //	           POST /v1beta/models/MODEL:streamGenerateContent?alt=sse
 //	           POST /v1beta/models/MODEL:embedContent
@@ -115,6 +117,10 @@ type Options struct {
 	// EntraTokenTTL is the lifetime of the Entra ID tokens it issues
 	// (default one hour; azure.go).
 	EntraTokenTTL time.Duration
+	// AWSSecrets maps an AWS access key id to its secret for verifying
+	// SigV4 signatures (bedrock.go); an id not listed has the secret
+	// "fake-secret-" + id.
+	AWSSecrets map[string]string
 	// MaxBodyBytes limits request bodies (default 32 MiB); larger ones get 413.
 	MaxBodyBytes int64
 }
@@ -203,6 +209,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serve(w, r, protoGemini, http.MethodGet, "", s.geminiModels)
 	case strings.HasPrefix(path, "/v1beta/models/") || strings.HasPrefix(path, "/v1/models/"):
 		s.routeGemini(w, r, path[strings.Index(path, "/models/")+len("/models/"):])
+	case strings.HasPrefix(path, "/model/"):
+		s.routeBedrock(w, r, path)
 	case strings.HasPrefix(path, "/openai/"):
 		s.routeAzure(w, r, path)
 	case strings.HasSuffix(path, "/oauth2/v2.0/token"):
