@@ -119,8 +119,10 @@ var translated = map[config.Protocol]map[string]func(s upstreamSaw) bool{
 		"temperature":           func(s upstreamSaw) bool { return s.body.Get("inferenceConfig.temperature").Num == 0.5 },
 		"top_p":                 func(s upstreamSaw) bool { return s.body.Get("inferenceConfig.topP").Num == 0.9 },
 		"stop":                  func(s upstreamSaw) bool { return s.body.Get("inferenceConfig.stopSequences.0").Str == "END" },
-		"tools":                 func(s upstreamSaw) bool { return s.body.Get("toolConfig.tools.0.toolSpec.inputSchema.json.properties.a").Exists() },
-		"tool_choice":           func(s upstreamSaw) bool { return s.body.Get("toolConfig.toolChoice.any").Exists() },
+		"tools": func(s upstreamSaw) bool {
+			return s.body.Get("toolConfig.tools.0.toolSpec.inputSchema.json.properties.a").Exists()
+		},
+		"tool_choice": func(s upstreamSaw) bool { return s.body.Get("toolConfig.toolChoice.any").Exists() },
 	},
 	config.ProtocolGemini: {
 		"model":                 func(s upstreamSaw) bool { return strings.Contains(s.path, "/models/up-model:") },

@@ -1,10 +1,10 @@
 package adapter
 
 import (
-	"strings"
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"switchyard/routing/config"
