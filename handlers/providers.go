@@ -86,6 +86,12 @@ func providerFromForm(c echo.Context) (config.Provider, config.FieldErrors) {
 		Enabled:  formBool(c, "enabled"),
 		Notes:    c.FormValue("notes"),
 	}
+	switch p.Protocol { // only the settings of the provider's kind are kept
+	case config.ProtocolAzure:
+		p.APIVersion, p.AuthURL = strings.TrimSpace(c.FormValue("api_version")), strings.TrimSpace(c.FormValue("auth_url"))
+	case config.ProtocolBedrock:
+		p.Region = strings.TrimSpace(c.FormValue("region"))
+	}
 	p.TimeoutMS = formInt(c, "timeout_ms", errs)
 	p.Headers, p.PassHeaders = headersFromForm(c)
 	return p, merge(errs, config.ValidateProvider(p))

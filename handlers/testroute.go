@@ -247,7 +247,7 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 		ps := live.step(i+1, s)
 		if chat != nil {
 			d := s.Deployment
-			v := adapter.Judge(d.Provider.Protocol, chat, d.Capabilities, d.StrictFields)
+			v := adapter.Judge(d.Wire(), chat, d.Capabilities, d.StrictFields)
 			ps.Wire, ps.Dropped = "translated", v.Dropped
 			if v.Native {
 				ps.Wire = "native"

@@ -257,7 +257,8 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			actx, cancel := context.WithTimeout(ctx, timeout)
 			start := e.now()
 			attempts++
-			err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, Bearer: key.Bearer, UpstreamModel: d.UpstreamModel, Capabilities: d.Capabilities, Client: e.Client, Header: d.Provider.Outgoing(call.Header)})
+			err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, Bearer: key.Bearer, UpstreamModel: d.UpstreamModel, Capabilities: d.Capabilities, Client: e.Client, Header: d.Provider.Outgoing(call.Header),
+				APIVersion: d.Provider.APIVersion, Region: d.Provider.Region, AuthURL: d.Provider.AuthURL})
 			at := Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Key: key.Fingerprint,
 				LatencyMS: e.now().Sub(start).Milliseconds(), Fallback: step.Fallback}
 			if err == nil {

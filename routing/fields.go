@@ -11,7 +11,7 @@ import (
 // refusedField is the first field of r that deployment d cannot carry (the
 // field policy for its protocol, capabilities and strictness), or "".
 func refusedField(d *config.RDeployment, r *adapter.ChatRequest) string {
-	return adapter.Refusal(d.Provider.Protocol, r, d.Capabilities, d.StrictFields)
+	return adapter.Refusal(d.Wire(), r, d.Capabilities, d.StrictFields)
 }
 
 // recordDrops puts on the call what the deployment that served did not get
@@ -22,7 +22,7 @@ func (x *exchange) recordDrops(d *config.RDeployment, r *adapter.ChatRequest) {
 		return
 	}
 	x.trail.ServedProtocol = string(d.Provider.Protocol)
-	if v := adapter.Judge(d.Provider.Protocol, r, d.Capabilities, d.StrictFields); len(v.Dropped) > 0 {
+	if v := adapter.Judge(d.Wire(), r, d.Capabilities, d.StrictFields); len(v.Dropped) > 0 {
 		x.rec.DroppedFields = v.Dropped
 	}
 }

@@ -135,7 +135,7 @@ func (e *Executor) CountTokens(ctx context.Context, p *Plan, call Call, req *ada
 	first := p.Steps[0].Deployment
 	counts := func(d *config.RDeployment) (adapter.TokenCounter, bool) {
 		tc, ok := e.Adapters[d.Provider.Protocol].(adapter.TokenCounter)
-		return tc, ok && adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities)
+		return tc, ok && adapter.NativeFor(d.Wire(), req, d.Capabilities)
 	}
 	if _, ok := counts(first); !ok {
 		tr.Skips = append(tr.Skips, p.Skips...)

@@ -65,7 +65,7 @@ func (x *exchange) chat() {
 	}
 	d := out.Served.Deployment
 	x.recordDrops(d, req)
-	native := adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities)
+	native := adapter.NativeFor(d.Wire(), req, d.Capabilities)
 	answer, err := x.door().Answer(nil, req, out.Result, d.Model.Code, x.rec.RequestID, native)
 	if err != nil {
 		// The vendor's answer could not be put in the caller's shape.
@@ -127,7 +127,7 @@ func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec limi
 	}
 	d := committed.Served.Deployment
 	x.recordDrops(d, req)
-	native := adapter.NativeFor(d.Provider.Protocol, req, d.Capabilities)
+	native := adapter.NativeFor(d.Wire(), req, d.Capabilities)
 	if native {
 		x.ladder.collect = nil // vendor-native events are not OpenAI chunks to keep
 	}

@@ -59,6 +59,9 @@ var (
 		{"enabled", "boolean", func(r *providerRow) any { return r.p.Enabled }},
 		{"timeout_ms", "integer", func(r *providerRow) any { return r.p.TimeoutMS }},
 		{"notes", "text", func(r *providerRow) any { return r.p.Notes }},
+		{"api_version", "text", func(r *providerRow) any { return r.p.APIVersion }},
+		{"region", "text", func(r *providerRow) any { return r.p.Region }},
+		{"auth_url", "text", func(r *providerRow) any { return r.p.AuthURL }},
 		{"headers", "jsonb", func(r *providerRow) any { return r.headers }},
 		{"pass_headers", "jsonb", func(r *providerRow) any { return r.pass }},
 	}

@@ -75,6 +75,8 @@ func openaiDo(ctx context.Context, t Target, method, url string, body []byte, ac
 		h["Content-Type"] = openaiAcceptJSON
 	}
 	switch {
+	case t.keyHeader != "":
+		h[t.keyHeader] = []string{t.APIKey}
 	case t.Bearer != nil:
 		h["Authorization"] = t.Bearer
 	case t.APIKey != "":

@@ -359,6 +359,7 @@ var Protocols = []struct {
 	{config.ProtocolOpenAI, "OpenAI protocol (OpenAI and compatible vendors)"},
 	{config.ProtocolAnthropic, "Anthropic protocol (Messages API)"},
 	{config.ProtocolGemini, "Gemini protocol (generateContent)"},
+	{config.ProtocolBedrock, "Bedrock protocol (Converse)"},
 }
 
 // FieldTablesMarkdown renders the chat fields' table as the manual

@@ -153,3 +153,48 @@ func (Gemini) Fields() FieldTable {
 		AnyOtherField: drop("not an OpenAI field this gateway translates (a strict deployment refuses it)"),
 	}
 }
+
+// Fields is the Bedrock adapter's table (Converse).
+func (Bedrock) Fields() FieldTable {
+	return FieldTable{
+		"model":                  {Decision: Translate, How: "the URL's model id: the deployment's upstream model (a model id or an inference profile id)"},
+		"messages":               {Decision: Translate, How: "system and developer messages → system blocks; user, assistant and tool messages → alternating turns of text, image (data: URLs), toolUse and toolResult blocks"},
+		"stream":                 {Decision: Translate, How: "ConverseStream (the AWS event-stream framing)"},
+		"stream_options":         {Decision: Translate, How: "honoured by the gateway: a stream that asks for include_usage ends with the usage chunk from Bedrock's metadata event"},
+		"max_tokens":             {Decision: Translate, How: "inferenceConfig.maxTokens"},
+		"max_completion_tokens":  {Decision: Translate, How: "inferenceConfig.maxTokens (wins over max_tokens)"},
+		"temperature":            {Decision: Translate, How: "inferenceConfig.temperature"},
+		"top_p":                  {Decision: Translate, How: "inferenceConfig.topP"},
+		"stop":                   {Decision: Translate, How: "inferenceConfig.stopSequences"},
+		"tools":                  {Decision: Translate, How: "toolConfig.tools[].toolSpec with inputSchema.json"},
+		"tool_choice":            {Decision: Translate, How: `toolConfig.toolChoice: auto, any ("required"), tool (a named function); "none" sends no tools`},
+		"reasoning_effort":       drop("Converse takes reasoning settings per model in additionalModelRequestFields, which this build does not send"),
+		"thinking":               drop("Converse takes reasoning settings per model in additionalModelRequestFields, which this build does not send"),
+		"response_format":        refuse("Converse has no response format: the answer would not be the JSON the caller asked for"),
+		"user":                   drop("Converse has no end-user field"),
+		"safety_identifier":      drop("Converse has no end-user field"),
+		"n":                      refuse("Converse answers one choice"),
+		"parallel_tool_calls":    drop("Converse has no switch for parallel tool calls"),
+		"top_k":                  drop("top_k is a per-model additionalModelRequestFields setting on Converse"),
+		"web_search_options":     refuse("Bedrock has no hosted web search"),
+		"seed":                   drop("Converse has no sampling seed: the answer is a sample all the same"),
+		"frequency_penalty":      drop("Converse has no frequency penalty, a sampling tweak"),
+		"presence_penalty":       drop("Converse has no presence penalty, a sampling tweak"),
+		"logit_bias":             refuse("Converse has no logit bias: tokens the caller banned could appear"),
+		"logprobs":               refuse("Converse returns no log probabilities"),
+		"top_logprobs":           refuse("Converse returns no log probabilities"),
+		"modalities":             refuse("Converse answers in text only"),
+		"audio":                  refuse("Converse has no audio output"),
+		"prediction":             drop("predicted outputs only speed OpenAI up"),
+		"service_tier":           drop("OpenAI's service tiers do not exist on Bedrock"),
+		"store":                  drop("Bedrock stores no completions; the answer is the same"),
+		"metadata":               drop("request metadata is for OpenAI's dashboards"),
+		"functions":              refuse("deprecated; send tools"),
+		"function_call":          refuse("deprecated; send tool_choice"),
+		"verbosity":              drop("a length hint Converse has no setting for"),
+		"prompt_cache_key":       drop("Bedrock caches by cachePoint blocks, not by key"),
+		"prompt_cache_retention": drop("Bedrock caches by cachePoint blocks, not by retention"),
+		"effort":                 drop("Converse takes reasoning settings per model, which this build does not send"),
+		AnyOtherField:            drop("not an OpenAI field this gateway translates (a strict deployment refuses it)"),
+	}
+}

@@ -109,6 +109,21 @@ var translated = map[config.Protocol]map[string]func(s upstreamSaw) bool{
 		},
 		"effort": func(s upstreamSaw) bool { return s.body.Get("output_config.effort").Str == "high" },
 	},
+	config.ProtocolBedrock: {
+		"model":                 func(s upstreamSaw) bool { return strings.HasPrefix(s.path, "/model/up-model/converse") },
+		"messages":              func(s upstreamSaw) bool { return s.body.Get("messages.0.content.0.text").Str == "hi" },
+		"stream":                func(s upstreamSaw) bool { return strings.HasSuffix(s.path, "/converse-stream") },
+		"stream_options":        usageChunkLast,
+		"max_tokens":            func(s upstreamSaw) bool { return s.body.Get("inferenceConfig.maxTokens").Int() == 50 },
+		"max_completion_tokens": func(s upstreamSaw) bool { return s.body.Get("inferenceConfig.maxTokens").Int() == 60 },
+		"temperature":           func(s upstreamSaw) bool { return s.body.Get("inferenceConfig.temperature").Num == 0.5 },
+		"top_p":                 func(s upstreamSaw) bool { return s.body.Get("inferenceConfig.topP").Num == 0.9 },
+		"stop":                  func(s upstreamSaw) bool { return s.body.Get("inferenceConfig.stopSequences.0").Str == "END" },
+		"tools": func(s upstreamSaw) bool {
+			return s.body.Get("toolConfig.tools.0.toolSpec.inputSchema.json.properties.a").Exists()
+		},
+		"tool_choice": func(s upstreamSaw) bool { return s.body.Get("toolConfig.toolChoice.any").Exists() },
+	},
 	config.ProtocolGemini: {
 		"model":                 func(s upstreamSaw) bool { return strings.Contains(s.path, "/models/up-model:") },
 		"messages":              func(s upstreamSaw) bool { return s.body.Get("contents.0.parts.0.text").Str == "hi" },
@@ -173,7 +188,16 @@ func TestFieldTables(t *testing.T) {
 	}
 	all := config.Capabilities{Thinking: true, Vision: true, Tools: true, WebSearch: true, StructuredOutput: true}
 	for p, ad := range adapter.All() {
-		table := ad.(adapter.Fielded).Fields()
+		fielded, ok := ad.(adapter.Fielded)
+		if !ok {
+			// Azure speaks OpenAI's wire and is judged by its table
+			// (config.WireOf); its own tests cover its addressing.
+			if config.WireOf(p, "") == p {
+				t.Errorf("%s: no field table and no other wire", p)
+			}
+			continue
+		}
+		table := fielded.Fields()
 		if len(table) != len(rows) {
 			t.Errorf("%s: table has %d rows, want %d (every field, hint and %q)", p, len(table), len(rows), adapter.AnyOtherField)
 		}
@@ -228,6 +252,9 @@ func walkField(t *testing.T, fake *fakevendor.Server, url string, p config.Proto
 		base += "/v1"
 	}
 	target := adapter.Target{BaseURL: base, APIKey: "k", UpstreamModel: "up-model", Capabilities: caps}
+	if p == config.ProtocolBedrock {
+		target.APIKey, target.Region = "AKIAWALK:fake-secret-AKIAWALK", "us-east-1"
+	}
 	fake.Reset()
 	saw, callErr := walkCall(fake, ad, target, r)
 	v := adapter.Judge(p, r, caps, false)

@@ -9,15 +9,18 @@ func All() map[config.Protocol]Adapter {
 		config.ProtocolOpenAI:    OpenAI{},
 		config.ProtocolAnthropic: Anthropic{},
 		config.ProtocolGemini:    Gemini{},
+		config.ProtocolAzure:     NewAzure(),
+		config.ProtocolBedrock:   NewBedrock(),
 	}
 }
 
 // Support tells the dry-run what this build implements: every protocol
-// serves chat; Anthropic has no embeddings API.
+// serves chat; Anthropic has no embeddings API, and this build sends none
+// to Bedrock.
 func Support() config.Env {
 	env := config.Env{Implemented: map[config.Protocol]config.ProtocolSupport{}}
 	for p := range All() {
-		env.Implemented[p] = config.ProtocolSupport{Chat: true, Embeddings: p != config.ProtocolAnthropic}
+		env.Implemented[p] = config.ProtocolSupport{Chat: true, Embeddings: p != config.ProtocolAnthropic && p != config.ProtocolBedrock}
 	}
 	return env
 }

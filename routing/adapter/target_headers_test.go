@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"switchyard/routing/config"
@@ -32,7 +33,11 @@ func TestTargetHeadersReachTheVendor(t *testing.T) {
 	for proto, ad := range All() {
 		t.Run(string(proto), func(t *testing.T) {
 			got = nil
-			_, _ = ad.ListModels(context.Background(), Target{BaseURL: srv.URL, APIKey: "vendor-key", Header: extra})
+			tg := Target{BaseURL: srv.URL, APIKey: "vendor-key", Header: extra, UpstreamModel: "m", Region: "us-east-1", APIVersion: "2024-10-21"}
+			if proto == config.ProtocolBedrock {
+				tg.APIKey = "vendor-key:vendor-secret"
+			}
+			_, _ = ad.ListModels(context.Background(), tg)
 			if got == nil {
 				t.Fatal("no request")
 			}
@@ -43,7 +48,7 @@ func TestTargetHeadersReachTheVendor(t *testing.T) {
 				t.Errorf("a cookie reached the vendor: %v", got)
 			}
 			for _, h := range []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key"} {
-				if v := got.Get(h); v != "" && v != "vendor-key" && v != "Bearer vendor-key" {
+				if v := got.Get(h); v != "" && v != "vendor-key" && v != "Bearer vendor-key" && !strings.HasPrefix(v, "AWS4-HMAC-SHA256 Credential=vendor-key/") {
 					t.Errorf("%s = %q: a reserved header came from Target.Header", h, v)
 				}
 			}

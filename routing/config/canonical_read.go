@@ -347,6 +347,9 @@ func readProvider(r *textReader, ind int, p *Provider) {
 	p.Enabled = r.bool(ind, "enabled")
 	p.TimeoutMS = int(r.int(ind, "timeout_ms"))
 	p.Notes = r.optStr(ind, "notes")
+	p.APIVersion = r.optStr(ind, "api_version")
+	p.Region = r.optStr(ind, "region")
+	p.AuthURL = r.optStr(ind, "auth_url")
 	p.Keys = readList(r, ind, "keys", false, func(r *textReader, ind int, k *ProviderKey) {
 		k.ID = r.int(ind, "id")
 		k.Label = r.str(ind, "label")

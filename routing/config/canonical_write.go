@@ -301,6 +301,9 @@ func writeProvider(w *textWriter, ind int, p *Provider) {
 	w.bool(ind, "enabled", p.Enabled)
 	w.int(ind, "timeout_ms", int64(p.TimeoutMS))
 	w.optStr(ind, "notes", p.Notes)
+	w.optStr(ind, "api_version", p.APIVersion)
+	w.optStr(ind, "region", p.Region)
+	w.optStr(ind, "auth_url", p.AuthURL)
 	writeList(w, ind, "keys", p.Keys, false, func(w *textWriter, ind int, k *ProviderKey) {
 		w.int(ind, "id", k.ID)
 		w.str(ind, "label", k.Label)

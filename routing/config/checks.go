@@ -96,6 +96,7 @@ var Checks = []Check{
 	{ID: CheckAliasTarget, Title: "Every model alias names a tier or a logic model its group reaches", Severity: SeverityError, Run: checkAliasTarget},
 	{ID: CheckAliasDuplicate, Title: "An exact model alias is listed once per group", Severity: SeverityError, Run: checkAliasDuplicate},
 	{ID: CheckAliasShadowed, Title: "No model alias pattern is hidden by an earlier one", Severity: SeverityWarning, Run: checkAliasShadowed},
+	{ID: CheckCloudSettings, Title: "Every cloud provider names its api-version or region", Severity: SeverityError, Run: checkCloudSettings},
 	{ID: CheckAliasOverridden, Title: "No model alias is for a name that resolves before aliases", Severity: SeverityWarning, Run: checkAliasOverridden},
 }
 
@@ -385,6 +386,28 @@ func checkUnknownProvider(s *Snapshot, _ Env) []Finding {
 				ref.Field = "provider"
 				out = append(out, Finding{Object: ref, Message: fmt.Sprintf("deployment %s/%s of logic model %s references provider %q, which does not exist", d.Provider, d.UpstreamModel, m.Code, d.Provider)})
 			}
+		}
+	}
+	return out
+}
+
+// CheckCloudSettings is the id of the check that an Azure provider has an
+// api-version and a Bedrock provider a region: without them no request
+// can be addressed (Azure) or signed (Bedrock).
+const CheckCloudSettings = "cloud_settings_missing"
+
+func checkCloudSettings(s *Snapshot, _ Env) []Finding {
+	var out []Finding
+	for i := range s.Providers {
+		p := &s.Providers[i]
+		ref := providerRef(p)
+		switch {
+		case p.Protocol == ProtocolAzure && strings.TrimSpace(p.APIVersion) == "":
+			ref.Field = "api_version"
+			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("Azure OpenAI provider %s has no api-version; its deployments cannot be called", p.Name)})
+		case p.Protocol == ProtocolBedrock && strings.TrimSpace(p.Region) == "":
+			ref.Field = "region"
+			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("AWS Bedrock provider %s has no region; its requests cannot be signed", p.Name)})
 		}
 	}
 	return out

@@ -28,14 +28,17 @@ type Runtime struct {
 
 // RProvider is a provider with its decrypted key pool.
 type RProvider struct {
-	ID        int64
-	Name      string
-	Protocol  Protocol
-	BaseURL   string
-	Enabled   bool
-	Timeout   time.Duration
-	Keys      []RKey // configured keys, active and disabled
-	ActiveKey []int64
+	ID       int64
+	Name     string
+	Protocol Protocol
+	BaseURL  string
+	Enabled  bool
+	Timeout  time.Duration
+	// APIVersion, Region and AuthURL are the cloud vendors' settings
+	// (Azure's api-version and Entra token endpoint, Bedrock's region).
+	APIVersion, Region, AuthURL string
+	Keys                        []RKey // configured keys, active and disabled
+	ActiveKey                   []int64
 	// Headers are the static extra headers, secret values opened; Pass the
 	// caller headers let through (canonical names). See Outgoing.
 	Headers http.Header
@@ -217,7 +220,8 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 		callersByName: map[string]*RCaller{},
 	}
 	for _, p := range s.Providers {
-		rp := &RProvider{ID: p.ID, Name: p.Name, Protocol: p.Protocol, BaseURL: p.BaseURL, Enabled: p.Enabled, Timeout: ms(p.TimeoutMS)}
+		rp := &RProvider{ID: p.ID, Name: p.Name, Protocol: p.Protocol, BaseURL: p.BaseURL, Enabled: p.Enabled, Timeout: ms(p.TimeoutMS),
+			APIVersion: p.APIVersion, Region: p.Region, AuthURL: p.AuthURL}
 		for _, k := range p.Keys {
 			secret, ok := creds.ProviderKeySecrets[k.ID]
 			if !ok {
@@ -373,3 +377,16 @@ func (rt *Runtime) ModelCodes(kind Kind) []string {
 }
 
 func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// Wire is the protocol whose request and answer shapes a deployment
+// speaks, which decides the field policy and what passes natively: Azure
+// OpenAI speaks OpenAI's; Bedrock speaks Converse, its own, for every model.
+func (d *RDeployment) Wire() Protocol { return WireOf(d.Provider.Protocol, d.UpstreamModel) }
+
+// WireOf is Wire for a provider protocol and an upstream model.
+func WireOf(p Protocol, _ string) Protocol {
+	if p == ProtocolAzure {
+		return ProtocolOpenAI
+	}
+	return p
+}

@@ -300,3 +300,16 @@ func TestValidators(t *testing.T) {
 		t.Errorf("caller validation: %v", c)
 	}
 }
+
+func TestCloudSettingsCheck(t *testing.T) {
+	s := Snapshot{Providers: []Provider{
+		{ID: 1, Name: "az", Protocol: ProtocolAzure, BaseURL: "https://r.openai.azure.com"},
+		{ID: 2, Name: "az-ok", Protocol: ProtocolAzure, BaseURL: "https://r.openai.azure.com", APIVersion: "2024-10-21"},
+		{ID: 3, Name: "br", Protocol: ProtocolBedrock, BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com"},
+		{ID: 4, Name: "br-ok", Protocol: ProtocolBedrock, BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", Region: "us-east-1"},
+	}}
+	got := checkCloudSettings(&s, Env{})
+	if len(got) != 2 || got[0].Object.Field != "api_version" || got[1].Object.Field != "region" {
+		t.Fatalf("findings = %+v, want api_version of az and region of br", got)
+	}
+}

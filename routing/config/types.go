@@ -17,10 +17,16 @@ const (
 	ProtocolOpenAI    Protocol = "openai"
 	ProtocolAnthropic Protocol = "anthropic"
 	ProtocolGemini    Protocol = "gemini"
+	// ProtocolAzure is Azure OpenAI: OpenAI's wire under per-deployment
+	// paths with an api-version, an api-key header or Entra ID tokens.
+	ProtocolAzure Protocol = "azure"
+	// ProtocolBedrock is AWS Bedrock: Converse for any model, Anthropic's
+	// native invoke for Claude, requests signed with SigV4.
+	ProtocolBedrock Protocol = "bedrock"
 )
 
 // Protocols lists every protocol the console offers, in display order.
-var Protocols = []Protocol{ProtocolOpenAI, ProtocolAnthropic, ProtocolGemini}
+var Protocols = []Protocol{ProtocolOpenAI, ProtocolAnthropic, ProtocolGemini, ProtocolAzure, ProtocolBedrock}
 
 // Kind is what a logic model does.
 type Kind string
@@ -110,14 +116,21 @@ type Tenant struct {
 
 // Provider is a vendor endpoint with its key pool.
 type Provider struct {
-	ID        int64         `yaml:"id" json:"id"`
-	Name      string        `yaml:"name" json:"name"`
-	Protocol  Protocol      `yaml:"protocol" json:"protocol"`
-	BaseURL   string        `yaml:"base_url" json:"base_url"`
-	Enabled   bool          `yaml:"enabled" json:"enabled"`
-	TimeoutMS int           `yaml:"timeout_ms" json:"timeout_ms"`
-	Notes     string        `yaml:"notes,omitempty" json:"notes,omitempty"`
-	Keys      []ProviderKey `yaml:"keys" json:"keys"`
+	ID        int64    `yaml:"id" json:"id"`
+	Name      string   `yaml:"name" json:"name"`
+	Protocol  Protocol `yaml:"protocol" json:"protocol"`
+	BaseURL   string   `yaml:"base_url" json:"base_url"`
+	Enabled   bool     `yaml:"enabled" json:"enabled"`
+	TimeoutMS int      `yaml:"timeout_ms" json:"timeout_ms"`
+	Notes     string   `yaml:"notes,omitempty" json:"notes,omitempty"`
+	// APIVersion is Azure OpenAI's api-version query value.
+	APIVersion string `yaml:"api_version,omitempty" json:"api_version,omitempty"`
+	// Region is the AWS region a Bedrock provider signs for.
+	Region string `yaml:"region,omitempty" json:"region,omitempty"`
+	// AuthURL is the Entra ID token endpoint of an Azure provider whose
+	// keys are client credentials; empty: Microsoft's public cloud.
+	AuthURL string        `yaml:"auth_url,omitempty" json:"auth_url,omitempty"`
+	Keys    []ProviderKey `yaml:"keys" json:"keys"`
 	// Headers are sent with every request to the vendor (see headers.go).
 	Headers []ProviderHeader `yaml:"headers,omitempty" json:"headers,omitempty"`
 	// PassHeaders names the caller headers passed through to the vendor;

@@ -110,7 +110,14 @@ func ValidateProvider(p Provider) FieldErrors {
 	f := FieldErrors{}
 	checkName(f, "name", p.Name)
 	if !slices.Contains(Protocols, p.Protocol) {
-		f.Add("protocol", "must be one of openai, anthropic, gemini")
+		f.Add("protocol", "must be one of openai, anthropic, gemini, azure, bedrock")
+	}
+	checkText(f, "api_version", p.APIVersion, 40)
+	checkText(f, "region", p.Region, 40)
+	if p.AuthURL != "" {
+		if msg := ValidateBaseURL(p.AuthURL); msg != "" {
+			f.Add("auth_url", msg)
+		}
 	}
 	if msg := ValidateBaseURL(p.BaseURL); msg != "" {
 		f.Add("base_url", msg)

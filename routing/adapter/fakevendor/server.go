@@ -7,6 +7,10 @@
 //	           (Authorization: Bearer KEY)
 //	Anthropic  POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models
 //	           (x-api-key: KEY, anthropic-version required)
+//	Azure      POST /openai/deployments/DEPLOYMENT/chat/completions?api-version=V
+//	           and Entra ID tokens (api-key: KEY or a bearer token; azure.go)
+//	Bedrock    POST /model/MODEL_ID/converse, /model/MODEL_ID/converse-stream
+//	           (AWS SigV4 verified; the stream in AWS event-stream framing; bedrock.go)
 //	Gemini     POST /v1beta/models/MODEL:generateContent
 //	           POST /v1beta/models/MODEL:streamGenerateContent?alt=sse
 //	           POST /v1beta/models/MODEL:embedContent
@@ -110,6 +114,13 @@ type Options struct {
 	Fault Fault
 	// Rules are the initial rules (see SetRules).
 	Rules []Rule
+	// EntraTokenTTL is the lifetime of the Entra ID tokens it issues
+	// (default one hour; azure.go).
+	EntraTokenTTL time.Duration
+	// AWSSecrets maps an AWS access key id to its secret for verifying
+	// SigV4 signatures (bedrock.go); an id not listed has the secret
+	// "fake-secret-" + id.
+	AWSSecrets map[string]string
 	// MaxBodyBytes limits request bodies (default 32 MiB); larger ones get 413.
 	MaxBodyBytes int64
 }
@@ -125,6 +136,7 @@ type Server struct {
 
 	stats counters
 	seq   atomic.Uint64
+	entra entraIssuer
 }
 
 // New returns a Server ready to serve.
@@ -197,6 +209,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serve(w, r, protoGemini, http.MethodGet, "", s.geminiModels)
 	case strings.HasPrefix(path, "/v1beta/models/") || strings.HasPrefix(path, "/v1/models/"):
 		s.routeGemini(w, r, path[strings.Index(path, "/models/")+len("/models/"):])
+	case strings.HasPrefix(path, "/model/"):
+		s.routeBedrock(w, r, path)
+	case strings.HasPrefix(path, "/openai/"):
+		s.routeAzure(w, r, path)
+	case strings.HasSuffix(path, "/oauth2/v2.0/token"):
+		s.entraToken(w, r)
 	case strings.HasPrefix(path, "/_fake/"):
 		s.serveControl(w, r)
 	default:

@@ -125,6 +125,8 @@ func protocolOptions() []components.Option {
 		{Value: "openai", Label: "OpenAI-compatible"},
 		{Value: "anthropic", Label: "Anthropic Messages"},
 		{Value: "gemini", Label: "Google Gemini"},
+		{Value: "azure", Label: "Azure OpenAI"},
+		{Value: "bedrock", Label: "AWS Bedrock"},
 	}
 }
 

@@ -114,6 +114,8 @@ type Options struct {
 	// defaults; see gateway.Options).
 	QueueBounds [3]int
 	QueuePoll   time.Duration
+	// Fake configures the fake vendor (only New reads it).
+	Fake fakevendor.Options
 }
 
 // New starts the fake vendor and an instance on a fresh database. The
@@ -134,7 +136,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	} else {
 		rdb, prefix = NewRedis(t)
 	}
-	fake := fakevendor.New(fakevendor.Options{})
+	fake := fakevendor.New(o.Fake)
 	fs := httptest.NewServer(fake)
 	t.Cleanup(fs.Close)
 	base := &Env{T: t, DSN: dsn, Redis: rdb, Prefix: prefix, Fake: fake, FakeURL: fs.URL}
@@ -275,6 +277,27 @@ func (b *Builder) Provider(name string, protocol config.Protocol, baseURL string
 		}
 	}
 	id, err := b.e.Store.CreateProvider(context.Background(), config.Provider{Name: name, Protocol: protocol, BaseURL: baseURL, Enabled: true, TimeoutMS: 60000})
+	b.must(err)
+	for _, k := range keys {
+		_, err := b.e.Store.AddProviderKey(context.Background(), id, "", k)
+		b.must(err)
+	}
+	return id
+}
+
+// CloudProvider adds p (an Azure or Bedrock provider: its api-version,
+// region or token endpoint set) with the given key secrets; an empty
+// BaseURL means the fake vendor's URL.
+func (b *Builder) CloudProvider(p config.Provider, keys ...string) int64 {
+	b.e.T.Helper()
+	if p.BaseURL == "" {
+		p.BaseURL = b.e.FakeURL
+	}
+	p.Enabled = true
+	if p.TimeoutMS == 0 {
+		p.TimeoutMS = 60000
+	}
+	id, err := b.e.Store.CreateProvider(context.Background(), p)
 	b.must(err)
 	for _, k := range keys {
 		_, err := b.e.Store.AddProviderKey(context.Background(), id, "", k)
