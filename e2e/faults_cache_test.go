@@ -33,11 +33,7 @@ import (
 func newCallerKey(t *testing.T, st *store.Store, name string) (string, int64) {
 	t.Helper()
 	ctx := context.Background()
-	var id int64
-	if err := st.DB().QueryRowContext(ctx, `SELECT id FROM callers WHERE name = 'app'`).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	key, k, err := st.CreateCallerKey(ctx, id, name)
+	key, k, err := st.CreateCallerKey(ctx, "app", name, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +113,7 @@ func TestRolledBackCacheIsRefusedAndTheRevokedKeyStays401(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.RevokeCallerKey(ctx, revokedID); err != nil {
+	if err := st.RevokeCallerKey(ctx, revokedID, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Publish(ctx, store.PublishInput{Author: "test", Message: "second version", Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }}); err != nil {

@@ -135,11 +135,10 @@ func (f *furnished) parkedDeepGroup(t *testing.T, ctx context.Context) string {
 			}
 		}
 	}
-	id, err := st.CreateCaller(ctx, config.Caller{Name: "nightly", RouteGroup: "night", PriorityClass: config.ClassNormal, Enabled: true})
-	if err != nil {
+	if _, err := st.CreateCaller(ctx, config.Caller{Name: "nightly", RouteGroup: "night", PriorityClass: config.ClassNormal, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := st.CreateCallerKey(ctx, id, "e2e")
+	key, _, err := st.CreateCallerKey(ctx, "nightly", "e2e", "seed")
 	if err != nil {
 		t.Fatal(err)
 	}

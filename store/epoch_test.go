@@ -15,7 +15,7 @@ import (
 func TestConfigEpochGrowsOnPublishAndKeyChanges(t *testing.T) {
 	st, _ := storetest.New(t)
 	ctx := context.Background()
-	s := seed(t, st)
+	seed(t, st)
 	epoch := func() int64 {
 		t.Helper()
 		e, err := st.ConfigEpoch(ctx)
@@ -37,12 +37,12 @@ func TestConfigEpochGrowsOnPublishAndKeyChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	grew("publish")
-	_, key, err := st.CreateCallerKey(ctx, s.caller, "ci")
+	_, key, err := st.CreateCallerKey(ctx, "contracts", "ci", "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
 	grew("key created")
-	if err := st.RevokeCallerKey(ctx, key.ID); err != nil {
+	if err := st.RevokeCallerKey(ctx, key.ID, "alice"); err != nil {
 		t.Fatal(err)
 	}
 	grew("key revoked")

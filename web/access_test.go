@@ -276,7 +276,7 @@ func furnish(t *testing.T, st *store.Store) map[string]string {
 	}
 	c := must(st.CreateCaller(ctx, config.Caller{Name: "app", RouteGroup: "main", PriorityClass: config.ClassInteractive, Enabled: true}))
 	ids["caller"] = itoa(c)
-	if _, _, err := st.CreateCallerKey(ctx, c, "first"); err != nil {
+	if _, _, err := st.CreateCallerKey(ctx, "app", "first", "test"); err != nil {
 		t.Fatal(err)
 	}
 	dep := must(strconv.ParseInt(ids["deployment"], 10, 64))

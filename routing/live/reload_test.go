@@ -35,10 +35,12 @@ func (f *fakeSource) ProviderKeySecrets(context.Context, []int64) (map[int64]str
 func (f *fakeSource) ProviderHeaderSecrets(context.Context, []int64) (map[int64]config.HeaderSecret, error) {
 	return nil, f.err()
 }
-func (f *fakeSource) LiveCallerKeys(context.Context) (map[[32]byte]int64, error) { return nil, f.err() }
-func (f *fakeSource) CallerKeysState(context.Context) (string, error)            { return "0/0/0", f.err() }
-func (f *fakeSource) ConfigEpoch(context.Context) (int64, error)                 { return 3, f.err() }
-func (f *fakeSource) Listen(context.Context, *slog.Logger) <-chan string         { return nil }
+func (f *fakeSource) LiveCallerKeys(context.Context) (map[[32]byte]string, error) {
+	return nil, f.err()
+}
+func (f *fakeSource) CallerKeysState(context.Context) (string, error)    { return "0/0/0", f.err() }
+func (f *fakeSource) ConfigEpoch(context.Context) (int64, error)         { return 3, f.err() }
+func (f *fakeSource) Listen(context.Context, *slog.Logger) <-chan string { return nil }
 
 // A check that reaches PostgreSQL again clears "cannot check the live
 // version"; a version that does not load stays reported across an outage
