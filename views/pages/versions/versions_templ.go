@@ -117,7 +117,7 @@ func List(p ListPage) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "</select> <span>→</span> <select name=\"to\" aria-label=\"Compare to version\" data-testid=\"compare-to\"><option value=\"draft\">draft</option> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "</select> <span aria-hidden=\"true\">to</span> <select name=\"to\" aria-label=\"Compare to version\" data-testid=\"compare-to\"><option value=\"draft\">draft</option> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -882,7 +882,7 @@ func Diff(p DiffPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "</select> <span>→</span> <select name=\"to\" aria-label=\"Diff to version\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "</select> <span aria-hidden=\"true\">to</span> <select name=\"to\" aria-label=\"Diff to version\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
