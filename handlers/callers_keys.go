@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/store"
+	"switchyard/views/layout"
 	"switchyard/views/pages/callers"
 )
 
@@ -114,6 +116,8 @@ func (h *Handler) CallerKeyCreate(c echo.Context) error {
 	}
 	h.Log.Info("caller key created", "caller", callerName, "key_id", k.ID, "prefix", k.Prefix, "by", httpx.CurrentPrincipal(c).Name)
 	nk := &callers.NewKey{Plaintext: plain, Prefix: k.Prefix, APIBase: h.publicBaseURL(c) + "/v1"}
+	// "Caller saved. Create an API key below" is done: it goes.
+	httpx.AddOOB(c, "flash", func(context.Context) templ.Component { return layout.FlashCleared() })
 	return h.renderCallerKeys(c, id, callers.KeysPanel{NewKey: nk}, http.StatusOK)
 }
 

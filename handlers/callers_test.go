@@ -462,3 +462,21 @@ func TestCallerViewerSeesNoControlsAndCannotPost(t *testing.T) {
 		t.Fatal("viewer changed keys")
 	}
 }
+
+// TestCallerKeyClearsTheStaleFlash: the htmx answer to a new key removes
+// "Caller saved. Create an API key below" from the page (out of band).
+func TestCallerKeyClearsTheStaleFlash(t *testing.T) {
+	env := webtest.New(t)
+	callerSeed(t, env)
+	admin := env.Login(t, "ops", store.RoleAdmin)
+	id := callerCreate(t, env, "checkout")
+	admin.HTMX = true
+	res, doc := admin.PostForm("/callers/"+itoa(id)+"/keys", url.Values{"name": {"production"}})
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("create key: %d", res.StatusCode)
+	}
+	flash := doc.Find(`#flash[hx-swap-oob]`)
+	if _, hidden := flash.Attr("hidden"); flash.Length() != 1 || !hidden || strings.TrimSpace(flash.Text()) != "" {
+		t.Fatalf("the answer does not clear the flash: %d", flash.Length())
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -143,7 +144,7 @@ func (r Reason) String() string {
 	case LacksCapability:
 		return "lacks " + r.Capability
 	case WrongKind:
-		return "is a " + r.Kind + " model; this is a " + r.Want + " request"
+		return "is " + withArticle(r.Kind) + " model; this is " + withArticle(r.Want) + " request"
 	case AlreadyInChain:
 		return "already in the chain"
 	case NoDeployments:
@@ -193,4 +194,13 @@ func (r *Reason) UnmarshalJSON(b []byte) error {
 	}
 	type plain Reason
 	return json.Unmarshal(b, (*plain)(r))
+}
+
+// withArticle puts "a" or "an" before a word by its first letter ("an
+// embedding", "a chat").
+func withArticle(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
 }

@@ -2,6 +2,7 @@ package components
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -46,4 +47,13 @@ func Dash(s string) string {
 		return "—"
 	}
 	return s
+}
+
+// WithArticle puts "a" or "an" before a word by its first letter ("an
+// embedding model", "a chat request").
+func WithArticle(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
 }

@@ -8,6 +8,7 @@ import (
 
 	"switchyard/routing"
 	"switchyard/routing/reason"
+	"switchyard/views/components"
 )
 
 // Step is one entry of an attempt trail as the timeline draws it: a plan
@@ -112,7 +113,7 @@ func ExplainSkip(r reason.Reason) string {
 	case reason.ChainFull:
 		return "skipped: the chain already holds " + strconv.Itoa(r.Max) + " entries at this level, the most one request considers; lower the number of candidates or deployments"
 	case reason.WrongKind:
-		return "skipped: the candidate is a " + r.Kind + " model and this is a " + r.Want + " request (chat and embedding models never stand in for each other)"
+		return "skipped: the candidate is " + components.WithArticle(r.Kind) + " model and this is " + components.WithArticle(r.Want) + " request (chat and embedding models never stand in for each other)"
 	case reason.BreakerOpen:
 		return "skipped: its circuit breaker is open after too many server errors, timeouts or network failures; it lets a few probes through once the open period ends"
 	case reason.OverCapacity:

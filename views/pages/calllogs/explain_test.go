@@ -28,7 +28,7 @@ func TestExplainSkipSaysWhyInWords(t *testing.T) {
 		{reason.Of(reason.KeysQuarantined), "all keys are quarantined"},
 		{reason.Of(reason.KeysCooling), "all keys are cooling"},
 		{reason.Of(reason.AlreadyInChain), "already earlier in the chain"},
-		{reason.Reason{Code: reason.WrongKind, Kind: "embedding", Want: "chat"}, "is a embedding model and this is a chat request"},
+		{reason.Reason{Code: reason.WrongKind, Kind: "embedding", Want: "chat"}, "is an embedding model and this is a chat request"},
 		{reason.Reason{Code: reason.Legacy, Detail: "something old"}, "skipped: something old"},
 	}
 	for _, tt := range tests {

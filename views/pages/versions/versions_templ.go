@@ -117,7 +117,7 @@ func List(p ListPage) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "</select> <span>→</span> <select name=\"to\" aria-label=\"Compare to version\" data-testid=\"compare-to\"><option value=\"draft\">draft</option> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "</select> <span aria-hidden=\"true\">to</span> <select name=\"to\" aria-label=\"Compare to version\" data-testid=\"compare-to\"><option value=\"draft\">draft</option> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -712,9 +712,9 @@ func Show(p ShowPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var37 string
-			templ_7745c5c3_Var37, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version.Snapshot)
+			templ_7745c5c3_Var37, templ_7745c5c3_Err = templ.JoinStringErrs(SnapshotText(p.Version.Snapshot))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/versions/versions.templ`, Line: 143, Col: 84}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/versions/versions.templ`, Line: 143, Col: 98}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var37))
 			if templ_7745c5c3_Err != nil {
@@ -835,7 +835,7 @@ func Diff(p DiffPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "</select> <span>→</span> <select name=\"to\" aria-label=\"Diff to version\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "</select> <span aria-hidden=\"true\">to</span> <select name=\"to\" aria-label=\"Diff to version\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
