@@ -210,10 +210,11 @@ func TestOnboardingAbandonAtReviewCreatesNothing(t *testing.T) {
 		t.Errorf("missing field errors: %s", doc.Find(".error, .banner.bad").Text())
 	}
 
-	// Viewers may look but not post.
+	// Viewers are told before the wizard that they cannot onboard, and
+	// cannot post it either.
 	viewer := env.Login(t, "viewer", store.RoleViewer)
-	if res, _ := viewer.Get("/onboarding"); res.StatusCode != http.StatusOK {
-		t.Errorf("viewer GET /onboarding: %d", res.StatusCode)
+	if res, doc := viewer.Get("/onboarding"); res.StatusCode != http.StatusForbidden || !strings.Contains(doc.Text(), "viewer role cannot") {
+		t.Errorf("viewer GET /onboarding: %d %q, want 403 naming the role", res.StatusCode, doc.Text())
 	}
 	if res, _ := viewer.PostForm("/onboarding/review", v); res.StatusCode != http.StatusForbidden {
 		t.Errorf("viewer review: %d, want 403", res.StatusCode)
