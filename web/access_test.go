@@ -218,8 +218,8 @@ func consolePages(t *testing.T, e *echo.Echo, ids map[string]string) []string {
 		"/tiers/{tier}", "/route-groups/{group}/aliases",
 		"/callers", "/callers/new", "/callers/{caller}", "/callers/{caller}/edit",
 		"/tenants", "/tenants/new", "/tenants/{tenant}/edit",
-		"/dry-run", "/versions", "/versions/diff?from=1&to=draft", "/versions/1", "/config/export", "/config/import",
-		"/test-route", "/test-route?model=standard&caller=app", "/call-logs", "/call-logs/{request}", "/dashboard",
+		"/dry-run", "/versions", "/versions/diff?from=1&to=draft", "/versions/1", "/versions/1/rollback", "/config/export", "/config/import",
+		"/test-route", "/test-route?model=standard&caller=app", "/call-logs", "/call-logs/export.csv", "/call-logs/{request}", "/dashboard",
 		"/health", "/jobs", "/settings",
 	}
 	covered := map[string]bool{}
