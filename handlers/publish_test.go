@@ -241,6 +241,9 @@ func TestPublishDoesNotReaskAnAcknowledgementOfLive(t *testing.T) {
 	if acked := v.CheckResults().Acknowledged; len(acked) != 1 || acked[0].Ack.String() != "default/deep" || acked[0].CarriedFrom != 2 || acked[0].By != "ops" {
 		t.Fatalf("v3 must record deep carried over from v2: %+v", acked)
 	}
+	if _, doc := admin.Get("/versions/3"); !strings.Contains(webtest.TestID(doc, "version-ack-carried").Text(), "acknowledged on v2 by ops") {
+		t.Fatalf("v3's page must say where deep was acknowledged: %q", webtest.TestID(doc, "version-acknowledgements").Text())
+	}
 
 	if err := env.Store.SetCandidateParked(ctx, candidateOf(t, env, config.TierFast).ID, true); err != nil {
 		t.Fatal(err)
