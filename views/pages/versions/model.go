@@ -90,16 +90,19 @@ type DryRunPage struct {
 // live version marked so.
 func (p DryRunPage) AckRows() []AckRow { return AckRows(p.Result, p.Standing) }
 
-// PendingAcks counts the acks the operator still has to type.
-func (p DryRunPage) PendingAcks() int {
-	n := 0
+// PendingAckRows lists the acks the operator still has to type.
+func (p DryRunPage) PendingAckRows() []AckRow {
+	var out []AckRow
 	for _, a := range p.AckRows() {
 		if a.Standing == nil {
-			n++
+			out = append(out, a)
 		}
 	}
-	return n
+	return out
 }
+
+// PendingAcks counts the acks the operator still has to type.
+func (p DryRunPage) PendingAcks() int { return len(p.PendingAckRows()) }
 
 // AckRow is one acknowledgement a publish needs: the ack's text form
 // (what the operator types), the tier or logic model it gives up and the

@@ -3166,7 +3166,7 @@ func DryRun(p DryRunPage) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-				} else if rows := p.AckRows(); len(rows) > 0 {
+				} else if rows := p.PendingAckRows(); len(rows) > 0 {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 285, "<p class=\"muted\" data-testid=\"ack-after-fix\">No acknowledgement can publish a draft with errors. Once they are fixed, you can choose to publish anyway without ")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
