@@ -8,6 +8,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"switchyard/routing/config"
 	"switchyard/store/storetest"
 )
 
@@ -163,4 +164,43 @@ func TestParkAndUnparkReadAsSuchThroughPublish(t *testing.T) {
 	if txt := u.text(u.id("diff-semantic"), "what changes"); !strings.Contains(txt, "parked deployment fake/fake-big of logic model big") {
 		t.Fatalf("summary: %q", txt)
 	}
+}
+
+// TestAcknowledgementOfLiveIsNotAskedAgain: main/deep acknowledged on v2;
+// adding a caller to main leaves deep unservable for the same cause, so the
+// dry-run shows it as acknowledged on v2 by admin with no input, and the
+// publish goes through with nothing typed.
+func TestAcknowledgementOfLiveIsNotAskedAgain(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.NewDatabase(t)
+	fakeAddr := freePort(t)
+	start(t, "fakeupstream", nil, "-addr", fakeAddr)
+	st := seedPublished(t, dsn, "http://"+fakeAddr)
+	s := startServer(t, dsn)
+	u := &ui{t: t, p: newPage(t), base: s.URL}
+	u.login("admin", s.Admin)
+
+	u.goto_("/route-groups")
+	u.click(u.id("cand-main-deep-big").GetByTestId("cand-park"), "park deep's only candidate")
+	u.see(u.id("cand-main-deep-big").GetByTestId("cand-unpark"), "parked, Unpark offered")
+	u.click(u.id("nav-dryrun"), "open dry-run")
+	u.fill(u.id("publish-message"), "park deep", "publish message")
+	u.fill(u.id("ack-main-deep"), "main/deep", "type the acknowledgement")
+	u.click(u.id("publish-submit"), "publish anyway")
+	u.see(u.id("version-2"), "version 2 in history")
+
+	if _, err := st.CreateCaller(context.Background(), config.Caller{Name: "reports", RouteGroup: "main", PriorityClass: config.ClassNormal, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	u.click(u.id("nav-dryrun"), "dry-run with the new caller")
+	u.see(u.id("dryrun-acks-standing"), "nothing left to acknowledge")
+	if txt := u.text(u.id("ack-main-deep-standing"), "the carried acknowledgement"); !strings.Contains(txt, "acknowledged on v2") || !strings.Contains(txt, "by admin") {
+		t.Fatalf("carried acknowledgement: %q", txt)
+	}
+	if n, _ := u.id("ack-main-deep").Count(); n != 0 {
+		t.Fatal("main/deep is asked again")
+	}
+	u.fill(u.id("publish-message"), "add reports", "publish message")
+	u.click(u.id("publish-submit"), "publish with nothing typed")
+	u.see(u.id("version-3"), "version 3 in history")
 }

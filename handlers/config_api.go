@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,7 +82,9 @@ func (h *Handler) APIConfigImport(c echo.Context) error {
 // APIDryRun runs the checks on the draft and replays the last day's
 // traffic against it. "blocking" is true when a publish without
 // acknowledgements would be refused; "acknowledge" lists what a publish
-// must acknowledge (besides fixing every error).
+// must acknowledge (besides fixing every error); "carried" lists the
+// findings acknowledged on the live version and unchanged, which a publish
+// carries over without asking.
 func (h *Handler) APIDryRun(c echo.Context) error {
 	ctx := c.Request().Context()
 	snap, rev, err := h.Store.Draft(ctx)
@@ -89,9 +92,15 @@ func (h *Handler) APIDryRun(c echo.Context) error {
 		return err
 	}
 	r, im, problem, truncated := h.draftCheck(ctx, snap)
-	acks := []string{}
+	standing := h.liveStanding(ctx)
+	acks, carried := []string{}, []carriedAck{}
 	for _, f := range r.NeedAck() {
-		if f.Ack != nil && !slices.Contains(acks, f.Ack.String()) {
+		if f.Ack == nil || slices.Contains(acks, f.Ack.String()) || slices.ContainsFunc(carried, func(a carriedAck) bool { return a.Ack == *f.Ack }) {
+			continue
+		}
+		if s, ok := config.FindStanding(standing, *f.Ack); ok {
+			carried = append(carried, carriedAck{Ack: s.Ack, Version: s.Version, By: s.Author})
+		} else {
 			acks = append(acks, f.Ack.String())
 		}
 	}
@@ -101,8 +110,30 @@ func (h *Handler) APIDryRun(c echo.Context) error {
 	} else {
 		impact["problem"] = problem
 	}
-	return c.JSON(http.StatusOK, map[string]any{"draft_revision": rev, "blocking": r.Blocking(), "errors": len(r.Errors()),
-		"acknowledge": acks, "findings": r.Findings, "checks": r.Checks, "impact": impact})
+	blocking := len(r.Unacknowledged(config.StandingKeys(standing))) > 0
+	return c.JSON(http.StatusOK, map[string]any{"draft_revision": rev, "blocking": blocking, "errors": len(r.Errors()),
+		"acknowledge": acks, "carried": carried, "findings": r.Findings, "checks": r.Checks, "impact": impact})
+}
+
+// carriedAck is an acknowledgement of the live version a publish carries
+// over: the ack, and the version and author it was given on.
+type carriedAck struct {
+	Ack     config.Ack `json:"ack"`
+	Version int64      `json:"version"`
+	By      string     `json:"by"`
+}
+
+// liveStanding is the acknowledgements in force on the live version.
+func (h *Handler) liveStanding(ctx context.Context) []config.Standing {
+	n, err := h.Store.LatestVersionNumber(ctx)
+	if err != nil || n == 0 {
+		return nil
+	}
+	v, err := h.Store.Version(ctx, n)
+	if err != nil {
+		return nil
+	}
+	return v.Standing()
 }
 
 type publishBody struct {

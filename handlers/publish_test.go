@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"switchyard/routing/config"
 	"switchyard/store"
 	"switchyard/web/webtest"
@@ -127,11 +129,16 @@ func TestPublishParkedTierNeedsTypedAcknowledgement(t *testing.T) {
 	}
 	code, body := api.do("POST", "/dry-run", nil)
 	var dr struct {
-		Blocking    bool             `json:"blocking"`
-		Errors      int              `json:"errors"`
-		Acknowledge []string         `json:"acknowledge"`
-		Findings    []config.Finding `json:"findings"`
-		Impact      struct {
+		Blocking    bool     `json:"blocking"`
+		Errors      int      `json:"errors"`
+		Acknowledge []string `json:"acknowledge"`
+		Carried     []struct {
+			Ack     string `json:"ack"`
+			Version int64  `json:"version"`
+			By      string `json:"by"`
+		} `json:"carried"`
+		Findings []config.Finding `json:"findings"`
+		Impact   struct {
 			Available bool `json:"available"`
 			Replay    struct {
 				Lost []struct {
@@ -146,8 +153,10 @@ func TestPublishParkedTierNeedsTypedAcknowledgement(t *testing.T) {
 	if err := json.Unmarshal(body, &dr); err != nil || code != http.StatusOK {
 		t.Fatalf("dry-run: %d %s", code, body)
 	}
-	// Deep's traffic was lost already by v2 (live): only fast is new.
-	if !dr.Blocking || dr.Errors != 0 || !slices.Equal(dr.Acknowledge, []string{"default/fast", "default/deep"}) || !dr.Impact.Available ||
+	// Deep's traffic was lost already by v2 (live), acknowledged there by
+	// ops: only fast is new and asks, deep is carried over.
+	if !dr.Blocking || dr.Errors != 0 || !slices.Equal(dr.Acknowledge, []string{"default/fast"}) || !dr.Impact.Available ||
+		len(dr.Carried) != 1 || dr.Carried[0].Ack != "default/deep" || dr.Carried[0].Version != 2 || dr.Carried[0].By != "ops" ||
 		len(dr.Impact.Replay.Lost) != 1 || dr.Impact.Replay.Lost[0].Tier != "fast" || dr.Impact.Replay.Lost[0].Served != 10 || !dr.Impact.Replay.Lost[0].AllLost {
 		t.Fatalf("dry-run answer: %s", body)
 	}
@@ -164,23 +173,91 @@ func TestPublishParkedTierNeedsTypedAcknowledgement(t *testing.T) {
 		t.Fatalf("acknowledged API publish: %d %s", code, body)
 	}
 
-	// Rolling back to v2 (deep parked) asks for default/deep too, on the
-	// rollback's publish page.
+	// Rolling back to v2 (deep parked, fast serving again) is a publish
+	// like any other: default/deep, acknowledged on live v3, is shown as
+	// such on the rollback's publish page and carried over, not asked.
 	_, doc = admin.Get("/versions/2")
 	if href, _ := webtest.TestID(doc, "rollback-preview-open").Attr("href"); href != "/versions/2/rollback" {
 		t.Fatalf("the version page does not lead to the rollback preview: %q", href)
 	}
 	_, doc = admin.Get("/versions/2/rollback")
-	if webtest.TestID(doc, "rollback-form").Find(`[data-testid="ack-default-deep"]`).Length() != 1 {
-		t.Fatal("the rollback form does not ask for default/deep")
+	form := webtest.TestID(doc, "rollback-form")
+	if form.Find(`[data-testid="ack-default-deep"]`).Length() != 0 || !strings.Contains(form.Find(`[data-testid="ack-default-deep-standing"]`).Text(), "acknowledged on v3") {
+		t.Fatalf("the rollback form must show default/deep as acknowledged on v3: %q", form.Text())
 	}
-	res, doc = admin.PostForm("/versions/2/rollback", url.Values{"message": {"back to v2"}})
-	if res.StatusCode != http.StatusOK || !strings.Contains(doc.Text(), "Rollback refused") {
-		t.Fatalf("unacknowledged rollback: %d", res.StatusCode)
-	}
-	res, _ = admin.PostForm("/versions/2/rollback", url.Values{"message": {"back to v2"}, "acknowledge": {"default/deep"}})
+	res, _ = admin.PostForm("/versions/2/rollback", url.Values{"message": {"back to v2"}})
 	if n, _ := env.Store.LatestVersionNumber(ctx); res.StatusCode != http.StatusOK || n != 4 {
-		t.Fatalf("acknowledged rollback: %d, live v%d", res.StatusCode, n)
+		t.Fatalf("rollback carrying default/deep: %d, live v%d", res.StatusCode, n)
+	}
+}
+
+// TestPublishDoesNotReaskAnAcknowledgementOfLive: default/deep acknowledged
+// on v2, then a caller added in the draft. The publish page shows deep as
+// acknowledged on v2 by ops, with no input, and publishes with nothing
+// typed, recording it again carried over; parking fast as well asks for
+// default/fast only.
+func TestPublishDoesNotReaskAnAcknowledgementOfLive(t *testing.T) {
+	t.Parallel()
+	env := webtest.New(t)
+	seedDraft(t, env.Store)
+	ctx := t.Context()
+	admin := env.Login(t, "ops", store.RoleAdmin)
+	publish := func(msg string, acks ...string) (*http.Response, *goquery.Document) {
+		t.Helper()
+		_, doc := admin.Get("/dry-run")
+		rev := doc.Find(`input[name="revision"]`).AttrOr("value", "")
+		return admin.PostForm("/publish", url.Values{"revision": {rev}, "message": {msg}, "acknowledge": acks})
+	}
+	if _, err := env.Store.CreateCaller(ctx, config.Caller{Name: "app", RouteGroup: "default", PriorityClass: config.ClassInteractive, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := publish("first"); res.StatusCode != http.StatusOK {
+		t.Fatalf("first publish: %d", res.StatusCode)
+	}
+	if err := env.Store.SetCandidateParked(ctx, candidateOf(t, env, config.TierDeep).ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := publish("park deep", "default/deep"); res.StatusCode != http.StatusOK {
+		t.Fatalf("acknowledged publish: %d", res.StatusCode)
+	}
+	if _, err := env.Store.CreateCaller(ctx, config.Caller{Name: "reports", RouteGroup: "default", PriorityClass: config.ClassNormal, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, doc := admin.Get("/dry-run")
+	standing := webtest.TestID(doc, "ack-default-deep-standing")
+	if webtest.TestID(doc, "ack-default-deep").Length() != 0 || !strings.Contains(standing.Text(), "acknowledged on v2") || !strings.Contains(standing.Text(), "by ops") {
+		t.Fatalf("deep must read as acknowledged on v2 by ops, without an input: %q", webtest.TestID(doc, "publish-form").Text())
+	}
+	if webtest.TestID(doc, "dryrun-needs-ack").Length() != 0 || webtest.TestID(doc, "dryrun-acks-standing").Length() != 1 {
+		t.Fatal("the banner must say nothing is left to acknowledge")
+	}
+	if res, _ := publish("add reports"); res.StatusCode != http.StatusOK {
+		t.Fatalf("publish with nothing typed: %d", res.StatusCode)
+	}
+	v, err := env.Store.Version(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acked := v.CheckResults().Acknowledged; len(acked) != 1 || acked[0].Ack.String() != "default/deep" || acked[0].CarriedFrom != 2 || acked[0].By != "ops" {
+		t.Fatalf("v3 must record deep carried over from v2: %+v", acked)
+	}
+	if _, doc := admin.Get("/versions/3"); !strings.Contains(webtest.TestID(doc, "version-ack-carried").Text(), "acknowledged on v2 by ops") {
+		t.Fatalf("v3's page must say where deep was acknowledged: %q", webtest.TestID(doc, "version-acknowledgements").Text())
+	}
+
+	if err := env.Store.SetCandidateParked(ctx, candidateOf(t, env, config.TierFast).ID, true); err != nil {
+		t.Fatal(err)
+	}
+	_, doc = admin.Get("/dry-run")
+	if webtest.TestID(doc, "ack-default-fast").AttrOr("name", "") != "acknowledge" || webtest.TestID(doc, "ack-default-deep-standing").Length() != 1 {
+		t.Fatalf("fast must ask, deep stay carried: %q", webtest.TestID(doc, "publish-form").Text())
+	}
+	res, doc := publish("park fast")
+	if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(webtest.TestID(doc, "publish-error").Text(), "Type default/fast below") {
+		t.Fatalf("publish without the fast ack: %d %q", res.StatusCode, webtest.TestID(doc, "publish-error").Text())
+	}
+	if res, _ := publish("park fast", "default/fast"); res.StatusCode != http.StatusOK {
+		t.Fatalf("fast acknowledged: %d", res.StatusCode)
 	}
 }
 

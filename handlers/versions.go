@@ -154,6 +154,7 @@ func (h *Handler) publishPreview(c echo.Context, pg layout.Page, snap config.Sna
 	p := versions.DryRunPage{Page: pg, Result: result, Impact: im, ImpactProblem: problem, ImpactTruncated: truncated}
 	if p.Page.LiveVersion > 0 {
 		if live, err := h.Store.Version(ctx, p.Page.LiveVersion); err == nil {
+			p.Standing = live.Standing()
 			// Older versions listed caller keys; keys are not configuration.
 			liveText := store.ConfigOnlyText(live.Snapshot)
 			text, _ := config.Encode(snap)

@@ -154,3 +154,67 @@ func TestPublishAnUnservableTierOnlyWhenAcknowledged(t *testing.T) {
 		t.Fatalf("recorded acknowledgements: %+v", acked)
 	}
 }
+
+// TestPublishCarriesAnAcknowledgementOfTheLiveVersion acknowledges default/deep
+// on v2, then adds a caller in the draft: the same finding needs no typing
+// again, the new version records it carried over from v2, and a new finding
+// (the fast tier parked too) still has to be acknowledged.
+func TestPublishCarriesAnAcknowledgementOfTheLiveVersion(t *testing.T) {
+	t.Parallel()
+	st, _ := storetest.New(t)
+	ctx := context.Background()
+	seed(t, st)
+	if _, err := st.Publish(ctx, store.PublishInput{Author: "t", Message: "first", Check: check}); err != nil {
+		t.Fatal(err)
+	}
+	park := func(tier config.TierName) {
+		snap, _, _ := st.Draft(ctx)
+		for _, c := range snap.RouteGroups[0].Tier(tier).Candidates {
+			if err := st.SetCandidateParked(ctx, c.ID, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	park(config.TierDeep)
+	deepAck := config.Ack{RouteGroup: "default", Tier: config.TierDeep}
+	if _, err := st.Publish(ctx, store.PublishInput{Author: "alice", Message: "park deep", Check: check, Acknowledge: []config.Ack{deepAck}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateCaller(ctx, config.Caller{Name: "reports", RouteGroup: "default", PriorityClass: config.ClassNormal, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := st.Publish(ctx, store.PublishInput{Author: "bob", Message: "add reports", Check: check})
+	if err != nil {
+		t.Fatalf("the finding acknowledged on live must not be asked again: %v", err)
+	}
+	acked := out.Version.CheckResults().Acknowledged
+	if len(acked) != 1 || acked[0].Ack != deepAck || acked[0].CarriedFrom != 2 || acked[0].By != "alice" {
+		t.Fatalf("carried acknowledgement: %+v", acked)
+	}
+	if s := out.Version.Standing(); len(s) != 1 || s[0].Version != 2 || s[0].Author != "alice" {
+		t.Fatalf("standing on v3 must still name v2 by alice: %+v", s)
+	}
+	park(config.TierFast)
+	var cf *store.ChecksFailedError
+	_, err = st.Publish(ctx, store.PublishInput{Author: "bob", Message: "park fast", Check: check})
+	if !errors.As(err, &cf) || len(cf.Blocking) == 0 {
+		t.Fatalf("a new finding must still ask: %v", err)
+	}
+	for _, f := range cf.Blocking {
+		if f.Ack == nil || f.Ack.Tier != config.TierFast {
+			t.Fatalf("only the fast tier may block, got %+v", f)
+		}
+	}
+	fastAck := config.Ack{RouteGroup: "default", Tier: config.TierFast}
+	out, err = st.Publish(ctx, store.PublishInput{Author: "bob", Message: "park fast", Check: check, Acknowledge: []config.Ack{fastAck}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := out.Version.Standing()
+	if d, ok := config.FindStanding(s, deepAck); !ok || d.Version != 2 || d.Author != "alice" {
+		t.Fatalf("deep still carried from v2: %+v", s)
+	}
+	if f, ok := config.FindStanding(s, fastAck); !ok || f.Version != 4 || f.Author != "bob" {
+		t.Fatalf("fast given on v4 by bob: %+v", s)
+	}
+}

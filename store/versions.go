@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,6 +63,12 @@ func (v Version) CheckResults() config.Result {
 	return r
 }
 
+// Standing lists the acknowledgements in force on v: a later publish does
+// not ask again for a finding one of them names (same ack).
+func (v Version) Standing() []config.Standing {
+	return config.StandingAcks(v.CheckResults().Acknowledged, v.Number, v.Author)
+}
+
 // PublishInput describes a publish.
 type PublishInput struct {
 	Author  string
@@ -75,7 +82,9 @@ type PublishInput struct {
 	RollbackTo int64
 	// Acknowledge names the findings the operator accepts (a tier that
 	// will answer 503, by group/tier); each must match a finding that
-	// needs one, and they are recorded on the version.
+	// needs one, and they are recorded on the version. A finding the live
+	// version's acknowledgements already name needs none: it is carried
+	// over and recorded again (see Version.Standing).
 	Acknowledge []config.Ack
 }
 
@@ -105,7 +114,7 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 			return ErrDraftChanged
 		}
 		var latest Version
-		err := tx.GetContext(ctx, &latest, `SELECT number, snapshot FROM config_versions ORDER BY number DESC LIMIT 1`)
+		err := tx.GetContext(ctx, &latest, `SELECT number, author, snapshot, checks FROM config_versions ORDER BY number DESC LIMIT 1`)
 		if err != nil && !errors.Is(notFound(err), ErrNotFound) {
 			return err
 		}
@@ -133,12 +142,15 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 			return err
 		}
 		result := in.Check(snap)
-		if blocking := result.Unacknowledged(in.Acknowledge); len(blocking) > 0 {
+		standing := latest.Standing()
+		given := append(slices.Clone(in.Acknowledge), config.StandingKeys(standing)...)
+		if blocking := result.Unacknowledged(given); len(blocking) > 0 {
 			return &ChecksFailedError{Result: result, Blocking: blocking}
 		}
 		if result.Acknowledged, err = result.Acknowledge(in.Acknowledge); err != nil {
 			return err
 		}
+		result.Acknowledged = append(result.Acknowledged, result.Carry(standing, in.Acknowledge)...)
 		// A rollback that restored the old version exactly (no key left out)
 		// publishes its text as it is; the same snapshot encodes to the same
 		// bytes, so this only saves encoding it again.

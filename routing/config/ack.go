@@ -85,4 +85,43 @@ type Acknowledgement struct {
 	Check   string   `json:"check"`
 	Callers []string `json:"callers,omitempty"`
 	Message string   `json:"message"`
+	// CarriedFrom, when set, is the version the operator gave this
+	// acknowledgement on, By its author: a later publish carried it over
+	// because the same finding still stood and nobody typed it again.
+	CarriedFrom int64  `json:"carried_from,omitempty"`
+	By          string `json:"by,omitempty"`
+}
+
+// Standing is an acknowledgement still in force on a published version:
+// what a later publish need not ask again while the same finding (the same
+// Ack) stands. Version and Author say where the operator gave it.
+type Standing struct {
+	Acknowledgement
+	Version int64
+	Author  string
+}
+
+// StandingAcks lists the acknowledgements recorded on version number,
+// published by author: each keeps the version and author it was first given
+// on (a carried one names an older version), the others were given there.
+func StandingAcks(acks []Acknowledgement, number int64, author string) []Standing {
+	out := make([]Standing, 0, len(acks))
+	for _, a := range acks {
+		s := Standing{Acknowledgement: a, Version: number, Author: author}
+		if a.CarriedFrom != 0 {
+			s.Version, s.Author = a.CarriedFrom, a.By
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// FindStanding returns the standing acknowledgement of a, if any.
+func FindStanding(standing []Standing, a Ack) (Standing, bool) {
+	for _, s := range standing {
+		if s.Ack == a {
+			return s, true
+		}
+	}
+	return Standing{}, false
 }

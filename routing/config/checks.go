@@ -181,6 +181,33 @@ func (r Result) Acknowledge(acks []Ack) ([]Acknowledgement, error) {
 	return out, nil
 }
 
+// Carry returns the acknowledgements standing on the live version that
+// this result still needs and acks does not give again: recorded anew on
+// the version about to be published, one entry per finding, with the
+// finding's current callers and message and the version and author the
+// operator gave them on.
+func (r Result) Carry(standing []Standing, acks []Ack) []Acknowledgement {
+	var out []Acknowledgement
+	for _, f := range r.NeedAck() {
+		if f.Ack == nil || slices.Contains(acks, *f.Ack) {
+			continue
+		}
+		if s, ok := FindStanding(standing, *f.Ack); ok {
+			out = append(out, Acknowledgement{Ack: *f.Ack, Check: f.Check, Callers: f.Callers, Message: f.Message, CarriedFrom: s.Version, By: s.Author})
+		}
+	}
+	return out
+}
+
+// StandingKeys is the acks of standing.
+func StandingKeys(standing []Standing) []Ack {
+	out := make([]Ack, len(standing))
+	for i, s := range standing {
+		out[i] = s.Ack
+	}
+	return out
+}
+
 // Add appends findings of checks run outside DryRun (the impact preview),
 // with their check's outcome.
 func (r *Result) Add(check string, sev Severity, fs []Finding) {

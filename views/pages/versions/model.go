@@ -81,7 +81,28 @@ type DryRunPage struct {
 	// Rollback, when set, makes this the preview of a rollback: the
 	// version's content instead of the draft, published on confirm.
 	Rollback *RollbackPreview
+	// Standing lists the acknowledgements in force on the live version: a
+	// finding one of them names is carried over, not asked again.
+	Standing []config.Standing
 }
+
+// AckRows lists the acks the page's findings need, those standing on the
+// live version marked so.
+func (p DryRunPage) AckRows() []AckRow { return AckRows(p.Result, p.Standing) }
+
+// PendingAckRows lists the acks the operator still has to type.
+func (p DryRunPage) PendingAckRows() []AckRow {
+	var out []AckRow
+	for _, a := range p.AckRows() {
+		if a.Standing == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// PendingAcks counts the acks the operator still has to type.
+func (p DryRunPage) PendingAcks() int { return len(p.PendingAckRows()) }
 
 // AckRow is one acknowledgement a publish needs: the ack's text form
 // (what the operator types), the tier or logic model it gives up and the
@@ -92,14 +113,18 @@ type AckRow struct {
 	Target  string
 	Callers []string
 	Checks  []string
+	// Standing, when set, is the acknowledgement given on an earlier
+	// version for this same ack: the publish carries it over, no typing.
+	Standing *config.Standing
 }
 
 // WholeTier reports whether the tier answers 503 to everyone (a static
 // finding), not only to the callers whose traffic the replay lost.
 func (a AckRow) WholeTier() bool { return slices.Contains(a.Checks, config.CheckTierUnservable) }
 
-// AckRows lists the distinct acks the result's findings need, in order.
-func AckRows(r config.Result) []AckRow {
+// AckRows lists the distinct acks the result's findings need, in order;
+// those standing on the live version carry it.
+func AckRows(r config.Result, standing []config.Standing) []AckRow {
 	var out []AckRow
 	for _, f := range r.NeedAck() {
 		if f.Ack == nil {
@@ -110,6 +135,9 @@ func AckRows(r config.Result) []AckRow {
 		if i < 0 {
 			out = append(out, AckRow{Key: key, Group: f.Ack.RouteGroup, Target: f.Ack.Target()})
 			i = len(out) - 1
+			if s, ok := config.FindStanding(standing, *f.Ack); ok {
+				out[i].Standing = &s
+			}
 		}
 		for _, c := range f.Callers {
 			if !slices.Contains(out[i].Callers, c) {
