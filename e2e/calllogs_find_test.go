@@ -72,7 +72,7 @@ func TestCallLogsOperatorFindsTheFailuresAndTestRouteAgrees(t *testing.T) {
 
 	// The operator revokes limited-app's key on its caller page.
 	var callerID, keyID int64
-	if err := db.QueryRow(`SELECT c.id, k.id FROM callers c JOIN caller_keys k ON k.caller_id = c.id WHERE c.name = 'limited-app'`).Scan(&callerID, &keyID); err != nil {
+	if err := db.QueryRow(`SELECT c.id, k.id FROM callers c JOIN caller_keys k ON k.caller_name = c.name WHERE c.name = 'limited-app'`).Scan(&callerID, &keyID); err != nil {
 		t.Fatal(err)
 	}
 	kid := strconv.FormatInt(keyID, 10)

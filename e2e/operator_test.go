@@ -240,8 +240,8 @@ func TestSmallerConsoleFixes(t *testing.T) {
 		t.Fatalf("/favicon.ico: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 
-	// "rejected" has the same colour in the requests and the error-rate
-	// charts, and an upstream error too.
+	// The requests chart tells "rejected by us" from upstream errors by
+	// colour (the error-rate chart draws every non-2xx by cause instead).
 	u.goto_("/dashboard")
 	legend := func(chart string) map[string]string {
 		out := map[string]string{}
@@ -250,10 +250,10 @@ func TestSmallerConsoleFixes(t *testing.T) {
 		}
 		return out
 	}
-	req, errs := legend("chart-requests"), legend("chart-errors")
+	req := legend("chart-requests")
 	for _, status := range []string{"rejected by us", "upstream errors"} {
-		if req[status] == "" || req[status] != errs[status] {
-			t.Errorf("%q is %q in the requests chart and %q in the error-rate chart", status, req[status], errs[status])
+		if req[status] == "" {
+			t.Errorf("%q has no colour in the requests chart: %v", status, req)
 		}
 	}
 	if req["rejected by us"] == req["upstream errors"] {

@@ -42,7 +42,7 @@ func ResilienceView(r Resilience) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if len(r.Rows) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-wrap\"><table data-testid=\"ladder-table\"><thead><tr><th>Route group</th><th>Tier</th><th>Requests</th><th>Retries</th><th>Stopped by the budget</th><th>Step-downs</th><th>Cached</th><th>Static</th><th>Now (this instance)</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Degradation ladder\"><table data-testid=\"ladder-table\"><thead><tr><th>Route group</th><th>Tier</th><th>Requests</th><th>Retries</th><th>Stopped by the budget</th><th>Step-downs</th><th>Cached</th><th>Static</th><th>Now (this instance)</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

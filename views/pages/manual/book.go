@@ -84,7 +84,7 @@ func render(md goldmark.Markdown, name string, src []byte) (Page, error) {
 // screen; the frame, like a code block, takes focus so a keyboard can
 // scroll it too.
 func scrollTables(html string) string {
-	html = strings.ReplaceAll(html, "<table>", `<div class="table-wrap" tabindex="0" role="region" aria-label="Table"><table>`)
+	html = strings.ReplaceAll(html, "<table>", `<div class="table-wrap" tabindex="0" role="region" aria-label="Table" data-scroll-ok><table>`)
 	html = strings.ReplaceAll(html, "</table>", "</table></div>")
 	return strings.ReplaceAll(html, "<pre>", `<pre tabindex="0">`)
 }

@@ -606,7 +606,7 @@ func callers(cs []Caller) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "<div class=\"table-wrap\"><table data-testid=\"overview-callers\"><thead><tr><th scope=\"col\">Caller</th><th scope=\"col\">Route group</th><th scope=\"col\">Requests today</th><th scope=\"col\">Spend today</th><th scope=\"col\">This month against budget</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "<div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Top callers today\"><table data-testid=\"overview-callers\"><thead><tr><th scope=\"col\">Caller</th><th scope=\"col\">Route group</th><th scope=\"col\">Requests today</th><th scope=\"col\">Spend today</th><th scope=\"col\">This month against budget</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -1,0 +1,39 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"switchyard/routing/config"
+)
+
+// The form shows a cloud kind's own fields for a provider saved as that
+// kind without waiting for the select to change, so a dry-run finding's
+// link to #f-api_version or #f-region lands on a visible field.
+func TestFormShowsTheSavedKindsFields(t *testing.T) {
+	for _, tc := range []struct {
+		protocol       config.Protocol
+		azure, bedrock bool
+	}{
+		{config.ProtocolOpenAI, false, false},
+		{config.ProtocolAzure, true, false},
+		{config.ProtocolBedrock, false, true},
+	} {
+		var b bytes.Buffer
+		if err := FormBody(Form{ID: 2, V: config.Provider{Name: "p", Protocol: tc.protocol}}).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		html := b.String()
+		if got := strings.Contains(html, `class="grid2 kind-azure shown"`); got != tc.azure {
+			t.Errorf("%s: azure fields shown = %v", tc.protocol, got)
+		}
+		if got := strings.Contains(html, `class="grid2 kind-bedrock shown"`); got != tc.bedrock {
+			t.Errorf("%s: bedrock fields shown = %v", tc.protocol, got)
+		}
+		if !strings.Contains(html, `name="api_version"`) || !strings.Contains(html, `name="region"`) {
+			t.Errorf("%s: the form lacks a cloud field (the select reveals them as it changes)", tc.protocol)
+		}
+	}
+}
