@@ -420,16 +420,16 @@ func (x *exchange) authenticate() bool {
 	if key = strings.TrimSpace(key); (!ok || key == "") && x.req.APIKey != "" {
 		key, ok = strings.TrimSpace(x.req.APIKey), true
 	}
-	if ok {
-		x.rec.PresentedKey = config.PresentedKeyFingerprint(key)
-	}
 	if !ok || key == "" {
 		x.a.Header.Set("x-should-retry", "false")
 		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "missing API key: send your Switchyard caller key as 'Authorization: Bearer <key>', 'x-api-key: <key>' or 'api-key: <key>'")
 		return false
 	}
+	// One hash of the key serves the lookup and the call log's fingerprint.
+	h := config.HashCallerKey(key)
+	x.rec.PresentedKey = config.PresentedKeyFingerprintHashed(key, h)
 	var absent string
-	x.caller, absent = x.rt.Authenticate(key)
+	x.caller, absent = x.rt.AuthenticateHashed(h)
 	if x.caller == nil {
 		x.a.Header.Set("x-should-retry", "false")
 		msg := "invalid or revoked API key"

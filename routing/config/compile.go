@@ -354,7 +354,12 @@ func (rt *Runtime) WithCallerKeys(keys map[[32]byte]string) *Runtime {
 // this version does not contain (suspended until a version brings the
 // caller back) returns nil and the caller's name.
 func (rt *Runtime) Authenticate(key string) (c *RCaller, absent string) {
-	name, ok := rt.callerKeys[HashCallerKey(key)]
+	return rt.AuthenticateHashed(HashCallerKey(key))
+}
+
+// AuthenticateHashed is Authenticate given the key's HashCallerKey.
+func (rt *Runtime) AuthenticateHashed(h [32]byte) (c *RCaller, absent string) {
+	name, ok := rt.callerKeys[h]
 	if !ok {
 		return nil, ""
 	}

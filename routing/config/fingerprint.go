@@ -1,7 +1,6 @@
 package config
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 )
@@ -49,7 +48,15 @@ func PresentedKeyFingerprint(key string) string {
 	if key == "" {
 		return ""
 	}
-	h := sha256.Sum256([]byte(key))
+	return PresentedKeyFingerprintHashed(key, HashCallerKey(key))
+}
+
+// PresentedKeyFingerprintHashed is PresentedKeyFingerprint given the
+// key's HashCallerKey (the data plane hashes a presented key once).
+func PresentedKeyFingerprintHashed(key string, h [32]byte) string {
+	if key == "" {
+		return ""
+	}
 	if len(key) > CallerKeyShownLen && strings.HasPrefix(key, "sy-") && tokenText(key[3:CallerKeyShownLen]) {
 		return CallerKeyFingerprint(key[:CallerKeyShownLen], h[:])
 	}
