@@ -64,15 +64,20 @@ func TestConnsCloseOldestIdleThenRefuse(t *testing.T) {
 		open, idle := conns.Stats()
 		t.Fatalf("open %d idle %d, want open %d", open, idle, want)
 	}
-	// Limits: three open; MaxIdleConns 3 > MaxConns - headroom, so 2 idle.
+	// Limits: three open, all of them may be idle. The server marks a
+	// connection idle only after the client has read its answer, so each
+	// step waits for that before the next connection: otherwise c2 could
+	// turn idle before c1 and be the oldest.
 	c1 := dial()
 	if get(c1) != 200 {
 		t.Fatal("c1")
 	}
+	waitOpen(1, 1)
 	c2 := dial()
 	if get(c2) != 200 {
 		t.Fatal("c2")
 	}
+	waitOpen(2, 2)
 	c3 := dial()
 	block(c3) // active from now on
 	waitOpen(3, 2)
@@ -86,9 +91,11 @@ func TestConnsCloseOldestIdleThenRefuse(t *testing.T) {
 	if conns.Closed(ClosedForNew) != 1 {
 		t.Fatalf("closed for new: %d", conns.Closed(ClosedForNew))
 	}
-	c5 := dial() // closes c2
+	waitOpen(3, 2) // c2 and c4 idle, c3 active
+	c5 := dial()   // closes c2
 	block(c5)
-	c6 := dial() // closes c4
+	waitOpen(3, 1) // c4 idle, c3 and c5 active
+	c6 := dial()   // closes c4
 	block(c6)
 	waitOpen(3, 0)
 	c7 := dial() // three active, none idle: refused
