@@ -14,8 +14,8 @@ export SWITCHYARD_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
 # Packages whose concurrency is the point: their tests run under the race
 # detector (make race), and only there; make unit runs every other package.
-RACE_PKGS := ./routing/... ./store/redis/... ./cmd/switchyard/worker/
-RACE_RE   := ^switchyard/(routing|store/redis)(/|$$)|^switchyard/cmd/switchyard/worker$$
+RACE_PKGS := ./routing/... ./store/redis/... ./web/worker/
+RACE_RE   := ^switchyard/(routing|store/redis)(/|$$)|^switchyard/web/worker$$
 
 .PHONY: run test services build generate lint unit race fuzz e2e e2e-deps screenshots bench demo reset-password clean
 

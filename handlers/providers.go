@@ -10,25 +10,33 @@ import (
 
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
+	"switchyard/store/redis/keypool"
+	"switchyard/views/components"
 	"switchyard/views/pages/providers"
 )
 
 // KeyStates is the live state of provider keys (cooling, quarantined, last
 // used), shared by every instance.
 type KeyStates interface {
-	KeyRuntime(ctx context.Context) (map[int64]providers.KeyRuntime, error)
+	States(ctx context.Context) (map[int64]keypool.KeyState, error)
 	Reenable(ctx context.Context, keyID int64) error
 }
 
+// keyRuntime is the key states as the provider pages show them.
 func (h *Handler) keyRuntime(ctx context.Context) map[int64]providers.KeyRuntime {
 	if h.Keys == nil {
 		return nil
 	}
-	m, err := h.Keys.KeyRuntime(ctx)
+	states, err := h.Keys.States(ctx)
 	if err != nil {
 		h.Log.Warn("key states unavailable", "err", err)
 	}
-	return m
+	out := make(map[int64]providers.KeyRuntime, len(states))
+	for id, s := range states {
+		out[id] = providers.KeyRuntime{Status: string(s.Status), Reason: components.KeyStateWords(string(s.Status), s.Fault, s.Reason),
+			Since: s.Since, Until: s.Until, LastUsed: s.LastUsed}
+	}
+	return out
 }
 
 // ProvidersList shows every provider with its key pool.

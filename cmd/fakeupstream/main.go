@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"switchyard/routing/adapter/fakevendor"
+	"switchyard/e2e/fakevendor"
 )
 
 func main() {

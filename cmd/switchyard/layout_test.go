@@ -20,6 +20,7 @@ import (
 // included.
 type pkg struct {
 	ImportPath   string
+	Name         string
 	Imports      []string
 	TestImports  []string
 	XTestImports []string
@@ -38,6 +39,9 @@ type importRule struct {
 	name      string
 	from      func(importPath string) bool
 	forbidden []string
+	// buildOnly: the rule holds for what the package's build imports; its
+	// tests may import the forbidden packages.
+	buildOnly bool
 }
 
 func within(root string) func(string) bool {
@@ -74,6 +78,16 @@ var importRules = []importRule{
 		forbidden: []string{module + "/web", module + "/cmd/..."},
 	},
 	{
+		// The test vendor and the end-to-end harness serve tests, the
+		// test-support packages (…test) and the demo's main only.
+		name: "only tests, test support and mains import e2e",
+		from: func(p string) bool {
+			return !under(p, module+"/cmd") && !under(p, module+"/e2e") && !strings.HasSuffix(p, "test")
+		},
+		forbidden: []string{module + "/e2e/..."},
+		buildOnly: true,
+	},
+	{
 		name:      "nothing outside cmd imports cmd",
 		from:      func(p string) bool { return !under(p, module+"/cmd") },
 		forbidden: []string{module + "/cmd/..."},
@@ -94,10 +108,14 @@ func violations(pkgs []pkg) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, p := range pkgs {
-		imports := slices.Concat(p.Imports, p.TestImports, p.XTestImports)
+		all := slices.Concat(p.Imports, p.TestImports, p.XTestImports)
 		for _, r := range importRules {
 			if !r.from(p.ImportPath) {
 				continue
+			}
+			imports := all
+			if r.buildOnly {
+				imports = p.Imports
 			}
 			for _, imp := range imports {
 				for _, f := range r.forbidden {
@@ -128,24 +146,33 @@ func TestViolationsNamesEachForbiddenArrow(t *testing.T) {
 		{"switchyard/routing/record", "switchyard/handlers"},
 		{"switchyard/routing/config/onboarding", "switchyard/views/components"},
 		{"switchyard/routing/config/textdiff", "switchyard/web"},
-		{"switchyard/routing/adapter/fakevendor", "switchyard/cmd/switchyard/gateway"},
+		{"switchyard/e2e/fakevendor", "switchyard/cmd/fakeupstream"},
 		{"switchyard/views/pages/models", "switchyard/store"},
 		{"switchyard/views/components", "switchyard/store/calllog"},
 		{"switchyard/views/layout", "switchyard/handlers/httpx"},
 		{"switchyard/views/pages/auth", "switchyard/web"},
-		{"switchyard/views/pages/jobs", "switchyard/cmd/switchyard/worker"},
+		{"switchyard/views/pages/jobs", "switchyard/web/worker"},
 		{"switchyard/store", "switchyard/handlers"},
 		{"switchyard/store/calllog", "switchyard/views/pages/calllogs"},
 		{"switchyard/store/redis/limits", "switchyard/web/metrics"},
 		{"switchyard/store/storetest", "switchyard/cmd/fakeupstream"},
 		{"switchyard/handlers", "switchyard/web"},
 		{"switchyard/handlers/httpx", "switchyard/web"},
-		{"switchyard/handlers", "switchyard/cmd/switchyard/gateway/gatewaytest"},
+		{"switchyard/handlers", "switchyard/cmd/switchyard"},
 		{"switchyard/web", "switchyard/cmd/switchyard"},
-		{"switchyard/e2e", "switchyard/cmd/switchyard/gateway/gatewaytest"},
+		{"switchyard/e2e", "switchyard/cmd/switchyard"},
 		{"switchyard/migrations", "switchyard/cmd/switchyard-keygen"},
+		{"switchyard/routing/adapter", "switchyard/e2e/fakevendor"},
+		{"switchyard/web/gateway", "switchyard/e2e/fakevendor"},
 	}
 	for _, f := range forbidden {
+		if strings.HasPrefix(f.imp, "switchyard/e2e/") {
+			// A build-only rule: tests may import the test vendor.
+			if got := violations([]pkg{{ImportPath: f.from, Imports: []string{f.imp}}}); len(got) == 0 {
+				t.Errorf("%s -> %s: no violation reported", f.from, f.imp)
+			}
+			continue
+		}
 		// Each arrow is found whichever list of the package carries it.
 		for i, mk := range []func(string) pkg{
 			func(imp string) pkg { return pkg{ImportPath: f.from, Imports: []string{imp}} },
@@ -164,7 +191,7 @@ func TestViolationsNamesEachForbiddenArrow(t *testing.T) {
 func TestViolationsAllowsTheLayeredArrows(t *testing.T) {
 	allowed := []pkg{
 		{ImportPath: "switchyard/routing", Imports: []string{"context", "switchyard/routing/config", "switchyard/routing/record", "github.com/tidwall/gjson"}},
-		{ImportPath: "switchyard/routing/adapter", TestImports: []string{"github.com/google/go-cmp/cmp"}, XTestImports: []string{"switchyard/routing/adapter/fakevendor"}},
+		{ImportPath: "switchyard/routing/adapter", TestImports: []string{"github.com/google/go-cmp/cmp"}, XTestImports: []string{"switchyard/e2e/fakevendor"}},
 		// Names that only share a prefix with a forbidden root are not under it.
 		{ImportPath: "switchyard/routing/config", Imports: []string{"switchyard/storefront", "switchyard/webhooks", "github.com/labstack/echoes"}},
 		{ImportPath: "switchyard/views/pages/models", Imports: []string{"switchyard/views/components", "switchyard/routing/config", "github.com/a-h/templ"}},
@@ -172,8 +199,10 @@ func TestViolationsAllowsTheLayeredArrows(t *testing.T) {
 		{ImportPath: "switchyard/store/redis/limits", Imports: []string{"github.com/redis/go-redis/v9"}},
 		{ImportPath: "switchyard/handlers", Imports: []string{"github.com/labstack/echo/v4", "switchyard/store", "switchyard/views/pages/models", "switchyard/routing", "switchyard/web/metrics"}, XTestImports: []string{"switchyard/web/webtest"}},
 		{ImportPath: "switchyard/web", Imports: []string{"switchyard/handlers", "switchyard/views/layout", "switchyard/store"}},
-		{ImportPath: "switchyard/cmd/switchyard", Imports: []string{"switchyard/cmd/switchyard/gateway", "switchyard/web"}},
-		{ImportPath: "switchyard/cmd/switchyard/gateway", XTestImports: []string{"switchyard/cmd/switchyard/gateway/gatewaytest"}},
+		{ImportPath: "switchyard/cmd/switchyard", Imports: []string{"switchyard/web/gateway", "switchyard/web"}},
+		{ImportPath: "switchyard/web/gateway", XTestImports: []string{"switchyard/web/gateway/gatewaytest", "switchyard/e2e/fakevendor"}},
+		{ImportPath: "switchyard/cmd/fakeupstream", Imports: []string{"switchyard/e2e/fakevendor"}},
+		{ImportPath: "switchyard/web/gateway/gatewaytest", Imports: []string{"switchyard/e2e/fakevendor"}},
 	}
 	if got := violations(allowed); len(got) != 0 {
 		t.Errorf("allowed arrows reported as violations:\n%s", strings.Join(got, "\n"))
@@ -219,6 +248,32 @@ func TestLayoutImportRules(t *testing.T) {
 	}
 	for _, v := range violations(pkgs) {
 		t.Error(v)
+	}
+	for _, v := range notMains(pkgs) {
+		t.Error(v)
+	}
+}
+
+// notMains names every package under cmd/ that is not a main: cmd/ holds
+// mains and their flags, and the application's assembly lives under web/.
+func notMains(pkgs []pkg) []string {
+	var out []string
+	for _, p := range pkgs {
+		if under(p.ImportPath, module+"/cmd") && p.Name != "main" {
+			out = append(out, p.ImportPath+" is package "+p.Name+" under cmd/ (only mains and their flags live there)")
+		}
+	}
+	return out
+}
+
+func TestNotMainsNamesLibrariesUnderCmd(t *testing.T) {
+	got := notMains([]pkg{
+		{ImportPath: "switchyard/cmd/switchyard", Name: "main"},
+		{ImportPath: "switchyard/cmd/switchyard/gateway", Name: "gateway"},
+		{ImportPath: "switchyard/web/gateway", Name: "gateway"},
+	})
+	if len(got) != 1 || !strings.HasPrefix(got[0], "switchyard/cmd/switchyard/gateway ") {
+		t.Errorf("notMains = %q, want only the library under cmd/", got)
 	}
 }
 

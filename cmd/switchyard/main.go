@@ -20,10 +20,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"switchyard/cmd/switchyard/gateway"
 	"switchyard/store"
 	"switchyard/store/redis/connect"
 	"switchyard/store/secrets"
+	"switchyard/web/gateway"
 )
 
 func main() {

@@ -28,7 +28,7 @@ fake_pid=$!
 trap 'kill $fake_pid 2>/dev/null || true; rm -f "$fake_log"' EXIT
 for _ in $(seq 50); do grep -q listening "$fake_log" && break; sleep 0.1; done
 fake_url=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$fake_log" | head -1)
-BENCH_UPSTREAM_URL="$fake_url" go test -run '^$' -bench 'ProxiedRequest' -benchmem -benchtime 5000x -count=3 ./cmd/switchyard/gateway/ | grep -E '^Benchmark'
+BENCH_UPSTREAM_URL="$fake_url" go test -run '^$' -bench 'ProxiedRequest' -benchmem -benchtime 5000x -count=3 ./web/gateway/ | grep -E '^Benchmark'
 kill $fake_pid 2>/dev/null || true
 echo
 echo "== configuration at scale in the store: import, publish, rollback of 500 route groups / 5,000 deployments, checked exactly =="

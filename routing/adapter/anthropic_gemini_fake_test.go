@@ -1,7 +1,7 @@
 package adapter
 
 // The Anthropic and Gemini adapters against the project's fake vendor
-// (routing/adapter/fakevendor, served by cmd/fakeupstream), which speaks both wire protocols with fault injection: the
+// (e2e/fakevendor, served by cmd/fakeupstream), which speaks both wire protocols with fault injection: the
 // two must agree, since the sandbox, the benchmarks and the e2e tests put
 // them together.
 
@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"switchyard/routing/adapter/fakevendor"
+	"switchyard/e2e/fakevendor"
 )
 
 func fakeVendor(t *testing.T, f fakevendor.Fault) string {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"switchyard/routing/adapter/fakevendor"
+	"switchyard/e2e/fakevendor"
 )
 
 // The Azure adapter against the fake vendor's Azure wire: deployment paths

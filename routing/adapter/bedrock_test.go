@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"switchyard/routing/adapter/fakevendor"
+	"switchyard/e2e/fakevendor"
 )
 
 // The Bedrock adapter against the fake vendor, which verifies every SigV4

@@ -13,8 +13,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"switchyard/e2e/fakevendor"
 	"switchyard/routing/adapter"
-	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
 	"switchyard/routing/frontdoor"
 )

@@ -11,8 +11,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"switchyard/e2e/fakevendor"
 	"switchyard/routing/adapter"
-	"switchyard/routing/adapter/fakevendor"
 )
 
 // The vendors' captures live with the adapters (routing/adapter/testdata);

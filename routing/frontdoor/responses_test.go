@@ -15,8 +15,8 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/tidwall/gjson"
 
+	"switchyard/e2e/fakevendor"
 	"switchyard/routing/adapter"
-	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
 )
 

@@ -31,7 +31,7 @@ func main() {
 		os.Exit(2)
 	}
 	base := strings.TrimRight(*upstream, "/")
-	// The gateway's upstream client settings (cmd/switchyard/gateway.UpstreamClient).
+	// The gateway's upstream client settings (web/gateway.UpstreamClient).
 	client := &http.Client{Transport: &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,

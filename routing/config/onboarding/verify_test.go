@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"switchyard/e2e/fakevendor"
 	"switchyard/routing/adapter"
-	"switchyard/routing/adapter/fakevendor"
 	"switchyard/routing/config"
 	"switchyard/routing/config/onboarding"
 )

@@ -1,0 +1,117 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"switchyard/e2e/fakevendor"
+	"switchyard/routing/config"
+	"switchyard/web/gateway/gatewaytest"
+)
+
+// bedrockModel is a cross-region inference profile id, as operators deploy them.
+const bedrockModel = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+// bedrockWorld: a Bedrock provider (us-east-1) with two AWS credentials,
+// logic model "claude" on it, and in deep a candidate list of claude first
+// then "backup" on an Azure provider, so failover crosses kinds.
+func bedrockWorld(t *testing.T) (*gatewaytest.Env, string) {
+	e := gatewaytest.New(t)
+	b := e.Build()
+	b.CloudProvider(config.Provider{Name: "bedrock-use1", Protocol: config.ProtocolBedrock, Region: "us-east-1"},
+		"AKIAONE0001:fake-secret-AKIAONE0001", "AKIATWO0002:fake-secret-AKIATWO0002:session-token-2")
+	b.CloudProvider(config.Provider{Name: "azure-east", Protocol: config.ProtocolAzure, APIVersion: "2024-10-21"}, "azure-key-one-0001")
+	caps := config.Capabilities{Tools: true}
+	b.Model(config.LogicModel{Code: "claude", Kind: config.KindChat}, config.Deployment{Provider: "bedrock-use1", UpstreamModel: bedrockModel, Weight: 100, Enabled: true, Prices: cloudPrices, Capabilities: caps})
+	b.Model(config.LogicModel{Code: "backup", Kind: config.KindChat}, config.Deployment{Provider: "azure-east", UpstreamModel: "gpt4o-prod", Weight: 100, Enabled: true, Prices: cloudPrices, Capabilities: caps})
+	claude := []config.Candidate{{LogicModel: "claude", Weight: 100}}
+	b.Group("default", map[config.TierName][]config.Candidate{config.TierFast: claude, config.TierStandard: claude,
+		config.TierDeep: {{LogicModel: "claude", Priority: 1, Weight: 100}, {LogicModel: "backup", Priority: 2, Weight: 100}}})
+	_, key := b.Caller(config.Caller{Name: "app", RouteGroup: "default"})
+	e.Publish("bedrock world")
+	return e, key
+}
+
+func TestBedrockJourney(t *testing.T) {
+	t.Parallel()
+	e, key := bedrockWorld(t)
+	client := sdk(e, key)
+	ctx := context.Background()
+	ask := func(model, text string) openai.ChatCompletionNewParams {
+		return openai.ChatCompletionNewParams{Model: model, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(text)}}
+	}
+
+	t.Run("non-stream, signed, with usage and cost", func(t *testing.T) {
+		var httpResp *http.Response
+		resp, err := client.Chat.Completions.New(ctx, ask("standard", "hello bedrock"), option.WithResponseInto(&httpResp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(resp.Choices[0].Message.Content, bedrockModel) {
+			t.Fatalf("answer %+v", resp)
+		}
+		last, _ := e.Fake.LastRequest(bedrockModel)
+		if !strings.HasSuffix(last.Path, "/converse") || !strings.HasPrefix(last.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential=AKIA") {
+			t.Fatalf("upstream %s %q", last.Path, last.Header.Get("Authorization"))
+		}
+		cloudCostRecorded(t, e, httpResp.Header.Get("X-Request-Id"), "bedrock-use1")
+	})
+
+	t.Run("stream through the event-stream framing", func(t *testing.T) {
+		stream := client.Chat.Completions.NewStreaming(ctx, ask("standard", "stream from bedrock"))
+		acc := openai.ChatCompletionAccumulator{}
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		if err := stream.Err(); err != nil || !strings.Contains(acc.Choices[0].Message.Content, bedrockModel) {
+			t.Fatalf("stream %v: %+v", err, acc.Choices)
+		}
+	})
+
+	t.Run("tool call", func(t *testing.T) {
+		p := ask("standard", "call tool get_weather {\"city\":\"Oslo\"}")
+		p.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather", Parameters: openai.FunctionParameters{"type": "object"}})}
+		resp, err := client.Chat.Completions.New(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := resp.Choices[0].Message.ToolCalls
+		if len(calls) != 1 || calls[0].Function.Name != "get_weather" || !strings.Contains(calls[0].Function.Arguments, "Oslo") || resp.Choices[0].FinishReason != "tool_calls" {
+			t.Fatalf("tool calls %+v", resp.Choices[0])
+		}
+	})
+
+	t.Run("throttled credential cooled while the next serves", func(t *testing.T) {
+		e.Fake.SetRules(fakevendor.Rule{Key: "AKIAONE0001", Fault: fakevendor.Fault{Status: 429, RetryAfter: 30 * time.Second}})
+		defer e.Fake.SetRules()
+		before := e.Fake.CountKey("AKIAONE0001")
+		for i := range 4 {
+			if _, err := client.Chat.Completions.New(ctx, ask("standard", "busy")); err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+		}
+		if n := e.Fake.CountKey("AKIAONE0001") - before; n > 1 {
+			t.Fatalf("the throttled credential was tried %d times; it should rest after the first ThrottlingException", n)
+		}
+	})
+
+	t.Run("failover from Bedrock to Azure", func(t *testing.T) {
+		e.Fake.SetRules(fakevendor.Rule{Model: bedrockModel, Fault: fakevendor.Fault{Status: 503}})
+		defer e.Fake.SetRules()
+		var httpResp *http.Response
+		resp, err := client.Chat.Completions.New(ctx, ask("deep", "fail over"), option.WithResponseInto(&httpResp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(resp.Choices[0].Message.Content, "gpt4o-prod") || httpResp.Header.Get("X-Switchyard-Provider") != "azure-east" ||
+			httpResp.Header.Get("X-Switchyard-Attempts") != "2" {
+			t.Fatalf("served by %q after %s attempts: %q", httpResp.Header.Get("X-Switchyard-Provider"), httpResp.Header.Get("X-Switchyard-Attempts"), resp.Choices[0].Message.Content)
+		}
+	})
+}
