@@ -36,14 +36,28 @@ func (s *Store) DraftRevision(ctx context.Context) (int64, error) {
 
 func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, error) {
 	s := config.Snapshot{Format: config.FormatV1}
-	fail := func(what string, err error) (config.Snapshot, error) {
-		return config.Snapshot{}, fmt.Errorf("store: load draft %s: %w", what, err)
-	}
-
 	if err := sqlx.SelectContext(ctx, q, &s.Tenants, `SELECT id, name, description FROM tenants`); err != nil {
-		return fail("tenants", err)
+		return config.Snapshot{}, loadFail("tenants", err)
 	}
+	for _, load := range []func(context.Context, sqlx.QueryerContext, *config.Snapshot) error{
+		loadProviders, loadLogicModels, loadDeployments, loadRouteGroups, loadTiers, loadCallers,
+	} {
+		if err := load(ctx, q, &s); err != nil {
+			return config.Snapshot{}, err
+		}
+	}
+	// Caller keys are not configuration: they live outside the draft.
+	config.Canonicalize(&s)
+	return s, nil
+}
 
+// loadFail wraps a failure to read one table of the draft.
+func loadFail(what string, err error) error {
+	return fmt.Errorf("store: load draft %s: %w", what, err)
+}
+
+// loadProviders reads the providers with their keys.
+func loadProviders(ctx context.Context, q sqlx.QueryerContext, s *config.Snapshot) error {
 	var providers []struct {
 		config.Provider
 		Base        string `db:"base_url"`
@@ -55,17 +69,17 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		AuthURL     string `db:"auth_url"`
 	}
 	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes, headers, pass_headers, api_version, region, auth_url FROM providers`); err != nil {
-		return fail("providers", err)
+		return loadFail("providers", err)
 	}
 	provIdx := map[int64]int{}
 	for i, p := range providers {
 		p.Provider.BaseURL, p.Provider.TimeoutMS = p.Base, p.TMS
 		p.Provider.APIVersion, p.Provider.Region, p.Provider.AuthURL = p.APIV, p.Region, p.AuthURL
 		if err := json.Unmarshal(p.HeadersJSON, &p.Provider.Headers); err != nil {
-			return fail("provider headers", err)
+			return loadFail("provider headers", err)
 		}
 		if err := json.Unmarshal(p.PassJSON, &p.Provider.PassHeaders); err != nil {
-			return fail("provider passthrough headers", err)
+			return loadFail("provider passthrough headers", err)
 		}
 		config.CanonicalHeaders(&p.Provider) // a secret header reads "••• set"
 		provIdx[p.ID] = i
@@ -76,13 +90,17 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		ProviderID int64 `db:"provider_id"`
 	}
 	if err := sqlx.SelectContext(ctx, q, &keys, `SELECT id, provider_id, label, fingerprint, status FROM provider_keys WHERE deleted_at IS NULL`); err != nil {
-		return fail("provider keys", err)
+		return loadFail("provider keys", err)
 	}
 	for _, k := range keys {
 		p := &s.Providers[provIdx[k.ProviderID]]
 		p.Keys = append(p.Keys, k.ProviderKey)
 	}
+	return nil
+}
 
+// loadLogicModels reads the logic models, without their deployments.
+func loadLogicModels(ctx context.Context, q sqlx.QueryerContext, s *config.Snapshot) error {
 	var models []struct {
 		config.LogicModel
 		Dim int    `db:"embedding_dimension"`
@@ -90,13 +108,20 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		DP  string `db:"document_prefix"`
 	}
 	if err := sqlx.SelectContext(ctx, q, &models, `SELECT id, code, kind, embedding_dimension, query_prefix, document_prefix, description FROM logic_models`); err != nil {
-		return fail("logic models", err)
+		return loadFail("logic models", err)
 	}
-	modelIdx := map[int64]int{}
-	for i, m := range models {
+	for _, m := range models {
 		m.LogicModel.EmbeddingDimension, m.LogicModel.QueryPrefix, m.LogicModel.DocumentPrefix = m.Dim, m.QP, m.DP
-		modelIdx[m.ID] = i
 		s.LogicModels = append(s.LogicModels, m.LogicModel)
+	}
+	return nil
+}
+
+// loadDeployments reads every deployment into its logic model.
+func loadDeployments(ctx context.Context, q sqlx.QueryerContext, s *config.Snapshot) error {
+	modelIdx := map[int64]int{}
+	for i, m := range s.LogicModels {
+		modelIdx[m.ID] = i
 	}
 	var deps []struct {
 		ID             int64         `db:"id"`
@@ -128,7 +153,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 			d.price_input_micros, d.price_output_micros, d.price_cached_micros, d.currency, d.cap_thinking, d.cap_vision, d.cap_tools, d.cap_structured_output, d.cap_responses_api,
 			d.cap_web_search, d.strict_fields, d.embedding_batch_limit, d.timeout_ms, d.breaker, d.max_inflight_tokens
 		FROM deployments d JOIN providers p ON p.id = d.provider_id`); err != nil {
-		return fail("deployments", err)
+		return loadFail("deployments", err)
 	}
 	for _, d := range deps {
 		cd := config.Deployment{
@@ -141,14 +166,18 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		if len(d.Breaker) > 0 {
 			var b config.BreakerSettings
 			if err := json.Unmarshal(d.Breaker, &b); err != nil {
-				return fail("deployment breaker", err)
+				return loadFail("deployment breaker", err)
 			}
 			cd.Breaker = &b
 		}
 		m := &s.LogicModels[modelIdx[d.ModelID]]
 		m.Deployments = append(m.Deployments, cd)
 	}
+	return nil
+}
 
+// loadRouteGroups reads the route groups with their aliases, without tiers.
+func loadRouteGroups(ctx context.Context, q sqlx.QueryerContext, s *config.Snapshot) error {
 	var groups []struct {
 		ID          int64   `db:"id"`
 		Name        string  `db:"name"`
@@ -161,13 +190,13 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 	if err := sqlx.SelectContext(ctx, q, &groups, `
 		SELECT g.id, g.name, g.description, t.name AS tenant, fb.name AS fallback, g.retry_budget, g.degradation
 		FROM route_groups g LEFT JOIN tenants t ON t.id = g.tenant_id LEFT JOIN route_groups fb ON fb.id = g.fallback_group_id`); err != nil {
-		return fail("route groups", err)
+		return loadFail("route groups", err)
 	}
 	groupIdx := map[int64]int{}
 	for i, g := range groups {
 		rg := config.RouteGroup{ID: g.ID, Name: g.Name, Description: g.Description}
 		if err := readResilience(&rg, g.Budget, g.Ladder); err != nil {
-			return fail("route groups", err)
+			return loadFail("route groups", err)
 		}
 		if g.Tenant != nil {
 			rg.Tenant, rg.Fallback = *g.Tenant, config.FallbackNone
@@ -178,8 +207,17 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		groupIdx[g.ID] = i
 		s.RouteGroups = append(s.RouteGroups, rg)
 	}
-	if err := loadAliases(ctx, q, &s, groupIdx); err != nil {
-		return fail("model aliases", err)
+	if err := loadAliases(ctx, q, s, groupIdx); err != nil {
+		return loadFail("model aliases", err)
+	}
+	return nil
+}
+
+// loadTiers reads every tier with its candidates into its route group.
+func loadTiers(ctx context.Context, q sqlx.QueryerContext, s *config.Snapshot) error {
+	groupIdx := map[int64]int{}
+	for i, g := range s.RouteGroups {
+		groupIdx[g.ID] = i
 	}
 	var tiers []struct {
 		config.Tier
@@ -188,7 +226,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		FCMS    int   `db:"first_chunk_timeout_ms"`
 	}
 	if err := sqlx.SelectContext(ctx, q, &tiers, `SELECT id, route_group_id, name, timeout_ms, first_chunk_timeout_ms FROM tiers ORDER BY id`); err != nil {
-		return fail("tiers", err)
+		return loadFail("tiers", err)
 	}
 	type tierPos struct{ g, t int }
 	tierIdx := map[int64]tierPos{}
@@ -206,7 +244,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 	}
 	if err := sqlx.SelectContext(ctx, q, &cands, `
 		SELECT c.id, c.tier_id, m.code, c.priority, c.weight, c.parked FROM candidates c JOIN logic_models m ON m.id = c.logic_model_id`); err != nil {
-		return fail("candidates", err)
+		return loadFail("candidates", err)
 	}
 	for _, c := range cands {
 		c.Candidate.LogicModel = c.Code
@@ -214,7 +252,11 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		t := &s.RouteGroups[pos.g].Tiers[pos.t]
 		t.Candidates = append(t.Candidates, c.Candidate)
 	}
+	return nil
+}
 
+// loadCallers reads the callers with their limits.
+func loadCallers(ctx context.Context, q sqlx.QueryerContext, s *config.Snapshot) error {
 	var callers []struct {
 		ID       int64         `db:"id"`
 		Name     string        `db:"name"`
@@ -230,7 +272,7 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		SELECT c.id, c.name, c.business_line, t.name AS tenant, g.name AS route_group, c.priority_class, c.enabled,
 			c.monthly_budget_micros, c.budget_currency
 		FROM callers c JOIN route_groups g ON g.id = c.route_group_id LEFT JOIN tenants t ON t.id = c.tenant_id`); err != nil {
-		return fail("callers", err)
+		return loadFail("callers", err)
 	}
 	callerIdx := map[int64]int{}
 	for i, c := range callers {
@@ -248,14 +290,12 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		Daily    int64 `db:"daily_tokens"`
 	}
 	if err := sqlx.SelectContext(ctx, q, &limits, `SELECT caller_id, tier, rpm, tpm, daily_tokens FROM caller_limits`); err != nil {
-		return fail("caller limits", err)
+		return loadFail("caller limits", err)
 	}
 	for _, l := range limits {
 		l.TierLimit.DailyTokens = l.Daily
 		c := &s.Callers[callerIdx[l.CallerID]]
 		c.Limits = append(c.Limits, l.TierLimit)
 	}
-	// Caller keys are not configuration: they live outside the draft.
-	config.Canonicalize(&s)
-	return s, nil
+	return nil
 }

@@ -195,52 +195,104 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 	if err := ValidateSnapshot(snap); err != nil {
 		return nil, err
 	}
-	var notes []ReplaceNote
+	addMissingTiers(&snap)
+	ids := snapshotIDs(&snap)
+	if err := ids.assign(ctx, tx); err != nil {
+		return nil, err
+	}
+	rows, notes, err := replaceRowsOf(ctx, tx, &snap)
+	if err != nil {
+		return nil, err
+	}
+	// Rows below the named objects go where the snapshot does not have them
+	// as they are (same id, same unique key); what stays is updated in place.
+	if err := rows.deleteStale(ctx, tx); err != nil {
+		return nil, err
+	}
+	// Names are unique: a row holding a name the snapshot gives to another
+	// object steps aside first.
+	if err := rows.parkNames(ctx, tx, snap); err != nil {
+		return nil, err
+	}
+	keyNotes, err := rows.write(ctx, tx, snap)
+	if err != nil {
+		return nil, err
+	}
+	// Remove what the snapshot no longer has, dependants first.
+	if err := ids.deleteOthers(ctx, tx); err != nil {
+		return nil, err
+	}
+	return append(notes, keyNotes...), nil
+}
 
-	// Every object gets its id first (new objects a fresh one), so rows
-	// refer to each other by id in Go and each table is one statement.
-	var tenantIDs, providerIDs, modelIDs, deploymentIDs, groupIDs, tierIDs, candidateIDs, callerIDs []*int64
+// addMissingTiers gives every route group each tier it lacks, with the
+// defaults.
+func addMissingTiers(snap *config.Snapshot) {
+	for i := range snap.RouteGroups {
+		g := &snap.RouteGroups[i]
+		for _, name := range config.TierNames {
+			if g.Tier(name) == nil {
+				g.Tiers = append(g.Tiers, config.Tier{Name: name, TimeoutMS: config.DefaultTierTimeoutMS[name], FirstChunkTimeoutMS: config.DefaultFirstChunkTimeoutMS[name]})
+			}
+		}
+	}
+}
+
+// replaceIDs points at the id of every object of a snapshot, per table.
+type replaceIDs struct {
+	tenants, providers, models, deployments, groups, tiers, candidates, callers []*int64
+}
+
+func snapshotIDs(snap *config.Snapshot) replaceIDs {
+	var ids replaceIDs
 	for i := range snap.Tenants {
-		tenantIDs = append(tenantIDs, &snap.Tenants[i].ID)
+		ids.tenants = append(ids.tenants, &snap.Tenants[i].ID)
 	}
 	for i := range snap.Providers {
-		providerIDs = append(providerIDs, &snap.Providers[i].ID)
+		ids.providers = append(ids.providers, &snap.Providers[i].ID)
 	}
 	for i := range snap.LogicModels {
 		m := &snap.LogicModels[i]
-		modelIDs = append(modelIDs, &m.ID)
+		ids.models = append(ids.models, &m.ID)
 		for j := range m.Deployments {
-			deploymentIDs = append(deploymentIDs, &m.Deployments[j].ID)
+			ids.deployments = append(ids.deployments, &m.Deployments[j].ID)
 		}
 	}
 	for i := range snap.RouteGroups {
 		g := &snap.RouteGroups[i]
-		groupIDs = append(groupIDs, &g.ID)
-		for _, name := range config.TierNames {
-			if g.Tier(name) == nil { // a missing tier is created with the defaults
-				g.Tiers = append(g.Tiers, config.Tier{Name: name, TimeoutMS: config.DefaultTierTimeoutMS[name], FirstChunkTimeoutMS: config.DefaultFirstChunkTimeoutMS[name]})
-			}
-		}
+		ids.groups = append(ids.groups, &g.ID)
 		for j := range g.Tiers {
 			t := &g.Tiers[j]
-			tierIDs = append(tierIDs, &t.ID)
+			ids.tiers = append(ids.tiers, &t.ID)
 			for k := range t.Candidates {
-				candidateIDs = append(candidateIDs, &t.Candidates[k].ID)
+				ids.candidates = append(ids.candidates, &t.Candidates[k].ID)
 			}
 		}
 	}
 	for i := range snap.Callers {
-		callerIDs = append(callerIDs, &snap.Callers[i].ID)
+		ids.callers = append(ids.callers, &snap.Callers[i].ID)
 	}
+	return ids
+}
+
+// assign gives every object its id first (new objects a fresh one), so rows
+// refer to each other by id in Go and each table is one statement.
+func (ids replaceIDs) assign(ctx context.Context, tx *sqlx.Tx) error {
 	for _, a := range []struct {
 		table string
 		ids   []*int64
-	}{{"tenants", tenantIDs}, {"providers", providerIDs}, {"logic_models", modelIDs}, {"deployments", deploymentIDs},
-		{"route_groups", groupIDs}, {"tiers", tierIDs}, {"candidates", candidateIDs}, {"callers", callerIDs}} {
+	}{{"tenants", ids.tenants}, {"providers", ids.providers}, {"logic_models", ids.models}, {"deployments", ids.deployments},
+		{"route_groups", ids.groups}, {"tiers", ids.tiers}, {"candidates", ids.candidates}, {"callers", ids.callers}} {
 		if err := assignIDs(ctx, tx, a.table, a.ids); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
+
+// deleteOthers removes the named objects the snapshot no longer has,
+// dependants first.
+func (ids replaceIDs) deleteOthers(ctx context.Context, tx *sqlx.Tx) error {
 	idOf := func(ids []*int64) []int64 {
 		out := make([]int64, len(ids))
 		for i, id := range ids {
@@ -248,32 +300,85 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 		}
 		return out
 	}
-	tenantByName := map[string]int64{}
-	for _, t := range snap.Tenants {
-		tenantByName[t.Name] = t.ID
-	}
-	providerByName := map[string]int64{}
-	for _, p := range snap.Providers {
-		providerByName[p.Name] = p.ID
-	}
-	modelByCode := map[string]int64{}
-	for _, m := range snap.LogicModels {
-		modelByCode[m.Code] = m.ID
-	}
-	groupByName := map[string]int64{}
-	for _, g := range snap.RouteGroups {
-		groupByName[g.Name] = g.ID
-	}
-	tenantRef := func(name string) *int64 {
-		if name == "" {
-			return nil
+	for _, step := range []struct {
+		table string
+		keep  []int64
+	}{{"callers", idOf(ids.callers)}, {"route_groups", idOf(ids.groups)}, {"logic_models", idOf(ids.models)}, {"providers", idOf(ids.providers)}, {"tenants", idOf(ids.tenants)}} {
+		if err := deleteOthers(ctx, tx, step.table, step.keep); err != nil {
+			return err
 		}
-		id := tenantByName[name]
-		return &id
 	}
+	return nil
+}
 
-	providers := make([]providerRow, len(snap.Providers))
-	var keys []providerKeyRow
+// snapshotNames resolves a snapshot's references by name to ids.
+type snapshotNames struct {
+	tenant, provider, model, group map[string]int64
+}
+
+func namesOf(snap *config.Snapshot) snapshotNames {
+	n := snapshotNames{tenant: map[string]int64{}, provider: map[string]int64{}, model: map[string]int64{}, group: map[string]int64{}}
+	for _, t := range snap.Tenants {
+		n.tenant[t.Name] = t.ID
+	}
+	for _, p := range snap.Providers {
+		n.provider[p.Name] = p.ID
+	}
+	for _, m := range snap.LogicModels {
+		n.model[m.Code] = m.ID
+	}
+	for _, g := range snap.RouteGroups {
+		n.group[g.Name] = g.ID
+	}
+	return n
+}
+
+// tenantRef is the tenant's id, nil for no tenant.
+func (n snapshotNames) tenantRef(name string) *int64 {
+	if name == "" {
+		return nil
+	}
+	id := n.tenant[name]
+	return &id
+}
+
+// replaceRows are the rows of every draft table below or beside the
+// snapshot's own objects (tenants and logic models are written as they are).
+type replaceRows struct {
+	providers   []providerRow
+	keys        []providerKeyRow
+	deployments []deploymentRow
+	groups      []routeGroupRow
+	tiers       []tierRow
+	candidates  []candidateRow
+	aliases     []aliasRow
+	callers     []callerRow
+	limits      []callerLimitRow
+}
+
+func replaceRowsOf(ctx context.Context, tx *sqlx.Tx, snap *config.Snapshot) (replaceRows, []ReplaceNote, error) {
+	var rows replaceRows
+	names := namesOf(snap)
+	notes, err := rows.addProviders(ctx, tx, snap)
+	if err != nil {
+		return rows, nil, err
+	}
+	for i := range snap.LogicModels {
+		m := &snap.LogicModels[i]
+		for j := range m.Deployments {
+			d := &m.Deployments[j]
+			rows.deployments = append(rows.deployments, deploymentRow{d: d, modelID: m.ID, providerID: names.provider[d.Provider]})
+		}
+	}
+	rows.addRouteGroups(snap, names)
+	rows.addCallers(snap, names)
+	return rows, notes, nil
+}
+
+// addProviders makes the provider and provider-key rows. A secret header
+// whose value this installation does not hold for the provider is left out
+// with a note.
+func (rows *replaceRows) addProviders(ctx context.Context, tx *sqlx.Tx, snap *config.Snapshot) ([]ReplaceNote, error) {
 	var secretIDs []int64
 	for _, p := range snap.Providers {
 		for _, h := range p.Headers {
@@ -286,6 +391,8 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 	if err != nil {
 		return nil, fmt.Errorf("store: provider header secrets: %w", err)
 	}
+	var notes []ReplaceNote
+	rows.providers = make([]providerRow, len(snap.Providers))
 	for i := range snap.Providers {
 		p := &snap.Providers[i]
 		headers := make([]config.ProviderHeader, 0, len(p.Headers))
@@ -300,106 +407,143 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 		if err != nil {
 			return nil, fmt.Errorf("store: provider %s headers: %w", p.Name, err)
 		}
-		providers[i] = providerRow{p: p, headers: rawJSON(hj), pass: rawJSON(pj)}
+		rows.providers[i] = providerRow{p: p, headers: rawJSON(hj), pass: rawJSON(pj)}
 		for j := range p.Keys {
-			keys = append(keys, providerKeyRow{k: &p.Keys[j], providerID: p.ID})
+			rows.keys = append(rows.keys, providerKeyRow{k: &p.Keys[j], providerID: p.ID})
 		}
 	}
+	return notes, nil
+}
 
-	var deployments []deploymentRow
-	for i := range snap.LogicModels {
-		m := &snap.LogicModels[i]
-		for j := range m.Deployments {
-			d := &m.Deployments[j]
-			deployments = append(deployments, deploymentRow{d: d, modelID: m.ID, providerID: providerByName[d.Provider]})
-		}
-	}
-	groups := make([]routeGroupRow, len(snap.RouteGroups))
-	var tiers []tierRow
-	var candidates []candidateRow
-	var aliases []aliasRow
+// addRouteGroups makes the route group, alias, tier and candidate rows.
+func (rows *replaceRows) addRouteGroups(snap *config.Snapshot, names snapshotNames) {
+	rows.groups = make([]routeGroupRow, len(snap.RouteGroups))
 	for i := range snap.RouteGroups {
 		g := &snap.RouteGroups[i]
 		for j := range g.Aliases {
 			r := aliasRow{groupID: g.ID, position: j + 1, a: &g.Aliases[j]}
 			if code := g.Aliases[j].LogicModel; code != "" {
-				id := modelByCode[code]
+				id := names.model[code]
 				r.modelID = &id
 			}
-			aliases = append(aliases, r)
+			rows.aliases = append(rows.aliases, r)
 		}
 		budget, ladder := resilienceJSON(*g)
-		groups[i] = routeGroupRow{g: g, tenantID: tenantRef(g.Tenant), budget: rawJSON(budget.String), ladder: rawJSON(ladder.String)}
+		rows.groups[i] = routeGroupRow{g: g, tenantID: names.tenantRef(g.Tenant), budget: rawJSON(budget.String), ladder: rawJSON(ladder.String)}
 		if g.Fallback != "" && g.Fallback != config.FallbackNone {
-			id := groupByName[g.Fallback]
-			groups[i].fallbackID = &id
+			id := names.group[g.Fallback]
+			rows.groups[i].fallbackID = &id
 		}
 		for j := range g.Tiers {
 			t := &g.Tiers[j]
-			tiers = append(tiers, tierRow{t: t, groupID: g.ID})
+			rows.tiers = append(rows.tiers, tierRow{t: t, groupID: g.ID})
 			for k := range t.Candidates {
-				candidates = append(candidates, candidateRow{c: &t.Candidates[k], tierID: t.ID, modelID: modelByCode[t.Candidates[k].LogicModel]})
+				rows.candidates = append(rows.candidates, candidateRow{c: &t.Candidates[k], tierID: t.ID, modelID: names.model[t.Candidates[k].LogicModel]})
 			}
 		}
 	}
-	callers := make([]callerRow, len(snap.Callers))
-	var limits []callerLimitRow
+}
+
+// addCallers makes the caller and caller-limit rows; unlimited is the
+// absence of a limit row.
+func (rows *replaceRows) addCallers(snap *config.Snapshot, names snapshotNames) {
+	rows.callers = make([]callerRow, len(snap.Callers))
 	for i := range snap.Callers {
 		c := &snap.Callers[i]
-		callers[i] = callerRow{c: c, tenantID: tenantRef(c.Tenant), groupID: groupByName[c.RouteGroup]}
+		rows.callers[i] = callerRow{c: c, tenantID: names.tenantRef(c.Tenant), groupID: names.group[c.RouteGroup]}
 		for _, l := range c.Limits {
-			if l.RPM != 0 || l.TPM != 0 || l.DailyTokens != 0 { // unlimited is the absence of a row
-				limits = append(limits, callerLimitRow{l: l, callerID: c.ID})
+			if l.RPM != 0 || l.TPM != 0 || l.DailyTokens != 0 {
+				rows.limits = append(rows.limits, callerLimitRow{l: l, callerID: c.ID})
 			}
 		}
 	}
+}
 
-	// Rows below the named objects go where the snapshot does not have them
-	// as they are (same id, same unique key); what stays is updated in place.
-	if err := deleteStale(ctx, tx, "candidates", candidateCols, candidates, "id", "tier_id", "logic_model_id"); err != nil {
-		return nil, err
+// deleteStale removes the rows below the named objects that the snapshot
+// does not have as they are.
+func (rows replaceRows) deleteStale(ctx context.Context, tx *sqlx.Tx) error {
+	if err := deleteStale(ctx, tx, "candidates", candidateCols, rows.candidates, "id", "tier_id", "logic_model_id"); err != nil {
+		return err
 	}
-	if err := deleteStale(ctx, tx, "tiers", tierCols, tiers, "id", "route_group_id", "name"); err != nil {
-		return nil, err
+	if err := deleteStale(ctx, tx, "tiers", tierCols, rows.tiers, "id", "route_group_id", "name"); err != nil {
+		return err
 	}
-	if err := deleteStale(ctx, tx, "deployments", deploymentCols, deployments, "id", "logic_model_id", "provider_id", "upstream_model"); err != nil {
-		return nil, err
+	if err := deleteStale(ctx, tx, "deployments", deploymentCols, rows.deployments, "id", "logic_model_id", "provider_id", "upstream_model"); err != nil {
+		return err
 	}
-	if err := deleteStale(ctx, tx, "caller_limits", callerLimitCols, limits, "caller_id", "tier"); err != nil {
-		return nil, err
+	if err := deleteStale(ctx, tx, "caller_limits", callerLimitCols, rows.limits, "caller_id", "tier"); err != nil {
+		return err
 	}
-	if err := deleteStale(ctx, tx, "model_aliases", aliasCols, aliases, "route_group_id", "position"); err != nil {
-		return nil, err
-	}
+	return deleteStale(ctx, tx, "model_aliases", aliasCols, rows.aliases, "route_group_id", "position")
+}
 
-	// Names are unique: a row holding a name the snapshot gives to another
-	// object steps aside first.
+// parkNames moves aside every row holding a unique name the snapshot gives
+// to another object.
+func (rows replaceRows) parkNames(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) error {
 	if err := parkNames(ctx, tx, "tenants", "name", tenantCols, snap.Tenants); err != nil {
-		return nil, err
+		return err
 	}
-	if err := parkNames(ctx, tx, "providers", "name", providerCols, providers); err != nil {
-		return nil, err
+	if err := parkNames(ctx, tx, "providers", "name", providerCols, rows.providers); err != nil {
+		return err
 	}
 	if err := parkNames(ctx, tx, "logic_models", "code", logicModelCols, snap.LogicModels); err != nil {
-		return nil, err
+		return err
 	}
-	if err := parkNames(ctx, tx, "route_groups", "name", routeGroupCols, groups); err != nil {
-		return nil, err
+	if err := parkNames(ctx, tx, "route_groups", "name", routeGroupCols, rows.groups); err != nil {
+		return err
 	}
-	if err := parkNames(ctx, tx, "callers", "name", callerCols, callers); err != nil {
-		return nil, err
-	}
+	return parkNames(ctx, tx, "callers", "name", callerCols, rows.callers)
+}
 
+// write writes every table, referenced rows before the rows referring to
+// them, and returns a note for each provider key it could not keep.
+func (rows replaceRows) write(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]ReplaceNote, error) {
 	if err := writeRows(ctx, tx, "tenants", tenantCols, snap.Tenants, "id"); err != nil {
 		return nil, err
 	}
-	if err := writeRows(ctx, tx, "providers", providerCols, providers, "id"); err != nil {
+	if err := writeRows(ctx, tx, "providers", providerCols, rows.providers, "id"); err != nil {
 		return nil, err
 	}
+	notes, err := replaceProviderKeys(ctx, tx, snap, rows.keys)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "logic_models", logicModelCols, snap.LogicModels, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "deployments", deploymentCols, rows.deployments, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "route_groups", routeGroupCols, rows.groups, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "tiers", tierCols, rows.tiers, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "candidates", candidateCols, rows.candidates, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "model_aliases", aliasCols, rows.aliases, "route_group_id", "position"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "callers", callerCols, rows.callers, "id"); err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, tx, "caller_limits", callerLimitCols, rows.limits, "caller_id", "tier"); err != nil {
+		return nil, err
+	}
+	return notes, nil
+}
+
+// replaceProviderKeys keeps the snapshot's provider keys this installation
+// holds (with a note for each it does not) and removes the others from the
+// draft, keeping their sealed secrets.
+func replaceProviderKeys(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot, keys []providerKeyRow) ([]ReplaceNote, error) {
 	kept, err := updateProviderKeys(ctx, tx, keys)
 	if err != nil {
 		return nil, err
 	}
+	var notes []ReplaceNote
 	keepKeys := []int64{}
 	for _, k := range keys {
 		if !kept[k.k.ID] {
@@ -410,40 +554,6 @@ func replaceDraft(ctx context.Context, tx *sqlx.Tx, snap config.Snapshot) ([]Rep
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE provider_keys SET deleted_at=now() WHERE deleted_at IS NULL AND id <> ALL($1::bigint[])`, pq.Array(keepKeys)); err != nil {
 		return nil, fmt.Errorf("store: remove provider keys not in the snapshot: %w", err)
-	}
-	if err := writeRows(ctx, tx, "logic_models", logicModelCols, snap.LogicModels, "id"); err != nil {
-		return nil, err
-	}
-	if err := writeRows(ctx, tx, "deployments", deploymentCols, deployments, "id"); err != nil {
-		return nil, err
-	}
-	if err := writeRows(ctx, tx, "route_groups", routeGroupCols, groups, "id"); err != nil {
-		return nil, err
-	}
-	if err := writeRows(ctx, tx, "tiers", tierCols, tiers, "id"); err != nil {
-		return nil, err
-	}
-	if err := writeRows(ctx, tx, "candidates", candidateCols, candidates, "id"); err != nil {
-		return nil, err
-	}
-	if err := writeRows(ctx, tx, "model_aliases", aliasCols, aliases, "route_group_id", "position"); err != nil {
-		return nil, err
-	}
-	if err := writeRows(ctx, tx, "callers", callerCols, callers, "id"); err != nil {
-		return nil, err
-	}
-	if err := writeRows(ctx, tx, "caller_limits", callerLimitCols, limits, "caller_id", "tier"); err != nil {
-		return nil, err
-	}
-
-	// Remove what the snapshot no longer has, dependants first.
-	for _, step := range []struct {
-		table string
-		keep  []int64
-	}{{"callers", idOf(callerIDs)}, {"route_groups", idOf(groupIDs)}, {"logic_models", idOf(modelIDs)}, {"providers", idOf(providerIDs)}, {"tenants", idOf(tenantIDs)}} {
-		if err := deleteOthers(ctx, tx, step.table, step.keep); err != nil {
-			return nil, err
-		}
 	}
 	return notes, nil
 }

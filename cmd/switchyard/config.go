@@ -147,154 +147,201 @@ func loadConfig() (Config, error) {
 		PprofAddr:     env("SWITCHYARD_PPROF_ADDR", ""),
 	}
 	c.DatabaseListenURL = env("SWITCHYARD_DATABASE_LISTEN_URL", c.DatabaseURL)
-	var errs []string
-	parseBool := func(name string, dst *bool) {
-		if v := env(name, ""); v != "" {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				errs = append(errs, name+" must be true or false")
-			}
-			*dst = b
-		}
+	r := &envReader{}
+	r.bool("SWITCHYARD_COOKIE_SECURE", &c.CookieSecure)
+	c.readLimits(r)
+	c.readQueues(r)
+	c.readTimings(r)
+	c.readConnections(r)
+	c.readHealth(r)
+	parseSignIn(&c, r.int, r.dur, &r.errs)
+	c.readSecretKey(r)
+	c.checkChoices(r)
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Addr
 	}
-	parseDur := func(name string, def time.Duration, dst *time.Duration) {
-		*dst = def
-		if v := env(name, ""); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				errs = append(errs, name+" must be a positive duration such as 30s or 24h")
-			}
-			*dst = d
-		}
+	if len(r.errs) > 0 {
+		return c, fmt.Errorf("configuration: %s", strings.Join(r.errs, "; "))
 	}
-	parseInt := func(name string, def int64, dst *int64) {
-		*dst = def
-		if v := env(name, ""); v != "" {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 0 {
-				errs = append(errs, name+" must be a non-negative integer")
-			}
-			*dst = n
+	return c, nil
+}
+
+// envReader reads typed settings from the environment, collecting what is
+// wrong with them so one start names every bad setting.
+type envReader struct {
+	errs []string
+}
+
+func (r *envReader) fail(msg string) { r.errs = append(r.errs, msg) }
+
+func (r *envReader) bool(name string, dst *bool) {
+	if v := env(name, ""); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			r.fail(name + " must be true or false")
 		}
+		*dst = b
 	}
-	parseBool("SWITCHYARD_COOKIE_SECURE", &c.CookieSecure)
+}
+
+func (r *envReader) dur(name string, def time.Duration, dst *time.Duration) {
+	*dst = def
+	if v := env(name, ""); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			r.fail(name + " must be a positive duration such as 30s or 24h")
+		}
+		*dst = d
+	}
+}
+
+func (r *envReader) int(name string, def int64, dst *int64) {
+	*dst = def
+	if v := env(name, ""); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			r.fail(name + " must be a non-negative integer")
+		}
+		*dst = n
+	}
+}
+
+func (r *envReader) frac(name string, def float64, dst *float64) {
+	*dst = def
+	if v := env(name, ""); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 {
+			r.fail(name + " must be a fraction between 0 and 1 (e.g. 0.9)")
+		}
+		*dst = f
+	}
+}
+
+// readLimits reads the call-log retention and the request size limits.
+func (c *Config) readLimits(r *envReader) {
 	var days int64
-	parseInt("SWITCHYARD_CALLLOG_RETENTION_DAYS", 30, &days)
+	r.int("SWITCHYARD_CALLLOG_RETENTION_DAYS", 30, &days)
 	c.Retention = time.Duration(days) * 24 * time.Hour
-	parseInt("SWITCHYARD_MAX_BODY_BYTES", 10<<20, &c.MaxBody)
-	parseInt("SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT", DefaultBodyBytesInFlight, &c.BodyBytesInFlight)
-	parseInt("SWITCHYARD_COUNT_TOKENS_PER_RPM", routing.DefaultCountTokensPerRPM, &c.CountTokens.PerRPM)
-	parseInt("SWITCHYARD_COUNT_TOKENS_MAX_BODY_BYTES", routing.DefaultCountTokensMaxBody, &c.CountTokens.MaxBody)
+	r.int("SWITCHYARD_MAX_BODY_BYTES", 10<<20, &c.MaxBody)
+	r.int("SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT", DefaultBodyBytesInFlight, &c.BodyBytesInFlight)
+	r.int("SWITCHYARD_COUNT_TOKENS_PER_RPM", routing.DefaultCountTokensPerRPM, &c.CountTokens.PerRPM)
+	r.int("SWITCHYARD_COUNT_TOKENS_MAX_BODY_BYTES", routing.DefaultCountTokensMaxBody, &c.CountTokens.MaxBody)
 	var inflight int64
-	parseInt("SWITCHYARD_MAX_INFLIGHT", 0, &inflight)
+	r.int("SWITCHYARD_MAX_INFLIGHT", 0, &inflight)
 	c.InstanceCap = int(inflight)
+}
+
+// readQueues reads the bound of each priority class's queue; 0 is no queue.
+func (c *Config) readQueues(r *envReader) {
 	for i, q := range []struct {
 		name string
 		def  int64
 	}{{"SWITCHYARD_QUEUE_INTERACTIVE", queue.DefaultInteractive}, {"SWITCHYARD_QUEUE_NORMAL", queue.DefaultNormal}, {"SWITCHYARD_QUEUE_BATCH", queue.DefaultBatch}} {
 		var n int64
-		parseInt(q.name, q.def, &n)
+		r.int(q.name, q.def, &n)
 		if n > 1_000_000 {
-			errs = append(errs, q.name+" must be at most 1000000")
+			r.fail(q.name + " must be at most 1000000")
 		}
 		c.QueueBounds[i] = int(n)
 		if n == 0 {
 			c.QueueBounds[i] = -1 // no queue: refuse at once
 		}
 	}
-	parseDur("SWITCHYARD_QUEUE_POLL", queue.DefaultPoll, &c.QueuePoll)
-	parseDur("SWITCHYARD_RELOAD_INTERVAL", time.Second, &c.ReloadEvery)
-	parseDur("SWITCHYARD_SHUTDOWN_GRACE", 0, &c.ShutdownGrace)
-	parseDur("SWITCHYARD_REDIS_TIMEOUT", 50*time.Millisecond, &c.RedisTimeout)
+	r.dur("SWITCHYARD_QUEUE_POLL", queue.DefaultPoll, &c.QueuePoll)
+}
+
+// readTimings reads the intervals, timeouts and the background work's pace.
+func (c *Config) readTimings(r *envReader) {
+	r.dur("SWITCHYARD_RELOAD_INTERVAL", time.Second, &c.ReloadEvery)
+	r.dur("SWITCHYARD_SHUTDOWN_GRACE", 0, &c.ShutdownGrace)
+	r.dur("SWITCHYARD_REDIS_TIMEOUT", 50*time.Millisecond, &c.RedisTimeout)
 	if v := env("SWITCHYARD_DRAIN_DELAY", ""); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
-			errs = append(errs, "SWITCHYARD_DRAIN_DELAY must be a duration such as 0s or 5s")
+			r.fail("SWITCHYARD_DRAIN_DELAY must be a duration such as 0s or 5s")
 		}
 		c.DrainDelay = d
 	}
-	parseDur("SWITCHYARD_IDEMPOTENCY_TTL", 24*time.Hour, &c.IdemTTL)
-	parseDur("SWITCHYARD_PROBE_INTERVAL", 60*time.Second, &c.ProbeEvery)
+	r.dur("SWITCHYARD_IDEMPOTENCY_TTL", 24*time.Hour, &c.IdemTTL)
+	r.dur("SWITCHYARD_PROBE_INTERVAL", 60*time.Second, &c.ProbeEvery)
 	c.ProbeConcurrency = 8
 	if v := env("SWITCHYARD_PROBE_CONCURRENCY", ""); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1024 {
-			errs = append(errs, "SWITCHYARD_PROBE_CONCURRENCY must be a whole number between 1 and 1024")
+			r.fail("SWITCHYARD_PROBE_CONCURRENCY must be a whole number between 1 and 1024")
 		}
 		c.ProbeConcurrency = n
 	}
-	parseDur("SWITCHYARD_WORKER_LEASE_TTL", 30*time.Second, &c.LeaseTTL)
+	r.dur("SWITCHYARD_WORKER_LEASE_TTL", 30*time.Second, &c.LeaseTTL)
 	if c.LeaseTTL < time.Second {
-		errs = append(errs, "SWITCHYARD_WORKER_LEASE_TTL must be at least 1s")
+		r.fail("SWITCHYARD_WORKER_LEASE_TTL must be at least 1s")
 	}
-	parseDur("SWITCHYARD_READ_TIMEOUT", 10*time.Second, &c.ReadTimeout)
+	r.dur("SWITCHYARD_READ_TIMEOUT", 10*time.Second, &c.ReadTimeout)
+}
+
+// readConnections reads the listener's connection limits.
+func (c *Config) readConnections(r *envReader) {
 	var conns, pending int64
-	parseInt("SWITCHYARD_MAX_CONNS_PER_IP", 2048, &conns)
-	parseInt("SWITCHYARD_MAX_PENDING_PER_IP", 64, &pending)
+	r.int("SWITCHYARD_MAX_CONNS_PER_IP", 2048, &conns)
+	r.int("SWITCHYARD_MAX_PENDING_PER_IP", 64, &pending)
 	c.MaxConnsPerIP, c.MaxPendingPerIP = int(conns), int(pending)
 	var maxConns, maxIdle, idlePerIP int64
-	parseInt("SWITCHYARD_MAX_CONNS", defaultMaxConns(), &maxConns)
-	parseInt("SWITCHYARD_MAX_IDLE_CONNS", 0, &maxIdle)
-	parseInt("SWITCHYARD_MAX_IDLE_CONNS_PER_IP", DefaultIdlePerIP, &idlePerIP)
+	r.int("SWITCHYARD_MAX_CONNS", defaultMaxConns(), &maxConns)
+	r.int("SWITCHYARD_MAX_IDLE_CONNS", 0, &maxIdle)
+	r.int("SWITCHYARD_MAX_IDLE_CONNS_PER_IP", DefaultIdlePerIP, &idlePerIP)
 	c.MaxConns, c.MaxIdleConns, c.MaxIdlePerIP = int(maxConns), int(maxIdle), int(idlePerIP)
-	parseDur("SWITCHYARD_IDLE_TIMEOUT", guard.DefaultIdleTimeout, &c.IdleTimeout)
-	parseDur("SWITCHYARD_HEALTH_WINDOW", 5*time.Minute, &c.Health.Window)
+	r.dur("SWITCHYARD_IDLE_TIMEOUT", guard.DefaultIdleTimeout, &c.IdleTimeout)
+}
+
+// readHealth reads how deployment health is judged.
+func (c *Config) readHealth(r *envReader) {
+	r.dur("SWITCHYARD_HEALTH_WINDOW", 5*time.Minute, &c.Health.Window)
 	var minSamples int64
-	parseInt("SWITCHYARD_HEALTH_MIN_SAMPLES", 3, &minSamples)
+	r.int("SWITCHYARD_HEALTH_MIN_SAMPLES", 3, &minSamples)
 	c.Health.MinSamples = minSamples
-	parseFrac := func(name string, def float64, dst *float64) {
-		*dst = def
-		if v := env(name, ""); v != "" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 || f > 1 {
-				errs = append(errs, name+" must be a fraction between 0 and 1 (e.g. 0.9)")
-			}
-			*dst = f
-		}
-	}
-	parseFrac("SWITCHYARD_HEALTH_DEGRADED_BELOW", 0.9, &c.Health.DegradedBelow)
-	parseFrac("SWITCHYARD_HEALTH_DOWN_BELOW", 0.5, &c.Health.DownBelow)
+	r.frac("SWITCHYARD_HEALTH_DEGRADED_BELOW", 0.9, &c.Health.DegradedBelow)
+	r.frac("SWITCHYARD_HEALTH_DOWN_BELOW", 0.5, &c.Health.DownBelow)
 	if err := c.Health.WithDefaults().Validate(); err != nil {
-		errs = append(errs, "health settings: "+err.Error())
+		r.fail("health settings: " + err.Error())
 	}
-	parseSignIn(&c, parseInt, parseDur, &errs)
+}
+
+// readSecretKey reads the secret key, from its file when it is not set.
+func (c *Config) readSecretKey(r *envReader) {
 	if c.SecretKey == "" {
 		if f := env("SWITCHYARD_SECRET_KEY_FILE", ""); f != "" {
 			b, err := os.ReadFile(f)
 			if err != nil {
-				errs = append(errs, "SWITCHYARD_SECRET_KEY_FILE: "+err.Error())
+				r.fail("SWITCHYARD_SECRET_KEY_FILE: " + err.Error())
 			}
 			c.SecretKey = strings.TrimSpace(string(b))
 		}
 	}
 	if c.SecretKey == "" {
-		errs = append(errs, "SWITCHYARD_SECRET_KEY (or SWITCHYARD_SECRET_KEY_FILE) is required: 32 bytes as 64 hex digits; `make run` generates one for local use")
+		r.fail("SWITCHYARD_SECRET_KEY (or SWITCHYARD_SECRET_KEY_FILE) is required: 32 bytes as 64 hex digits; `make run` generates one for local use")
 	}
+}
+
+// checkChoices checks the settings that are one of a few words or names.
+func (c *Config) checkChoices(r *envReader) {
 	if strings.ContainsAny(c.RedisPrefix, "{}: ") {
-		errs = append(errs, "SWITCHYARD_REDIS_PREFIX must not contain braces, colons or spaces")
+		r.fail("SWITCHYARD_REDIS_PREFIX must not contain braces, colons or spaces")
 	}
 	switch c.Role {
 	case "api", "worker", "all":
 	default:
-		errs = append(errs, "APP_ROLE must be api, worker or all")
+		r.fail("APP_ROLE must be api, worker or all")
 	}
 	switch env("SWITCHYARD_CONFIG_CACHE_UNWITNESSED", "refuse") {
 	case "refuse":
 	case "serve":
 		c.CacheUnwitnessed = true
 	default:
-		errs = append(errs, "SWITCHYARD_CONFIG_CACHE_UNWITNESSED must be refuse or serve")
+		r.fail("SWITCHYARD_CONFIG_CACHE_UNWITNESSED must be refuse or serve")
 	}
 	if _, err := time.LoadLocation(c.TimeZone); err != nil {
-		errs = append(errs, "SWITCHYARD_TIMEZONE: "+err.Error())
+		r.fail("SWITCHYARD_TIMEZONE: " + err.Error())
 	}
-	if c.PublicURL == "" {
-		c.PublicURL = "http://" + c.Addr
-	}
-	if len(errs) > 0 {
-		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
-	}
-	return c, nil
 }
 
 // parseSignIn reads the sign-in throttle's settings (SWITCHYARD_SIGNIN_*)

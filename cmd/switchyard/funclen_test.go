@@ -33,14 +33,9 @@ var longFuncs = map[string]string{
 	"routing/adapter/chat_gemini.go:geminiTranslate":              "translator",
 	"routing/frontdoor/responses_input.go:responsesState.message": "front-door parsing",
 	// Being split now.
-	"cmd/switchyard/config.go:loadConfig":     "settings",
-	"cmd/switchyard/main.go:run":              "main",
 	"routing/config/onboarding/plan.go:Build": "onboarding plan",
 	"routing/impact.go:Replay":                "impact replay",
 	"store/calllog/search.go:searchQuery":     "call-log search",
-	"store/draft.go:loadSnapshot":             "draft load",
-	"store/replace.go:replaceDraft":           "draft replace",
-	"web/gateway/gateway.go:New":              "assembly",
 	"web/worker/probe.go:Prober.Run":          "prober",
 	// Not yet split.
 	"routing/config/configtest/large.go:Generate":           "test fixture generator",

@@ -72,27 +72,10 @@ func run(ctx context.Context) error {
 	}
 	st.SetListenURL(cfg.DatabaseListenURL) // LISTEN and migrations bypass a pooler
 	defer st.Close()
-	// PostgreSQL may be down at start: an instance that loaded a version
-	// before serves its last-known-good copy and finishes starting (schema,
-	// first admin) when PostgreSQL answers.
-	finishStart := func(ctx context.Context) (string, error) {
-		schema, err := st.Migrate()
-		if err != nil {
-			return "", err
-		}
-		log.Info("schema ready", "version", schema)
-		return bootstrapAdmin(ctx, st, cfg)
-	}
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	pgErr := st.Ping(pctx)
-	cancel()
-	login := "PostgreSQL is unreachable: the console opens when it answers."
-	if pgErr == nil {
-		if login, err = finishStart(ctx); err != nil {
-			return err
-		}
-	} else {
-		log.Error("PostgreSQL is unreachable at start; trying the last-known-good configuration", "err", pgErr)
+	start := starter{st: st, cfg: cfg, log: log}
+	login, pgErr, err := start.atStart(ctx)
+	if err != nil {
+		return err
 	}
 
 	rdb, err := newRedis(cfg.RedisURL)
@@ -100,14 +83,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer rdb.Close()
-	loc, _ := time.LoadLocation(cfg.TimeZone)
-	gw, err := gateway.New(gateway.Options{
-		Store: st, Redis: rdb, RedisPrefix: cfg.RedisPrefix, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody, CountTokens: cfg.CountTokens, BodyBytesInFlight: cfg.BodyBytesInFlight,
-		InstanceCap: cfg.InstanceCap, QueueBounds: cfg.QueueBounds, QueuePoll: cfg.QueuePoll, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery, RedisTimeout: cfg.RedisTimeout,
-		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: cfg.Role != "worker",
-		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL, Sealer: sealer, CacheDir: cfg.CacheDir, CacheUnwitnessed: cfg.CacheUnwitnessed, SignIn: cfg.SignIn,
-		Worker: gateway.WorkerOptions{RunJobs: cfg.Role != "api", ProbeEvery: cfg.ProbeEvery, ProbeConcurrency: cfg.ProbeConcurrency, LeaseTTL: cfg.LeaseTTL, Retention: cfg.Retention, Health: cfg.Health},
-	})
+	gw, err := gateway.New(gatewayOptions(cfg, st, rdb, sealer, log))
 	if err != nil {
 		return err
 	}
@@ -121,15 +97,69 @@ func run(ctx context.Context) error {
 		return err
 	}
 	if pgErr != nil {
-		gw.OnPostgresBack = func(ctx context.Context) error {
-			msg, err := finishStart(ctx)
-			if err == nil {
-				log.Info("PostgreSQL answers: start finished", "login", msg)
-			}
-			return err
-		}
+		gw.OnPostgresBack = start.whenBack
 	}
 	gw.Start(ctx)
+	return serve(ctx, cfg, gw, log, login)
+}
+
+// starter finishes starting against PostgreSQL (schema, first admin).
+// PostgreSQL may be down at start: an instance that loaded a version before
+// serves its last-known-good copy and finishes starting when PostgreSQL
+// answers.
+type starter struct {
+	st  *store.Store
+	cfg Config
+	log *slog.Logger
+}
+
+func (s starter) finish(ctx context.Context) (string, error) {
+	schema, err := s.st.Migrate()
+	if err != nil {
+		return "", err
+	}
+	s.log.Info("schema ready", "version", schema)
+	return bootstrapAdmin(ctx, s.st, s.cfg)
+}
+
+// atStart finishes starting when PostgreSQL answers now and returns the
+// sign-in line; pgErr says it did not answer (and the start waits for it).
+func (s starter) atStart(ctx context.Context) (login string, pgErr, err error) {
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	pgErr = s.st.Ping(pctx)
+	cancel()
+	if pgErr != nil {
+		s.log.Error("PostgreSQL is unreachable at start; trying the last-known-good configuration", "err", pgErr)
+		return "PostgreSQL is unreachable: the console opens when it answers.", pgErr, nil
+	}
+	login, err = s.finish(ctx)
+	return login, nil, err
+}
+
+// whenBack finishes the start once PostgreSQL answers again.
+func (s starter) whenBack(ctx context.Context) error {
+	msg, err := s.finish(ctx)
+	if err == nil {
+		s.log.Info("PostgreSQL answers: start finished", "login", msg)
+	}
+	return err
+}
+
+// gatewayOptions hands the settings to the assembly.
+func gatewayOptions(cfg Config, st *store.Store, rdb redis.UniversalClient, sealer *secrets.Sealer, log *slog.Logger) gateway.Options {
+	loc, _ := time.LoadLocation(cfg.TimeZone)
+	return gateway.Options{
+		Store: st, Redis: rdb, RedisPrefix: cfg.RedisPrefix, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody, CountTokens: cfg.CountTokens, BodyBytesInFlight: cfg.BodyBytesInFlight,
+		InstanceCap: cfg.InstanceCap, QueueBounds: cfg.QueueBounds, QueuePoll: cfg.QueuePoll, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery, RedisTimeout: cfg.RedisTimeout,
+		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: cfg.Role != "worker",
+		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL, Sealer: sealer, CacheDir: cfg.CacheDir, CacheUnwitnessed: cfg.CacheUnwitnessed, SignIn: cfg.SignIn,
+		Worker: gateway.WorkerOptions{RunJobs: cfg.Role != "api", ProbeEvery: cfg.ProbeEvery, ProbeConcurrency: cfg.ProbeConcurrency, LeaseTTL: cfg.LeaseTTL, Retention: cfg.Retention, Health: cfg.Health},
+	}
+}
+
+// serve listens and serves until ctx ends or the server fails, then shuts
+// down.
+func serve(ctx context.Context, cfg Config, gw *gateway.Gateway, log *slog.Logger, login string) error {
 	var handler http.Handler = gw.Server.Echo
 	if cfg.Role == "worker" {
 		// A worker serves no console and no data plane: only its health

@@ -166,6 +166,35 @@ func instanceID() string {
 
 // New assembles an instance; Start runs its background loops.
 func New(o Options) (*Gateway, error) {
+	o = o.withDefaults()
+	g := &Gateway{log: o.Log, Holder: &live.Holder{}, redis: o.Redis, store: o.Store}
+	observer := &queueObserver{}
+	g.buildState(o, observer)
+	w, err := calllog.NewWriter(o.Store.DB(), calllog.WriterOptions{SpillDir: o.SpillDir, Logger: o.Log})
+	if err != nil {
+		return nil, err
+	}
+	g.CallLog = w
+	if err := g.buildLoader(o); err != nil {
+		return nil, err
+	}
+	bodies := routing.NewBodyBudget(o.BodyBytesInFlight)
+	g.Metrics = metrics.New(g.gauges(bodies))
+	observer.m = g.Metrics
+	g.Metrics.QueueDepth(func(class string) float64 { return float64(g.Queue.Depth(queue.ClassOf(config.PriorityClass(class)))) })
+	g.Loader.OnSwap = func(rt *config.Runtime) {
+		g.Metrics.Live.Set(float64(rt.Version))
+		g.Metrics.Reloads.WithLabelValues("ok").Inc()
+	}
+	g.buildDataPlane(o, bodies)
+	g.buildConsole(o)
+	o.Worker.Prefix = o.RedisPrefix
+	g.Worker = g.AttachWorker(o.Store, o.Worker)
+	return g, nil
+}
+
+// withDefaults fills the options a caller may leave out.
+func (o Options) withDefaults() Options {
 	if o.RedisPrefix == "" {
 		o.RedisPrefix = "sy"
 	}
@@ -175,13 +204,18 @@ func New(o Options) (*Gateway, error) {
 	if o.Env.Implemented == nil {
 		o.Env = Implemented()
 	}
+	return o
+}
+
+// buildState makes the shared state the data plane consults: breakers, key
+// pools, load, queue, limits, retry budget, SLA watch, answers and
+// idempotency.
+func (g *Gateway) buildState(o Options, observer *queueObserver) {
 	log := o.Log
-	g := &Gateway{log: log, Holder: &live.Holder{}, redis: o.Redis, store: o.Store}
 	id := instanceID()
 	g.Breakers = breaker.NewSet(breaker.Options{Logger: log})
 	g.Reporter = breakerboard.NewReporter(g.Breakers, o.Redis, breakerboard.ReporterOptions{Prefix: o.RedisPrefix, InstanceID: id, Logger: log})
 	g.Keys = keypool.New(o.Redis, keypool.Options{Prefix: o.RedisPrefix, Logger: log, Timeout: o.RedisTimeout})
-	observer := &queueObserver{}
 	g.Queue = queue.New(queue.Options{Bounds: o.QueueBounds, InstanceCap: o.InstanceCap, Poll: o.QueuePoll, Observer: observer})
 	g.Load = loadcount.New(o.Redis, loadcount.Options{Prefix: o.RedisPrefix, Logger: log, OpTimeout: o.RedisTimeout, InstanceID: id, OnRelease: g.Queue.Released})
 	g.Limiter = limits.New(o.Redis, limits.Options{Prefix: o.RedisPrefix, Location: o.Location, Logger: log, Timeout: o.RedisTimeout})
@@ -189,49 +223,50 @@ func New(o Options) (*Gateway, error) {
 	g.Answers = answercache.New(o.Redis, o.RedisPrefix)
 	g.Budget = retrybudget.New(o.Redis, retrybudget.Options{Prefix: o.RedisPrefix, Logger: log, Timeout: o.RedisTimeout})
 	g.Idem = idempotency.New(o.Redis, idempotency.Options{Prefix: o.RedisPrefix, TTL: o.IdemTTL})
-	w, err := calllog.NewWriter(o.Store.DB(), calllog.WriterOptions{SpillDir: o.SpillDir, Logger: log})
+}
+
+// buildLoader makes the configuration loader, with the last-known-good
+// cache when there is a key to seal it with.
+func (g *Gateway) buildLoader(o Options) error {
+	g.Loader = &live.Loader{Source: o.Store, Holder: g.Holder, Log: o.Log, Interval: o.ReloadInterval}
+	if o.Sealer == nil {
+		return nil
+	}
+	dir := o.CacheDir
+	if dir == "" {
+		dir = filepath.Join(filepath.Dir(filepath.Clean(o.SpillDir)), "lastgood")
+	}
+	cache, err := lastgood.New(dir, o.Redis, o.RedisPrefix, o.Sealer, o.Log)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	g.CallLog = w
-	g.Loader = &live.Loader{Source: o.Store, Holder: g.Holder, Log: log, Interval: o.ReloadInterval}
-	if o.Sealer != nil {
-		dir := o.CacheDir
-		if dir == "" {
-			dir = filepath.Join(filepath.Dir(filepath.Clean(o.SpillDir)), "lastgood")
-		}
-		cache, err := lastgood.New(dir, o.Redis, o.RedisPrefix, o.Sealer, log)
-		if err != nil {
-			return nil, err
-		}
-		g.Loader.Cache = cache
-		g.Loader.Unwitnessed = o.CacheUnwitnessed
-	}
-	degraded := func() float64 {
-		if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() || g.Budget.Degraded() {
+	g.Loader.Cache = cache
+	g.Loader.Unwitnessed = o.CacheUnwitnessed
+	return nil
+}
+
+// gauges are the instance's gauges read at scrape time.
+func (g *Gateway) gauges(bodies *routing.BodyBudget) map[string]func() float64 {
+	flag := func(b bool) float64 {
+		if b {
 			return 1
 		}
 		return 0
 	}
-	bodies := routing.NewBodyBudget(o.BodyBytesInFlight)
-	g.Metrics = metrics.New(map[string]func() float64{
+	w := g.CallLog
+	return map[string]func() float64{
 		"switchyard_body_bytes_in_flight": func() float64 { return float64(bodies.InFlight()) },
 		"switchyard_calllog_buffer_depth": func() float64 { return float64(w.Depth()) },
 		"switchyard_calllog_spill_bytes":  func() float64 { return float64(w.SpillBytes()) },
-		"switchyard_redis_degraded":       degraded,
-		"switchyard_inflight_requests":    func() float64 { return float64(g.Queue.InFlight()) },
-		"switchyard_config_load_failing": func() float64 {
-			if g.Loader.LastError() != "" {
-				return 1
-			}
-			return 0
+		"switchyard_redis_degraded": func() float64 {
+			return flag(g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() || g.Budget.Degraded())
 		},
+		"switchyard_inflight_requests":    func() float64 { return float64(g.Queue.InFlight()) },
+		"switchyard_config_load_failing":  func() float64 { return flag(g.Loader.LastError() != "") },
 		"switchyard_goroutines_dataplane": func() float64 { return float64(runtime.NumGoroutine()) },
 		"switchyard_config_from_cache": func() float64 {
-			if cached, _ := g.Loader.FromCache(); cached {
-				return 1
-			}
-			return 0
+			cached, _ := g.Loader.FromCache()
+			return flag(cached)
 		},
 		// The epoch of the cached copy served (0: not serving one), and
 		// whether it was served with no witness to check it against.
@@ -240,30 +275,17 @@ func New(o Options) (*Gateway, error) {
 			return float64(p.Epoch)
 		},
 		"switchyard_config_cache_unwitnessed": func() float64 {
-			if p, ok := g.Loader.Picked(); ok && p.Witness.Name == "" {
-				return 1
-			}
-			return 0
+			p, ok := g.Loader.Picked()
+			return flag(ok && p.Witness.Name == "")
 		},
-		"switchyard_postgres_unreachable": func() float64 {
-			if g.pgDown.Load() {
-				return 1
-			}
-			return 0
-		},
-		"switchyard_draining": func() float64 {
-			if g.draining.Load() {
-				return 1
-			}
-			return 0
-		},
-	})
-	observer.m = g.Metrics
-	g.Metrics.QueueDepth(func(class string) float64 { return float64(g.Queue.Depth(queue.ClassOf(config.PriorityClass(class)))) })
-	g.Loader.OnSwap = func(rt *config.Runtime) {
-		g.Metrics.Live.Set(float64(rt.Version))
-		g.Metrics.Reloads.WithLabelValues("ok").Inc()
+		"switchyard_postgres_unreachable": func() float64 { return flag(g.pgDown.Load()) },
+		"switchyard_draining":             func() float64 { return flag(g.draining.Load()) },
 	}
+}
+
+// buildDataPlane makes the executor, the journey and the data-plane
+// handlers.
+func (g *Gateway) buildDataPlane(o Options, bodies *routing.BodyBudget) {
 	g.Exec = &routing.Executor{
 		Adapters: Adapters(),
 		Client:   UpstreamClient(),
@@ -271,13 +293,19 @@ func New(o Options) (*Gateway, error) {
 		Queue:    g.Queue,
 	}
 	g.Journey = &routing.Journey{
-		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, Calls: w, Watch: g.Metrics,
-		MaxBody: o.MaxBody, CountTokens: o.CountTokens, BodyBytes: bodies, Log: log,
+		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, Calls: g.CallLog, Watch: g.Metrics,
+		MaxBody: o.MaxBody, CountTokens: o.CountTokens, BodyBytes: bodies, Log: o.Log,
 		SLA: slaWatch{g.SLA}, Answers: g.Answers,
 	}
 	cut, cutNow := context.WithCancelCause(context.Background())
 	g.cutNow = func() { cutNow(routing.ErrShuttingDown) }
 	g.Data = &handlers.DataPlane{Journey: g.Journey, Cut: cut}
+}
+
+// buildConsole makes the console handlers, the onboarding wizard and the
+// server that routes to them and to the data plane.
+func (g *Gateway) buildConsole(o Options) {
+	log := o.Log
 	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
 	g.Console = &handlers.Handler{Store: o.Store, Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
 		Keys: g.Keys, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
@@ -286,9 +314,6 @@ func New(o Options) (*Gateway, error) {
 	wizard := handlers.NewOnboarding(g.Console, cat, catErr, &onboarding.Verifier{Adapters: Adapters(), Client: UpstreamClient()})
 	g.Server = web.New(g.Console, g.Data, o.Store, g.Sessions, log, g.Ready, web.Options{CookieSecure: o.CookieSecure, Metrics: g.Metrics.Handler(), Onboarding: wizard,
 		Health: g.health, Offline: g.offline})
-	o.Worker.Prefix = o.RedisPrefix
-	g.Worker = g.AttachWorker(o.Store, o.Worker)
-	return g, nil
 }
 
 // loadCatalog loads the onboarding catalogue with the operator's file merged
