@@ -35,8 +35,6 @@ var longFuncs = map[string]string{
 	// Being split now.
 	"routing/config/onboarding/plan.go:Build": "onboarding plan",
 	"routing/impact.go:Replay":                "impact replay",
-	"store/calllog/search.go:searchQuery":     "call-log search",
-	"web/worker/probe.go:Prober.Run":          "prober",
 	// Not yet split.
 	"routing/config/configtest/large.go:Generate":           "test fixture generator",
 	"views/pages/dashboard/series.go:Charts":                "dashboard",

@@ -304,7 +304,6 @@ func (d dim) branching() bool { return len(d.names) > 1 || d.kind != "" }
 // the branches are merged (a row found by two counted once). Every other
 // filter applies to every branch.
 func searchQuery(f Filter, names resolvedNames) (searchSQL, error) {
-	var args []any
 	limit := f.Limit
 	if limit <= 0 {
 		limit = defaultPageSize
@@ -316,86 +315,131 @@ func searchQuery(f Filter, names resolvedNames) (searchSQL, error) {
 	if f.Status != "" && !ValidStatus(f.Status) {
 		return searchSQL{}, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
 	}
-
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
+	b := &searchBuilder{page: " LIMIT " + strconv.Itoa(limit+1)}
+	if err := b.bound(f); err != nil {
+		return searchSQL{}, err
 	}
-	// The time range and the cursor bound every scan, call_log_attempts'
-	// too: keys(prefix) are those conditions on the columns at and
-	// request_id of the table prefix names.
-	var fromArg, toArg, curAt, curID string
+	b.where = b.keys("")
+	b.addColumns(f)
+	b.addDims(f, names)
+	driver := b.driver()
+	for i, d := range b.dims {
+		if i != driver {
+			b.where = append(b.where, dimCond(d, b.arg))
+		}
+	}
+	if driver < 0 {
+		return searchSQL{q: b.selectWhere(b.where) + searchOrder + b.page, args: b.args, limit: limit}, nil
+	}
+	d := b.dims[driver]
+	q := "SELECT DISTINCT ON (at, request_id) " + columnList + " FROM (" + strings.Join(b.branches(d), " UNION ALL ") + ") u" + searchOrder + b.page
+	return searchSQL{q: q, args: b.args, limit: limit, serial: d.kind != ""}, nil
+}
+
+// searchOrder is the order of every scan: newest first, the key breaking
+// ties.
+const searchOrder = " ORDER BY at DESC, request_id DESC"
+
+// searchBuilder gathers a search's arguments and conditions.
+type searchBuilder struct {
+	args []any
+	// The time range and the cursor, as argument placeholders ("" for none).
+	fromArg, toArg, curAt, curID string
+	where                        []string
+	// dims are the filters index scans can find, most selective first.
+	dims     []dim
+	idSearch bool // a request id (or part of one) is searched
+	page     string
+}
+
+// arg adds an argument and returns its placeholder.
+func (b *searchBuilder) arg(v any) string {
+	b.args = append(b.args, v)
+	return "$" + strconv.Itoa(len(b.args))
+}
+
+// bound takes the time range and the cursor, which bound every scan,
+// call_log_attempts' too.
+func (b *searchBuilder) bound(f Filter) error {
 	if !f.From.IsZero() {
-		fromArg = arg(f.From)
+		b.fromArg = b.arg(f.From)
 	}
 	if !f.To.IsZero() {
-		toArg = arg(f.To)
+		b.toArg = b.arg(f.To)
 	}
 	if f.Cursor != "" {
 		at, id, err := decodeCursor(f.Cursor)
 		if err != nil {
-			return searchSQL{}, err
+			return err
 		}
-		curAt, curID = arg(at), arg(id)
+		b.curAt, b.curID = b.arg(at), b.arg(id)
 	}
-	keys := func(prefix string) []string {
-		var c []string
-		if fromArg != "" {
-			c = append(c, prefix+"at >= "+fromArg)
-		}
-		if toArg != "" {
-			c = append(c, prefix+"at < "+toArg)
-		}
-		if curAt != "" {
-			// The plain "at <=" lets the planner prune newer partitions;
-			// the row comparison is the exact keyset condition.
-			c = append(c, prefix+"at <= "+curAt+" AND ("+prefix+"at, "+prefix+"request_id) < ("+curAt+", "+curID+")")
-		}
-		return c
+	return nil
+}
+
+// keys are the time range and cursor conditions on the columns at and
+// request_id of the table prefix names.
+func (b *searchBuilder) keys(prefix string) []string {
+	var c []string
+	if b.fromArg != "" {
+		c = append(c, prefix+"at >= "+b.fromArg)
 	}
-	where := keys("")
+	if b.toArg != "" {
+		c = append(c, prefix+"at < "+b.toArg)
+	}
+	if b.curAt != "" {
+		// The plain "at <=" lets the planner prune newer partitions;
+		// the row comparison is the exact keyset condition.
+		c = append(c, prefix+"at <= "+b.curAt+" AND ("+prefix+"at, "+prefix+"request_id) < ("+b.curAt+", "+b.curID+")")
+	}
+	return c
+}
+
+// addColumns adds the conditions on call_logs' own columns.
+func (b *searchBuilder) addColumns(f Filter) {
 	for _, eq := range []struct{ col, v string }{
 		{"caller", f.Caller}, {"tier", f.Tier}, {"logic_model", f.LogicModel},
 		{"status", f.Status}, {"request_id", f.RequestID}, {"endpoint", f.Endpoint},
 		{"error_code", f.ErrorCode}, {"presented_key", f.PresentedKey},
 	} {
 		if eq.v != "" {
-			where = append(where, eq.col+" = "+arg(eq.v))
+			b.where = append(b.where, eq.col+" = "+b.arg(eq.v))
 		}
 	}
 	if f.HTTPStatus != 0 {
-		where = append(where, "http_status = "+arg(f.HTTPStatus))
+		b.where = append(b.where, "http_status = "+b.arg(f.HTTPStatus))
 	}
 	if f.DroppedField != "" {
 		// @> is strict, so the planner knows dropped_fields is not null
 		// and walks the partial index call_logs_dropped (the few rows
 		// that dropped anything) newest first, stopping after a page.
-		where = append(where, "dropped_fields @> ARRAY["+arg(f.DroppedField)+"::text]")
+		b.where = append(b.where, "dropped_fields @> ARRAY["+b.arg(f.DroppedField)+"::text]")
 	}
-	idSearch := f.RequestID != ""
+	b.idSearch = f.RequestID != ""
 	if part := idPart(f.RequestIDPart); part != "" {
-		idSearch = true
+		b.idSearch = true
 		if len(part) < MinIDPart {
-			where = append(where, "request_id = "+arg(part))
+			b.where = append(b.where, "request_id = "+b.arg(part))
 		} else {
 			// Both LIKEs are index range scans: request_id and its
 			// reverse are COLLATE "C" (migration 0013).
-			where = append(where, "(request_id LIKE "+arg(likeEscape(part)+"%")+" OR reverse(request_id) LIKE "+
-				arg(likeEscape(reverseRunes(part))+"%")+")")
+			b.where = append(b.where, "(request_id LIKE "+b.arg(likeEscape(part)+"%")+" OR reverse(request_id) LIKE "+
+				b.arg(likeEscape(reverseRunes(part))+"%")+")")
 		}
 	}
+}
 
-	// The filters index scans can find, most selective first: error classes
-	// are rare, a key serves a share of one provider, ...
-	var dims []dim
+// addDims adds the filters index scans can find, most selective first:
+// error classes are rare, a key serves a share of one provider, ...
+func (b *searchBuilder) addDims(f Filter, names resolvedNames) {
 	if f.ErrorClass != "" {
-		dims = append(dims, dim{col: "error_class", kind: attemptClass, value: f.ErrorClass, final: f.ErrorClass})
+		b.dims = append(b.dims, dim{col: "error_class", kind: attemptClass, value: f.ErrorClass, final: f.ErrorClass})
 	}
 	if f.Key != "" {
-		dims = append(dims, dim{col: "key_fingerprint", kind: attemptKey, value: f.Key, final: f.Key})
+		b.dims = append(b.dims, dim{col: "key_fingerprint", kind: attemptKey, value: f.Key, final: f.Key})
 	}
 	if f.Deployment != 0 {
-		dims = append(dims, dim{col: "deployment_id", kind: attemptDeployment, value: strconv.FormatInt(f.Deployment, 10), final: f.Deployment})
+		b.dims = append(b.dims, dim{col: "deployment_id", kind: attemptDeployment, value: strconv.FormatInt(f.Deployment, 10), final: f.Deployment})
 	}
 	for _, nm := range []struct {
 		col string
@@ -404,71 +448,66 @@ func searchQuery(f Filter, names resolvedNames) (searchSQL, error) {
 		switch {
 		case nm.m.part == "":
 		case nm.m.over:
-			where = append(where, nm.col+" ILIKE "+arg("%"+likeEscape(nm.m.part)+"%"))
+			b.where = append(b.where, nm.col+" ILIKE "+b.arg("%"+likeEscape(nm.m.part)+"%"))
 		case len(nm.m.names) > maxNameBranches:
 			// So many names are common: the primary key finds a page.
-			where = append(where, nm.col+" = ANY("+arg(pq.StringArray(nm.m.names))+"::text[])")
+			b.where = append(b.where, nm.col+" = ANY("+b.arg(pq.StringArray(nm.m.names))+"::text[])")
 		default:
-			dims = append(dims, dim{col: nm.col, names: nm.m.names})
+			b.dims = append(b.dims, dim{col: nm.col, names: nm.m.names})
 		}
 	}
 	if f.Provider != "" {
-		dims = append(dims, dim{col: "provider", kind: attemptProvider, value: f.Provider, final: f.Provider})
+		b.dims = append(b.dims, dim{col: "provider", kind: attemptProvider, value: f.Provider, final: f.Provider})
 	}
+}
 
-	driver := -1
-	if !idSearch { // a request id is selective: one scan finds it
-		for i, d := range dims {
-			if d.branching() {
-				driver = i
-				break
-			}
+// driver is the index of the dim whose scans drive the search, -1 for a
+// plain scan of call_logs.
+func (b *searchBuilder) driver() int {
+	if b.idSearch { // a request id is selective: one scan finds it
+		return -1
+	}
+	for i, d := range b.dims {
+		if d.branching() {
+			return i
 		}
 	}
-	for i, d := range dims {
-		if i != driver {
-			where = append(where, dimCond(d, arg))
-		}
+	return -1
+}
+
+func (b *searchBuilder) selectWhere(conds []string) string {
+	q := "SELECT " + columnList + " FROM call_logs"
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
 	}
-	order := " ORDER BY at DESC, request_id DESC"
-	page := " LIMIT " + strconv.Itoa(limit+1)
-	selectWhere := func(conds []string) string {
-		q := "SELECT " + columnList + " FROM call_logs"
-		if len(conds) > 0 {
-			q += " WHERE " + strings.Join(conds, " AND ")
-		}
-		return q
-	}
-	if driver < 0 {
-		return searchSQL{q: selectWhere(where) + order + page, args: args, limit: limit}, nil
-	}
-	d := dims[driver]
-	var branches []string
-	switch {
-	case d.kind != "":
-		// The final column's scan, and call_log_attempts' scan with each
-		// row's call looked up by its key. The attempt scan is a subquery
-		// of its own (OFFSET 0 keeps it one) and the lookup a LATERAL
-		// with LIMIT 1: so the planner sees one call per attempt row and
-		// walks the ordered scan until a page matches. Joined plainly, it
-		// estimates the join on (at, request_id) at one row in all — it
-		// does not know the key is unique — and sorts every attempt row
-		// of the value first (seconds for a common one).
-		branches = append(branches, "("+selectWhere(append(slices.Clip(where), d.col+" = "+arg(d.final)))+order+page+")")
-		branches = append(branches, "(SELECT c.* FROM (SELECT at, request_id FROM call_log_attempts WHERE "+
-			strings.Join(append([]string{"kind = " + arg(d.kind), "value = " + arg(d.value)}, keys("")...), " AND ")+
-			order+" OFFSET 0) a CROSS JOIN LATERAL ("+
-			selectWhere(append([]string{"at = a.at", "request_id = a.request_id"}, where...))+" LIMIT 1) c"+
-			" ORDER BY a.at DESC, a.request_id DESC"+page+")")
-	default:
+	return q
+}
+
+// branches are the scans the driving dim d is searched by.
+func (b *searchBuilder) branches(d dim) []string {
+	where, order, page := b.where, searchOrder, b.page
+	if d.kind == "" {
 		// One scan per name, planned once: a lateral subquery run for
 		// each name of the list (planning a branch per name costs more
 		// than running them, with a partition each day).
-		branches = append(branches, "(SELECT b.* FROM unnest("+arg(pq.StringArray(d.names))+"::text[]) AS v(val) CROSS JOIN LATERAL ("+
-			selectWhere(append(slices.Clip(where), d.col+" = v.val"))+order+page+") b)")
+		return []string{"(SELECT b.* FROM unnest(" + b.arg(pq.StringArray(d.names)) + "::text[]) AS v(val) CROSS JOIN LATERAL (" +
+			b.selectWhere(append(slices.Clip(where), d.col+" = v.val")) + order + page + ") b)"}
 	}
-	q := "SELECT DISTINCT ON (at, request_id) " + columnList + " FROM (" + strings.Join(branches, " UNION ALL ") + ") u" + order + page
-	return searchSQL{q: q, args: args, limit: limit, serial: d.kind != ""}, nil
+	// The final column's scan, and call_log_attempts' scan with each
+	// row's call looked up by its key. The attempt scan is a subquery
+	// of its own (OFFSET 0 keeps it one) and the lookup a LATERAL
+	// with LIMIT 1: so the planner sees one call per attempt row and
+	// walks the ordered scan until a page matches. Joined plainly, it
+	// estimates the join on (at, request_id) at one row in all — it
+	// does not know the key is unique — and sorts every attempt row
+	// of the value first (seconds for a common one).
+	final := "(" + b.selectWhere(append(slices.Clip(where), d.col+" = "+b.arg(d.final))) + order + page + ")"
+	attempts := "(SELECT c.* FROM (SELECT at, request_id FROM call_log_attempts WHERE " +
+		strings.Join(append([]string{"kind = " + b.arg(d.kind), "value = " + b.arg(d.value)}, b.keys("")...), " AND ") +
+		order + " OFFSET 0) a CROSS JOIN LATERAL (" +
+		b.selectWhere(append([]string{"at = a.at", "request_id = a.request_id"}, where...)) + " LIMIT 1) c" +
+		" ORDER BY a.at DESC, a.request_id DESC" + page + ")"
+	return []string{final, attempts}
 }
 
 // dimCond is d as one condition on a call_logs row: its final column

@@ -174,6 +174,29 @@ func (p *Prober) Run(ctx context.Context) (string, error) {
 	if rt == nil {
 		return "no configuration is live yet", nil
 	}
+	ids, targets := probeTargets(rt)
+	outs, err := p.probeAll(ctx, targets)
+	if err != nil {
+		return "", err
+	}
+	t := tallyProbes(targets, outs)
+	if err := p.Board.Add(ctx, t.samples); err != nil {
+		return "", err
+	}
+	changes, states, err := p.Board.Evaluate(ctx, ids, t.probes)
+	if err != nil {
+		return "", err
+	}
+	summary := p.summary(rt, ids, t, changes, states)
+	if p.Log == nil {
+		return summary, nil
+	}
+	return summary, p.record(ctx, t.results, changes)
+}
+
+// probeTargets are every deployment's id and the deployments probed, both
+// in id order.
+func probeTargets(rt *config.Runtime) ([]int64, []*config.RDeployment) {
 	ids := make([]int64, 0, len(rt.Deployments))
 	var targets []*config.RDeployment
 	for id, d := range rt.Deployments {
@@ -184,7 +207,12 @@ func (p *Prober) Run(ctx context.Context) (string, error) {
 	}
 	slices.Sort(ids)
 	slices.SortFunc(targets, func(a, b *config.RDeployment) int { return cmp.Compare(a.ID, b.ID) })
+	return ids, targets
+}
 
+// probeAll probes the targets, spread over the interval when there is one,
+// at most concurrency at a time; it returns ctx's error when ctx ends first.
+func (p *Prober) probeAll(ctx context.Context, targets []*config.RDeployment) ([]outcome, error) {
 	// Down deployments are always probed; if the down set cannot be read,
 	// nothing is skipped.
 	down, err := p.Board.Down(ctx)
@@ -210,9 +238,9 @@ func (p *Prober) Run(ctx context.Context) (string, error) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
-	stopped := func() (string, error) {
+	stopped := func() ([]outcome, error) {
 		wg.Wait()
-		return "", ctx.Err()
+		return nil, ctx.Err()
 	}
 	for _, i := range order {
 		if at != nil {
@@ -234,60 +262,72 @@ func (p *Prober) Run(ctx context.Context) (string, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			d := targets[i]
-			if _, isDown := down[d.ID]; skipping && !isDown {
-				last, err := p.Board.LastLiveOK(ctx, d.ID)
-				if err == nil && !last.IsZero() && time.Since(last) < p.Interval {
-					outs[i].skipped = true
-					_ = p.Board.NoteSkip(ctx, d.ID, health.SkipLiveTraffic)
-					return
-				}
-			}
-			outs[i] = p.probe(ctx, d)
-			if outs[i].sent {
-				_ = p.Board.NoteProbe(ctx, d.ID, outs[i].cost)
-			}
+			_, isDown := down[targets[i].ID]
+			outs[i] = p.probeOrSkip(ctx, targets[i], skipping && !isDown)
 		}()
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
-		return "", ctx.Err()
+		return nil, ctx.Err()
 	}
+	return outs, nil
+}
 
-	samples := map[int64]health.Counts{}
-	probes := map[int64]health.Probe{}
-	results := make([]store.Probe, 0, len(targets))
-	var nOK, nFailed, nInconclusive, nSkipped int
+// probeOrSkip probes d, or skips it when mayskip and live traffic
+// succeeded on it within the interval.
+func (p *Prober) probeOrSkip(ctx context.Context, d *config.RDeployment, maySkip bool) outcome {
+	if maySkip {
+		last, err := p.Board.LastLiveOK(ctx, d.ID)
+		if err == nil && !last.IsZero() && time.Since(last) < p.Interval {
+			_ = p.Board.NoteSkip(ctx, d.ID, health.SkipLiveTraffic)
+			return outcome{skipped: true}
+		}
+	}
+	o := p.probe(ctx, d)
+	if o.sent {
+		_ = p.Board.NoteProbe(ctx, d.ID, o.cost)
+	}
+	return o
+}
+
+// probeTally is a round's outcomes, counted and gathered for the board and
+// the log.
+type probeTally struct {
+	samples                           map[int64]health.Counts
+	probes                            map[int64]health.Probe
+	results                           []store.Probe
+	ok, failed, inconclusive, skipped int
+}
+
+func tallyProbes(targets []*config.RDeployment, outs []outcome) probeTally {
+	t := probeTally{samples: map[int64]health.Counts{}, probes: map[int64]health.Probe{}, results: make([]store.Probe, 0, len(targets))}
 	for i, d := range targets {
 		o := outs[i]
 		if o.skipped {
-			nSkipped++
+			t.skipped++
 			continue
 		}
-		results = append(results, o.rec)
-		probes[d.ID] = o.verdict
+		t.results = append(t.results, o.rec)
+		t.probes[d.ID] = o.verdict
 		switch o.verdict {
 		case health.ProbePassed:
-			samples[d.ID] = health.Counts{ProbeOK: 1}
-			nOK++
+			t.samples[d.ID] = health.Counts{ProbeOK: 1}
+			t.ok++
 		case health.ProbeFailed:
-			samples[d.ID] = health.Counts{ProbeFailed: 1}
-			nFailed++
+			t.samples[d.ID] = health.Counts{ProbeFailed: 1}
+			t.failed++
 		default:
-			nInconclusive++
+			t.inconclusive++
 		}
 	}
-	if err := p.Board.Add(ctx, samples); err != nil {
-		return "", err
-	}
-	changes, states, err := p.Board.Evaluate(ctx, ids, probes)
-	if err != nil {
-		return "", err
-	}
+	return t
+}
 
-	summary := fmt.Sprintf("probed %d of %d deployments: %d ok, %d failed, %d inconclusive", len(targets)-nSkipped, len(ids), nOK, nFailed, nInconclusive)
-	if nSkipped > 0 {
-		summary += fmt.Sprintf("; %d skipped (live traffic succeeded within %s)", nSkipped, p.Interval)
+// summary is the round's one line for the jobs page.
+func (p *Prober) summary(rt *config.Runtime, ids []int64, t probeTally, changes []health.Transition, states map[int64]health.Status) string {
+	summary := fmt.Sprintf("probed %d of %d deployments: %d ok, %d failed, %d inconclusive", len(t.results), len(ids), t.ok, t.failed, t.inconclusive)
+	if t.skipped > 0 {
+		summary += fmt.Sprintf("; %d skipped (live traffic succeeded within %s)", t.skipped, p.Interval)
 	}
 	var downs []string
 	for _, id := range ids {
@@ -301,9 +341,11 @@ func (p *Prober) Run(ctx context.Context) (string, error) {
 	for _, c := range changes {
 		summary += fmt.Sprintf("; %s: %s → %s", rt.Deployments[c.DeploymentID].Label(), c.From, c.To)
 	}
-	if p.Log == nil {
-		return summary, nil
-	}
+	return summary
+}
+
+// record logs the probes and the health changes and prunes old probes.
+func (p *Prober) record(ctx context.Context, results []store.Probe, changes []health.Transition) error {
 	events := make([]store.HealthEvent, 0, len(changes))
 	for _, c := range changes {
 		e := store.HealthEvent{DeploymentID: c.DeploymentID, At: c.At, From: string(c.From), To: string(c.To), Samples: c.Samples, Reason: c.Reason}
@@ -312,7 +354,7 @@ func (p *Prober) Run(ctx context.Context) (string, error) {
 		}
 		events = append(events, e)
 	}
-	err = errors.Join(p.Log.AddProbes(ctx, results), p.Log.AddHealthEvents(ctx, events))
+	err := errors.Join(p.Log.AddProbes(ctx, results), p.Log.AddHealthEvents(ctx, events))
 	keep := p.Keep
 	if keep <= 0 {
 		keep = 7 * 24 * time.Hour
@@ -320,7 +362,7 @@ func (p *Prober) Run(ctx context.Context) (string, error) {
 	if _, perr := p.Log.PruneProbes(ctx, time.Now().Add(-keep)); perr != nil {
 		err = errors.Join(err, perr)
 	}
-	return summary, err
+	return err
 }
 
 // probe sends one deployment its probe and classifies the outcome: an
