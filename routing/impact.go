@@ -244,23 +244,8 @@ func Replay(live, draft *config.Runtime, shapes []TrafficShape, window time.Dura
 	if window <= 0 {
 		window = 24 * time.Hour
 	}
-	perDay := float64(24*time.Hour) / float64(window)
 	im := &Impact{Window: window, WindowSeconds: int64(window / time.Second), Shapes: len(shapes)}
-	type lossKey struct {
-		caller int64
-		target string
-		code   string
-	}
-	type targetKey struct {
-		caller int64
-		target string
-	}
-	losses := map[lossKey]*Loss{}
-	totals := map[targetKey]*[4]int64{} // total, total served, served before, served after
-	gone := map[string]*GoneCaller{}
-	deps := map[string]*depAcc{}
-	costs := map[string]*CostShift{}
-
+	acc := newReplayAcc(float64(24*time.Hour) / float64(window))
 	for _, sh := range shapes {
 		before := replayShape(live, sh)
 		if before.gone {
@@ -268,80 +253,134 @@ func Replay(live, draft *config.Runtime, shapes []TrafficShape, window time.Dura
 		}
 		after := replayShape(draft, sh)
 		if after.gone {
-			g := gone[sh.Caller]
-			if g == nil {
-				g = &GoneCaller{Caller: sh.Caller, Removed: after.removed}
-				gone[sh.Caller] = g
-			}
-			g.Requests += sh.Requests
+			acc.addGone(sh, after)
 			continue
 		}
 		im.Requests += sh.Requests
-		tname := after.target.Name()
-		if !after.resolved {
-			tname = before.target.Name()
-		}
-		tk := targetKey{sh.CallerID, tname}
-		tot := totals[tk]
-		if tot == nil {
-			tot = &[4]int64{}
-			totals[tk] = tot
-		}
-		tot[0] += sh.Requests
-		tot[1] += sh.Served
-		if before.code == "" {
-			tot[2] += sh.Served
-		}
-		if after.code == "" {
-			tot[3] += sh.Served
-		}
-		if before.code == "" && after.code != "" {
-			lk := lossKey{sh.CallerID, tname, after.code}
-			l := losses[lk]
-			if l == nil {
-				l = &Loss{CallerID: sh.CallerID, Caller: sh.Caller, RouteGroup: after.group, Code: after.code, Param: after.param}
-				if t := after.target; t.Explicit != nil || (!after.resolved && before.target.Explicit != nil) {
-					l.LogicModel = tname
-				} else if after.resolved {
-					l.Tier = t.Tier
-				} else {
-					l.Tier = before.target.Tier
-				}
-				losses[lk] = l
-			}
-			l.Requests += sh.Requests
-			l.Served += sh.Served
-			l.Skips = mergeSkips(l.Skips, after.skips)
-		}
-		// Expected first choices and their tokens, both versions.
-		tokens := [3]float64{}
-		if sh.Usage > 0 {
-			scale := float64(sh.Requests) / float64(sh.Usage) * perDay
-			tokens = [3]float64{float64(sh.PromptTokens) * scale, float64(sh.CompletionTokens) * scale, float64(sh.CachedTokens) * scale}
-		} else {
+		if sh.Usage <= 0 {
 			im.Unpriced += sh.Requests
 		}
-		for side, r := range []replayed{before, after} {
-			for _, s := range r.first {
-				a := deps[depKey(s.d)]
-				if a == nil {
-					a = &depAcc{d: s.d}
-					deps[depKey(s.d)] = a
-				}
-				if side == 1 {
-					a.d = s.d // the draft's prices win for the draft's side
-				}
-				a.req[side] += float64(sh.Requests) * perDay * s.p
-				for i := range tokens {
-					a.tok[side][i] += tokens[i] * s.p
-				}
-				a.dep[side] = s.d
+		acc.addServed(sh, before, after)
+		acc.addFirstChoices(sh, before, after)
+	}
+	acc.lost(im)
+	acc.shifts(im)
+	for _, g := range acc.gone {
+		im.Gone = append(im.Gone, *g)
+	}
+	slices.SortFunc(im.Gone, func(a, b GoneCaller) int { return cmp.Compare(a.Caller, b.Caller) })
+	return im, nil
+}
+
+type (
+	lossKey struct {
+		caller int64
+		target string
+		code   string
+	}
+	targetKey struct {
+		caller int64
+		target string
+	}
+)
+
+// replayAcc accumulates a replay, shape by shape.
+type replayAcc struct {
+	perDay float64 // the window's requests scaled to a day
+	losses map[lossKey]*Loss
+	totals map[targetKey]*[4]int64 // total, total served, served before, served after
+	gone   map[string]*GoneCaller
+	deps   map[string]*depAcc
+}
+
+func newReplayAcc(perDay float64) *replayAcc {
+	return &replayAcc{perDay: perDay, losses: map[lossKey]*Loss{}, totals: map[targetKey]*[4]int64{},
+		gone: map[string]*GoneCaller{}, deps: map[string]*depAcc{}}
+}
+
+// addGone counts a shape whose caller the draft removes.
+func (acc *replayAcc) addGone(sh TrafficShape, after replayed) {
+	g := acc.gone[sh.Caller]
+	if g == nil {
+		g = &GoneCaller{Caller: sh.Caller, Removed: after.removed}
+		acc.gone[sh.Caller] = g
+	}
+	g.Requests += sh.Requests
+}
+
+// addServed counts a shape against its target, both versions, and as a
+// loss when the draft refuses what the live version served.
+func (acc *replayAcc) addServed(sh TrafficShape, before, after replayed) {
+	tname := after.target.Name()
+	if !after.resolved {
+		tname = before.target.Name()
+	}
+	tk := targetKey{sh.CallerID, tname}
+	tot := acc.totals[tk]
+	if tot == nil {
+		tot = &[4]int64{}
+		acc.totals[tk] = tot
+	}
+	tot[0] += sh.Requests
+	tot[1] += sh.Served
+	if before.code == "" {
+		tot[2] += sh.Served
+	}
+	if after.code == "" {
+		tot[3] += sh.Served
+	}
+	if before.code != "" || after.code == "" {
+		return
+	}
+	lk := lossKey{sh.CallerID, tname, after.code}
+	l := acc.losses[lk]
+	if l == nil {
+		l = &Loss{CallerID: sh.CallerID, Caller: sh.Caller, RouteGroup: after.group, Code: after.code, Param: after.param}
+		if t := after.target; t.Explicit != nil || (!after.resolved && before.target.Explicit != nil) {
+			l.LogicModel = tname
+		} else if after.resolved {
+			l.Tier = t.Tier
+		} else {
+			l.Tier = before.target.Tier
+		}
+		acc.losses[lk] = l
+	}
+	l.Requests += sh.Requests
+	l.Served += sh.Served
+	l.Skips = mergeSkips(l.Skips, after.skips)
+}
+
+// addFirstChoices adds a shape's expected first choices and their tokens,
+// both versions.
+func (acc *replayAcc) addFirstChoices(sh TrafficShape, before, after replayed) {
+	tokens := [3]float64{}
+	if sh.Usage > 0 {
+		scale := float64(sh.Requests) / float64(sh.Usage) * acc.perDay
+		tokens = [3]float64{float64(sh.PromptTokens) * scale, float64(sh.CompletionTokens) * scale, float64(sh.CachedTokens) * scale}
+	}
+	for side, r := range []replayed{before, after} {
+		for _, s := range r.first {
+			a := acc.deps[depKey(s.d)]
+			if a == nil {
+				a = &depAcc{d: s.d}
+				acc.deps[depKey(s.d)] = a
 			}
+			if side == 1 {
+				a.d = s.d // the draft's prices win for the draft's side
+			}
+			a.req[side] += float64(sh.Requests) * acc.perDay * s.p
+			for i := range tokens {
+				a.tok[side][i] += tokens[i] * s.p
+			}
+			a.dep[side] = s.d
 		}
 	}
+}
 
-	for k, l := range losses {
-		t := totals[targetKey{k.caller, k.target}]
+// lost fills im.Lost, most served first.
+func (acc *replayAcc) lost(im *Impact) {
+	for k, l := range acc.losses {
+		t := acc.totals[targetKey{k.caller, k.target}]
 		l.Total, l.TotalServed = t[0], t[1]
 		l.AllLost = t[2] > 0 && t[3] == 0
 		im.Lost = append(im.Lost, *l)
@@ -349,8 +388,14 @@ func Replay(live, draft *config.Runtime, shapes []TrafficShape, window time.Dura
 	slices.SortFunc(im.Lost, func(a, b Loss) int {
 		return cmp.Or(cmp.Compare(b.Served, a.Served), cmp.Compare(a.Caller, b.Caller), cmp.Compare(a.Target(), b.Target()), cmp.Compare(a.Code, b.Code))
 	})
+}
+
+// shifts fills the per-deployment and per-provider request shifts and the
+// cost per currency.
+func (acc *replayAcc) shifts(im *Impact) {
 	providers := map[string]*Shift{}
-	for key, a := range deps {
+	costs := map[string]*CostShift{}
+	for key, a := range acc.deps {
 		d := a.d
 		im.Deployments = append(im.Deployments, Shift{Key: key, LogicModel: d.Model.Code, Provider: d.Provider.Name, Upstream: d.UpstreamModel, Before: a.req[0], After: a.req[1]})
 		p := providers[d.Provider.Name]
@@ -360,28 +405,7 @@ func Replay(live, draft *config.Runtime, shapes []TrafficShape, window time.Dura
 		}
 		p.Before += a.req[0]
 		p.After += a.req[1]
-		for side := range 2 {
-			dd := a.dep[side]
-			if dd == nil {
-				continue
-			}
-			cur := dd.Prices.Currency
-			if cur == "" {
-				cur = config.DefaultCurrency
-			}
-			c := costs[cur]
-			if c == nil {
-				c = &CostShift{Currency: cur}
-				costs[cur] = c
-			}
-			t := a.tok[side]
-			v := dd.Prices.CostMicros(round(t[0]), round(t[1]), round(t[2]))
-			if side == 0 {
-				c.Before = satAdd(c.Before, v)
-			} else {
-				c.After = satAdd(c.After, v)
-			}
-		}
+		a.addCosts(costs)
 	}
 	slices.SortFunc(im.Deployments, func(a, b Shift) int { return cmp.Compare(a.Key, b.Key) })
 	for _, p := range providers {
@@ -392,11 +416,33 @@ func Replay(live, draft *config.Runtime, shapes []TrafficShape, window time.Dura
 		im.Costs = append(im.Costs, *c)
 	}
 	slices.SortFunc(im.Costs, func(a, b CostShift) int { return cmp.Compare(a.Currency, b.Currency) })
-	for _, g := range gone {
-		im.Gone = append(im.Gone, *g)
+}
+
+// addCosts adds the deployment's expected cost, both versions, to its
+// currency's.
+func (a *depAcc) addCosts(costs map[string]*CostShift) {
+	for side := range 2 {
+		dd := a.dep[side]
+		if dd == nil {
+			continue
+		}
+		cur := dd.Prices.Currency
+		if cur == "" {
+			cur = config.DefaultCurrency
+		}
+		c := costs[cur]
+		if c == nil {
+			c = &CostShift{Currency: cur}
+			costs[cur] = c
+		}
+		t := a.tok[side]
+		v := dd.Prices.CostMicros(round(t[0]), round(t[1]), round(t[2]))
+		if side == 0 {
+			c.Before = satAdd(c.Before, v)
+		} else {
+			c.After = satAdd(c.After, v)
+		}
 	}
-	slices.SortFunc(im.Gone, func(a, b GoneCaller) int { return cmp.Compare(a.Caller, b.Caller) })
-	return im, nil
 }
 
 type depAcc struct {

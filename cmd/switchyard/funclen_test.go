@@ -33,8 +33,6 @@ var longFuncs = map[string]string{
 	"routing/adapter/chat_gemini.go:geminiTranslate":              "translator",
 	"routing/frontdoor/responses_input.go:responsesState.message": "front-door parsing",
 	// Being split now.
-	"routing/config/onboarding/plan.go:Build": "onboarding plan",
-	"routing/impact.go:Replay":                "impact replay",
 	// Not yet split.
 	"routing/config/configtest/large.go:Generate":           "test fixture generator",
 	"views/pages/dashboard/series.go:Charts":                "dashboard",

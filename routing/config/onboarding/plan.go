@@ -138,8 +138,30 @@ func Build(cat *Catalog, ch Choices, draft config.Snapshot) (*Plan, config.Field
 		return nil, errs
 	}
 	p := &Plan{Template: t}
+	p.planProvider(ch, draft, errs)
+	p.planKeys(ch, errs)
+	chosen := chooseModels(t, ch, errs)
+	models := map[string]*config.LogicModel{}
+	for i := range draft.LogicModels {
+		models[draft.LogicModels[i].Code] = &draft.LogicModels[i]
+	}
+	for _, c := range chosen {
+		p.planModel(c, models, errs)
+	}
+	p.rebalance(models)
+	existing := p.planGroup(ch, draft, errs)
+	p.planCandidates(existing)
+	p.planCaller(ch, draft, errs)
+	p.notes()
+	if len(errs) > 0 {
+		return p, errs
+	}
+	return p, nil
+}
 
-	// Provider.
+// planProvider plans the new provider.
+func (p *Plan) planProvider(ch Choices, draft config.Snapshot, errs config.FieldErrors) {
+	t := p.Template
 	p.Provider = config.Provider{Name: strings.TrimSpace(ch.ProviderName), Protocol: t.Protocol, BaseURL: strings.TrimSpace(ch.BaseURL), Enabled: true, TimeoutMS: 60000, Notes: providerNotes(t)}
 	for field, msg := range config.ValidateProvider(p.Provider) {
 		switch field {
@@ -154,8 +176,11 @@ func Build(cat *Catalog, ch Choices, draft config.Snapshot) (*Plan, config.Field
 	if slices.ContainsFunc(draft.Providers, func(x config.Provider) bool { return x.Name == p.Provider.Name }) {
 		errs.Add("provider_name", fmt.Sprintf("Provider %q already exists; pick another name", p.Provider.Name))
 	}
+}
 
-	// Keys.
+// planKeys plans the provider's keys: the pasted ones, once each, or the
+// template's default when it needs none.
+func (p *Plan) planKeys(ch Choices, errs config.FieldErrors) {
 	seen := map[string]bool{}
 	for _, k := range ch.Keys {
 		k = strings.TrimSpace(k)
@@ -170,17 +195,26 @@ func Build(cat *Catalog, ch Choices, draft config.Snapshot) (*Plan, config.Field
 		p.Keys = append(p.Keys, PlannedKey{Label: fmt.Sprintf("onboarding key %d", len(p.Keys)+1), Fingerprint: config.KeyFingerprint(k), secret: k})
 	}
 	if len(p.Keys) == 0 && errs["keys"] == "" {
-		if t.KeyOptional {
-			p.Keys = append(p.Keys, PlannedKey{Label: "no key needed", Fingerprint: config.KeyFingerprint(t.DefaultKey), Default: true, secret: t.DefaultKey})
+		if p.Template.KeyOptional {
+			p.Keys = append(p.Keys, PlannedKey{Label: "no key needed", Fingerprint: config.KeyFingerprint(p.Template.DefaultKey), Default: true, secret: p.Template.DefaultKey})
 		} else {
 			errs.Add("keys", "Paste at least one API key")
 		}
 	}
+}
 
-	// Models.
-	var chosen []Model
-	var tiers []config.TierName
-	var separate []bool
+// chosenModel is a model the operator ticked or named, with its tier.
+type chosenModel struct {
+	Model
+	tier     config.TierName
+	separate bool
+}
+
+// chooseModels gathers the ticked models and those named by hand (a name
+// of the template's is its model, any other a chat model in the standard
+// tier).
+func chooseModels(t *Template, ch Choices, errs config.FieldErrors) []chosenModel {
+	var chosen []chosenModel
 	for _, c := range ch.Models {
 		m, ok := t.Model(c.Upstream)
 		if !ok {
@@ -194,75 +228,83 @@ func Build(cat *Catalog, ch Choices, draft config.Snapshot) (*Plan, config.Field
 			}
 			tier = c.Tier
 		}
-		chosen, tiers, separate = append(chosen, *m), append(tiers, tier), append(separate, c.Separate)
+		chosen = append(chosen, chosenModel{Model: *m, tier: tier, separate: c.Separate})
 	}
 	for _, name := range ch.Custom {
 		name = strings.TrimSpace(name)
-		if name == "" || slices.ContainsFunc(chosen, func(m Model) bool { return m.Upstream == name }) {
+		if name == "" || slices.ContainsFunc(chosen, func(m chosenModel) bool { return m.Upstream == name }) {
 			continue
 		}
 		if m, ok := t.Model(name); ok {
-			chosen, tiers, separate = append(chosen, *m), append(tiers, m.Tier), append(separate, false)
+			chosen = append(chosen, chosenModel{Model: *m, tier: m.Tier})
 			continue
 		}
 		m := Model{Upstream: name, Kind: config.KindChat, Capabilities: &Capabilities{}, Tier: config.TierStandard, Price: &Price{}, Note: "named by the operator"}
-		chosen, tiers, separate = append(chosen, m), append(tiers, m.Tier), append(separate, false)
+		chosen = append(chosen, chosenModel{Model: m, tier: m.Tier})
 	}
 	if len(chosen) == 0 && errs["models"] == "" {
 		errs.Add("models", "Tick at least one model")
 	}
+	return chosen
+}
 
-	models := map[string]*config.LogicModel{}
-	for i := range draft.LogicModels {
-		models[draft.LogicModels[i].Code] = &draft.LogicModels[i]
+// planModel plans one chosen model: a backup deployment of the draft's
+// logic model of the same code when it fits, else a logic model of its own.
+func (p *Plan) planModel(c chosenModel, models map[string]*config.LogicModel, errs config.FieldErrors) {
+	m := c.Model
+	pm := PlannedModel{Upstream: m.Upstream, Code: m.Code(), Kind: m.Kind, Tier: c.tier, Price: m.Price}
+	if err := config.ValidateDeployment(config.Deployment{Provider: "x", UpstreamModel: m.Upstream, Weight: 1}).Err(); err != nil {
+		errs.Add("custom_models", fmt.Sprintf("%q is not a usable model name (no spaces)", m.Upstream))
+		return
 	}
-	taken := func(code string) bool {
-		return models[code] != nil || slices.ContainsFunc(p.Models, func(pm PlannedModel) bool { return pm.Code == code })
+	if slices.ContainsFunc(p.Models, func(x PlannedModel) bool { return x.Code == pm.Code && models[pm.Code] == nil }) {
+		errs.Add("models", fmt.Sprintf("%s and another chosen model share logic model code %q; untick one", m.Upstream, pm.Code))
+		return
 	}
-	for i, m := range chosen {
-		pm := PlannedModel{Upstream: m.Upstream, Code: m.Code(), Kind: m.Kind, Tier: tiers[i], Price: m.Price}
-		if err := config.ValidateDeployment(config.Deployment{Provider: "x", UpstreamModel: m.Upstream, Weight: 1}).Err(); err != nil {
-			errs.Add("custom_models", fmt.Sprintf("%q is not a usable model name (no spaces)", m.Upstream))
-			continue
-		}
-		if slices.ContainsFunc(p.Models, func(x PlannedModel) bool { return x.Code == pm.Code && models[pm.Code] == nil }) {
-			errs.Add("models", fmt.Sprintf("%s and another chosen model share logic model code %q; untick one", m.Upstream, pm.Code))
-			continue
-		}
-		if ex := models[pm.Code]; ex != nil {
-			switch {
-			case separate[i]:
-				pm.Why = "kept separate as you asked"
-			case ex.Kind != m.Kind:
-				pm.Why = fmt.Sprintf("logic model %s exists but is a %s model", ex.Code, ex.Kind)
-			case m.Kind == config.KindEmbedding && ex.EmbeddingDimension != m.Dimension:
-				pm.Why = fmt.Sprintf("logic model %s exists with dimension %d, this model has %d", ex.Code, ex.EmbeddingDimension, m.Dimension)
-			case slices.ContainsFunc(p.Models, func(x PlannedModel) bool { return x.Backup && x.Code == pm.Code }):
-				pm.Why = fmt.Sprintf("another chosen model already backs up %s", ex.Code)
-			default:
-				pm.Backup = true
-			}
-			if !pm.Backup {
-				base := CodeFor(pm.Code + "-" + p.Provider.Name)
-				pm.Code = base
-				for n := 2; taken(pm.Code); n++ {
-					pm.Code = fmt.Sprintf("%s-%d", base, n)
-				}
-			}
-		}
-		pm.Deployment = config.Deployment{Provider: p.Provider.Name, UpstreamModel: m.Upstream, Weight: 100, Enabled: true,
-			Prices: m.Price.Prices(), Capabilities: m.Caps(), EmbeddingBatchLimit: m.BatchLimit}
+	if ex := models[pm.Code]; ex != nil {
+		pm.Why = p.whyNotBackup(c, ex)
+		pm.Backup = pm.Why == ""
 		if !pm.Backup {
-			pm.LogicModel = config.LogicModel{Code: pm.Code, Kind: m.Kind, EmbeddingDimension: m.Dimension, Description: modelDescription(t, m)}
-			for field, msg := range config.ValidateLogicModel(pm.LogicModel) {
-				errs.Add("models", fmt.Sprintf("%s: logic model %s %s", m.Upstream, field, msg))
+			taken := func(code string) bool {
+				return models[code] != nil || slices.ContainsFunc(p.Models, func(pm PlannedModel) bool { return pm.Code == code })
+			}
+			base := CodeFor(pm.Code + "-" + p.Provider.Name)
+			pm.Code = base
+			for n := 2; taken(pm.Code); n++ {
+				pm.Code = fmt.Sprintf("%s-%d", base, n)
 			}
 		}
-		p.Models = append(p.Models, pm)
 	}
-	p.rebalance(models)
+	pm.Deployment = config.Deployment{Provider: p.Provider.Name, UpstreamModel: m.Upstream, Weight: 100, Enabled: true,
+		Prices: m.Price.Prices(), Capabilities: m.Caps(), EmbeddingBatchLimit: m.BatchLimit}
+	if !pm.Backup {
+		pm.LogicModel = config.LogicModel{Code: pm.Code, Kind: m.Kind, EmbeddingDimension: m.Dimension, Description: modelDescription(p.Template, m)}
+		for field, msg := range config.ValidateLogicModel(pm.LogicModel) {
+			errs.Add("models", fmt.Sprintf("%s: logic model %s %s", m.Upstream, field, msg))
+		}
+	}
+	p.Models = append(p.Models, pm)
+}
 
-	// Route group.
+// whyNotBackup says why chosen model c does not back up the existing logic
+// model ex of its code; "" is that it does.
+func (p *Plan) whyNotBackup(c chosenModel, ex *config.LogicModel) string {
+	switch {
+	case c.separate:
+		return "kept separate as you asked"
+	case ex.Kind != c.Kind:
+		return fmt.Sprintf("logic model %s exists but is a %s model", ex.Code, ex.Kind)
+	case c.Kind == config.KindEmbedding && ex.EmbeddingDimension != c.Dimension:
+		return fmt.Sprintf("logic model %s exists with dimension %d, this model has %d", ex.Code, ex.EmbeddingDimension, c.Dimension)
+	case slices.ContainsFunc(p.Models, func(x PlannedModel) bool { return x.Backup && x.Code == ex.Code }):
+		return fmt.Sprintf("another chosen model already backs up %s", ex.Code)
+	}
+	return ""
+}
+
+// planGroup plans the route group the models join, an existing one
+// (returned) or a new one.
+func (p *Plan) planGroup(ch Choices, draft config.Snapshot, errs config.FieldErrors) *config.RouteGroup {
 	groupName := strings.TrimSpace(ch.Group)
 	var existing *config.RouteGroup
 	if groupName != "" {
@@ -290,24 +332,23 @@ func Build(cat *Catalog, ch Choices, draft config.Snapshot) (*Plan, config.Field
 	if p.Group.New {
 		p.Group.Aliases = AgentAliases()
 	}
-	p.planCandidates(existing)
+	return existing
+}
 
-	// Caller.
-	if name := strings.TrimSpace(ch.Caller); name != "" {
-		c := config.Caller{Name: name, RouteGroup: groupName, PriorityClass: config.DefaultClass, Enabled: true}
-		if fe := config.ValidateCaller(c); fe["name"] != "" {
-			errs.Add("caller", "Caller name "+fe["name"])
-		}
-		if slices.ContainsFunc(draft.Callers, func(x config.Caller) bool { return x.Name == name }) {
-			errs.Add("caller", fmt.Sprintf("Caller %q already exists; pick another name or leave it empty", name))
-		}
-		p.Caller = &c
+// planCaller plans the caller, when the operator named one.
+func (p *Plan) planCaller(ch Choices, draft config.Snapshot, errs config.FieldErrors) {
+	name := strings.TrimSpace(ch.Caller)
+	if name == "" {
+		return
 	}
-	p.notes()
-	if len(errs) > 0 {
-		return p, errs
+	c := config.Caller{Name: name, RouteGroup: p.Group.Name, PriorityClass: config.DefaultClass, Enabled: true}
+	if fe := config.ValidateCaller(c); fe["name"] != "" {
+		errs.Add("caller", "Caller name "+fe["name"])
 	}
-	return p, nil
+	if slices.ContainsFunc(draft.Callers, func(x config.Caller) bool { return x.Name == name }) {
+		errs.Add("caller", fmt.Sprintf("Caller %q already exists; pick another name or leave it empty", name))
+	}
+	p.Caller = &c
 }
 
 // rebalance splits each backed-up logic model's traffic evenly among its
