@@ -30,7 +30,7 @@ func (s *Store) CreateAdminToken(ctx context.Context, name, role, createdBy stri
 	if n := strings.TrimSpace(name); n == "" || len(n) > 100 {
 		f.Add("name", "is required (at most 100 characters)")
 	}
-	if role != RoleAdmin && role != RoleViewer {
+	if !config.ValidRole(role) {
 		f.Add("role", "must be admin or viewer")
 	}
 	if err := f.Err(); err != nil {

@@ -16,10 +16,11 @@ import (
 	"switchyard/routing/config"
 )
 
-// Roles of console users and admin tokens.
+// Roles of console users and admin tokens: the names of config's, which
+// defines them.
 const (
-	RoleAdmin  = "admin"
-	RoleViewer = "viewer"
+	RoleAdmin  = config.RoleAdmin
+	RoleViewer = config.RoleViewer
 )
 
 // ErrBadLogin is returned for an unknown user or a wrong password alike.
@@ -47,7 +48,7 @@ func ValidateUser(username, password, role string) config.FieldErrors {
 	for k, v := range ValidatePassword(password) {
 		f.Add(k, v)
 	}
-	if role != RoleAdmin && role != RoleViewer {
+	if !config.ValidRole(role) {
 		f.Add("role", "must be admin or viewer")
 	}
 	return f
@@ -303,7 +304,7 @@ type RoleChange struct {
 // their next request.
 func (s *Store) SetUserRole(ctx context.Context, id int64, role string) (RoleChange, error) {
 	c := RoleChange{To: role}
-	if role != RoleAdmin && role != RoleViewer {
+	if !config.ValidRole(role) {
 		return c, (config.FieldErrors{"role": "must be admin or viewer"}).Err()
 	}
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {

@@ -191,7 +191,7 @@ func TestControlsFollowTheRoleTable(t *testing.T) {
 				offered[a] = true
 			}
 		}
-		for a := range byRole[access.Admin] {
+		for a := range byRole[config.RoleAdmin] {
 			for _, role := range access.Roles {
 				if got, ok := byRole[role]; ok && access.Allows(role, a) && !got[a] {
 					t.Errorf("%s as %s offers no control for %s, which the role may do", path, role, a)

@@ -9,7 +9,11 @@
 // (web) fails on a mutating route without a row.
 package access
 
-import "net/http"
+import (
+	"net/http"
+
+	"switchyard/routing/config"
+)
 
 // Action is one thing a console user or admin token may be allowed to do.
 type Action string
@@ -41,19 +45,13 @@ const (
 // Actions lists every action, in the order the manual shows them.
 var Actions = []Action{Read, Onboard, EditConfig, CallerKeys, Publish, SendTest, RunJobs, ManageUsers}
 
-// Roles of console users and admin tokens (store.RoleAdmin, store.RoleViewer).
-const (
-	Admin  = "admin"
-	Viewer = "viewer"
-)
-
-// Roles lists the roles, most powerful first.
-var Roles = []string{Admin, Viewer}
+// Roles lists the roles (config defines them), most powerful first.
+var Roles = config.Roles
 
 // grants is the table: what each role may do.
 var grants = map[string][]Action{
-	Admin:  Actions,
-	Viewer: {Read},
+	config.RoleAdmin:  Actions,
+	config.RoleViewer: {Read},
 }
 
 // Allows reports whether role may do a. An unknown role may do nothing.

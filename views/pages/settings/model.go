@@ -114,17 +114,11 @@ type PasswordReset struct {
 	TokensRevoked int64 // admin API tokens the user created, revoked
 }
 
-// Roles of console users and admin tokens, as their codes.
-const (
-	RoleAdmin  = "admin"
-	RoleViewer = "viewer"
-)
-
 // User is one console user.
 type User struct {
 	ID       int64
 	Username string
-	// Role is RoleAdmin or RoleViewer.
+	// Role is config.RoleAdmin or config.RoleViewer.
 	Role      string
 	CreatedAt time.Time
 }
@@ -134,7 +128,7 @@ type Token struct {
 	ID     int64
 	Name   string
 	Prefix string
-	// Role is RoleAdmin or RoleViewer.
+	// Role is config.RoleAdmin or config.RoleViewer.
 	Role       string
 	CreatedBy  string
 	CreatedAt  time.Time
@@ -179,13 +173,13 @@ type CreatedToken struct {
 
 func roleOptions() []components.Option {
 	return []components.Option{
-		{Value: RoleViewer, Label: "viewer (read only)"},
-		{Value: RoleAdmin, Label: "admin (may change and publish)"},
+		{Value: config.RoleViewer, Label: "viewer (read only)"},
+		{Value: config.RoleAdmin, Label: "admin (may change and publish)"},
 	}
 }
 
 func roleBadge(role string) string {
-	if role == RoleAdmin {
+	if role == config.RoleAdmin {
 		return "info"
 	}
 	return ""
