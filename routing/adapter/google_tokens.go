@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidwall/gjson"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/jwt"
 )
@@ -136,8 +137,12 @@ func googleTokenFailure(err error) *Error {
 			return &Error{Class: ClassServer, Status: status, Code: "google_token", Message: "the Google token service failed"}
 		}
 		msg := "Google refused the service account"
-		if re.ErrorCode != "" {
-			msg += " (" + re.ErrorCode + ")"
+		code := re.ErrorCode
+		if code == "" { // the JWT flow leaves the body unparsed
+			code = gjson.GetBytes(re.Body, "error").Str
+		}
+		if code != "" && len(code) <= 40 && !strings.ContainsAny(code, " \"'") {
+			msg += " (" + code + ")"
 		}
 		class := ClassAuth
 		if status == http.StatusTooManyRequests {
