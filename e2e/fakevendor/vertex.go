@@ -52,7 +52,7 @@ type vertexGrant struct {
 }
 
 type vertexIssuer struct {
-	mu     sync.Mutex
+	mu      sync.Mutex
 	grants  map[string]vertexGrant
 	issued  int
 	refused int

@@ -70,7 +70,9 @@ func TestVertexJourney(t *testing.T) {
 	ask := func(model, text string) openai.ChatCompletionNewParams {
 		return openai.ChatCompletionNewParams{Model: model, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(text)}}
 	}
-	bearer := func(r fakevendor.Request) bool { return strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ya29.fake-vertex-") }
+	bearer := func(r fakevendor.Request) bool {
+		return strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ya29.fake-vertex-")
+	}
 
 	t.Run("Gemini non-stream with usage and cost", func(t *testing.T) {
 		var httpResp *http.Response
