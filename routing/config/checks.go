@@ -440,7 +440,7 @@ func checkCloudSettings(s *Snapshot, _ Env) []Finding {
 			ref.Field = "project"
 			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("Vertex AI provider %s has no project; its models cannot be addressed", p.Name)})
 		case p.Protocol == ProtocolVertex && strings.TrimSpace(p.Region) == "":
-			ref.Field = "region"
+			ref.Field = "location" // the form's name of a Vertex provider's region
 			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("Vertex AI provider %s has no location; its models cannot be addressed", p.Name)})
 		}
 	}

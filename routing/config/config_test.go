@@ -313,7 +313,7 @@ func TestCloudSettingsCheck(t *testing.T) {
 	}}
 	got := checkCloudSettings(&s, Env{})
 	if len(got) != 4 || got[0].Object.Field != "api_version" || got[1].Object.Field != "region" ||
-		got[2].Object.Field != "project" || got[2].Object.Name != "vx-no-project" || got[3].Object.Field != "region" || got[3].Object.Name != "vx-no-location" {
+		got[2].Object.Field != "project" || got[2].Object.Name != "vx-no-project" || got[3].Object.Field != "location" || got[3].Object.Name != "vx-no-location" {
 		t.Fatalf("findings = %+v, want api_version of az, region of br, project and location of the Vertex providers", got)
 	}
 }
