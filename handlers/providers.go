@@ -99,10 +99,21 @@ func providerFromForm(c echo.Context) (config.Provider, config.FieldErrors) {
 		p.APIVersion, p.AuthURL = strings.TrimSpace(c.FormValue("api_version")), strings.TrimSpace(c.FormValue("auth_url"))
 	case config.ProtocolBedrock:
 		p.Region = strings.TrimSpace(c.FormValue("region"))
+	case config.ProtocolVertex: // location and token endpoint have fields of their own
+		p.Project, p.Region, p.AuthURL = strings.TrimSpace(c.FormValue("project")), strings.TrimSpace(c.FormValue("location")), strings.TrimSpace(c.FormValue("token_url"))
 	}
 	p.TimeoutMS = formInt(c, "timeout_ms", errs)
 	p.Headers, p.PassHeaders = headersFromForm(c)
-	return p, merge(errs, config.ValidateProvider(p))
+	verrs := config.ValidateProvider(p)
+	if p.Protocol == config.ProtocolVertex {
+		for from, to := range map[string]string{"region": "location", "auth_url": "token_url"} {
+			if msg, ok := verrs[from]; ok {
+				delete(verrs, from)
+				verrs[to] = msg
+			}
+		}
+	}
+	return p, merge(errs, verrs)
 }
 
 // headersFromForm reads the header rows (header_name_N, header_value_N,

@@ -67,14 +67,15 @@ func loadProviders(ctx context.Context, q sqlx.QueryerContext, s *config.Snapsho
 		APIV        string `db:"api_version"`
 		Region      string `db:"region"`
 		AuthURL     string `db:"auth_url"`
+		Project     string `db:"project"`
 	}
-	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes, headers, pass_headers, api_version, region, auth_url FROM providers`); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes, headers, pass_headers, api_version, region, auth_url, project FROM providers`); err != nil {
 		return loadFail("providers", err)
 	}
 	provIdx := map[int64]int{}
 	for i, p := range providers {
 		p.Provider.BaseURL, p.Provider.TimeoutMS = p.Base, p.TMS
-		p.Provider.APIVersion, p.Provider.Region, p.Provider.AuthURL = p.APIV, p.Region, p.AuthURL
+		p.Provider.APIVersion, p.Provider.Region, p.Provider.AuthURL, p.Provider.Project = p.APIV, p.Region, p.AuthURL, p.Project
 		if err := json.Unmarshal(p.HeadersJSON, &p.Provider.Headers); err != nil {
 			return loadFail("provider headers", err)
 		}

@@ -62,6 +62,7 @@ var (
 		{"api_version", "text", func(r *providerRow) any { return r.p.APIVersion }},
 		{"region", "text", func(r *providerRow) any { return r.p.Region }},
 		{"auth_url", "text", func(r *providerRow) any { return r.p.AuthURL }},
+		{"project", "text", func(r *providerRow) any { return r.p.Project }},
 		{"headers", "jsonb", func(r *providerRow) any { return r.headers }},
 		{"pass_headers", "jsonb", func(r *providerRow) any { return r.pass }},
 	}

@@ -154,6 +154,9 @@ var refusal = &refusalDetails{Type: "refusal", Category: "cyber", Explanation: "
 func (s *Server) anthropicMessages(c *call) {
 	var req anthropicRequest
 	perr := json.Unmarshal(c.body, &req)
+	if c.vertex {
+		req.Model = c.model // Vertex AI names the model in the URL
+	}
 	c.model = req.Model
 	in, promptBytes := req.intent()
 	_, c.webSearch = req.offers()

@@ -28,10 +28,12 @@ type apiErr struct {
 func (c *call) fail(e apiErr) {
 	var status int
 	var body []byte
-	switch c.proto {
-	case protoAnthropic:
+	switch {
+	case c.vertex && e.kind == errStatus:
+		status, body = geminiError(e, c) // Vertex AI's own google.rpc error
+	case c.proto == protoAnthropic:
 		status, body = anthropicError(e, c)
-	case protoGemini:
+	case c.proto == protoGemini:
 		status, body = geminiError(e, c)
 	default:
 		status, body = openaiError(e, c)

@@ -11,6 +11,10 @@
 //	           and Entra ID tokens (api-key: KEY or a bearer token; azure.go)
 //	Bedrock    POST /model/MODEL_ID/converse, /model/MODEL_ID/converse-stream
 //	           (AWS SigV4 verified; the stream in AWS event-stream framing; bedrock.go)
+//	Vertex AI  POST /v1/projects/P/locations/L/publishers/google/models/M:generateContent
+//	           (and :streamGenerateContent), .../publishers/anthropic/models/M:rawPredict
+//	           (and :streamRawPredict), behind POST /token, a JWT-bearer token
+//	           endpoint that verifies the signed assertion (vertex.go)
 //	Gemini     POST /v1beta/models/MODEL:generateContent
 //	           POST /v1beta/models/MODEL:streamGenerateContent?alt=sse
 //	           POST /v1beta/models/MODEL:embedContent
@@ -90,6 +94,7 @@ package fakevendor
 
 import (
 	"context"
+	"crypto/rsa"
 	"errors"
 	"io"
 	"net/http"
@@ -121,6 +126,13 @@ type Options struct {
 	// SigV4 signatures (bedrock.go); an id not listed has the secret
 	// "fake-secret-" + id.
 	AWSSecrets map[string]string
+	// VertexAccounts maps a service account's email to the public key
+	// that verifies its signed token requests (vertex.go; ServiceAccount
+	// makes one).
+	VertexAccounts map[string]*rsa.PublicKey
+	// VertexTokenTTL is the lifetime of the Vertex access tokens it issues
+	// (default one hour).
+	VertexTokenTTL time.Duration
 	// MaxBodyBytes limits request bodies (default 32 MiB); larger ones get 413.
 	MaxBodyBytes int64
 }
@@ -134,9 +146,10 @@ type Server struct {
 	rules       atomic.Pointer[[]*ruleState]
 	defaultHits atomic.Int64
 
-	stats counters
-	seq   atomic.Uint64
-	entra entraIssuer
+	stats  counters
+	seq    atomic.Uint64
+	entra  entraIssuer
+	vertex vertexIssuer
 }
 
 // New returns a Server ready to serve.
@@ -215,6 +228,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.routeAzure(w, r, path)
 	case strings.HasSuffix(path, "/oauth2/v2.0/token"):
 		s.entraToken(w, r)
+	case path == "/token":
+		s.vertexToken(w, r)
+	case strings.HasPrefix(path, "/v1/projects/"):
+		s.routeVertex(w, r, path)
 	case strings.HasPrefix(path, "/_fake/"):
 		s.serveControl(w, r)
 	default:
@@ -262,6 +279,10 @@ type call struct {
 	// webSearch is set by the handler, before begin, when the request
 	// offers a hosted web-search tool.
 	webSearch bool
+	// vertex: the call came through Vertex AI's addressing (vertex.go):
+	// the URL names the model, the bearer token the key, and injected
+	// statuses are Vertex's own errors.
+	vertex bool
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, p protocol, method, model string, h func(*call)) {
@@ -345,7 +366,7 @@ func (c *call) begin() bool {
 		c.fail(apiErr{kind: errBadKey})
 	case strings.HasPrefix(c.key, "broke"):
 		c.fail(apiErr{kind: errBilling})
-	case c.proto == protoAnthropic && c.r.Header.Get("Anthropic-Version") == "":
+	case c.proto == protoAnthropic && !c.vertex && c.r.Header.Get("Anthropic-Version") == "":
 		c.fail(apiErr{kind: errInvalid, status: http.StatusBadRequest, msg: "anthropic-version: header is required"})
 	case f.Status >= 400:
 		c.fail(apiErr{kind: errStatus, status: f.Status, msg: f.ErrorMessage})

@@ -166,9 +166,10 @@ type Target struct {
 	// Client carries the shared transport. It must have no Timeout: every
 	// deadline comes from the attempt's context.
 	Client *http.Client
-	// APIVersion, Region and AuthURL are a cloud provider's settings:
-	// Azure's api-version and Entra ID token endpoint, Bedrock's region.
-	APIVersion, Region, AuthURL string
+	// APIVersion, Region, Project and AuthURL are a cloud provider's
+	// settings: Azure's api-version and Entra ID token endpoint, Bedrock's
+	// region, Vertex AI's location (Region), project and token endpoint.
+	APIVersion, Region, Project, AuthURL string
 	// Header is added to the upstream request: the provider's static
 	// headers and the caller headers it lets through. Reserved names
 	// (credentials, cookies, framing) are never taken from it.
@@ -177,6 +178,9 @@ type Target struct {
 	// keyHeader, when set, carries APIKey as that header instead of a
 	// bearer token (Azure's api-key).
 	keyHeader string
+	// vertex, when set, sends a Gemini or Anthropic call to a publisher
+	// model on Vertex AI instead of the vendor's own API (vertex.go).
+	vertex *vertexRoute
 }
 
 // addHeaders copies t.Header into h, never a reserved name; the adapter's

@@ -35,8 +35,44 @@ func anthropicURL(base, path string) string {
 	return vendorBaseURL(base, "/v1") + path
 }
 
+// anthropicMessagesURL is where a Messages call goes: Anthropic's API
+// (with query, a native call's switches), or a Claude model on Vertex AI
+// (rawPredict, streamRawPredict; vertex.go).
+func anthropicMessagesURL(t Target, stream bool, query string) string {
+	if t.vertex == nil {
+		return anthropicURL(t.BaseURL, "/v1/messages") + query
+	}
+	if stream {
+		return t.vertex.modelURL(t.UpstreamModel, "streamRawPredict")
+	}
+	return t.vertex.modelURL(t.UpstreamModel, "rawPredict")
+}
+
+// anthropicClassifier reads a failed Messages call: Anthropic's errors, or
+// on Vertex AI Google's too (ClassifyVertex).
+func anthropicClassifier(t Target) vendorClassifier {
+	if t.vertex != nil {
+		return ClassifyVertex
+	}
+	return ClassifyAnthropic
+}
+
+// anthropicStreamErrors are anthropicErrors with anthropicClassifier's
+// reading of a failed answer.
+func anthropicStreamErrors(t Target) vendorErrors {
+	if t.vertex == nil {
+		return anthropicErrors
+	}
+	return vendorErrors{classify: ClassifyVertex, envelope: anthropicErrors.envelope}
+}
+
 func anthropicHeaders(t Target) http.Header {
 	h := http.Header{}
+	if t.vertex != nil {
+		// The version travels in the body (vertexMessagesBody).
+		h["Authorization"] = t.vertex.bearer
+		return h
+	}
 	h.Set("x-api-key", t.APIKey)
 	h.Set("anthropic-version", anthropicVersion)
 	return h

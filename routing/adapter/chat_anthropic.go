@@ -36,7 +36,11 @@ func (a Anthropic) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatRes
 
 // call makes one Messages call and translates its answer.
 func (a Anthropic) call(ctx context.Context, t Target, body []byte, respTool string) (*anthropicAnswer, error) {
-	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages"), anthropicHeaders(t), body, ClassifyAnthropic)
+	body, err := vertexMessagesBody(t, body)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicMessagesURL(t, false, ""), anthropicHeaders(t), body, anthropicClassifier(t))
 	if err != nil {
 		return nil, err
 	}
@@ -54,6 +58,9 @@ func (a Anthropic) ChatStream(ctx context.Context, t Target, r *ChatRequest) (St
 		return a.nativeStream(ctx, t, r)
 	}
 	body, respTool, err := a.build(t.UpstreamModel, r, true, t.Capabilities)
+	if err == nil {
+		body, err = vertexMessagesBody(t, body)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -64,8 +71,8 @@ func (a Anthropic) ChatStream(ctx context.Context, t Target, r *ChatRequest) (St
 	openAll(n, func(i int) {
 		h := anthropicHeaders(t)
 		h.Set("Accept", "text/event-stream")
-		url := anthropicURL(t.BaseURL, "/v1/messages")
-		resp, cancel, e := openStream(ctx, t.APIKey, anthropicErrors, func(c context.Context) (*http.Response, *Error) {
+		url := anthropicMessagesURL(t, true, "")
+		resp, cancel, e := openStream(ctx, t.APIKey, anthropicStreamErrors(t), func(c context.Context) (*http.Response, *Error) {
 			return vendorSend(c, t, http.MethodPost, url, h, body)
 		})
 		if e != nil {

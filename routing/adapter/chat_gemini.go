@@ -22,7 +22,7 @@ func (Gemini) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, 
 	if err != nil {
 		return nil, err
 	}
-	u := geminiBase(t.BaseURL) + geminiModelPath(t.UpstreamModel) + ":generateContent"
+	u := geminiModelURL(t, "generateContent")
 	resp, err := vendorDo(ctx, t, http.MethodPost, u, geminiHeaders(t), body, ClassifyGemini)
 	if err != nil {
 		return nil, err
@@ -44,7 +44,7 @@ func (Gemini) ChatStream(ctx context.Context, t Target, r *ChatRequest) (Stream,
 	if err != nil {
 		return nil, err
 	}
-	u := geminiBase(t.BaseURL) + geminiModelPath(t.UpstreamModel) + ":streamGenerateContent?alt=sse"
+	u := geminiModelURL(t, "streamGenerateContent?alt=sse")
 	h := geminiHeaders(t)
 	h.Set("Accept", "text/event-stream")
 	resp, cancel, e := openStream(ctx, t.APIKey, geminiErrors, func(c context.Context) (*http.Response, *Error) {

@@ -34,8 +34,23 @@ func geminiModelPath(model string) string {
 	return col + "/" + url.PathEscape(name)
 }
 
+// geminiModelURL is where a model's method is called: the Gemini API, or
+// a Google model on Vertex AI (vertex.go).
+func geminiModelURL(t Target, method string) string {
+	if t.vertex != nil {
+		return t.vertex.modelURL(t.UpstreamModel, method)
+	}
+	return geminiBase(t.BaseURL) + geminiModelPath(t.UpstreamModel) + ":" + method
+}
+
+// geminiHeaders carry the credential: the API key, or on Vertex AI the
+// service account's bearer token.
 func geminiHeaders(t Target) http.Header {
 	h := http.Header{}
+	if t.vertex != nil {
+		h["Authorization"] = t.vertex.bearer
+		return h
+	}
 	h.Set("x-goog-api-key", t.APIKey)
 	return h
 }

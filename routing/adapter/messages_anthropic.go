@@ -61,10 +61,13 @@ func anthropicNativeBody(r *ChatRequest, model string, stream *bool) ([]byte, er
 func (a Anthropic) nativeChat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, error) {
 	no := false
 	body, err := anthropicNativeBody(r, t.UpstreamModel, &no)
+	if err == nil {
+		body, err = vertexMessagesBody(t, body)
+	}
 	if err != nil {
 		return nil, err
 	}
-	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicURL(t.BaseURL, "/v1/messages")+anthropicBetaQuery(r), anthropicNativeHeaders(t), body, ClassifyAnthropic)
+	resp, err := vendorDo(ctx, t, http.MethodPost, anthropicMessagesURL(t, false, anthropicBetaQuery(r)), anthropicNativeHeaders(t), body, anthropicClassifier(t))
 	if err != nil {
 		return nil, err
 	}
@@ -113,13 +116,16 @@ func anthropicNativeFinish(stop string) string {
 func (a Anthropic) nativeStream(ctx context.Context, t Target, r *ChatRequest) (Stream, error) {
 	yes := true
 	body, err := anthropicNativeBody(r, t.UpstreamModel, &yes)
+	if err == nil {
+		body, err = vertexMessagesBody(t, body)
+	}
 	if err != nil {
 		return nil, err
 	}
 	h := anthropicNativeHeaders(t)
 	h.Set("Accept", "text/event-stream")
-	url := anthropicURL(t.BaseURL, "/v1/messages") + anthropicBetaQuery(r)
-	resp, cancel, e := openStream(ctx, t.APIKey, anthropicErrors, func(c context.Context) (*http.Response, *Error) {
+	url := anthropicMessagesURL(t, true, anthropicBetaQuery(r))
+	resp, cancel, e := openStream(ctx, t.APIKey, anthropicStreamErrors(t), func(c context.Context) (*http.Response, *Error) {
 		return vendorSend(c, t, http.MethodPost, url, h, body)
 	})
 	if e != nil {
@@ -290,7 +296,7 @@ func anthropicBetaQuery(r *ChatRequest) string {
 // call always sends the version its translation was written for.
 func anthropicNativeHeaders(t Target) http.Header {
 	h := anthropicHeaders(t)
-	if v := t.Header.Get("Anthropic-Version"); v != "" {
+	if v := t.Header.Get("Anthropic-Version"); v != "" && t.vertex == nil {
 		h.Set("anthropic-version", v)
 	}
 	return h

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"switchyard/e2e/fakevendor"
 	"switchyard/routing/config"
 )
 
@@ -16,8 +17,12 @@ import (
 func TestTargetHeadersReachTheVendor(t *testing.T) {
 	var got http.Header
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r.Header.Clone()
 		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/token" { // Vertex AI's token endpoint
+			_, _ = w.Write([]byte(`{"access_token":"vendor-key","expires_in":3600,"token_type":"Bearer"}`))
+			return
+		}
+		got = r.Header.Clone()
 		_, _ = w.Write([]byte(`{"data":[],"models":[]}`))
 	}))
 	defer srv.Close()
@@ -30,12 +35,19 @@ func TestTargetHeadersReachTheVendor(t *testing.T) {
 		"X-Goog-Api-Key":      {"caller-key"},
 		"Cookie":              {"session=caller"},
 	}
+	serviceAccount, _, err := fakevendor.ServiceAccount("svc@p.iam.gserviceaccount.com", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for proto, ad := range All() {
 		t.Run(string(proto), func(t *testing.T) {
 			got = nil
 			tg := Target{BaseURL: srv.URL, APIKey: "vendor-key", Header: extra, UpstreamModel: "m", Region: "us-east-1", APIVersion: "2024-10-21"}
-			if proto == config.ProtocolBedrock {
+			switch proto {
+			case config.ProtocolBedrock:
 				tg.APIKey = "vendor-key:vendor-secret"
+			case config.ProtocolVertex:
+				tg.APIKey, tg.Project, tg.AuthURL = serviceAccount, "p", srv.URL+"/token"
 			}
 			_, _ = ad.ListModels(context.Background(), tg)
 			if got == nil {

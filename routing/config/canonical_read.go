@@ -349,6 +349,7 @@ func readProvider(r *textReader, ind int, p *Provider) {
 	p.Notes = r.optStr(ind, "notes")
 	p.APIVersion = r.optStr(ind, "api_version")
 	p.Region = r.optStr(ind, "region")
+	p.Project = r.optStr(ind, "project")
 	p.AuthURL = r.optStr(ind, "auth_url")
 	p.Keys = readList(r, ind, "keys", false, func(r *textReader, ind int, k *ProviderKey) {
 		k.ID = r.int(ind, "id")

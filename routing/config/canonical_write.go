@@ -303,6 +303,7 @@ func writeProvider(w *textWriter, ind int, p *Provider) {
 	w.optStr(ind, "notes", p.Notes)
 	w.optStr(ind, "api_version", p.APIVersion)
 	w.optStr(ind, "region", p.Region)
+	w.optStr(ind, "project", p.Project)
 	w.optStr(ind, "auth_url", p.AuthURL)
 	writeList(w, ind, "keys", p.Keys, false, func(w *textWriter, ind int, k *ProviderKey) {
 		w.int(ind, "id", k.ID)

@@ -96,7 +96,7 @@ var Checks = []Check{
 	{ID: CheckAliasTarget, Title: "Every model alias names a tier or a logic model its group reaches", Severity: SeverityError, Run: checkAliasTarget},
 	{ID: CheckAliasDuplicate, Title: "An exact model alias is listed once per group", Severity: SeverityError, Run: checkAliasDuplicate},
 	{ID: CheckAliasShadowed, Title: "No model alias pattern is hidden by an earlier one", Severity: SeverityWarning, Run: checkAliasShadowed},
-	{ID: CheckCloudSettings, Title: "Every cloud provider names its api-version or region", Severity: SeverityError, Run: checkCloudSettings},
+	{ID: CheckCloudSettings, Title: "Every cloud provider names its api-version, region or project and location", Severity: SeverityError, Run: checkCloudSettings},
 	{ID: CheckAliasOverridden, Title: "No model alias is for a name that resolves before aliases", Severity: SeverityWarning, Run: checkAliasOverridden},
 }
 
@@ -419,8 +419,9 @@ func checkUnknownProvider(s *Snapshot, _ Env) []Finding {
 }
 
 // CheckCloudSettings is the id of the check that an Azure provider has an
-// api-version and a Bedrock provider a region: without them no request
-// can be addressed (Azure) or signed (Bedrock).
+// api-version, a Bedrock provider a region and a Vertex AI provider a
+// project and a location: without them no request can be addressed
+// (Azure, Vertex) or signed (Bedrock).
 const CheckCloudSettings = "cloud_settings_missing"
 
 func checkCloudSettings(s *Snapshot, _ Env) []Finding {
@@ -435,6 +436,12 @@ func checkCloudSettings(s *Snapshot, _ Env) []Finding {
 		case p.Protocol == ProtocolBedrock && strings.TrimSpace(p.Region) == "":
 			ref.Field = "region"
 			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("AWS Bedrock provider %s has no region; its requests cannot be signed", p.Name)})
+		case p.Protocol == ProtocolVertex && strings.TrimSpace(p.Project) == "":
+			ref.Field = "project"
+			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("Vertex AI provider %s has no project; its models cannot be addressed", p.Name)})
+		case p.Protocol == ProtocolVertex && strings.TrimSpace(p.Region) == "":
+			ref.Field = "location" // the form's name of a Vertex provider's region
+			out = append(out, Finding{Object: ref, Message: fmt.Sprintf("Vertex AI provider %s has no location; its models cannot be addressed", p.Name)})
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"switchyard/routing/reason"
@@ -34,11 +35,12 @@ type RProvider struct {
 	BaseURL  string
 	Enabled  bool
 	Timeout  time.Duration
-	// APIVersion, Region and AuthURL are the cloud vendors' settings
-	// (Azure's api-version and Entra token endpoint, Bedrock's region).
-	APIVersion, Region, AuthURL string
-	Keys                        []RKey // configured keys, active and disabled
-	ActiveKey                   []int64
+	// APIVersion, Region, Project and AuthURL are the cloud vendors'
+	// settings (Azure's api-version and Entra token endpoint, Bedrock's
+	// region, Vertex AI's project, location and token endpoint).
+	APIVersion, Region, Project, AuthURL string
+	Keys                                 []RKey // configured keys, active and disabled
+	ActiveKey                            []int64
 	// Headers are the static extra headers, secret values opened; Pass the
 	// caller headers let through (canonical names). See Outgoing.
 	Headers http.Header
@@ -221,7 +223,7 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 	}
 	for _, p := range s.Providers {
 		rp := &RProvider{ID: p.ID, Name: p.Name, Protocol: p.Protocol, BaseURL: p.BaseURL, Enabled: p.Enabled, Timeout: ms(p.TimeoutMS),
-			APIVersion: p.APIVersion, Region: p.Region, AuthURL: p.AuthURL}
+			APIVersion: p.APIVersion, Region: p.Region, Project: p.Project, AuthURL: p.AuthURL}
 		for _, k := range p.Keys {
 			secret, ok := creds.ProviderKeySecrets[k.ID]
 			if !ok {
@@ -385,13 +387,42 @@ func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 
 // Wire is the protocol whose request and answer shapes a deployment
 // speaks, which decides the field policy and what passes natively: Azure
-// OpenAI speaks OpenAI's; Bedrock speaks Converse, its own, for every model.
+// OpenAI speaks OpenAI's; Bedrock speaks Converse, its own, for every model;
+// Vertex AI speaks Anthropic's Messages for a Claude model and Gemini's
+// for every other (VertexPublisher).
 func (d *RDeployment) Wire() Protocol { return WireOf(d.Provider.Protocol, d.UpstreamModel) }
 
 // WireOf is Wire for a provider protocol and an upstream model.
-func WireOf(p Protocol, _ string) Protocol {
-	if p == ProtocolAzure {
+func WireOf(p Protocol, model string) Protocol {
+	switch p {
+	case ProtocolAzure:
 		return ProtocolOpenAI
+	case ProtocolVertex:
+		if pub, _ := VertexPublisher(model); pub == VertexAnthropic {
+			return ProtocolAnthropic
+		}
+		return ProtocolGemini
 	}
 	return p
+}
+
+// Vertex AI publishers this build speaks to.
+const (
+	VertexGoogle    = "google"
+	VertexAnthropic = "anthropic"
+)
+
+// VertexPublisher splits a Vertex AI upstream model into its publisher and
+// the model's own id: an explicit "anthropic/…" or "google/…" prefix
+// names the publisher; otherwise a model whose id starts with "claude" is
+// Anthropic's and any other Google's.
+func VertexPublisher(model string) (publisher, id string) {
+	model = strings.TrimSpace(model)
+	if pub, rest, ok := strings.Cut(model, "/"); ok && (pub == VertexGoogle || pub == VertexAnthropic) {
+		return pub, rest
+	}
+	if strings.HasPrefix(model, "claude") {
+		return VertexAnthropic, model
+	}
+	return VertexGoogle, model
 }

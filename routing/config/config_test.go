@@ -307,9 +307,39 @@ func TestCloudSettingsCheck(t *testing.T) {
 		{ID: 2, Name: "az-ok", Protocol: ProtocolAzure, BaseURL: "https://r.openai.azure.com", APIVersion: "2024-10-21"},
 		{ID: 3, Name: "br", Protocol: ProtocolBedrock, BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com"},
 		{ID: 4, Name: "br-ok", Protocol: ProtocolBedrock, BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", Region: "us-east-1"},
+		{ID: 5, Name: "vx-no-project", Protocol: ProtocolVertex, Region: "us-central1"},
+		{ID: 6, Name: "vx-no-location", Protocol: ProtocolVertex, Project: "p1"},
+		{ID: 7, Name: "vx-ok", Protocol: ProtocolVertex, Project: "p1", Region: "us-central1"},
 	}}
 	got := checkCloudSettings(&s, Env{})
-	if len(got) != 2 || got[0].Object.Field != "api_version" || got[1].Object.Field != "region" {
-		t.Fatalf("findings = %+v, want api_version of az and region of br", got)
+	if len(got) != 4 || got[0].Object.Field != "api_version" || got[1].Object.Field != "region" ||
+		got[2].Object.Field != "project" || got[2].Object.Name != "vx-no-project" || got[3].Object.Field != "location" || got[3].Object.Name != "vx-no-location" {
+		t.Fatalf("findings = %+v, want api_version of az, region of br, project and location of the Vertex providers", got)
+	}
+}
+
+// TestVertexProviderFields: a Vertex provider may leave its base URL to
+// its location; its key is a service account's key file (spaces and line
+// breaks allowed), shown by its key id only; anything else that looks like
+// JSON is refused without being quoted.
+func TestVertexProviderFields(t *testing.T) {
+	if f := ValidateProvider(Provider{Name: "vx", Protocol: ProtocolVertex, Project: "p1", Region: "us-central1", TimeoutMS: 1000}); len(f) != 0 {
+		t.Fatalf("a Vertex provider without base URL: %v", f)
+	}
+	if f := ValidateProvider(Provider{Name: "g", Protocol: ProtocolGemini, TimeoutMS: 1000}); f["base_url"] == "" {
+		t.Fatal("another kind without base URL was accepted")
+	}
+	file := "{\n  \"type\": \"service_account\",\n  \"private_key_id\": \"0123456789abcdef\",\n  \"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIE\\n-----END PRIVATE KEY-----\\n\",\n  \"client_email\": \"svc@p1.iam.gserviceaccount.com\"\n}"
+	if f := ValidateProviderKey("sa", file, true); len(f) != 0 {
+		t.Fatalf("a service-account key file: %v", f)
+	}
+	if fp := KeyFingerprint(file); fp != SecretSet+" …cdef" || strings.Contains(fp, "PRIVATE") {
+		t.Fatalf("fingerprint %q", fp)
+	}
+	for _, bad := range []string{`{"type":"authorized_user","client_secret":"s3cret-value"}`, `{"type":"service_account", "private_key":`} {
+		f := ValidateProviderKey("sa", bad, true)
+		if f["secret"] == "" || strings.Contains(f["secret"], "s3cret") {
+			t.Errorf("%s: %v", bad, f)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 )
 
@@ -9,6 +10,9 @@ import (
 // "sk-…abcd"; short secrets show only their last two.
 func KeyFingerprint(secret string) string {
 	secret = strings.TrimSpace(secret)
+	if strings.HasPrefix(secret, "{") {
+		return serviceAccountFingerprint(secret)
+	}
 	if len(secret) < 12 {
 		if len(secret) <= 2 {
 			return "…"
@@ -72,4 +76,17 @@ func tokenText(s string) bool {
 		}
 	}
 	return true
+}
+
+// serviceAccountFingerprint shows a service-account key file as set, with
+// the last four characters of its private key id (which is not secret) to
+// tell several apart; nothing of the key itself.
+func serviceAccountFingerprint(doc string) string {
+	var sa struct {
+		KeyID string `json:"private_key_id"`
+	}
+	if json.Unmarshal([]byte(doc), &sa) != nil || len(sa.KeyID) < 4 {
+		return SecretSet
+	}
+	return SecretSet + " …" + sa.KeyID[len(sa.KeyID)-4:]
 }

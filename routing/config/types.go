@@ -23,10 +23,14 @@ const (
 	// ProtocolBedrock is AWS Bedrock: Converse for any model, Anthropic's
 	// native invoke for Claude, requests signed with SigV4.
 	ProtocolBedrock Protocol = "bedrock"
+	// ProtocolVertex is Google Vertex AI: Gemini's wire for Google's
+	// models and Anthropic's Messages for Claude (rawPredict), under a
+	// project and location, with service-account OAuth2 tokens.
+	ProtocolVertex Protocol = "vertex"
 )
 
 // Protocols lists every protocol the console offers, in display order.
-var Protocols = []Protocol{ProtocolOpenAI, ProtocolAnthropic, ProtocolGemini, ProtocolAzure, ProtocolBedrock}
+var Protocols = []Protocol{ProtocolOpenAI, ProtocolAnthropic, ProtocolGemini, ProtocolAzure, ProtocolBedrock, ProtocolVertex}
 
 // Kind is what a logic model does.
 type Kind string
@@ -125,10 +129,14 @@ type Provider struct {
 	Notes     string   `yaml:"notes,omitempty" json:"notes,omitempty"`
 	// APIVersion is Azure OpenAI's api-version query value.
 	APIVersion string `yaml:"api_version,omitempty" json:"api_version,omitempty"`
-	// Region is the AWS region a Bedrock provider signs for.
+	// Region is the AWS region a Bedrock provider signs for, or the
+	// location of a Vertex AI provider (us-central1, europe-west4, global).
 	Region string `yaml:"region,omitempty" json:"region,omitempty"`
+	// Project is the Google Cloud project id of a Vertex AI provider.
+	Project string `yaml:"project,omitempty" json:"project,omitempty"`
 	// AuthURL is the Entra ID token endpoint of an Azure provider whose
-	// keys are client credentials; empty: Microsoft's public cloud.
+	// keys are client credentials (empty: Microsoft's public cloud), or the
+	// OAuth2 token endpoint of a Vertex AI provider (empty: Google's).
 	AuthURL string        `yaml:"auth_url,omitempty" json:"auth_url,omitempty"`
 	Keys    []ProviderKey `yaml:"keys" json:"keys"`
 	// Headers are sent with every request to the vendor (see headers.go).

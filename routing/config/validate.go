@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -110,16 +111,19 @@ func ValidateProvider(p Provider) FieldErrors {
 	f := FieldErrors{}
 	checkName(f, "name", p.Name)
 	if !slices.Contains(Protocols, p.Protocol) {
-		f.Add("protocol", "must be one of openai, anthropic, gemini, azure, bedrock")
+		f.Add("protocol", "must be one of openai, anthropic, gemini, azure, bedrock, vertex")
 	}
 	checkText(f, "api_version", p.APIVersion, 40)
 	checkText(f, "region", p.Region, 40)
+	checkText(f, "project", p.Project, 63)
 	if p.AuthURL != "" {
 		if msg := ValidateBaseURL(p.AuthURL); msg != "" {
 			f.Add("auth_url", msg)
 		}
 	}
-	if msg := ValidateBaseURL(p.BaseURL); msg != "" {
+	if p.Protocol == ProtocolVertex && strings.TrimSpace(p.BaseURL) == "" {
+		// Vertex AI's endpoint follows from the location.
+	} else if msg := ValidateBaseURL(p.BaseURL); msg != "" {
 		f.Add("base_url", msg)
 	}
 	checkPositiveMS(f, "timeout_ms", p.TimeoutMS, false)
@@ -134,6 +138,12 @@ func ValidateProviderKey(label, secret string, adding bool) FieldErrors {
 	checkText(f, "label", label, 100)
 	if adding {
 		s := strings.TrimSpace(secret)
+		if strings.HasPrefix(s, "{") {
+			if msg := checkServiceAccount(s); msg != "" {
+				f.Add("secret", msg)
+			}
+			return f
+		}
 		switch {
 		case s == "":
 			f.Add("secret", "is required")
@@ -322,4 +332,28 @@ func ValidateCaller(c Caller) FieldErrors {
 		f.Add("budget_currency", "must be a three-letter code such as USD or CNY")
 	}
 	return f
+}
+
+// maxServiceAccountJSON bounds a service-account key file kept as a secret.
+const maxServiceAccountJSON = 16 << 10
+
+// checkServiceAccount checks a key secret that is a JSON document: it must
+// be a Google service-account key file (Vertex AI's credential). The
+// message never quotes the document.
+func checkServiceAccount(s string) string {
+	if len(s) > maxServiceAccountJSON {
+		return "is too long for a service-account key file"
+	}
+	var sa struct {
+		Type        string `json:"type"`
+		ClientEmail string `json:"client_email"`
+		PrivateKey  string `json:"private_key"`
+	}
+	if err := json.Unmarshal([]byte(s), &sa); err != nil {
+		return "is not valid JSON; paste the service account's whole key file"
+	}
+	if sa.Type != "service_account" || sa.ClientEmail == "" || !strings.Contains(sa.PrivateKey, "PRIVATE KEY") {
+		return "must be a service-account key file (type service_account, with client_email and private_key)"
+	}
+	return ""
 }

@@ -11,18 +11,20 @@ import (
 
 // The form shows a cloud kind's own fields for a provider saved as that
 // kind without waiting for the select to change, so a dry-run finding's
-// link to #f-api_version or #f-region lands on a visible field.
+// link to #f-api_version, #f-region, #f-project or #f-location lands on a
+// visible field.
 func TestFormShowsTheSavedKindsFields(t *testing.T) {
 	for _, tc := range []struct {
-		protocol       config.Protocol
-		azure, bedrock bool
+		protocol               config.Protocol
+		azure, bedrock, vertex bool
 	}{
-		{config.ProtocolOpenAI, false, false},
-		{config.ProtocolAzure, true, false},
-		{config.ProtocolBedrock, false, true},
+		{config.ProtocolOpenAI, false, false, false},
+		{config.ProtocolAzure, true, false, false},
+		{config.ProtocolBedrock, false, true, false},
+		{config.ProtocolVertex, false, false, true},
 	} {
 		var b bytes.Buffer
-		if err := FormBody(Form{ID: 2, V: config.Provider{Name: "p", Protocol: tc.protocol}}).Render(context.Background(), &b); err != nil {
+		if err := FormBody(Form{ID: 2, V: config.Provider{Name: "p", Protocol: tc.protocol, Region: "us-central1", Project: "acme"}}).Render(context.Background(), &b); err != nil {
 			t.Fatal(err)
 		}
 		html := b.String()
@@ -32,7 +34,14 @@ func TestFormShowsTheSavedKindsFields(t *testing.T) {
 		if got := strings.Contains(html, `class="grid2 kind-bedrock shown"`); got != tc.bedrock {
 			t.Errorf("%s: bedrock fields shown = %v", tc.protocol, got)
 		}
-		if !strings.Contains(html, `name="api_version"`) || !strings.Contains(html, `name="region"`) {
+		if got := strings.Contains(html, `class="grid2 kind-vertex shown"`); got != tc.vertex {
+			t.Errorf("%s: vertex fields shown = %v", tc.protocol, got)
+		}
+		// A Vertex provider's location is its own field, filled only for it.
+		if got := strings.Contains(html, `name="location" type="text" value="us-central1"`); got != tc.vertex {
+			t.Errorf("%s: location filled = %v", tc.protocol, got)
+		}
+		if !strings.Contains(html, `name="api_version"`) || !strings.Contains(html, `name="region"`) || !strings.Contains(html, `name="project"`) {
 			t.Errorf("%s: the form lacks a cloud field (the select reveals them as it changes)", tc.protocol)
 		}
 	}

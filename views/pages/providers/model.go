@@ -127,7 +127,18 @@ func protocolOptions() []components.Option {
 		{Value: "gemini", Label: "Google Gemini"},
 		{Value: "azure", Label: "Azure OpenAI"},
 		{Value: "bedrock", Label: "AWS Bedrock"},
+		{Value: "vertex", Label: "Google Vertex AI"},
 	}
+}
+
+// vertexValue is v for a Vertex AI provider's own fields (its location and
+// token endpoint live in the columns Bedrock and Azure use), empty for any
+// other kind.
+func vertexValue(p config.Provider, v string) string {
+	if p.Protocol == config.ProtocolVertex {
+		return v
+	}
+	return ""
 }
 
 func keyBadge(status, cfg string) (kind, text string) {
