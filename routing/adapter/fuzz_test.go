@@ -213,7 +213,7 @@ func FuzzOpenAIChatBody(f *testing.F) {
 		}
 		r := &ChatRequest{Body: body}
 		for _, stream := range []bool{false, true} {
-			out, e := openaiChatBody(r, "up/model\"x", stream, config.Capabilities{})
+			out, e := openaiChatBody(r, "up/model\"x", stream, config.Capabilities{}, nil)
 			if e != nil {
 				t.Fatal(e)
 			}
