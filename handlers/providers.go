@@ -99,6 +99,12 @@ func providerFromForm(c echo.Context) (config.Provider, config.FieldErrors) {
 		p.APIVersion, p.AuthURL = strings.TrimSpace(c.FormValue("api_version")), strings.TrimSpace(c.FormValue("auth_url"))
 	case config.ProtocolBedrock:
 		p.Region = strings.TrimSpace(c.FormValue("region"))
+	case config.ProtocolOpenAI: // the wire quirks, one checkbox each
+		for _, q := range config.ProviderQuirks {
+			if formBool(c, "quirk_"+string(q)) {
+				p.Quirks = append(p.Quirks, q)
+			}
+		}
 	}
 	p.TimeoutMS = formInt(c, "timeout_ms", errs)
 	p.Headers, p.PassHeaders = headersFromForm(c)

@@ -53,8 +53,9 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		APIV        string `db:"api_version"`
 		Region      string `db:"region"`
 		AuthURL     string `db:"auth_url"`
+		QuirksJSON  []byte `db:"quirks"`
 	}
-	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes, headers, pass_headers, api_version, region, auth_url FROM providers`); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes, headers, pass_headers, api_version, region, auth_url, quirks FROM providers`); err != nil {
 		return fail("providers", err)
 	}
 	provIdx := map[int64]int{}
@@ -67,7 +68,11 @@ func loadSnapshot(ctx context.Context, q sqlx.QueryerContext) (config.Snapshot, 
 		if err := json.Unmarshal(p.PassJSON, &p.Provider.PassHeaders); err != nil {
 			return fail("provider passthrough headers", err)
 		}
+		if err := json.Unmarshal(p.QuirksJSON, &p.Provider.Quirks); err != nil {
+			return fail("provider quirks", err)
+		}
 		config.CanonicalHeaders(&p.Provider) // a secret header reads "••• set"
+		config.CanonicalQuirks(&p.Provider)
 		provIdx[p.ID] = i
 		s.Providers = append(s.Providers, p.Provider)
 	}

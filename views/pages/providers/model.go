@@ -142,3 +142,40 @@ func keyBadge(status, cfg string) (kind, text string) {
 	}
 	return "ok", "active"
 }
+
+// QuirkOption is one wire-quirk checkbox of the provider form.
+type QuirkOption struct {
+	Quirk       config.Quirk
+	Label, Hint string
+	On          bool
+}
+
+// quirkWords are what the console says for each provider quirk.
+var quirkWords = map[config.Quirk][2]string{
+	config.QuirkNoStreamOptions: {"Refuses stream_options", "streams go without it; the gateway counts the tokens when the vendor reports none (marked estimated)"},
+	config.QuirkMaxTokens:       {"Refuses max_completion_tokens", "the limit is sent as max_tokens"},
+	config.QuirkNoDeveloperRole: {"Refuses the developer role", "developer messages are sent as system messages"},
+}
+
+// QuirkOptions are the form's quirk checkboxes, in the console's order.
+func QuirkOptions(p config.Provider) []QuirkOption {
+	out := make([]QuirkOption, 0, len(config.ProviderQuirks))
+	for _, q := range config.ProviderQuirks {
+		w := quirkWords[q]
+		out = append(out, QuirkOption{Quirk: q, Label: w[0], Hint: w[1], On: p.Quirks.Has(q)})
+	}
+	return out
+}
+
+// QuirkSummary lists a provider's quirks for the Providers page.
+func QuirkSummary(p config.Provider) string {
+	parts := make([]string, 0, len(p.Quirks))
+	for _, q := range p.Quirks {
+		if w, ok := quirkWords[q]; ok {
+			parts = append(parts, strings.ToLower(w[0][:1])+w[0][1:])
+		} else {
+			parts = append(parts, string(q))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
