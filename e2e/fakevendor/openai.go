@@ -142,13 +142,13 @@ type openaiCompletion struct {
 type openaiChoice struct {
 	Index   int `json:"index"`
 	Message struct {
-		Role        string           `json:"role"`
-		Content     *string          `json:"content"`
-		Refusal     *string          `json:"refusal"`
+		Role    string  `json:"role"`
+		Content *string `json:"content"`
+		Refusal *string `json:"refusal"`
 		// ReasoningContent: DeepSeek-R1 style vendors' reasoning text.
-		ReasoningContent string `json:"reasoning_content,omitempty"`
-		ToolCalls   []openaiToolCall `json:"tool_calls,omitempty"`
-		Annotations []struct{}       `json:"annotations"`
+		ReasoningContent string           `json:"reasoning_content,omitempty"`
+		ToolCalls        []openaiToolCall `json:"tool_calls,omitempty"`
+		Annotations      []struct{}       `json:"annotations"`
 	} `json:"message"`
 	Logprobs     *struct{} `json:"logprobs"`
 	FinishReason string    `json:"finish_reason"`

@@ -1,0 +1,239 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/tidwall/gjson"
+
+	"switchyard/e2e/fakevendor"
+	"switchyard/routing/config"
+	"switchyard/web/gateway/gatewaytest"
+)
+
+// quirksWorld: provider "r1" whose model "reasoner" (upstream r1-up)
+// answers with reasoning_content the DeepSeek-R1 way; providers "strict"
+// (with every provider quirk set) and "raw" (none) whose models
+// "strict-ok" (strict-up) and "strict-raw" (raw-up) refuse stream_options,
+// max_completion_tokens and developer messages as a strict older vendor
+// does. Group default: reasoner fast, strict-ok standard, strict-raw deep.
+func quirksWorld(t *testing.T) (*gatewaytest.Env, string) {
+	e := gatewaytest.New(t)
+	b := e.Build()
+	strictFault := fakevendor.Fault{RejectStreamOptions: true, RejectMaxCompletionTokens: true, RejectDeveloper: true}
+	e.Fake.SetRules(
+		fakevendor.Rule{Model: "r1-up", Fault: fakevendor.Fault{ReasoningContent: true}},
+		fakevendor.Rule{Model: "strict-up", Fault: strictFault},
+		fakevendor.Rule{Model: "raw-up", Fault: strictFault},
+	)
+	b.Provider("r1", config.ProtocolOpenAI, "", "sk-r1-key-0000001")
+	b.CloudProvider(config.Provider{Name: "strict", Protocol: config.ProtocolOpenAI, BaseURL: e.FakeURL + "/v1", Quirks: config.ProviderQuirks}, "sk-strict-key-0001")
+	b.Provider("raw", config.ProtocolOpenAI, "", "sk-raw-key-0000001")
+	prices := config.Prices{InputMicros: config.Unit, OutputMicros: 2 * config.Unit, Currency: "USD"}
+	caps := config.Capabilities{Tools: true, Thinking: true}
+	for _, m := range []struct{ code, provider, upstream string }{{"reasoner", "r1", "r1-up"}, {"strict-ok", "strict", "strict-up"}, {"strict-raw", "raw", "raw-up"}} {
+		b.Model(config.LogicModel{Code: m.code, Kind: config.KindChat},
+			config.Deployment{Provider: m.provider, UpstreamModel: m.upstream, Weight: 100, Enabled: true, Capabilities: caps, Prices: prices})
+	}
+	b.Group("default", map[config.TierName][]config.Candidate{
+		config.TierFast: {{LogicModel: "reasoner", Weight: 100}}, config.TierStandard: {{LogicModel: "strict-ok", Weight: 100}}, config.TierDeep: {{LogicModel: "strict-raw", Weight: 100}}})
+	_, key := b.Caller(config.Caller{Name: "app", RouteGroup: "default"})
+	e.Publish("quirks world")
+	return e, key
+}
+
+// TestQuirkReasoningContent: a vendor's reasoning_content reaches each door
+// as that door's reasoning — Messages thinking blocks, Responses reasoning
+// items, chat's own reasoning_content — and never as content.
+func TestQuirkReasoningContent(t *testing.T) {
+	t.Parallel()
+	e, key := quirksWorld(t)
+	ctx := context.Background()
+	const reasoning = fakevendor.ReasoningText
+
+	thinkingOf := func(m *anthropic.Message) (thinking string, types []string) {
+		for _, b := range m.Content {
+			types = append(types, b.Type)
+			if b.Type == "thinking" {
+				thinking += b.Thinking
+			}
+		}
+		return thinking, types
+	}
+	t.Run("messages", func(t *testing.T) {
+		client := anthropicSDK(e, key)
+		p := anthropic.MessageNewParams{Model: "reasoner", MaxTokens: 256, Messages: userText("hello")}
+		msg, err := client.Messages.New(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		thinking, types := thinkingOf(msg)
+		if thinking != reasoning || len(types) != 2 || types[0] != "thinking" || types[1] != "text" || strings.Contains(textOf(msg), reasoning) || !strings.Contains(textOf(msg), "Hello from r1-up") {
+			t.Fatalf("blocks %v, thinking %q, text %q", types, thinking, textOf(msg))
+		}
+		streamed, evTypes, err := accumulate(t, client.Messages.NewStreaming(ctx, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		thinking, types = thinkingOf(&streamed)
+		if thinking != reasoning || len(types) != 2 || types[0] != "thinking" || strings.Contains(textOf(&streamed), reasoning) || !strings.Contains(textOf(&streamed), "Hello from r1-up") {
+			t.Fatalf("streamed blocks %v (events %v), thinking %q, text %q", types, evTypes, thinking, textOf(&streamed))
+		}
+	})
+
+	t.Run("responses", func(t *testing.T) {
+		client := sdk(e, key)
+		p := responses.ResponseNewParams{Model: "reasoner", Input: responsesInput("hello")}
+		resp, err := client.Responses.New(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Output) != 2 || resp.Output[0].Type != "reasoning" || resp.Output[1].Type != "message" {
+			t.Fatalf("output %s", resp.RawJSON())
+		}
+		if got := gjson.Get(resp.RawJSON(), "output.0.content.0.text").Str; got != reasoning {
+			t.Fatalf("reasoning item %q in %s", got, resp.RawJSON())
+		}
+		if txt := resp.OutputText(); strings.Contains(txt, reasoning) || !strings.Contains(txt, "Hello from r1-up") {
+			t.Fatalf("text %q", txt)
+		}
+		evs, err := readResponsesStream(client, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSequence(t, evs, true)
+		var deltas strings.Builder
+		var done string
+		for _, ev := range evs {
+			switch ev.Type {
+			case "response.reasoning_text.delta":
+				deltas.WriteString(ev.Delta)
+			case "response.completed":
+				done = ev.Response.RawJSON()
+			}
+		}
+		if deltas.String() != reasoning || gjson.Get(done, "output.0.type").Str != "reasoning" || gjson.Get(done, "output.0.content.0.text").Str != reasoning {
+			t.Fatalf("reasoning deltas %q, completed %s", deltas.String(), done)
+		}
+		if txt := responsesText(evs); strings.Contains(txt, reasoning) || !strings.Contains(txt, "Hello from r1-up") {
+			t.Fatalf("streamed text %q", txt)
+		}
+	})
+
+	t.Run("chat passes reasoning_content on", func(t *testing.T) {
+		status, body := quirkChat(t, e, key, `{"model":"reasoner","messages":[{"role":"user","content":"hello"}]}`)
+		msg := gjson.GetBytes(body, "choices.0.message")
+		if status != 200 || msg.Get("reasoning_content").Str != reasoning || strings.Contains(msg.Get("content").Str, reasoning) {
+			t.Fatalf("%d %s", status, body)
+		}
+		status, body = quirkChat(t, e, key, `{"model":"reasoner","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
+		var got, content strings.Builder
+		for _, line := range strings.Split(string(body), "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				got.WriteString(gjson.Get(d, "choices.0.delta.reasoning_content").Str)
+				content.WriteString(gjson.Get(d, "choices.0.delta.content").Str)
+			}
+		}
+		if status != 200 || got.String() != reasoning || strings.Contains(content.String(), reasoning) {
+			t.Fatalf("%d reasoning %q content %q", status, got.String(), content.String())
+		}
+	})
+}
+
+// TestQuirkStrictVendor: a request with stream_options,
+// max_completion_tokens and a developer message is served by a strict
+// vendor whose provider has the quirks set (the vendor receives the older
+// forms, and the stream's usage, which it no longer reports, is estimated
+// and marked so); without the quirks the vendor's 400 reaches the caller as
+// a bad request.
+func TestQuirkStrictVendor(t *testing.T) {
+	t.Parallel()
+	e, key := quirksWorld(t)
+	const modern = `{"model":%q,"stream":%s,%s"max_completion_tokens":64,"messages":[{"role":"developer","content":"be brief"},{"role":"user","content":"hello"}]}`
+	body := func(model string, stream bool) string {
+		opts := ""
+		if stream {
+			opts = `"stream_options":{"include_usage":true},`
+		}
+		return fmt.Sprintf(modern, model, strconv.FormatBool(stream), opts)
+	}
+	for _, stream := range []bool{false, true} {
+		name := map[bool]string{false: "non-stream", true: "stream"}[stream]
+		t.Run(name+" with the quirks", func(t *testing.T) {
+			status, out, id := quirkChatID(t, e, key, body("strict-ok", stream))
+			if status != 200 || !strings.Contains(string(out), "Hello from strict-up") {
+				t.Fatalf("%d %s", status, out)
+			}
+			sent := gjson.ParseBytes(e.Fake.LastBody("strict-up"))
+			if sent.Get("stream_options").Exists() || sent.Get("max_completion_tokens").Exists() || sent.Get("max_tokens").Int() != 64 ||
+				sent.Get("messages.0.role").Str != "system" || sent.Get("messages.0.content").Str != "be brief" || sent.Get("messages.1.role").Str != "user" {
+				t.Fatalf("the vendor received %s", sent.Raw)
+			}
+			var prompt, completion int64
+			var estimated bool
+			waitRow(t, e.Store.DB(), id)
+			if err := e.Store.DB().QueryRow(`SELECT coalesce(prompt_tokens, 0), coalesce(completion_tokens, 0), usage_estimated FROM call_logs WHERE request_id = $1`, id).
+				Scan(&prompt, &completion, &estimated); err != nil {
+				t.Fatal(err)
+			}
+			// Not streamed the vendor reports usage; streamed without
+			// stream_options it does not, and the gateway counts.
+			if prompt == 0 || completion == 0 || estimated != stream {
+				t.Fatalf("usage %d/%d estimated %v", prompt, completion, estimated)
+			}
+			if stream && !strings.Contains(string(out), `"usage":{`) {
+				t.Fatalf("the caller asked for usage and got none: %s", out)
+			}
+		})
+		t.Run(name+" without the quirks", func(t *testing.T) {
+			status, out, id := quirkChatID(t, e, key, body("strict-raw", stream))
+			if status != http.StatusBadRequest || gjson.GetBytes(out, "error.type").Str != "invalid_request_error" {
+				t.Fatalf("%d %s", status, out)
+			}
+			waitRow(t, e.Store.DB(), id)
+			var class, st string
+			if err := e.Store.DB().QueryRow(`SELECT coalesce(error_class, ''), status FROM call_logs WHERE request_id = $1`, id).Scan(&class, &st); err != nil {
+				t.Fatal(err)
+			}
+			if class != "bad_request" || st != "upstream_error" {
+				t.Fatalf("call log: class %q status %q", class, st)
+			}
+		})
+	}
+}
+
+func quirkChat(t *testing.T, e *gatewaytest.Env, key, body string) (int, []byte) {
+	t.Helper()
+	status, out, _ := quirkChatID(t, e, key, body)
+	return status, out
+}
+
+// quirkChatID posts a chat completion and returns the status, the body and
+// the request id.
+func quirkChatID(t *testing.T, e *gatewaytest.Env, key, body string) (int, []byte, string) {
+	t.Helper()
+	if !json.Valid([]byte(body)) {
+		t.Fatalf("test body is not JSON: %s", body)
+	}
+	req, err := http.NewRequest(http.MethodPost, e.URL+"/v1/chat/completions", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, resp.Header.Get("X-Request-Id")
+}
