@@ -150,19 +150,11 @@ type QuirkOption struct {
 	On          bool
 }
 
-// quirkWords are what the console says for each provider quirk.
-var quirkWords = map[config.Quirk][2]string{
-	config.QuirkNoStreamOptions: {"Refuses stream_options", "streams go without it; the gateway counts the tokens when the vendor reports none (marked estimated)"},
-	config.QuirkMaxTokens:       {"Refuses max_completion_tokens", "the limit is sent as max_tokens"},
-	config.QuirkNoDeveloperRole: {"Refuses the developer role", "developer messages are sent as system messages"},
-}
-
 // QuirkOptions are the form's quirk checkboxes, in the console's order.
 func QuirkOptions(p config.Provider) []QuirkOption {
 	out := make([]QuirkOption, 0, len(config.ProviderQuirks))
 	for _, q := range config.ProviderQuirks {
-		w := quirkWords[q]
-		out = append(out, QuirkOption{Quirk: q, Label: w[0], Hint: w[1], On: p.Quirks.Has(q)})
+		out = append(out, QuirkOption{Quirk: q, Label: components.QuirkLabel(q), Hint: components.QuirkHint(q), On: p.Quirks.Has(q)})
 	}
 	return out
 }
@@ -171,11 +163,8 @@ func QuirkOptions(p config.Provider) []QuirkOption {
 func QuirkSummary(p config.Provider) string {
 	parts := make([]string, 0, len(p.Quirks))
 	for _, q := range p.Quirks {
-		if w, ok := quirkWords[q]; ok {
-			parts = append(parts, strings.ToLower(w[0][:1])+w[0][1:])
-		} else {
-			parts = append(parts, string(q))
-		}
+		l := components.QuirkLabel(q)
+		parts = append(parts, strings.ToLower(l[:1])+l[1:])
 	}
 	return strings.Join(parts, "; ")
 }
