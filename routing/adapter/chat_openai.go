@@ -3,6 +3,7 @@ package adapter
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -15,7 +16,6 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 // Chat sends a non-streamed completion. When the first choice finished with
@@ -281,9 +281,13 @@ func openaiNoDeveloper(msgs gjson.Result) string {
 				out = append(out, m.Raw[at+len(role.Raw):]...)
 				return true
 			}
-			if s, err := sjson.Set(m.Raw, "role", "system"); err == nil {
-				out = append(out, s...)
-				return true
+			var fields map[string]json.RawMessage // the member order is lost, the meaning kept
+			if json.Unmarshal([]byte(m.Raw), &fields) == nil {
+				fields["role"] = json.RawMessage(`"system"`)
+				if b, err := json.Marshal(fields); err == nil {
+					out = append(out, b...)
+					return true
+				}
 			}
 		}
 		out = append(out, m.Raw...)
