@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +18,9 @@ import (
 
 	"switchyard/e2e/fakevendor"
 	"switchyard/routing/config"
+	"switchyard/store"
 	"switchyard/web/gateway/gatewaytest"
+	"switchyard/web/webtest"
 )
 
 // quirksWorld: provider "r1" whose model "reasoner" (upstream r1-up)
@@ -236,4 +240,102 @@ func quirkChatID(t *testing.T, e *gatewaytest.Env, key, body string) (int, []byt
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, out, resp.Header.Get("X-Request-Id")
+}
+
+// TestQuirkConsole: the onboarding template shows its vendor's quirks and
+// sets them on the provider; the provider form edits them as checkboxes,
+// the Providers page lists them, and they survive the export and an import
+// (ReplaceDraft) of the canonical text.
+func TestQuirkConsole(t *testing.T) {
+	t.Parallel()
+	env := webtest.New(t)
+	c := env.Login(t, "admin", store.RoleAdmin)
+	fake := onbFake(t)
+	ctx := t.Context()
+
+	res, doc := c.Get("/onboarding/templates/deepseek")
+	onbStatus(t, res, http.StatusOK, doc)
+	if shown := onbText(doc, "template-quirks"); !strings.Contains(shown, "Refuses the developer role") || !strings.Contains(shown, "Reasons in reasoning_content") {
+		t.Fatalf("the deepseek template shows %q", shown)
+	}
+	v := onbFormValues(doc, `[data-testid="onboarding-form"]`)
+	v.Set("base_url", fake)
+	v.Set("key", "sk-deepseek-quirks-0001")
+	res, doc = c.PostForm("/onboarding/review", v)
+	onbStatus(t, res, http.StatusOK, doc)
+	res, doc = c.PostForm("/onboarding/create", onbFormValues(doc, `[data-testid="review-form"]`))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("confirm: %d %s", res.StatusCode, doc.Text())
+	}
+	quirksOf := func(name string) config.Quirks {
+		t.Helper()
+		snap, _, err := env.Store.Draft(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range snap.Providers {
+			if p.Name == name {
+				return p.Quirks
+			}
+		}
+		t.Fatalf("no provider %s in the draft", name)
+		return nil
+	}
+	if got := quirksOf("deepseek"); !slices.Equal(got, config.Quirks{config.QuirkNoDeveloperRole}) {
+		t.Fatalf("onboarded deepseek has quirks %v", got)
+	}
+
+	// By hand: two boxes ticked, then one unticked.
+	res, doc = c.Get("/providers/new")
+	onbStatus(t, res, http.StatusOK, doc)
+	if n := webtest.TestID(doc, "provider-quirks-form").Find(`input[type="checkbox"]`).Length(); n != len(config.ProviderQuirks) {
+		t.Fatalf("%d quirk checkboxes", n)
+	}
+	form := url.Values{"name": {"mistral-x"}, "protocol": {"openai"}, "base_url": {fake}, "timeout_ms": {"60000"}, "enabled": {"on"},
+		"quirk_no_stream_options": {"on"}, "quirk_max_tokens": {"on"}}
+	res, doc = c.PostForm("/providers", form)
+	onbStatus(t, res, http.StatusOK, doc)
+	if got := quirksOf("mistral-x"); !slices.Equal(got, config.Quirks{config.QuirkMaxTokens, config.QuirkNoStreamOptions}) {
+		t.Fatalf("saved quirks %v", got)
+	}
+	if shown := webtest.TestID(doc, "provider-mistral-x").Find(`[data-testid="provider-quirks"]`).Text(); !strings.Contains(shown, "refuses stream_options") || !strings.Contains(shown, "refuses max_completion_tokens") {
+		t.Fatalf("the Providers page says %q", shown)
+	}
+	var id int64
+	if err := env.Store.DB().QueryRowContext(ctx, `SELECT id FROM providers WHERE name = 'mistral-x'`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	res, doc = c.Get("/providers/" + strconv.FormatInt(id, 10) + "/edit")
+	onbStatus(t, res, http.StatusOK, doc)
+	edit := onbFormValues(doc, `[data-testid="provider-form"]`)
+	if edit.Get("quirk_max_tokens") != "on" || edit.Get("quirk_no_stream_options") != "on" || edit.Has("quirk_no_developer_role") {
+		t.Fatalf("the edit form ticks %v", edit)
+	}
+	edit.Del("quirk_max_tokens")
+	res, doc = c.PostForm("/providers/"+strconv.FormatInt(id, 10), edit)
+	onbStatus(t, res, http.StatusOK, doc)
+	if got := quirksOf("mistral-x"); !slices.Equal(got, config.Quirks{config.QuirkNoStreamOptions}) {
+		t.Fatalf("after unticking: %v", got)
+	}
+
+	// The export carries them; an import of it keeps them.
+	_, _, text := c.GetRaw("/config/export")
+	if !strings.Contains(text, "    quirks:\n      - no_stream_options\n") || !strings.Contains(text, "    quirks:\n      - no_developer_role\n") {
+		t.Fatalf("export:\n%s", text)
+	}
+	snap, err := config.Decode([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range snap.Providers {
+		if snap.Providers[i].Name == "mistral-x" {
+			snap.Providers[i].Quirks = config.Quirks{config.QuirkNoDeveloperRole, config.QuirkMaxTokens}
+		}
+	}
+	if _, err := env.Store.ReplaceDraft(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	if got := quirksOf("mistral-x"); !slices.Equal(got, config.Quirks{config.QuirkMaxTokens, config.QuirkNoDeveloperRole}) {
+		t.Fatalf("after the import: %v", got)
+	}
 }
