@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/tidwall/gjson"
 
@@ -211,6 +213,48 @@ func TestQuirkStrictVendor(t *testing.T) {
 				t.Fatalf("call log: class %q status %q", class, st)
 			}
 		})
+	}
+}
+
+// TestQuirkResponsesToStrictVendor: a Responses caller (a Codex-style
+// developer message, max_output_tokens) reaches a strict vendor through the
+// translation, whose max_completion_tokens and developer role the quirks
+// turn into the older forms.
+func TestQuirkResponsesToStrictVendor(t *testing.T) {
+	t.Parallel()
+	e, key := quirksWorld(t)
+	client := sdk(e, key)
+	ctx := context.Background()
+	params := func(model string) responses.ResponseNewParams {
+		return responses.ResponseNewParams{Model: model, MaxOutputTokens: openai.Int(64), Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+			responses.ResponseInputItemParamOfMessage("be brief", responses.EasyInputMessageRoleDeveloper),
+			responses.ResponseInputItemParamOfMessage("hello", responses.EasyInputMessageRoleUser)}}}
+	}
+	resp, err := client.Responses.New(ctx, params("strict-ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(resp.OutputText(), "Hello from strict-up") {
+		t.Fatalf("answer %s", resp.RawJSON())
+	}
+	sent := gjson.ParseBytes(e.Fake.LastBody("strict-up"))
+	if sent.Get("max_completion_tokens").Exists() || sent.Get("max_tokens").Int() != 64 || sent.Get("messages.0.role").Str != "system" {
+		t.Fatalf("the vendor received %s", sent.Raw)
+	}
+	evs, err := readResponsesStream(client, params("strict-ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt := responsesText(evs); !strings.Contains(txt, "Hello from strict-up") {
+		t.Fatalf("streamed text %q", txt)
+	}
+	if sent := gjson.ParseBytes(e.Fake.LastBody("strict-up")); sent.Get("stream_options").Exists() {
+		t.Fatalf("the vendor received stream_options: %s", sent.Raw)
+	}
+	_, err = client.Responses.New(ctx, params("strict-raw"))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
+		t.Fatalf("without the quirks: %v", err)
 	}
 }
 
