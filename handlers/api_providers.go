@@ -42,7 +42,7 @@ func (h *Handler) APIProviderCreate(c echo.Context) error {
 // their values.
 func (h *Handler) APIProviderUpdate(c echo.Context) error {
 	return apiProviders.update(h, c, apiUpdate[config.Provider]{
-		blank: func(in *config.Provider) { in.Keys, in.Headers, in.PassHeaders = nil, nil, nil },
+		blank: func(in *config.Provider) { in.Keys, in.Headers, in.PassHeaders, in.Quirks = nil, nil, nil, nil },
 		check: func(f config.FieldErrors, in *config.Provider, cur config.Provider) {
 			readOnly(f, "keys", in.Keys, cur.Keys, "change keys with /admin/api/providers/{id}/keys and /admin/api/provider-keys/{id}")
 			// Lists left out keep their values; [] empties them.
@@ -51,6 +51,9 @@ func (h *Handler) APIProviderUpdate(c echo.Context) error {
 			}
 			if in.PassHeaders == nil {
 				in.PassHeaders = cur.PassHeaders
+			}
+			if in.Quirks == nil {
+				in.Quirks = cur.Quirks
 			}
 		},
 		save: h.Store.UpdateProvider,

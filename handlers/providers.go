@@ -101,6 +101,12 @@ func providerFromForm(c echo.Context) (config.Provider, config.FieldErrors) {
 		p.Region = strings.TrimSpace(c.FormValue("region"))
 	case config.ProtocolVertex: // location and token endpoint have fields of their own
 		p.Project, p.Region, p.AuthURL = strings.TrimSpace(c.FormValue("project")), strings.TrimSpace(c.FormValue("location")), strings.TrimSpace(c.FormValue("token_url"))
+	case config.ProtocolOpenAI: // the wire quirks, one checkbox each
+		for _, q := range config.ProviderQuirks {
+			if formBool(c, "quirk_"+string(q)) {
+				p.Quirks = append(p.Quirks, q)
+			}
+		}
 	}
 	p.TimeoutMS = formInt(c, "timeout_ms", errs)
 	p.Headers, p.PassHeaders = headersFromForm(c)

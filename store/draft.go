@@ -68,8 +68,9 @@ func loadProviders(ctx context.Context, q sqlx.QueryerContext, s *config.Snapsho
 		Region      string `db:"region"`
 		AuthURL     string `db:"auth_url"`
 		Project     string `db:"project"`
+		QuirksJSON  []byte `db:"quirks"`
 	}
-	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes, headers, pass_headers, api_version, region, auth_url, project FROM providers`); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes, headers, pass_headers, api_version, region, auth_url, project, quirks FROM providers`); err != nil {
 		return loadFail("providers", err)
 	}
 	provIdx := map[int64]int{}
@@ -82,7 +83,11 @@ func loadProviders(ctx context.Context, q sqlx.QueryerContext, s *config.Snapsho
 		if err := json.Unmarshal(p.PassJSON, &p.Provider.PassHeaders); err != nil {
 			return loadFail("provider passthrough headers", err)
 		}
+		if err := json.Unmarshal(p.QuirksJSON, &p.Provider.Quirks); err != nil {
+			return loadFail("provider quirks", err)
+		}
 		config.CanonicalHeaders(&p.Provider) // a secret header reads "••• set"
+		config.CanonicalQuirks(&p.Provider)
 		provIdx[p.ID] = i
 		s.Providers = append(s.Providers, p.Provider)
 	}

@@ -20,8 +20,8 @@ func (s *Store) CreateProvider(ctx context.Context, p config.Provider) (int64, e
 	var id int64
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		err := tx.QueryRowxContext(ctx,
-			`INSERT INTO providers (name, protocol, base_url, enabled, timeout_ms, notes, api_version, region, auth_url, project) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) RETURNING id`,
-			p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes, p.APIVersion, p.Region, p.AuthURL, p.Project).Scan(&id)
+			`INSERT INTO providers (name, protocol, base_url, enabled, timeout_ms, notes, api_version, region, auth_url, project, quirks) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) RETURNING id`,
+			p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes, p.APIVersion, p.Region, p.AuthURL, p.Project, quirksJSON(p.Quirks)).Scan(&id)
 		if err != nil {
 			return uniqueField(err, "name", "provider name "+strconv.Quote(p.Name))
 		}
@@ -50,8 +50,8 @@ func (s *Store) UpdateProvider(ctx context.Context, id int64, p config.Provider)
 			return fmt.Errorf("stored headers: %w", err)
 		}
 		res, err := tx.ExecContext(ctx,
-			`UPDATE providers SET name=$2, protocol=$3, base_url=$4, enabled=$5, timeout_ms=$6, notes=$7, api_version=$8, region=$9, auth_url=$10, project=$11 WHERE id=$1`,
-			id, p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes, p.APIVersion, p.Region, p.AuthURL, p.Project)
+			`UPDATE providers SET name=$2, protocol=$3, base_url=$4, enabled=$5, timeout_ms=$6, notes=$7, api_version=$8, region=$9, auth_url=$10, project=$11, quirks=$12 WHERE id=$1`,
+			id, p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes, p.APIVersion, p.Region, p.AuthURL, p.Project, quirksJSON(p.Quirks))
 		if err := rowsAffected(res, err); err != nil {
 			return uniqueField(err, "name", "provider name "+strconv.Quote(p.Name))
 		}
@@ -195,4 +195,11 @@ func (s *Store) ProviderKeySecret(ctx context.Context, id int64) (string, error)
 		return "", fmt.Errorf("store: key %d: %w", id, ErrNotFound)
 	}
 	return v, nil
+}
+
+// quirksJSON is a provider's quirks as the JSON text of its jsonb column
+// (text: jsonb takes no binary JSON).
+func quirksJSON(q config.Quirks) string {
+	b, _ := json.Marshal(nonNilSlice(q))
+	return string(b)
 }

@@ -65,6 +65,7 @@ var (
 		{"project", "text", func(r *providerRow) any { return r.p.Project }},
 		{"headers", "jsonb", func(r *providerRow) any { return r.headers }},
 		{"pass_headers", "jsonb", func(r *providerRow) any { return r.pass }},
+		{"quirks", "jsonb", func(r *providerRow) any { return rawJSON(quirksJSON(r.p.Quirks)) }},
 	}
 	providerKeyCols = []column[providerKeyRow]{
 		{"id", "bigint", func(r *providerKeyRow) any { return r.k.ID }},

@@ -22,6 +22,9 @@ type apiErr struct {
 	kind   errKind
 	status int
 	msg    string
+	// param and code, when set, fill OpenAI's error.param and error.code
+	// of an errInvalid answer.
+	param, code string
 }
 
 // fail answers with the protocol's error for e.
@@ -77,6 +80,12 @@ func openaiError(e apiErr, c *call) (int, []byte) {
 		o.Message, o.Type, o.Code = quotaMessage, "insufficient_quota", strp("insufficient_quota")
 	case errInvalid:
 		o.Message = e.msg
+		if e.param != "" {
+			o.Param = strp(e.param)
+		}
+		if e.code != "" {
+			o.Code = strp(e.code)
+		}
 	case errNotFound:
 		o.Message = "The model `" + c.model + "` does not exist or you do not have access to it."
 		o.Code = strp("model_not_found")

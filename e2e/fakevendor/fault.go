@@ -86,12 +86,28 @@ type Fault struct {
 	// stream, as Gemini and Vertex do (OpenAI finish_reason, Gemini
 	// finishReason; Anthropic has no such habit and ignores it).
 	FinishEveryChunk bool
+	// ReasoningContent makes an OpenAI chat answer reason the way
+	// DeepSeek-R1 style vendors do: message.reasoning_content beside the
+	// content, and reasoning_content deltas before the content deltas of a
+	// stream (ReasoningText).
+	ReasoningContent bool
+	// RejectStreamOptions, RejectMaxCompletionTokens and RejectDeveloper
+	// make the OpenAI chat endpoint a strict older vendor: a request
+	// carrying stream_options, max_completion_tokens or a developer message
+	// is answered with the 400 invalid_request_error such a vendor sends.
+	RejectStreamOptions       bool
+	RejectMaxCompletionTokens bool
+	RejectDeveloper           bool
 }
+
+// ReasoningText is the reasoning a ReasoningContent answer gives.
+const ReasoningText = "The user greets me; a short greeting back will do."
 
 // shapeOnly keeps the fields that shape a healthy reply, for requests past
 // FailTimes.
 func (f Fault) shapeOnly() Fault {
-	return Fault{Dimension: f.Dimension, CachedTokens: f.CachedTokens, ReplyChunks: f.ReplyChunks, FinishEveryChunk: f.FinishEveryChunk}
+	return Fault{Dimension: f.Dimension, CachedTokens: f.CachedTokens, ReplyChunks: f.ReplyChunks, FinishEveryChunk: f.FinishEveryChunk,
+		ReasoningContent: f.ReasoningContent}
 }
 
 // Rule selects a Fault for requests whose upstream model and API key match.
@@ -196,6 +212,10 @@ const (
 	HeaderErrorMessage    = "X-Fake-Error-Message"
 	HeaderErrorCode       = "X-Fake-Error-Code"
 	HeaderFinishEvery     = "X-Fake-Finish-Every-Chunk"
+	HeaderReasoning       = "X-Fake-Reasoning-Content"
+	HeaderRejectStreamOpt = "X-Fake-Reject-Stream-Options"
+	HeaderRejectMaxCompl  = "X-Fake-Reject-Max-Completion-Tokens"
+	HeaderRejectDeveloper = "X-Fake-Reject-Developer"
 )
 
 // overlayHeaders sets the fields named by X-Fake-* headers on f. It costs
@@ -244,6 +264,14 @@ func overlayHeaders(f *Fault, h http.Header) error {
 			f.ErrorCode = v
 		case HeaderFinishEvery:
 			f.FinishEveryChunk, err = strconv.ParseBool(v)
+		case HeaderReasoning:
+			f.ReasoningContent, err = strconv.ParseBool(v)
+		case HeaderRejectStreamOpt:
+			f.RejectStreamOptions, err = strconv.ParseBool(v)
+		case HeaderRejectMaxCompl:
+			f.RejectMaxCompletionTokens, err = strconv.ParseBool(v)
+		case HeaderRejectDeveloper:
+			f.RejectDeveloper, err = strconv.ParseBool(v)
 		default:
 			return fmt.Errorf("fakeupstream: unknown header %s", http.CanonicalHeaderKey(name))
 		}
@@ -299,6 +327,10 @@ type faultJSON struct {
 	ErrorMessage      string       `json:"error_message,omitempty"`
 	ErrorCode         string       `json:"error_code,omitempty"`
 	FinishEveryChunk  bool         `json:"finish_every_chunk,omitempty"`
+	ReasoningContent  bool         `json:"reasoning_content,omitempty"`
+	RejectStreamOpts  bool         `json:"reject_stream_options,omitempty"`
+	RejectMaxCompl    bool         `json:"reject_max_completion_tokens,omitempty"`
+	RejectDeveloper   bool         `json:"reject_developer,omitempty"`
 }
 
 // MarshalJSON encodes f with snake_case names and duration strings.
@@ -310,6 +342,7 @@ func (f Fault) MarshalJSON() ([]byte, error) {
 		OversizedLine: f.OversizedLine, NoUsage: f.NoUsage, FailTimes: f.FailTimes,
 		ShuffleEmbeddings: f.ShuffleEmbeddings, Dimension: f.Dimension, CachedTokens: f.CachedTokens,
 		ReplyChunks: f.ReplyChunks, ErrorMessage: f.ErrorMessage, ErrorCode: f.ErrorCode, FinishEveryChunk: f.FinishEveryChunk,
+		ReasoningContent: f.ReasoningContent, RejectStreamOpts: f.RejectStreamOptions, RejectMaxCompl: f.RejectMaxCompletionTokens, RejectDeveloper: f.RejectDeveloper,
 	})
 }
 
@@ -329,6 +362,7 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 		OversizedLine: j.OversizedLine, NoUsage: j.NoUsage, FailTimes: j.FailTimes,
 		ShuffleEmbeddings: j.ShuffleEmbeddings, Dimension: j.Dimension, CachedTokens: j.CachedTokens,
 		ReplyChunks: j.ReplyChunks, ErrorMessage: j.ErrorMessage, ErrorCode: j.ErrorCode, FinishEveryChunk: j.FinishEveryChunk,
+		ReasoningContent: j.ReasoningContent, RejectStreamOptions: j.RejectStreamOpts, RejectMaxCompletionTokens: j.RejectMaxCompl, RejectDeveloper: j.RejectDeveloper,
 	}
 	return f.Validate()
 }

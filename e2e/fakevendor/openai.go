@@ -23,7 +23,7 @@ type openaiChatRequest struct {
 	} `json:"tools"`
 	WebSearchOptions    json.RawMessage `json:"web_search_options"`
 	MaxTokens           int             `json:"max_tokens"`
-	MaxCompletionTokens int             `json:"max_completion_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
 	N                   int             `json:"n"`
 	ResponseFormat      *struct {
 		Type       string `json:"type"`
@@ -142,11 +142,13 @@ type openaiCompletion struct {
 type openaiChoice struct {
 	Index   int `json:"index"`
 	Message struct {
-		Role        string           `json:"role"`
-		Content     *string          `json:"content"`
-		Refusal     *string          `json:"refusal"`
-		ToolCalls   []openaiToolCall `json:"tool_calls,omitempty"`
-		Annotations []struct{}       `json:"annotations"`
+		Role    string  `json:"role"`
+		Content *string `json:"content"`
+		Refusal *string `json:"refusal"`
+		// ReasoningContent: DeepSeek-R1 style vendors' reasoning text.
+		ReasoningContent string           `json:"reasoning_content,omitempty"`
+		ToolCalls        []openaiToolCall `json:"tool_calls,omitempty"`
+		Annotations      []struct{}       `json:"annotations"`
 	} `json:"message"`
 	Logprobs     *struct{} `json:"logprobs"`
 	FinishReason string    `json:"finish_reason"`
@@ -172,9 +174,13 @@ func (s *Server) openaiChat(c *call) {
 		c.fail(apiErr{kind: errInvalid, status: http.StatusBadRequest, msg: "[] is too short - 'messages'"})
 		return
 	}
-	maxTokens := req.MaxCompletionTokens
-	if maxTokens == 0 {
-		maxTokens = req.MaxTokens
+	if e, bad := req.strictRefusal(c.fault); bad {
+		c.fail(e)
+		return
+	}
+	maxTokens := req.MaxTokens
+	if req.MaxCompletionTokens != nil && *req.MaxCompletionTokens > 0 {
+		maxTokens = *req.MaxCompletionTokens
 	}
 	rp := c.plan(req.Model, promptBytes, maxTokens, in)
 	if f := req.ResponseFormat; f != nil && (f.Type == "json_object" || f.Type == "json_schema") {
@@ -184,7 +190,8 @@ func (s *Server) openaiChat(c *call) {
 	id := "chatcmpl-" + c.requestID()
 	c.w.Header().Set("X-Request-Id", "req_"+c.requestID())
 	if req.Stream {
-		st := &openaiStream{rp: rp, toolID: "call_" + c.requestID(), errEvent: openaiStreamErrorFor(c.fault), finishEvery: c.fault.FinishEveryChunk}
+		st := &openaiStream{rp: rp, toolID: "call_" + c.requestID(), errEvent: openaiStreamErrorFor(c.fault), finishEvery: c.fault.FinishEveryChunk,
+			reasoning: c.fault.ReasoningContent}
 		st.usageNull = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 		if st.usageNull && !c.fault.NoUsage {
 			st.usage = rp.openaiUsage()
@@ -217,6 +224,9 @@ func (s *Server) openaiChat(c *call) {
 		case rp.finish != finishFilter:
 			ch.Message.Content = strp(rp.fullText())
 		}
+		if c.fault.ReasoningContent && rp.tool == "" && rp.finish != finishFilter {
+			ch.Message.ReasoningContent = ReasoningText
+		}
 	}
 	if !c.fault.NoUsage {
 		out.Usage = rp.openaiUsage()
@@ -236,6 +246,8 @@ type openaiStream struct {
 	errEvent  []byte       // the in-stream error event
 	// finishEvery puts the finish reason on every content chunk.
 	finishEvery bool
+	// reasoning sends ReasoningText as reasoning_content deltas first.
+	reasoning bool
 }
 
 func (s *openaiStream) chunk(b []byte, choice string) []byte {
@@ -253,6 +265,12 @@ func (s *openaiStream) preamble(b []byte) []byte {
 		idx := strconv.Itoa(i)
 		if s.rp.tool == "" {
 			b = s.chunk(b, `{"index":`+idx+`,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}`)
+			if s.reasoning && s.rp.finish != finishFilter {
+				// As DeepSeek streams it: reasoning deltas with a null content.
+				for _, part := range strings.SplitAfter(ReasoningText, "; ") {
+					b = s.chunk(b, `{"index":`+idx+`,"delta":{"content":null,"reasoning_content":`+string(appendString(nil, part))+`},"logprobs":null,"finish_reason":null}`)
+				}
+			}
 			continue
 		}
 		choice := make([]byte, 0, 256)
@@ -471,4 +489,25 @@ func (s *Server) openaiModels(c *call) {
 	}
 	b = append(b, "]}"...)
 	c.writeJSON(http.StatusOK, b)
+}
+
+// strictRefusal is the 400 a strict older OpenAI-compatible vendor answers
+// a request with that uses what it does not know (Fault.RejectStreamOptions,
+// RejectMaxCompletionTokens, RejectDeveloper), in OpenAI's words for it.
+func (req *openaiChatRequest) strictRefusal(f Fault) (apiErr, bool) {
+	switch {
+	case f.RejectStreamOptions && req.StreamOptions != nil:
+		return apiErr{kind: errInvalid, status: http.StatusBadRequest, msg: "Unrecognized request argument supplied: stream_options", param: "stream_options", code: "unknown_parameter"}, true
+	case f.RejectMaxCompletionTokens && req.MaxCompletionTokens != nil:
+		return apiErr{kind: errInvalid, status: http.StatusBadRequest, msg: "Unrecognized request argument supplied: max_completion_tokens", param: "max_completion_tokens", code: "unknown_parameter"}, true
+	case f.RejectDeveloper:
+		for i, m := range req.Messages {
+			if m.Role == "developer" {
+				return apiErr{kind: errInvalid, status: http.StatusBadRequest,
+					msg:   "Invalid value: 'developer'. Supported values are: 'system', 'assistant', 'user', 'function', and 'tool'.",
+					param: "messages[" + strconv.Itoa(i) + "].role", code: "invalid_value"}, true
+			}
+		}
+	}
+	return apiErr{}, false
 }

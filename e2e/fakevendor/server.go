@@ -82,8 +82,9 @@
 // fields of that: X-Fake-Status, -Retry-After, -Latency, -First-Chunk-Delay,
 // -Inter-Chunk-Delay, -Cut-After, -Error-After, -Content-Filter,
 // -Oversized-Line, -No-Usage, -Shuffle, -Dimension, -Cached-Tokens,
-// -Reply-Chunks, -Error-Message, -Error-Code, -Finish-Every-Chunk (durations
-// as Go duration strings). An unknown or malformed X-Fake-* header is
+// -Reply-Chunks, -Error-Message, -Error-Code, -Finish-Every-Chunk,
+// -Reasoning-Content, -Reject-Stream-Options, -Reject-Max-Completion-Tokens,
+// -Reject-Developer (durations as Go duration strings). An unknown or malformed X-Fake-* header is
 // answered with a 400 in the protocol's format. The stream faults only act
 // on streaming requests.
 //

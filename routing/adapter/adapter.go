@@ -170,6 +170,9 @@ type Target struct {
 	// settings: Azure's api-version and Entra ID token endpoint, Bedrock's
 	// region, Vertex AI's location (Region), project and token endpoint.
 	APIVersion, Region, Project, AuthURL string
+	// Quirks are an OpenAI-compatible vendor's wire quirks: the chat body
+	// is sent in the older forms it accepts (see openaiQuirks).
+	Quirks config.Quirks
 	// Header is added to the upstream request: the provider's static
 	// headers and the caller headers it lets through. Reserved names
 	// (credentials, cookies, framing) are never taken from it.

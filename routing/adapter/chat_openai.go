@@ -3,6 +3,7 @@ package adapter
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -24,7 +25,7 @@ func (o OpenAI) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult
 	if rr := nativeResponses(r, t); rr != nil {
 		return o.Responses(ctx, t, rr) // the Responses door, spoken natively
 	}
-	body, e := openaiChatBody(r, t.UpstreamModel, false, t.Capabilities)
+	body, e := openaiChatBody(r, t.UpstreamModel, false, t.Capabilities, t.Quirks)
 	if e != nil {
 		return nil, e
 	}
@@ -181,8 +182,11 @@ func openaiUsage(v gjson.Result) Usage {
 // openaiChatBody is the caller's body with model replaced and the stream
 // settings ours: stream false, or stream true with
 // stream_options.include_usage true (the caller's other stream_options kept).
-// Every other member is copied byte for byte.
-func openaiChatBody(r *ChatRequest, model string, stream bool, caps config.Capabilities) ([]byte, *Error) {
+// Every other member is copied byte for byte, except what the vendor's
+// quirks rewrite: no stream_options at all (no_stream_options),
+// max_completion_tokens sent as max_tokens (max_tokens), developer
+// messages sent as system messages (no_developer_role).
+func openaiChatBody(r *ChatRequest, model string, stream bool, caps config.Capabilities, quirks config.Quirks) ([]byte, *Error) {
 	if r == nil {
 		return nil, &Error{Class: ClassBadRequest, Code: "invalid_request", Message: "no chat request"}
 	}
@@ -204,6 +208,7 @@ func openaiChatBody(r *ChatRequest, model string, stream bool, caps config.Capab
 		out = append(out, `,"stream":false`...)
 	}
 	var opts gjson.Result
+	legacyMax := quirks.Has(config.QuirkMaxTokens) && root.Get("max_completion_tokens").Exists()
 	root.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "model", "stream":
@@ -215,13 +220,24 @@ func openaiChatBody(r *ChatRequest, model string, stream bool, caps config.Capab
 		if r.Native != nil && openaiDrops(k.Str, r, caps) {
 			return true // a door's translation: the field policy leaves it out
 		}
+		key, val := k.Raw, v.Raw
+		switch {
+		case !legacyMax || k.Str != "max_completion_tokens" && k.Str != "max_tokens":
+		case k.Str == "max_tokens":
+			return true // max_completion_tokens, the newer name, says it
+		default:
+			key = `"max_tokens"`
+		}
+		if k.Str == "messages" && quirks.Has(config.QuirkNoDeveloperRole) {
+			val = openaiNoDeveloper(v)
+		}
 		out = append(out, ',')
-		out = append(out, k.Raw...)
+		out = append(out, key...)
 		out = append(out, ':')
-		out = append(out, v.Raw...)
+		out = append(out, val...)
 		return true
 	})
-	if stream {
+	if stream && !quirks.Has(config.QuirkNoStreamOptions) {
 		out = append(out, `,"stream_options":{"include_usage":true`...)
 		if opts.IsObject() {
 			opts.ForEach(func(k, v gjson.Result) bool {
@@ -241,6 +257,43 @@ func openaiChatBody(r *ChatRequest, model string, stream bool, caps config.Capab
 		out = wire.AppendString(out, e)
 	}
 	return append(out, '}'), nil
+}
+
+// openaiNoDeveloper is a messages array with every developer message's
+// role turned into system, for vendors that know no developer role.
+func openaiNoDeveloper(msgs gjson.Result) string {
+	if !msgs.IsArray() || !strings.Contains(msgs.Raw, "developer") {
+		return msgs.Raw
+	}
+	out := make([]byte, 0, len(msgs.Raw))
+	out = append(out, '[')
+	n := 0
+	msgs.ForEach(func(_, m gjson.Result) bool {
+		if n > 0 {
+			out = append(out, ',')
+		}
+		n++
+		if role := m.Get("role"); m.IsObject() && role.Type == gjson.String && role.Str == "developer" {
+			// role.Index counts from the start of the whole body, as m.Index does.
+			if at := role.Index - m.Index; at > 0 && at+len(role.Raw) <= len(m.Raw) && m.Raw[at:at+len(role.Raw)] == role.Raw {
+				out = append(out, m.Raw[:at]...)
+				out = append(out, `"system"`...)
+				out = append(out, m.Raw[at+len(role.Raw):]...)
+				return true
+			}
+			var fields map[string]json.RawMessage // the member order is lost, the meaning kept
+			if json.Unmarshal([]byte(m.Raw), &fields) == nil {
+				fields["role"] = json.RawMessage(`"system"`)
+				if b, err := json.Marshal(fields); err == nil {
+					out = append(out, b...)
+					return true
+				}
+			}
+		}
+		out = append(out, m.Raw...)
+		return true
+	})
+	return string(append(out, ']'))
 }
 
 // openaiDrops reports whether the OpenAI table drops the chat field name of
@@ -269,7 +322,7 @@ func (o OpenAI) ChatStream(ctx context.Context, t Target, r *ChatRequest) (Strea
 	if rr := nativeResponses(r, t); rr != nil {
 		return o.ResponsesStream(ctx, t, rr)
 	}
-	body, e := openaiChatBody(r, t.UpstreamModel, true, t.Capabilities)
+	body, e := openaiChatBody(r, t.UpstreamModel, true, t.Capabilities, t.Quirks)
 	if e != nil {
 		return nil, e
 	}

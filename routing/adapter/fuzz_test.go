@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // fuzzFixtures returns the testdata/openai files whose names end in suffix.
@@ -206,6 +208,7 @@ func FuzzOpenAIChatBody(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"model":"m","messages":[],"stream_options":{"include_usage":false,"x":1},"x_vendor":[1,{"deep":[true,null]}]}`))
+	f.Add([]byte(`{"model":"m","max_completion_tokens":5,"max_tokens":3,"messages":[{"role":"developer","content":"x"},{"role" : "developer"},{"content":"developer","role":"user"},"developer",[]]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var top map[string]json.RawMessage
 		if json.Unmarshal(body, &top) != nil {
@@ -213,7 +216,7 @@ func FuzzOpenAIChatBody(f *testing.F) {
 		}
 		r := &ChatRequest{Body: body}
 		for _, stream := range []bool{false, true} {
-			out, e := openaiChatBody(r, "up/model\"x", stream, config.Capabilities{})
+			out, e := openaiChatBody(r, "up/model\"x", stream, config.Capabilities{}, nil)
 			if e != nil {
 				t.Fatal(e)
 			}
@@ -235,6 +238,25 @@ func FuzzOpenAIChatBody(f *testing.F) {
 				if !bytes.Equal(bytes.TrimSpace(fwd[k]), bytes.TrimSpace(v)) {
 					t.Fatalf("field %q forwarded as %s, caller sent %s", k, fwd[k], v)
 				}
+			}
+			// With every quirk the body is still JSON, without the newer forms.
+			out, e = openaiChatBody(r, "up", stream, config.Capabilities{}, config.ProviderQuirks)
+			if e != nil {
+				t.Fatal(e)
+			}
+			clear(fwd)
+			if err := json.Unmarshal(out, &fwd); err != nil {
+				t.Fatalf("forwarded body with quirks is not JSON: %v\n%s", err, out)
+			}
+			_, hasOpts := fwd["stream_options"]
+			_, hasMax := fwd["max_completion_tokens"]
+			developer := false
+			gjson.ParseBytes(fwd["messages"]).ForEach(func(_, m gjson.Result) bool {
+				developer = developer || m.IsObject() && m.Get("role").Str == "developer"
+				return true
+			})
+			if hasOpts || hasMax || developer {
+				t.Fatalf("newer forms forwarded with the quirks: %s", out)
 			}
 		}
 	})

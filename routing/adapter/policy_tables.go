@@ -20,7 +20,9 @@ func (OpenAI) Fields() FieldTable {
 	}
 	t["model"] = FieldRule{Decision: Translate, How: "replaced by the deployment's upstream model"}
 	t["stream"] = FieldRule{Decision: Translate, How: "set by the gateway (false, or true for a stream)"}
-	t["stream_options"] = FieldRule{Decision: Translate, How: "include_usage always asked upstream; the caller's other options forwarded; the usage chunk reaches the caller only if asked"}
+	t["stream_options"] = FieldRule{Decision: Translate, How: "include_usage always asked upstream; the caller's other options forwarded; the usage chunk reaches the caller only if asked. A provider with the `no_stream_options` quirk gets none: its tokens are counted by the gateway when it reports none (marked estimated)"}
+	t["max_completion_tokens"] = FieldRule{Decision: Pass, How: "forwarded as sent; as max_tokens (replacing one sent beside it) to a provider with the `max_tokens` quirk"}
+	t["messages"] = FieldRule{Decision: Pass, How: "forwarded as sent; developer messages as system messages to a provider with the `no_developer_role` quirk"}
 	t["web_search_options"] = FieldRule{Decision: Pass, How: "forwarded as sent; refused when translated for a deployment without the web search capability (most compatible vendors would ignore it)",
 		RefuseIf: func(r *ChatRequest, caps config.Capabilities) bool { return r.Native != nil && !caps.WebSearch }}
 	t["top_k"] = FieldRule{Decision: Drop, How: "OpenAI's chat API has no top_k (a chat-completions caller reaches a compatible server that takes it natively)"}

@@ -67,11 +67,11 @@ func TestEffortAndAdaptiveThinking(t *testing.T) {
 		not  string
 	}{
 		{"effort → OpenAI reasoning_effort", func() ([]byte, error) {
-			b, e := openaiChatBody(&ChatRequest{Body: []byte(`{"model":"m","messages":[]}`), Effort: "max", Native: &Native{}}, "up", false, thinks)
+			b, e := openaiChatBody(&ChatRequest{Body: []byte(`{"model":"m","messages":[]}`), Effort: "max", Native: &Native{}}, "up", false, thinks, nil)
 			return b, errOrNil(e)
 		}, `"reasoning_effort":"high"`, ""},
 		{"effort without thinking: nothing for OpenAI", func() ([]byte, error) {
-			b, e := openaiChatBody(&ChatRequest{Body: []byte(`{"model":"m","messages":[]}`), Effort: "low", Native: &Native{}}, "up", false, config.Capabilities{})
+			b, e := openaiChatBody(&ChatRequest{Body: []byte(`{"model":"m","messages":[]}`), Effort: "low", Native: &Native{}}, "up", false, config.Capabilities{}, nil)
 			return b, errOrNil(e)
 		}, "", "reasoning_effort"},
 		{"effort → Gemini thinking budget", func() ([]byte, error) {

@@ -34,6 +34,7 @@ func Canonicalize(s *Snapshot) {
 		p.Keys = nonNil(p.Keys)
 		slices.SortFunc(p.Keys, func(a, b ProviderKey) int { return cmp.Compare(a.ID, b.ID) })
 		CanonicalHeaders(p)
+		CanonicalQuirks(p)
 	}
 
 	s.LogicModels = nonNil(s.LogicModels)
@@ -451,6 +452,7 @@ func Clone(s Snapshot) Snapshot {
 		c.Providers[i].Keys = slices.Clone(c.Providers[i].Keys)
 		c.Providers[i].Headers = slices.Clone(c.Providers[i].Headers)
 		c.Providers[i].PassHeaders = slices.Clone(c.Providers[i].PassHeaders)
+		c.Providers[i].Quirks = slices.Clone(c.Providers[i].Quirks)
 	}
 	c.LogicModels = slices.Clone(s.LogicModels)
 	for i := range c.LogicModels {

@@ -363,23 +363,35 @@ func readProvider(r *textReader, ind int, p *Provider) {
 		h.Secret = r.optBool(ind, "secret")
 		h.SecretID = r.optInt(ind, "secret_id")
 	})
-	if v, ok := r.takeOpt(ind, "pass_headers"); ok {
-		if v != "" {
-			r.bad = true
-		}
-		for !r.bad && r.atItem(ind+2) {
-			l, _ := r.line()
-			r.skipLine()
-			if len(l) == ind+4 {
-				r.bad = true
-				break
-			}
-			p.PassHeaders = append(p.PassHeaders, r.scalar(string(l[ind+4:])))
-		}
-		if len(p.PassHeaders) == 0 {
-			r.bad = true
-		}
+	p.PassHeaders = readScalars(r, ind, "pass_headers")
+	for _, q := range readScalars(r, ind, "quirks") {
+		p.Quirks = append(p.Quirks, Quirk(q))
 	}
+}
+
+// readScalars reads an optional list of scalars; present, it is not empty.
+func readScalars(r *textReader, ind int, key string) []string {
+	v, ok := r.takeOpt(ind, key)
+	if !ok {
+		return nil
+	}
+	if v != "" {
+		r.bad = true
+	}
+	var out []string
+	for !r.bad && r.atItem(ind+2) {
+		l, _ := r.line()
+		r.skipLine()
+		if len(l) == ind+4 {
+			r.bad = true
+			break
+		}
+		out = append(out, r.scalar(string(l[ind+4:])))
+	}
+	if len(out) == 0 {
+		r.bad = true
+	}
+	return out
 }
 
 func readLogicModel(r *textReader, ind int, m *LogicModel) {

@@ -326,6 +326,15 @@ func writeProvider(w *textWriter, ind int, p *Provider) {
 			w.b = append(w.b, '\n')
 		}
 	}
+	if len(p.Quirks) > 0 {
+		w.open(ind, "quirks")
+		for _, q := range p.Quirks {
+			w.b = appendSpaces(w.b, ind+2)
+			w.b = append(w.b, "- "...)
+			w.scalar(string(q))
+			w.b = append(w.b, '\n')
+		}
+	}
 }
 
 func writeLogicModel(w *textWriter, ind int, m *LogicModel) {

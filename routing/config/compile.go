@@ -45,6 +45,8 @@ type RProvider struct {
 	// caller headers let through (canonical names). See Outgoing.
 	Headers http.Header
 	Pass    []string
+	// Quirks are the vendor's wire quirks the OpenAI adapter works around.
+	Quirks Quirks
 }
 
 // RKey is a provider key with its secret. The secret lives only in memory.
@@ -223,7 +225,7 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 	}
 	for _, p := range s.Providers {
 		rp := &RProvider{ID: p.ID, Name: p.Name, Protocol: p.Protocol, BaseURL: p.BaseURL, Enabled: p.Enabled, Timeout: ms(p.TimeoutMS),
-			APIVersion: p.APIVersion, Region: p.Region, Project: p.Project, AuthURL: p.AuthURL}
+			APIVersion: p.APIVersion, Region: p.Region, Project: p.Project, AuthURL: p.AuthURL, Quirks: slices.Clone(p.Quirks)}
 		for _, k := range p.Keys {
 			secret, ok := creds.ProviderKeySecrets[k.ID]
 			if !ok {

@@ -144,6 +144,9 @@ type Provider struct {
 	// PassHeaders names the caller headers passed through to the vendor;
 	// no other caller header ever reaches it.
 	PassHeaders []string `yaml:"pass_headers,omitempty" json:"pass_headers,omitempty"`
+	// Quirks are the OpenAI-compatible vendor's known departures from
+	// OpenAI's wire that the adapter works around (see quirks.go).
+	Quirks Quirks `yaml:"quirks,omitempty" json:"quirks,omitempty"`
 }
 
 // ProviderKey references a secret by id; the secret itself never leaves the

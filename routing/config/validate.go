@@ -129,6 +129,7 @@ func ValidateProvider(p Provider) FieldErrors {
 	checkPositiveMS(f, "timeout_ms", p.TimeoutMS, false)
 	checkText(f, "notes", p.Notes, 2000)
 	checkHeaders(f, p)
+	checkQuirks(f, p)
 	return f
 }
 

@@ -400,7 +400,7 @@ func (p *Prober) probe(ctx context.Context, d *config.RDeployment) outcome {
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	t := adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, UpstreamModel: d.UpstreamModel, Client: p.Client, Header: d.Provider.Outgoing(nil),
-		APIVersion: d.Provider.APIVersion, Region: d.Provider.Region, Project: d.Provider.Project, AuthURL: d.Provider.AuthURL}
+		APIVersion: d.Provider.APIVersion, Region: d.Provider.Region, Project: d.Provider.Project, AuthURL: d.Provider.AuthURL, Quirks: d.Provider.Quirks}
 	start := time.Now()
 	var (
 		err   error

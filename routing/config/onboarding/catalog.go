@@ -52,7 +52,22 @@ type Template struct {
 	CustomModels bool            `yaml:"custom_models,omitempty"`
 	Sandbox      bool            `yaml:"sandbox,omitempty"`
 	Hidden       bool            `yaml:"hidden,omitempty"`
-	Models       []Model         `yaml:"models"`
+	// Quirks are the vendor's known departures from OpenAI's wire: the
+	// provider ones are set on the provider the wizard creates; all are
+	// shown to the operator (config.TemplateQuirks).
+	Quirks []config.Quirk `yaml:"quirks,omitempty"`
+	Models []Model        `yaml:"models"`
+}
+
+// ProviderQuirks are the template's quirks a provider is set to.
+func (t *Template) ProviderQuirks() config.Quirks {
+	var out config.Quirks
+	for _, q := range t.Quirks {
+		if slices.Contains(config.ProviderQuirks, q) {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // Model is one model a template offers.
@@ -335,6 +350,18 @@ func (c *Catalog) Validate(env config.Env) error {
 			if fe := config.ValidateProviderKey("", t.DefaultKey, true); len(fe) > 0 {
 				bad(t, "default_key %s", fe["secret"])
 			}
+		}
+		seenQuirk := map[config.Quirk]bool{}
+		for _, q := range t.Quirks {
+			switch {
+			case !slices.Contains(config.TemplateQuirks, q):
+				bad(t, "quirk %q is not known", q)
+			case seenQuirk[q]:
+				bad(t, "quirk %q is listed twice", q)
+			case t.Protocol != config.ProtocolOpenAI:
+				bad(t, "quirks are for OpenAI-compatible vendors only")
+			}
+			seenQuirk[q] = true
 		}
 		if len(t.Models) == 0 && !t.CustomModels {
 			bad(t, "has no models; list some or set custom_models")

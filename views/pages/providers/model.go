@@ -153,3 +153,29 @@ func keyBadge(status, cfg string) (kind, text string) {
 	}
 	return "ok", "active"
 }
+
+// QuirkOption is one wire-quirk checkbox of the provider form.
+type QuirkOption struct {
+	Quirk       config.Quirk
+	Label, Hint string
+	On          bool
+}
+
+// QuirkOptions are the form's quirk checkboxes, in the console's order.
+func QuirkOptions(p config.Provider) []QuirkOption {
+	out := make([]QuirkOption, 0, len(config.ProviderQuirks))
+	for _, q := range config.ProviderQuirks {
+		out = append(out, QuirkOption{Quirk: q, Label: components.QuirkLabel(q), Hint: components.QuirkHint(q), On: p.Quirks.Has(q)})
+	}
+	return out
+}
+
+// QuirkSummary lists a provider's quirks for the Providers page.
+func QuirkSummary(p config.Provider) string {
+	parts := make([]string, 0, len(p.Quirks))
+	for _, q := range p.Quirks {
+		l := components.QuirkLabel(q)
+		parts = append(parts, strings.ToLower(l[:1])+l[1:])
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,5 @@
+BEGIN;
+
+ALTER TABLE providers DROP COLUMN quirks;
+
+COMMIT;
