@@ -337,6 +337,8 @@ var fieldTables = sync.OnceValue(func() map[config.Protocol]FieldTable {
 			out[p] = f.Fields()
 		}
 	}
+	// A chat caller reaches a Claude model on Bedrock through Converse.
+	out[config.WireBedrockAnthropic] = out[config.ProtocolBedrock]
 	return out
 })
 
