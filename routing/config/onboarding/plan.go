@@ -19,6 +19,9 @@ type Choices struct {
 	Template     string
 	ProviderName string
 	BaseURL      string
+	// APIVersion, Region and AuthURL are the cloud settings of the
+	// template's protocol (Template.Settings); the others are ignored.
+	APIVersion, Region, AuthURL string
 	Keys         []string // plaintext, held in memory only
 	Models       []Choice // ticked catalogue models, in catalogue order
 	Custom       []string // other upstream model names
@@ -141,6 +144,19 @@ func Build(cat *Catalog, ch Choices, draft config.Snapshot) (*Plan, config.Field
 
 	// Provider.
 	p.Provider = config.Provider{Name: strings.TrimSpace(ch.ProviderName), Protocol: t.Protocol, BaseURL: strings.TrimSpace(ch.BaseURL), Enabled: true, TimeoutMS: 60000, Notes: providerNotes(t)}
+	if t.HasSetting("api_version") {
+		p.Provider.APIVersion, p.Provider.AuthURL = strings.TrimSpace(ch.APIVersion), strings.TrimSpace(ch.AuthURL)
+	}
+	if t.HasSetting("region") {
+		p.Provider.Region = strings.TrimSpace(ch.Region)
+	}
+	if msg := cloudSettingMissing(t.Protocol, p.Provider.APIVersion, p.Provider.Region); msg != "" {
+		if t.Protocol == config.ProtocolAzure {
+			errs.Add("api_version", msg)
+		} else {
+			errs.Add("region", msg)
+		}
+	}
 	for field, msg := range config.ValidateProvider(p.Provider) {
 		switch field {
 		case "name":
@@ -547,3 +563,15 @@ func (p *Plan) Apply(draft config.Snapshot) config.Snapshot {
 
 // Secret is the key as pasted; only the store sees it, to seal it.
 func (k PlannedKey) Secret() string { return k.secret }
+
+// cloudSettingMissing says which setting a cloud protocol cannot do
+// without, "" when none is missing.
+func cloudSettingMissing(p config.Protocol, apiVersion, region string) string {
+	switch {
+	case p == config.ProtocolAzure && strings.TrimSpace(apiVersion) == "":
+		return "Azure OpenAI needs an api-version (for example 2024-10-21)"
+	case p == config.ProtocolBedrock && strings.TrimSpace(region) == "":
+		return "AWS Bedrock needs the region its requests are signed for (for example us-east-1)"
+	}
+	return ""
+}
