@@ -22,12 +22,12 @@ type Choices struct {
 	// APIVersion, Region and AuthURL are the cloud settings of the
 	// template's protocol (Template.Settings); the others are ignored.
 	APIVersion, Region, AuthURL string
-	Keys         []string // plaintext, held in memory only
-	Models       []Choice // ticked catalogue models, in catalogue order
-	Custom       []string // other upstream model names
-	Group        string   // an existing route group to extend; "" creates NewGroup
-	NewGroup     string
-	Caller       string // "" creates no caller
+	Keys                        []string // plaintext, held in memory only
+	Models                      []Choice // ticked catalogue models, in catalogue order
+	Custom                      []string // other upstream model names
+	Group                       string   // an existing route group to extend; "" creates NewGroup
+	NewGroup                    string
+	Caller                      string // "" creates no caller
 }
 
 // Choice is one ticked model.
