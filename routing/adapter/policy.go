@@ -361,7 +361,7 @@ var Protocols = []struct {
 	{config.ProtocolOpenAI, "OpenAI protocol (OpenAI and compatible vendors)"},
 	{config.ProtocolAnthropic, "Anthropic protocol (Messages API)"},
 	{config.ProtocolGemini, "Gemini protocol (generateContent)"},
-	{config.ProtocolBedrock, "Bedrock protocol (Converse)"},
+	{config.ProtocolBedrock, "Bedrock protocol (Converse, every model)"},
 }
 
 // FieldTablesMarkdown renders the chat fields' table as the manual
