@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,9 @@ import (
 
 	"switchyard/e2e/fakevendor"
 	"switchyard/routing/config"
+	"switchyard/store"
 	"switchyard/web/gateway/gatewaytest"
+	"switchyard/web/webtest"
 )
 
 // bedrockModel is a cross-region inference profile id, as operators deploy them.
@@ -187,4 +190,65 @@ func TestBedrockMessagesInvoke(t *testing.T) {
 			t.Fatalf("upstream %s", last.Path)
 		}
 	})
+}
+
+// TestBedrockAndAzureOnboardingSettings: the wizard's cloud templates ask
+// for their own settings only, pre-filled from the catalogue; a review
+// without the region (Bedrock) or the api-version (Azure) re-renders the
+// form with 422 and creates nothing; with them, the review shows them.
+func TestBedrockAndAzureOnboardingSettings(t *testing.T) {
+	t.Parallel()
+	env := webtest.New(t)
+	c := env.Login(t, "admin", store.RoleAdmin)
+	rev0, _ := env.Store.DraftRevision(t.Context())
+
+	res, doc := c.Get("/onboarding/templates/aws-bedrock")
+	onbStatus(t, res, http.StatusOK, doc)
+	if v := webtest.TestID(doc, "region").AttrOr("value", ""); v != "us-east-1" || webtest.TestID(doc, "api-version").Length() != 0 {
+		t.Fatalf("bedrock form: region %q, api-version field shown %v", v, webtest.TestID(doc, "api-version").Length() != 0)
+	}
+	bedrock := onbFormValues(doc, `[data-testid="onboarding-form"]`)
+	bedrock.Set("key", "AKIAONBOARD001:fake-secret-AKIAONBOARD001")
+
+	res, doc = c.Get("/onboarding/templates/azure-openai")
+	onbStatus(t, res, http.StatusOK, doc)
+	if v := webtest.TestID(doc, "api-version").AttrOr("value", ""); v != "2024-10-21" || webtest.TestID(doc, "region").Length() != 0 {
+		t.Fatalf("azure form: api-version %q, region field shown %v", v, webtest.TestID(doc, "region").Length() != 0)
+	}
+	azure := onbFormValues(doc, `[data-testid="onboarding-form"]`)
+	azure.Set("key", "azure-key-onboard-0001")
+
+	for name, tc := range map[string]struct {
+		form  url.Values
+		field string
+	}{"bedrock": {bedrock, "region"}, "azure": {azure, "api_version"}} {
+		v := url.Values{}
+		for k, vs := range tc.form {
+			v[k] = vs
+		}
+		v.Set(tc.field, " ")
+		res, doc := c.PostForm("/onboarding/review", v)
+		onbStatus(t, res, http.StatusUnprocessableEntity, doc)
+		if webtest.TestID(doc, "error-"+tc.field).Length() == 0 {
+			t.Errorf("%s without %s: no error on the field", name, tc.field)
+		}
+	}
+	if rev, _ := env.Store.DraftRevision(t.Context()); rev != rev0 {
+		t.Fatalf("a refused review changed the draft: %d → %d", rev0, rev)
+	}
+
+	bedrock.Set("region", "eu-west-1")
+	res, doc = c.PostForm("/onboarding/review", bedrock)
+	onbStatus(t, res, http.StatusOK, doc)
+	if got := onbText(doc, "review-region"); got != "eu-west-1" {
+		t.Errorf("review shows region %q", got)
+	}
+	if v := doc.Find(`input[type=hidden][name=region]`).AttrOr("value", ""); v != "eu-west-1" {
+		t.Errorf("the review carries region %q to the create step", v)
+	}
+	res, doc = c.PostForm("/onboarding/review", azure)
+	onbStatus(t, res, http.StatusOK, doc)
+	if got := onbText(doc, "review-api-version"); got != "2024-10-21" {
+		t.Errorf("review shows api-version %q", got)
+	}
 }
