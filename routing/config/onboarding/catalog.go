@@ -364,7 +364,8 @@ func (c *Catalog) Validate(env config.Env) error {
 		if msg := cloudSettingMissing(t.Protocol, t.APIVersion, t.Region); msg != "" {
 			bad(t, "%s", msg)
 		}
-		if (t.APIVersion != "" || t.AuthURL != "") && !t.HasSetting("api_version") || t.Region != "" && !t.HasSetting("region") {
+		azureOnly, bedrockOnly := t.APIVersion != "" || t.AuthURL != "", t.Region != ""
+		if (azureOnly && !t.HasSetting("api_version")) || (bedrockOnly && !t.HasSetting("region")) {
 			bad(t, "api_version and auth_url are Azure settings, region a Bedrock one")
 		}
 		if t.KeyOptional {
