@@ -180,6 +180,20 @@ func TestBedrockMessagesInvoke(t *testing.T) {
 		cloudCostRecorded(t, e, cp.header.Get("X-Request-Id"), "bedrock-use1")
 	})
 
+	t.Run("Bedrock unavailable: the Messages caller fails over to Azure, translated", func(t *testing.T) {
+		e.Fake.SetRules(fakevendor.Rule{Model: bedrockModel, Fault: fakevendor.Fault{Status: 503}})
+		defer e.Fake.SetRules()
+		p := params
+		p.Model, p.Thinking = "deep", anthropic.ThinkingConfigParamUnion{}
+		msg, types, err := accumulate(t, client.Messages.NewStreaming(ctx, p))
+		if err != nil || !strings.Contains(textOf(&msg), "gpt4o-prod") || types[len(types)-1] != "message_stop" {
+			t.Fatalf("stream %v: %v %q", err, types, textOf(&msg))
+		}
+		if cp.header.Get("X-Switchyard-Provider") != "azure-east" || cp.header.Get("X-Switchyard-Attempts") != "2" {
+			t.Fatalf("served by %q after %s attempts", cp.header.Get("X-Switchyard-Provider"), cp.header.Get("X-Switchyard-Attempts"))
+		}
+	})
+
 	t.Run("a chat caller keeps Converse", func(t *testing.T) {
 		oc := sdk(e, key)
 		if _, err := oc.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "standard",
