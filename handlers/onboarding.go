@@ -80,7 +80,8 @@ func (o *Onboarding) Form(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := onbview.Form{CSRF: httpx.CSRFToken(c), Template: *tpl, ProviderName: freeName(tpl.Provider, providerNames(snap)), BaseURL: tpl.BaseURL, Errors: config.FieldErrors{}}
+	f := onbview.Form{CSRF: httpx.CSRFToken(c), Template: *tpl, ProviderName: freeName(tpl.Provider, providerNames(snap)), BaseURL: tpl.BaseURL, Errors: config.FieldErrors{},
+		APIVersion: tpl.APIVersion, AuthURL: tpl.AuthURL, Region: tpl.Region}
 	for _, g := range snap.RouteGroups {
 		f.Groups = append(f.Groups, g.Name)
 	}
@@ -120,7 +121,14 @@ func (o *Onboarding) Verify(c echo.Context) error {
 		f.Errors.Add("keys", "Paste a key to verify it")
 		return o.renderForm(c, http.StatusUnprocessableEntity, f)
 	}
-	probe := onboarding.Probe{Protocol: wp.tpl.Protocol, BaseURL: f.BaseURL, Model: probeModel(wp.choices, wp.tpl)}
+	if f.AuthURL != "" {
+		if msg := config.ValidateBaseURL(f.AuthURL); msg != "" {
+			f.Errors.Add("auth_url", "Entra ID authority "+msg)
+			return o.renderForm(c, http.StatusUnprocessableEntity, f)
+		}
+	}
+	probe := onboarding.Probe{Protocol: wp.tpl.Protocol, BaseURL: f.BaseURL, Model: probeModel(wp.choices, wp.tpl),
+		APIVersion: f.APIVersion, Region: f.Region, AuthURL: f.AuthURL}
 	verdicts := o.Verifier.VerifyAll(c.Request().Context(), probe, keys)
 	for i := range verdicts {
 		v := verdicts[i]
@@ -324,6 +332,12 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 		Custom: strings.TrimSpace(params.Get("custom_models")), Group: strings.TrimSpace(params.Get("group")),
 		NewGroup: strings.TrimSpace(params.Get("new_group")), Caller: strings.TrimSpace(params.Get("caller")),
 	}
+	if tpl.HasSetting("api_version") {
+		f.APIVersion, f.AuthURL = strings.TrimSpace(params.Get("api_version")), strings.TrimSpace(params.Get("auth_url"))
+	}
+	if tpl.HasSetting("region") {
+		f.Region = strings.TrimSpace(params.Get("region"))
+	}
 	for _, g := range snap.RouteGroups {
 		f.Groups = append(f.Groups, g.Name)
 	}
@@ -392,6 +406,7 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 	f.Pending = o.pendingChanges(c, snap)
 
 	ch := onboarding.Choices{Template: tpl.Code, ProviderName: f.ProviderName, BaseURL: f.BaseURL, Keys: wp.keys,
+		APIVersion: f.APIVersion, Region: f.Region, AuthURL: f.AuthURL,
 		Group: f.Group, NewGroup: f.NewGroup, Caller: f.Caller}
 	for _, r := range f.Models {
 		if r.Checked {

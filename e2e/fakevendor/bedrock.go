@@ -1,11 +1,18 @@
 package fakevendor
 
-// AWS Bedrock's Converse wire, with requests that must carry a valid AWS
-// Signature V4 (recomputed here with the AWS SDK's signer and compared):
+// AWS Bedrock's Converse and Anthropic-native invoke wires, with requests
+// that must carry a valid AWS Signature V4 (recomputed here with the AWS
+// SDK's signer and compared):
 //
 //	POST /model/MODEL_ID/converse          a Converse answer (JSON)
 //	POST /model/MODEL_ID/converse-stream   ConverseStream in the AWS binary
 //	                                       event-stream encoding (the SDK's encoder)
+//	POST /model/MODEL_ID/invoke            an Anthropic Messages body (with
+//	                                       anthropic_version, without model and
+//	                                       stream) → Anthropic's message (JSON)
+//	POST /model/MODEL_ID/invoke-with-response-stream
+//	                                       the same → chunk events whose bytes
+//	                                       are base64 Anthropic stream events
 //
 // The secret of an access key id is Options.AWSSecrets[id], else
 // "fake-secret-" + id. A wrong signature is 403 InvalidSignatureException, an
@@ -168,6 +175,12 @@ func (s *Server) routeBedrock(w http.ResponseWriter, r *http.Request, path strin
 		return
 	}
 	model, op := rest[:i], rest[i+1:]
+	switch op {
+	case "converse", "converse-stream", "invoke", "invoke-with-response-stream":
+	default:
+		bedrockException(w, http.StatusNotFound, "UnknownOperationException", "no route for "+path)
+		return
+	}
 	body, err := readBody(w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		bedrockException(w, http.StatusBadRequest, "ValidationException", "could not read the body")
@@ -188,11 +201,14 @@ func (s *Server) routeBedrock(w http.ResponseWriter, r *http.Request, path strin
 		c.record(StatusClientGone)
 		return
 	}
-	var in converseIn
+	it, promptBytes, maxTokens, bad := bedrockIntent(op, body)
 	switch {
-	case ferr != nil || json.Unmarshal(body, &in) != nil || len(in.Messages) == 0:
+	case ferr != nil || bad != "":
+		if bad == "" {
+			bad = "Malformed input request, please reformat your input and try again."
+		}
 		c.record(http.StatusBadRequest)
-		bedrockException(w, http.StatusBadRequest, "ValidationException", "Malformed input request, please reformat your input and try again.")
+		bedrockException(w, http.StatusBadRequest, "ValidationException", bad)
 		return
 	case f.Status >= 400:
 		name := bedrockStatusException[f.Status]
@@ -208,13 +224,32 @@ func (s *Server) routeBedrock(w http.ResponseWriter, r *http.Request, path strin
 		bedrockException(w, f.Status, name, "injected "+name)
 		return
 	}
-	it, promptBytes := in.intent()
-	rp := c.plan(model, promptBytes, in.InferenceConfig.MaxTokens, it)
-	if op == "converse-stream" {
+	rp := c.plan(model, promptBytes, maxTokens, it)
+	switch op {
+	case "converse-stream":
 		s.converseStream(c, rp)
-		return
+	case "converse":
+		c.writeJSON(http.StatusOK, converseAnswer(c, rp))
+	case "invoke-with-response-stream":
+		s.invokeStream(c, rp)
+	default:
+		c.writeJSON(http.StatusOK, invokeAnswer(c, rp))
 	}
-	c.writeJSON(http.StatusOK, converseAnswer(c, rp))
+}
+
+// bedrockIntent reads a request of op (Converse's body, or the invoke
+// path's Anthropic body); bad is the ValidationException's message when
+// Bedrock would refuse it.
+func bedrockIntent(op string, body []byte) (it intent, promptBytes, maxTokens int, bad string) {
+	if op == "converse" || op == "converse-stream" {
+		var in converseIn
+		if json.Unmarshal(body, &in) != nil || len(in.Messages) == 0 {
+			return it, 0, 0, "Malformed input request, please reformat your input and try again."
+		}
+		it, promptBytes = in.intent()
+		return it, promptBytes, in.InferenceConfig.MaxTokens, ""
+	}
+	return invokeIntent(body)
 }
 
 func converseStop(rp reply) string {

@@ -25,7 +25,8 @@ import (
 )
 
 // Bedrock speaks AWS Bedrock's Converse and ConverseStream APIs, for any
-// model: the upstream model is a model id or a cross-region inference
+// model, and InvokeModel's Anthropic-native body for a Messages caller to
+// a Claude model (bedrock_invoke.go): the upstream model is a model id or a cross-region inference
 // profile id ("us.anthropic.claude-…"). A key is an AWS credential written
 // "ACCESS_KEY_ID:SECRET_ACCESS_KEY" or
 // "ACCESS_KEY_ID:SECRET_ACCESS_KEY:SESSION_TOKEN", or the word

@@ -234,8 +234,12 @@ func converseFinish(reason string) (string, *Error) {
 	return "stop", nil
 }
 
-// Chat sends a Converse request.
+// Chat sends a Converse request, or a Messages caller's request to a
+// Claude model by the invoke path (bedrock_invoke.go).
 func (b Bedrock) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResult, error) {
+	if bedrockInvokes(t, r) {
+		return b.invokeChat(ctx, t, r)
+	}
 	body, e := converseBody(r, t.Capabilities)
 	if e != nil {
 		return nil, e
@@ -289,6 +293,9 @@ func (b Bedrock) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResul
 // ChatStream opens a ConverseStream, read through the AWS event-stream
 // framing with the SDK's decoder.
 func (b Bedrock) ChatStream(ctx context.Context, t Target, r *ChatRequest) (Stream, error) {
+	if bedrockInvokes(t, r) {
+		return b.invokeStream(ctx, t, r)
+	}
 	body, e := converseBody(r, t.Capabilities)
 	if e != nil {
 		return nil, e

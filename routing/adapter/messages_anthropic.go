@@ -75,9 +75,15 @@ func (a Anthropic) nativeChat(ctx context.Context, t Target, r *ChatRequest) (*C
 	if err != nil {
 		return nil, err
 	}
+	return anthropicNativeResult(raw, resp.StatusCode, r)
+}
+
+// anthropicNativeResult reads a Messages answer that passes as it is: its
+// finish and usage (estimated when the vendor reported none).
+func anthropicNativeResult(raw []byte, status int, r *ChatRequest) (*ChatResult, error) {
 	var ans anthropicResponse
 	if err := json.Unmarshal(raw, &ans); err != nil {
-		return nil, &Error{Class: ClassServer, Status: resp.StatusCode, Message: "malformed Anthropic response", Err: err}
+		return nil, &Error{Class: ClassServer, Status: status, Message: "malformed Anthropic response", Err: err}
 	}
 	if ans.Type == "error" && ans.Error != nil {
 		return nil, anthropicStreamError(ans.Error)
@@ -142,7 +148,7 @@ type anthropicNativeStream struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	body    io.ReadCloser
-	sse     *SSEReader
+	sse     nativeEvents
 	r       *ChatRequest
 	usage   anthropicUsage
 	finish  string
@@ -164,6 +170,13 @@ func (s *anthropicNativeStream) Usage() Usage {
 		s.est = &est
 	}
 	return *s.est
+}
+
+// nativeEvents is where a native Messages stream's events come from: an
+// SSE body (*SSEReader), or Bedrock's event-stream chunks. An error that
+// is an *Error is already classified.
+type nativeEvents interface {
+	Next() (SSEEvent, error)
 }
 
 var anthropicMessageStop = []byte("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
@@ -188,7 +201,11 @@ func (s *anthropicNativeStream) Next() (Chunk, error) {
 			continue
 		}
 		if err != nil {
-			s.err = ClassifyTransport(s.ctx, err)
+			var ue *Error
+			if !errors.As(err, &ue) {
+				ue = ClassifyTransport(s.ctx, err)
+			}
+			s.err = ue
 			continue
 		}
 		data := bytes.TrimSpace(ev.Data)

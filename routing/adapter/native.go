@@ -58,10 +58,11 @@ type Native struct {
 	View any
 }
 
-// Passes reports whether a deployment of protocol p with caps gets the
-// request natively.
+// Passes reports whether a deployment of wire p with caps gets the
+// request natively: p takes Protocol's bodies (config.NativeDialect; a
+// Claude model on Bedrock takes Messages bodies).
 func (n *Native) Passes(p config.Protocol, caps config.Capabilities) bool {
-	return n != nil && p == n.Protocol && (n.PassesIf == nil || n.PassesIf(caps))
+	return n != nil && config.NativeDialect(p) == n.Protocol && (n.PassesIf == nil || n.PassesIf(caps))
 }
 
 // param is the door's name of a canonical field.

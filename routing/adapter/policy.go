@@ -337,6 +337,8 @@ var fieldTables = sync.OnceValue(func() map[config.Protocol]FieldTable {
 			out[p] = f.Fields()
 		}
 	}
+	// A chat caller reaches a Claude model on Bedrock through Converse.
+	out[config.WireBedrockAnthropic] = out[config.ProtocolBedrock]
 	return out
 })
 
@@ -359,7 +361,7 @@ var Protocols = []struct {
 	{config.ProtocolOpenAI, "OpenAI protocol (OpenAI and compatible vendors)"},
 	{config.ProtocolAnthropic, "Anthropic protocol (Messages API)"},
 	{config.ProtocolGemini, "Gemini protocol (generateContent)"},
-	{config.ProtocolBedrock, "Bedrock protocol (Converse)"},
+	{config.ProtocolBedrock, "Bedrock protocol (Converse, every model)"},
 }
 
 // FieldTablesMarkdown renders the chat fields' table as the manual

@@ -389,18 +389,21 @@ func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 
 // Wire is the protocol whose request and answer shapes a deployment
 // speaks, which decides the field policy and what passes natively: Azure
-// OpenAI speaks OpenAI's; Bedrock speaks Converse, its own, for every model;
+// OpenAI speaks OpenAI's; Bedrock speaks Converse, its own, for every
+// model, and for a Claude model Anthropic's Messages too (WireBedrockAnthropic);
 // Vertex AI speaks Anthropic's Messages for a Claude model and Gemini's
 // for every other (VertexPublisher).
 func (d *RDeployment) Wire() Protocol { return WireOf(d.Provider.Protocol, d.UpstreamModel) }
 
 // WireOf is Wire for a provider protocol and an upstream model.
-func WireOf(p Protocol, model string) Protocol {
-	switch p {
-	case ProtocolAzure:
+func WireOf(p Protocol, upstreamModel string) Protocol {
+	switch {
+	case p == ProtocolAzure:
 		return ProtocolOpenAI
-	case ProtocolVertex:
-		if pub, _ := VertexPublisher(model); pub == VertexAnthropic {
+	case p == ProtocolBedrock && BedrockAnthropicModel(upstreamModel):
+		return WireBedrockAnthropic
+	case p == ProtocolVertex:
+		if pub, _ := VertexPublisher(upstreamModel); pub == VertexAnthropic {
 			return ProtocolAnthropic
 		}
 		return ProtocolGemini
@@ -427,4 +430,33 @@ func VertexPublisher(model string) (publisher, id string) {
 		return VertexAnthropic, model
 	}
 	return VertexGoogle, model
+}
+
+// WireBedrockAnthropic is the wire of a Claude model on Bedrock: a chat
+// caller's request goes through Converse (Bedrock's field table), a
+// Messages caller's body through Bedrock's Anthropic-native invoke path
+// (it passes natively, like an Anthropic deployment's). It is a wire,
+// never a provider's protocol.
+const WireBedrockAnthropic Protocol = "bedrock-anthropic"
+
+// NativeDialect is the protocol whose request body a wire takes as it is:
+// Anthropic's for WireBedrockAnthropic, the wire's own for the others.
+func NativeDialect(wire Protocol) Protocol {
+	if wire == WireBedrockAnthropic {
+		return ProtocolAnthropic
+	}
+	return wire
+}
+
+// BedrockAnthropicModel reports whether a Bedrock upstream model is one of
+// Anthropic's Claude models: a model id "anthropic.claude-…", a
+// cross-region inference profile id "us.anthropic.claude-…" (eu., apac.,
+// global., …), or an inference profile's ARN ending in either.
+func BedrockAnthropicModel(id string) bool {
+	id = id[strings.LastIndexByte(id, '/')+1:]
+	if strings.HasPrefix(id, "anthropic.claude") {
+		return true
+	}
+	_, rest, ok := strings.Cut(id, ".")
+	return ok && strings.HasPrefix(rest, "anthropic.claude")
 }

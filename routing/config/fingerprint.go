@@ -90,3 +90,24 @@ func serviceAccountFingerprint(doc string) string {
 	}
 	return SecretSet + " …" + sa.KeyID[len(sa.KeyID)-4:]
 }
+
+// CredentialKind is how a key of a provider of protocol p authenticates,
+// read from its fingerprint (which keeps a secret's first characters):
+// Azure's "api_key" or "entra" (client credentials, "entra:…"); Bedrock's
+// "aws_access_key" or "aws_default_chain" ("default-chain"); "" for the
+// other protocols, whose keys are all API keys.
+func CredentialKind(p Protocol, fingerprint string) string {
+	switch p {
+	case ProtocolAzure:
+		if strings.HasPrefix(fingerprint, "ent…") {
+			return "entra"
+		}
+		return "api_key"
+	case ProtocolBedrock:
+		if strings.HasPrefix(fingerprint, "def…") {
+			return "aws_default_chain"
+		}
+		return "aws_access_key"
+	}
+	return ""
+}

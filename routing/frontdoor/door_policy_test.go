@@ -186,7 +186,7 @@ func TestFieldPoliciesManual(t *testing.T) {
 	}
 	changed := map[string]bool{}
 	for marker, want := range map[string]string{
-		"messages-fields":  DoorPolicyMarkdown(MessagesPolicy, config.ProtocolAnthropic, "Anthropic (native)"),
+		"messages-fields":  DoorPolicyMarkdown(MessagesPolicy, config.ProtocolAnthropic, "Anthropic, Claude on Bedrock (native)"),
 		"responses-fields": DoorPolicyMarkdown(ResponsesPolicy, "", "OpenAI with `responses_api` (native)"),
 		"field-tables":     adapter.FieldTablesMarkdown(),
 	} {

@@ -75,7 +75,8 @@ func (f DoorField) outcome(p config.Protocol) string {
 // translates (the native protocol has its own column).
 func DoorPolicyMarkdown(rows []DoorField, native config.Protocol, nativeTitle string) string {
 	var protocols []config.Protocol
-	names := map[config.Protocol]string{config.ProtocolOpenAI: "OpenAI chat", config.ProtocolAnthropic: "Anthropic", config.ProtocolGemini: "Gemini"}
+	names := map[config.Protocol]string{config.ProtocolOpenAI: "OpenAI chat", config.ProtocolAnthropic: "Anthropic", config.ProtocolGemini: "Gemini",
+		config.ProtocolBedrock: "Bedrock Converse"}
 	var b strings.Builder
 	fmt.Fprintf(&b, "| field | %s | translated |", nativeTitle)
 	for _, p := range adapter.Protocols {

@@ -56,7 +56,14 @@ type Template struct {
 	// provider ones are set on the provider the wizard creates; all are
 	// shown to the operator (config.TemplateQuirks).
 	Quirks []config.Quirk `yaml:"quirks,omitempty"`
-	Models []Model        `yaml:"models"`
+	// APIVersion is an Azure OpenAI template's api-version; Region a
+	// Bedrock template's AWS region; AuthURL an Azure template's Entra ID
+	// token authority (empty: Microsoft's public cloud). The wizard shows
+	// each for the protocol that has it, pre-filled from here.
+	APIVersion string  `yaml:"api_version,omitempty"`
+	Region     string  `yaml:"region,omitempty"`
+	AuthURL    string  `yaml:"auth_url,omitempty"`
+	Models     []Model `yaml:"models"`
 }
 
 // ProviderQuirks are the template's quirks a provider is set to.
@@ -69,6 +76,22 @@ func (t *Template) ProviderQuirks() config.Quirks {
 	}
 	return out
 }
+
+// Settings names the extra provider settings t's protocol has, as the
+// wizard's field names: "api_version" and "auth_url" for Azure OpenAI,
+// "region" for AWS Bedrock.
+func (t *Template) Settings() []string {
+	switch t.Protocol {
+	case config.ProtocolAzure:
+		return []string{"api_version", "auth_url"}
+	case config.ProtocolBedrock:
+		return []string{"region"}
+	}
+	return nil
+}
+
+// HasSetting reports whether the wizard asks for setting on t.
+func (t *Template) HasSetting(setting string) bool { return slices.Contains(t.Settings(), setting) }
 
 // Model is one model a template offers.
 type Model struct {
@@ -343,8 +366,22 @@ func (c *Catalog) Validate(env config.Env) error {
 		if msg := config.ValidateBaseURL(t.BaseURL); msg != "" {
 			bad(t, "base_url %s", msg)
 		}
-		if fe := config.ValidateProvider(config.Provider{Name: t.Provider, Protocol: t.Protocol, BaseURL: t.BaseURL, TimeoutMS: 60000}); fe["name"] != "" {
+		fe := config.ValidateProvider(config.Provider{Name: t.Provider, Protocol: t.Protocol, BaseURL: t.BaseURL, TimeoutMS: 60000,
+			APIVersion: t.APIVersion, Region: t.Region, AuthURL: t.AuthURL})
+		if fe["name"] != "" {
 			bad(t, "provider name %q: %s", t.Provider, fe["name"])
+		}
+		for _, f := range []string{"api_version", "region", "auth_url"} {
+			if fe[f] != "" {
+				bad(t, "%s %s", f, fe[f])
+			}
+		}
+		if msg := cloudSettingMissing(t.Protocol, t.APIVersion, t.Region); msg != "" {
+			bad(t, "%s", msg)
+		}
+		azureOnly, bedrockOnly := t.APIVersion != "" || t.AuthURL != "", t.Region != ""
+		if (azureOnly && !t.HasSetting("api_version")) || (bedrockOnly && !t.HasSetting("region")) {
+			bad(t, "api_version and auth_url are Azure settings, region a Bedrock one")
 		}
 		if t.KeyOptional {
 			if fe := config.ValidateProviderKey("", t.DefaultKey, true); len(fe) > 0 {

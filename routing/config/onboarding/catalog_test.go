@@ -132,16 +132,20 @@ templates:
 
 func TestCatalogRejectsBadFiles(t *testing.T) {
 	for name, body := range map[string]string{
-		"unknown protocol":       `{upstream: m, kind: chat, tier: fast, capabilities: {thinking: false, vision: false, tools: false}, price: unknown}|protocol: grpc`,
-		"no capabilities":        `{upstream: m, kind: chat, tier: fast, price: unknown}|protocol: openai`,
-		"no dimension":           `{upstream: e, kind: embedding, tier: fast, capabilities: {thinking: false, vision: false, tools: false}, price: unknown}|protocol: openai`,
-		"no price":               `{upstream: m, kind: chat, tier: fast, capabilities: {thinking: false, vision: false, tools: false}}|protocol: openai`,
-		"price no date":          `{upstream: m, kind: chat, tier: fast, capabilities: {thinking: false, vision: false, tools: false}, price: {input: 1, output: 2, currency: USD, source: x}}|protocol: openai`,
-		"typo field":             `{upstream: m, kind: chat, tier: fast, capabilites: {thinking: false}, price: unknown}|protocol: openai`,
-		"embedding on anthropic": `{upstream: e, kind: embedding, tier: fast, dimension: 8, capabilities: {thinking: false, vision: false, tools: false}, price: unknown}|protocol: anthropic`,
+		"unknown protocol":          `{upstream: m, kind: chat, tier: fast, capabilities: {thinking: false, vision: false, tools: false}, price: unknown}|protocol: grpc`,
+		"no capabilities":           `{upstream: m, kind: chat, tier: fast, price: unknown}|protocol: openai`,
+		"no dimension":              `{upstream: e, kind: embedding, tier: fast, capabilities: {thinking: false, vision: false, tools: false}, price: unknown}|protocol: openai`,
+		"no price":                  `{upstream: m, kind: chat, tier: fast, capabilities: {thinking: false, vision: false, tools: false}}|protocol: openai`,
+		"price no date":             `{upstream: m, kind: chat, tier: fast, capabilities: {thinking: false, vision: false, tools: false}, price: {input: 1, output: 2, currency: USD, source: x}}|protocol: openai`,
+		"typo field":                `{upstream: m, kind: chat, tier: fast, capabilites: {thinking: false}, price: unknown}|protocol: openai`,
+		"azure without api-version": `{upstream: m, kind: chat, tier: fast, capabilities: {thinking: false, vision: false, tools: false}, price: unknown}|protocol: azure`,
+		"bedrock without region":    `{upstream: m, kind: chat, tier: fast, capabilities: {thinking: false, vision: false, tools: false}, price: unknown}|protocol: bedrock`,
+		"region on openai":          `{upstream: m, kind: chat, tier: fast, capabilities: {thinking: false, vision: false, tools: false}, price: unknown}|protocol: openai;region: us-east-1`,
+		"embedding on anthropic":    `{upstream: e, kind: embedding, tier: fast, dimension: 8, capabilities: {thinking: false, vision: false, tools: false}, price: unknown}|protocol: anthropic`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			model, proto, _ := strings.Cut(body, "|")
+			proto = strings.ReplaceAll(proto, ";", "\n    ")
 			text := "format: switchyard-catalog/v1\ntemplates:\n  - code: x\n    name: X\n    " + proto + "\n    base_url: https://x.example/v1\n    provider: x\n    models:\n      - " + model + "\n"
 			file := filepath.Join(t.TempDir(), "c.yaml")
 			if err := os.WriteFile(file, []byte(text), 0o600); err != nil {

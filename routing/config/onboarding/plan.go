@@ -19,12 +19,15 @@ type Choices struct {
 	Template     string
 	ProviderName string
 	BaseURL      string
-	Keys         []string // plaintext, held in memory only
-	Models       []Choice // ticked catalogue models, in catalogue order
-	Custom       []string // other upstream model names
-	Group        string   // an existing route group to extend; "" creates NewGroup
-	NewGroup     string
-	Caller       string // "" creates no caller
+	// APIVersion, Region and AuthURL are the cloud settings of the
+	// template's protocol (Template.Settings); the others are ignored.
+	APIVersion, Region, AuthURL string
+	Keys                        []string // plaintext, held in memory only
+	Models                      []Choice // ticked catalogue models, in catalogue order
+	Custom                      []string // other upstream model names
+	Group                       string   // an existing route group to extend; "" creates NewGroup
+	NewGroup                    string
+	Caller                      string // "" creates no caller
 }
 
 // Choice is one ticked model.
@@ -164,6 +167,19 @@ func (p *Plan) planProvider(ch Choices, draft config.Snapshot, errs config.Field
 	t := p.Template
 	p.Provider = config.Provider{Name: strings.TrimSpace(ch.ProviderName), Protocol: t.Protocol, BaseURL: strings.TrimSpace(ch.BaseURL), Enabled: true, TimeoutMS: 60000, Notes: providerNotes(t),
 		Quirks: t.ProviderQuirks()}
+	if t.HasSetting("api_version") {
+		p.Provider.APIVersion, p.Provider.AuthURL = strings.TrimSpace(ch.APIVersion), strings.TrimSpace(ch.AuthURL)
+	}
+	if t.HasSetting("region") {
+		p.Provider.Region = strings.TrimSpace(ch.Region)
+	}
+	if msg := cloudSettingMissing(t.Protocol, p.Provider.APIVersion, p.Provider.Region); msg != "" {
+		if t.Protocol == config.ProtocolAzure {
+			errs.Add("api_version", msg)
+		} else {
+			errs.Add("region", msg)
+		}
+	}
 	for field, msg := range config.ValidateProvider(p.Provider) {
 		switch field {
 		case "name":
@@ -589,3 +605,15 @@ func (p *Plan) Apply(draft config.Snapshot) config.Snapshot {
 
 // Secret is the key as pasted; only the store sees it, to seal it.
 func (k PlannedKey) Secret() string { return k.secret }
+
+// cloudSettingMissing says which setting a cloud protocol cannot do
+// without, "" when none is missing.
+func cloudSettingMissing(p config.Protocol, apiVersion, region string) string {
+	switch {
+	case p == config.ProtocolAzure && strings.TrimSpace(apiVersion) == "":
+		return "Azure OpenAI needs an api-version (for example 2024-10-21)"
+	case p == config.ProtocolBedrock && strings.TrimSpace(region) == "":
+		return "AWS Bedrock needs the region its requests are signed for (for example us-east-1)"
+	}
+	return ""
+}

@@ -326,3 +326,27 @@ func TestPlanCarriesCapabilities(t *testing.T) {
 		}
 	}
 }
+
+// The cloud templates carry their settings into the provider, and the plan
+// refuses an Azure provider without an api-version or a Bedrock one without
+// a region.
+func TestPlanCloudSettings(t *testing.T) {
+	cat := catalog(t)
+	az := mustPlan(t, cat, onboarding.Choices{Template: "azure-openai", ProviderName: "azure", BaseURL: "https://contoso.openai.azure.com",
+		APIVersion: " 2024-10-21 ", AuthURL: "https://login.microsoftonline.us", Region: "ignored", Keys: []string{"azure-key-0000001"}, Models: recommended(cat, "azure-openai"), NewGroup: "default"}, config.Snapshot{})
+	if p := az.Provider; p.Protocol != config.ProtocolAzure || p.APIVersion != "2024-10-21" || p.AuthURL != "https://login.microsoftonline.us" || p.Region != "" {
+		t.Errorf("azure provider %+v", p)
+	}
+	br := mustPlan(t, cat, onboarding.Choices{Template: "aws-bedrock", ProviderName: "bedrock", BaseURL: "https://bedrock-runtime.eu-west-1.amazonaws.com",
+		Region: "eu-west-1", APIVersion: "ignored", Keys: []string{"AKIAEXAMPLE1:secret-example-1"}, Models: recommended(cat, "aws-bedrock"), NewGroup: "default"}, config.Snapshot{})
+	if p := br.Provider; p.Protocol != config.ProtocolBedrock || p.Region != "eu-west-1" || p.APIVersion != "" {
+		t.Errorf("bedrock provider %+v", p)
+	}
+	for code, field := range map[string]string{"azure-openai": "api_version", "aws-bedrock": "region"} {
+		_, errs := onboarding.Build(cat, onboarding.Choices{Template: code, ProviderName: "p", BaseURL: "https://x.example", Keys: []string{"key-000000000001"},
+			Models: recommended(cat, code), NewGroup: "default"}, config.Snapshot{})
+		if errs[field] == "" {
+			t.Errorf("%s without %s: %v", code, field, errs)
+		}
+	}
+}

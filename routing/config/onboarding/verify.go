@@ -51,8 +51,11 @@ type Probe struct {
 	Protocol config.Protocol
 	BaseURL  string
 	// Model is tried with a one-token chat when the model list is not
-	// available (some compatible servers have no /models).
+	// available (some compatible servers have no /models); Bedrock, which
+	// lists no models to a runtime credential, verifies with it at once.
 	Model string
+	// APIVersion, Region and AuthURL are a cloud provider's settings.
+	APIVersion, Region, AuthURL string
 }
 
 // VerifyAll verifies keys, at most Concurrency at a time, and answers the
@@ -96,7 +99,10 @@ func (v *Verifier) Verify(ctx context.Context, p Probe, key string) Verdict {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	t := adapter.Target{BaseURL: p.BaseURL, APIKey: key, Client: client}
+	t := adapter.Target{BaseURL: p.BaseURL, APIKey: key, Client: client, APIVersion: p.APIVersion, Region: p.Region, AuthURL: p.AuthURL}
+	if p.Protocol == config.ProtocolBedrock {
+		t.UpstreamModel = p.Model
+	}
 	list, err := a.ListModels(ctx, t)
 	if err == nil {
 		vd.OK, vd.Models = true, list.Models

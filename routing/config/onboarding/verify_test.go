@@ -46,6 +46,11 @@ func TestVerify(t *testing.T) {
 		{"rate limited", onboarding.Probe{Protocol: config.ProtocolOpenAI, BaseURL: full.URL + "/v1"}, "sk-busy-000000001", true, adapter.ClassRateLimited, "rate limited"},
 		{"no list: chat", onboarding.Probe{Protocol: config.ProtocolOpenAI, BaseURL: nolist.URL + "/v1", Model: "my-model"}, "sk-good-000000001", true, "", "reachable: my-model answered a 1-token test"},
 		{"no list: rejected", onboarding.Probe{Protocol: config.ProtocolOpenAI, BaseURL: nolist.URL + "/v1", Model: "my-model"}, "bad-key-000000001", false, adapter.ClassAuth, "key rejected (401)"},
+		{"azure api-key", onboarding.Probe{Protocol: config.ProtocolAzure, BaseURL: full.URL, APIVersion: "2024-10-21"}, "azure-key-0000001", true, "", "reachable, "},
+		{"azure entra", onboarding.Probe{Protocol: config.ProtocolAzure, BaseURL: full.URL, APIVersion: "2024-10-21", AuthURL: full.URL}, "entra:tenant-1:client-1:secret-0001", true, "", "reachable, "},
+		{"azure entra refused", onboarding.Probe{Protocol: config.ProtocolAzure, BaseURL: full.URL, APIVersion: "2024-10-21", AuthURL: full.URL}, "entra:tenant-1:client-1:bad-secret-01", false, adapter.ClassAuth, "key rejected"},
+		{"bedrock signed", onboarding.Probe{Protocol: config.ProtocolBedrock, BaseURL: full.URL, Region: "eu-west-1", Model: "anthropic.claude-3-haiku-20240307-v1:0"}, "AKIAVERIFY01:fake-secret-AKIAVERIFY01", true, "", "reachable, 1 model listed"},
+		{"bedrock wrong secret", onboarding.Probe{Protocol: config.ProtocolBedrock, BaseURL: full.URL, Region: "eu-west-1", Model: "anthropic.claude-3-haiku-20240307-v1:0"}, "AKIAVERIFY01:not-the-secret", false, adapter.ClassAuth, "key rejected (403)"},
 		{"unreachable", onboarding.Probe{Protocol: config.ProtocolOpenAI, BaseURL: "http://127.0.0.1:1/v1"}, "sk-good-000000001", false, adapter.ClassNetwork, "cannot connect: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -60,7 +60,10 @@ type Form struct {
 	Template     onboarding.Template
 	ProviderName string
 	BaseURL      string
-	Keys         []SealedKey
+	// APIVersion, AuthURL (Azure) and Region (Bedrock) are the cloud
+	// settings the template's protocol asks for (Template.Settings).
+	APIVersion, AuthURL, Region string
+	Keys                        []SealedKey
 	// DefaultVerdict is the verification of a key-less template's
 	// placeholder key, when no key was given.
 	DefaultVerdict *onboarding.Verdict
@@ -251,6 +254,10 @@ func protocolHint(p config.Protocol) string {
 		return "Anthropic Messages API"
 	case config.ProtocolGemini:
 		return "Gemini API"
+	case config.ProtocolAzure:
+		return "your Azure OpenAI resource's endpoint"
+	case config.ProtocolBedrock:
+		return "bedrock-runtime endpoint of the region"
 	}
 	return "OpenAI-compatible; include the /v1 path"
 }

@@ -46,3 +46,35 @@ func TestFormShowsTheSavedKindsFields(t *testing.T) {
 		}
 	}
 }
+
+// The list shows a cloud provider's settings and how its keys
+// authenticate, read from the keys' fingerprints; other kinds show none.
+func TestListShowsCloudSettings(t *testing.T) {
+	fp := config.KeyFingerprint
+	rows := []Row{
+		{Provider: config.Provider{ID: 1, Name: "az", Protocol: config.ProtocolAzure, APIVersion: "2024-10-21", AuthURL: "https://login.microsoftonline.us",
+			Keys: []config.ProviderKey{{ID: 1, Fingerprint: fp("azure-key-0000001")}, {ID: 2, Fingerprint: fp("entra:t:c:secret-000001")}}}},
+		{Provider: config.Provider{ID: 2, Name: "br", Protocol: config.ProtocolBedrock,
+			Keys: []config.ProviderKey{{ID: 3, Fingerprint: fp("default-chain")}}}},
+		{Provider: config.Provider{ID: 3, Name: "oa", Protocol: config.ProtocolOpenAI, Keys: []config.ProviderKey{{ID: 4, Fingerprint: fp("sk-openai-000001")}}}},
+	}
+	var b bytes.Buffer
+	if err := List(ListPage{Rows: rows}).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{
+		"api-version 2024-10-21 · Entra authority https://login.microsoftonline.us · auth api-key and Entra ID client credentials",
+		"region none (set one: requests cannot be signed) · auth AWS default credential chain",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the list lacks %q", want)
+		}
+	}
+	if n := strings.Count(html, `data-testid="provider-cloud"`); n != 2 {
+		t.Errorf("%d cloud settings lines, want 2 (none for OpenAI)", n)
+	}
+	if strings.Contains(html, "secret-000001") {
+		t.Error("the list shows a secret")
+	}
+}

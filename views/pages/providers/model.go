@@ -2,6 +2,7 @@
 package providers
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -178,4 +179,46 @@ func QuirkSummary(p config.Provider) string {
 		parts = append(parts, strings.ToLower(l[:1])+l[1:])
 	}
 	return strings.Join(parts, "; ")
+}
+
+// credentialWords name the credential kinds (config.CredentialKind).
+var credentialWords = map[string]string{
+	"api_key": "api-key", "entra": "Entra ID client credentials",
+	"aws_access_key": "AWS access keys", "aws_default_chain": "AWS default credential chain",
+}
+
+// CloudSettings describes a cloud provider's own settings for the list:
+// Azure's api-version and Entra authority, Bedrock's region, and how its
+// keys authenticate ("" for the other protocols).
+func CloudSettings(p config.Provider) string {
+	var parts []string
+	switch p.Protocol {
+	case config.ProtocolAzure:
+		v := p.APIVersion
+		if v == "" {
+			v = "none (set one: calls cannot be made)"
+		}
+		parts = append(parts, "api-version "+v)
+		if p.AuthURL != "" {
+			parts = append(parts, "Entra authority "+p.AuthURL)
+		}
+	case config.ProtocolBedrock:
+		r := p.Region
+		if r == "" {
+			r = "none (set one: requests cannot be signed)"
+		}
+		parts = append(parts, "region "+r)
+	default:
+		return ""
+	}
+	var kinds []string
+	for _, k := range p.Keys {
+		if w := credentialWords[config.CredentialKind(p.Protocol, k.Fingerprint)]; w != "" && !slices.Contains(kinds, w) {
+			kinds = append(kinds, w)
+		}
+	}
+	if len(kinds) > 0 {
+		parts = append(parts, "auth "+strings.Join(kinds, " and "))
+	}
+	return strings.Join(parts, " · ")
 }
