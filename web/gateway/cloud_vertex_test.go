@@ -202,6 +202,12 @@ func TestVertexJourney(t *testing.T) {
 			httpResp.Header.Get("X-Switchyard-Attempts") != "2" {
 			t.Fatalf("served by %q after %s attempts: %q", httpResp.Header.Get("X-Switchyard-Provider"), httpResp.Header.Get("X-Switchyard-Attempts"), resp.Choices[0].Message.Content)
 		}
+		// The call log's attempt trail names the Vertex attempt and its class.
+		trail := gjson.Get(waitRow(t, e.Store.DB(), httpResp.Header.Get("X-Request-Id")).Attempts.String, "attempts")
+		if len(trail.Array()) != 2 || trail.Get("0.provider").Str != "vertex-usc1" || trail.Get("0.class").Str != "server" || trail.Get("0.status").Int() != 503 ||
+			!strings.HasPrefix(trail.Get("0.key").Str, config.SecretSet) || trail.Get("1.provider").Str != "azure-east" {
+			t.Fatalf("attempt trail %s", trail.Raw)
+		}
 	})
 
 	t.Run("token renewed before expiry without a failed call", func(t *testing.T) {
