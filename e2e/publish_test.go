@@ -375,8 +375,8 @@ func TestEveryFindingLinksToTheControlThatFixesIt(t *testing.T) {
 		walked[l.check] = true
 	}
 	// The cloud-settings finding links to a field the provider form shows
-	// only for an Azure or Bedrock provider, and this walk's draft has
-	// neither; providers/TestFormShowsTheSavedKindsFields covers it.
+	// only for an Azure, Bedrock or Vertex AI provider, and this walk's
+	// draft has none; providers/TestFormShowsTheSavedKindsFields covers it.
 	walked[config.CheckCloudSettings] = true
 	for _, c := range config.Checks {
 		if !walked[c.ID] {

@@ -51,10 +51,14 @@ type vertexRoute struct {
 	bearer                             []string // "Bearer " + the access token
 }
 
-// VertexBaseURL is the endpoint of a Vertex AI provider: its base URL
-// when set, else the regional endpoint of location.
+// VertexBaseURL is the endpoint of a Vertex AI provider: the endpoint of
+// its location when the base URL is empty or one of Google's own (a
+// regional endpoint serves only its own location, so a base URL left from
+// another location cannot misroute), else the base URL (a private or
+// test endpoint).
 func VertexBaseURL(base, location string) string {
-	if b := vendorBaseURL(base, "/v1"); b != "" {
+	b := vendorBaseURL(base, "/v1")
+	if u, err := url.Parse(b); b != "" && (err != nil || !strings.HasSuffix(u.Hostname(), "aiplatform.googleapis.com")) {
 		return b
 	}
 	location = strings.TrimSpace(location)

@@ -31,6 +31,8 @@ func TestVertexURLs(t *testing.T) {
 			"https://aiplatform.googleapis.com/v1/projects/p1/locations/global/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict"},
 		{"https://vertex.example.com/v1/", "us-east5", "my proj", "anthropic/claude-opus-4-1@20250805", "streamRawPredict",
 			"https://vertex.example.com/v1/projects/my%20proj/locations/us-east5/publishers/anthropic/models/claude-opus-4-1@20250805:streamRawPredict"},
+		{"https://us-central1-aiplatform.googleapis.com", "europe-west4", "p1", "gemini-2.5-flash", "generateContent",
+			"https://europe-west4-aiplatform.googleapis.com/v1/projects/p1/locations/europe-west4/publishers/google/models/gemini-2.5-flash:generateContent"},
 		{"http://127.0.0.1:9", " us-central1 ", "p1", "gemma-3/x", "generateContent",
 			"http://127.0.0.1:9/v1/projects/p1/locations/us-central1/publishers/google/models/gemma-3%2Fx:generateContent"},
 	} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rsa"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +14,11 @@ import (
 	"github.com/tidwall/gjson"
 
 	"switchyard/e2e/fakevendor"
+	"switchyard/routing/adapter"
 	"switchyard/routing/config"
+	"switchyard/store"
 	"switchyard/web/gateway/gatewaytest"
+	"switchyard/web/webtest"
 )
 
 // Vertex AI's publisher models in the journey: a Gemini model and a
@@ -198,6 +202,12 @@ func TestVertexJourney(t *testing.T) {
 			httpResp.Header.Get("X-Switchyard-Attempts") != "2" {
 			t.Fatalf("served by %q after %s attempts: %q", httpResp.Header.Get("X-Switchyard-Provider"), httpResp.Header.Get("X-Switchyard-Attempts"), resp.Choices[0].Message.Content)
 		}
+		// The call log's attempt trail names the Vertex attempt and its class.
+		trail := gjson.Get(waitRow(t, e.Store.DB(), httpResp.Header.Get("X-Request-Id")).Attempts.String, "attempts")
+		if len(trail.Array()) != 2 || trail.Get("0.provider").Str != "vertex-usc1" || trail.Get("0.class").Str != "server" || trail.Get("0.status").Int() != 503 ||
+			!strings.HasPrefix(trail.Get("0.key").Str, config.SecretSet) || trail.Get("1.provider").Str != "azure-east" {
+			t.Fatalf("attempt trail %s", trail.Raw)
+		}
 	})
 
 	t.Run("token renewed before expiry without a failed call", func(t *testing.T) {
@@ -231,4 +241,75 @@ func TestVertexJourney(t *testing.T) {
 			t.Fatalf("tokens issued %d (was %d), attempts %s", n, issued, httpResp.Header.Get("X-Switchyard-Attempts"))
 		}
 	})
+}
+
+// TestVertexConsole: an operator adds a Vertex AI provider in the console
+// with only its own fields (project, location, token endpoint, no base
+// URL); a bad token endpoint is refused at its own field; a service
+// account's key file (line breaks and all) joins the key pool and is shown
+// only as set — never its private key, in the form, the list or the
+// export; the dry-run refuses a Vertex provider without a project.
+func TestVertexConsole(t *testing.T) {
+	t.Parallel()
+	e := gatewaytest.New(t)
+	ctx := context.Background()
+	ops := webtest.LoginAt(t, e.Store, e.URL, "ops", store.RoleAdmin)
+	form := url.Values{"name": {"vx"}, "protocol": {"vertex"}, "base_url": {""}, "enabled": {"on"}, "timeout_ms": {"60000"},
+		"project": {"proj-one"}, "location": {"europe-west4"}, "token_url": {"ftp://token"}, "region": {"us-east-1"}, "api_version": {"2024-10-21"}}
+	res, doc, _ := ops.PostFormRaw("/providers", form)
+	if res.StatusCode != http.StatusUnprocessableEntity || doc.Find(".has-error #f-token_url").Length() != 1 || doc.Find(".has-error #f-auth_url").Length() != 0 {
+		t.Fatalf("a bad token endpoint: %d, errors %q", res.StatusCode, doc.Find(".has-error").Text())
+	}
+	form.Set("token_url", e.FakeURL+"/token")
+	if res, _ := ops.PostForm("/providers", form); res.StatusCode != http.StatusOK {
+		t.Fatalf("save: %d", res.StatusCode)
+	}
+	snap, _, err := e.Store.Draft(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p config.Provider
+	for _, x := range snap.Providers {
+		if x.Name == "vx" {
+			p = x
+		}
+	}
+	if p.Protocol != config.ProtocolVertex || p.Project != "proj-one" || p.Region != "europe-west4" || p.AuthURL != e.FakeURL+"/token" || p.BaseURL != "" || p.APIVersion != "" {
+		t.Fatalf("stored %+v", p)
+	}
+
+	file, _, err := fakevendor.ServiceAccount("svc@proj-one.iam.gserviceaccount.com", "proj-one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := ops.PostForm("/providers/"+itoa(p.ID)+"/keys", url.Values{"label": {"svc"}, "secret": {file}}); res.StatusCode != http.StatusOK {
+		t.Fatalf("add key: %d", res.StatusCode)
+	}
+	for _, page := range []string{"/providers/" + itoa(p.ID) + "/edit", "/providers", "/config/export"} {
+		_, _, raw := ops.GetRaw(page)
+		if strings.Contains(raw, "PRIVATE KEY") || strings.Contains(raw, "MII") {
+			t.Fatalf("%s shows the service account's key", page)
+		}
+		if page == "/providers" && !strings.Contains(raw, config.SecretSet) {
+			t.Fatalf("%s does not show the key file as set", page)
+		}
+	}
+
+	form.Set("project", "")
+	if res, _ := ops.PostForm("/providers/"+itoa(p.ID), form); res.StatusCode != http.StatusOK {
+		t.Fatalf("save without project: %d", res.StatusCode)
+	}
+	snap, _, err = e.Store.Draft(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range config.DryRun(snap, adapter.Support()).Findings {
+		if f.Check == config.CheckCloudSettings && f.Object.Name == "vx" && f.Object.Field == "project" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("the dry-run does not name the missing project")
+	}
 }

@@ -132,6 +132,22 @@ func protocolOptions() []components.Option {
 	}
 }
 
+// keyLabel names what a provider's key pool holds.
+func keyLabel(p config.Protocol) string {
+	if p == config.ProtocolVertex {
+		return "Service-account key file"
+	}
+	return "API key"
+}
+
+// keyHint says how to enter a key of p.
+func keyHint(p config.Protocol) string {
+	if p == config.ProtocolVertex {
+		return "write-only; paste the whole JSON key file"
+	}
+	return "write-only"
+}
+
 // vertexValue is v for a Vertex AI provider's own fields (its location and
 // token endpoint live in the columns Bedrock and Azure use), empty for any
 // other kind.

@@ -830,7 +830,7 @@ func KeyPool(p Pool) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = components.Field(components.FieldProps{Name: "secret", Label: "API key", Type: "password", Hint: "write-only", Errors: p.Form.Errors, Attrs: templ.Attributes{"autocomplete": "new-password", "data-testid": "key-secret"}}).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = components.Field(components.FieldProps{Name: "secret", Label: keyLabel(p.Provider.Protocol), Type: "password", Hint: keyHint(p.Provider.Protocol), Errors: p.Form.Errors, Attrs: templ.Attributes{"autocomplete": "new-password", "data-testid": "key-secret"}}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -285,8 +285,8 @@ func (b *Builder) Provider(name string, protocol config.Protocol, baseURL string
 	return id
 }
 
-// CloudProvider adds p (an Azure or Bedrock provider: its api-version,
-// region or token endpoint set) with the given key secrets; an empty
+// CloudProvider adds p (an Azure, Bedrock or Vertex AI provider: its api-version,
+// region, project or token endpoint set) with the given key secrets; an empty
 // BaseURL means the fake vendor's URL.
 func (b *Builder) CloudProvider(p config.Provider, keys ...string) int64 {
 	b.e.T.Helper()
