@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"switchyard/store/jsontext"
+	"switchyard/routing/wire"
 )
 
 // The roll-ups of a batch's rows — call_stats per hour, cost_rollups per
@@ -450,7 +450,7 @@ func appendJSONHour(b []byte, hour int64) []byte {
 
 func appendJSONField(b []byte, key, s string) []byte {
 	b = append(append(append(b, ',', '"'), key...), '"', ':')
-	return jsontext.AppendString(b, s)
+	return wire.AppendString(b, s)
 }
 
 func appendJSONInt(b []byte, key string, n int64) []byte {
