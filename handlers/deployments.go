@@ -47,7 +47,7 @@ func (h *Handler) DeploymentNew(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.LogicModels.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (h *Handler) DeploymentEdit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.LogicModels.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (h *Handler) DeploymentCreate(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	snap, _, err := h.Store.Draft(ctx)
+	snap, _, err := h.LogicModels.Draft(ctx)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (h *Handler) DeploymentCreate(c echo.Context) error {
 		reweight = config.Rebalance(m.Deployments, d.Weight)
 	}
 	if len(errs) == 0 {
-		if _, err := h.Store.CreateDeploymentRebalanced(ctx, m.ID, d, reweight); err != nil {
+		if _, err := h.LogicModels.CreateDeploymentRebalanced(ctx, m.ID, d, reweight); err != nil {
 			fe, ok := fieldErrors(err)
 			if !ok {
 				return notFoundOr(err)
@@ -176,7 +176,7 @@ func (h *Handler) DeploymentUpdate(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	snap, _, err := h.Store.Draft(ctx)
+	snap, _, err := h.LogicModels.Draft(ctx)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (h *Handler) DeploymentUpdate(c echo.Context) error {
 	}
 	d, errs := deploymentFromForm(c, old, m.Kind)
 	if len(errs) == 0 {
-		if err := h.Store.UpdateDeployment(ctx, id, d); err != nil {
+		if err := h.LogicModels.UpdateDeployment(ctx, id, d); err != nil {
 			fe, ok := fieldErrors(err)
 			if !ok {
 				return notFoundOr(err)
@@ -219,11 +219,11 @@ func (h *Handler) DeploymentDelete(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	mid, err := h.Store.DeploymentModel(ctx, id)
+	mid, err := h.LogicModels.DeploymentModel(ctx, id)
 	if err != nil {
 		return notFoundOr(err)
 	}
-	if err := h.Store.DeleteDeployment(ctx, id); err != nil {
+	if err := h.LogicModels.DeleteDeployment(ctx, id); err != nil {
 		return notFoundOr(err)
 	}
 	return h.renderModelPanel(c, mid, models.Panel{}, "Deployment deleted. Publish to make it live.")
@@ -233,7 +233,7 @@ func (h *Handler) DeploymentDelete(c echo.Context) error {
 func (h *Handler) DeploymentEnabled(c echo.Context) error {
 	enabled := formBool(c, "enabled")
 	return h.deploymentQuick(c, func(ctx context.Context, id int64, _ config.FieldErrors) error {
-		return h.Store.SetDeploymentEnabled(ctx, id, enabled)
+		return h.LogicModels.SetDeploymentEnabled(ctx, id, enabled)
 	})
 }
 
@@ -242,7 +242,7 @@ func (h *Handler) DeploymentEnabled(c echo.Context) error {
 func (h *Handler) DeploymentParked(c echo.Context) error {
 	parked := formBool(c, "parked")
 	return h.deploymentQuick(c, func(ctx context.Context, id int64, _ config.FieldErrors) error {
-		return h.Store.SetDeploymentParked(ctx, id, parked)
+		return h.LogicModels.SetDeploymentParked(ctx, id, parked)
 	})
 }
 
@@ -256,7 +256,7 @@ func (h *Handler) DeploymentWeight(c echo.Context) error {
 		if len(errs) > 0 {
 			return nil
 		}
-		return h.Store.SetDeploymentWeight(ctx, id, w)
+		return h.LogicModels.SetDeploymentWeight(ctx, id, w)
 	})
 }
 
@@ -269,7 +269,7 @@ func (h *Handler) deploymentQuick(c echo.Context, change func(context.Context, i
 		return err
 	}
 	ctx := c.Request().Context()
-	snap, _, err := h.Store.Draft(ctx)
+	snap, _, err := h.LogicModels.Draft(ctx)
 	if err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func (h *Handler) renderModelPanel(c echo.Context, modelID int64, refusal models
 		h.flash(c, msg)
 		return httpx.Redirect(c, "/logic-models#model-"+strconv.FormatInt(modelID, 10))
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.LogicModels.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
