@@ -439,7 +439,10 @@ func (ru *rollups) appendQueuesJSON(b []byte) []byte {
 	return append(b, ']')
 }
 
-// JSON for the roll-up statement's arguments (json_to_recordset).
+// JSON for the roll-up statement's arguments (json_to_recordset), written
+// by hand: BenchmarkRollupJSON measured encoding/json over row structs at
+// about 0.5 MB in some 660 allocations per batch of 1,000 records, where
+// these append to the batch's reused buffers and allocate nothing.
 
 // appendJSONHour appends the first field of an object: "hour".
 func appendJSONHour(b []byte, hour int64) []byte {
