@@ -276,18 +276,16 @@ func (h *Handler) CallerSave(c echo.Context) error {
 
 // CallerDelete deletes a caller; its keys stop working at once.
 func (h *Handler) CallerDelete(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := h.Callers.DeleteCaller(c.Request().Context(), id); err != nil {
-		if fe, ok := fieldErrors(err); ok {
-			h.flashError(c, "Not deleted: "+fe["_"])
-			return httpx.Redirect(c, "/callers/"+strconv.FormatInt(id, 10))
-		}
-		return notFoundOr(err)
-	}
-	h.Log.Info("caller deleted", "caller_id", id, "by", httpx.CurrentPrincipal(c).Name)
-	h.flash(c, "Caller deleted; its API keys no longer work. Publish to remove it from the live version.")
-	return httpx.Redirect(c, "/callers")
+	return deleting{
+		del: func(ctx context.Context, id int64) error {
+			if err := h.Callers.DeleteCaller(ctx, id); err != nil {
+				return err
+			}
+			h.Log.Info("caller deleted", "caller_id", id, "by", httpx.CurrentPrincipal(c).Name)
+			return nil
+		},
+		shown:   func(id int64) string { return "/callers/" + strconv.FormatInt(id, 10) },
+		deleted: "Caller deleted; its API keys no longer work. Publish to remove it from the live version.",
+		list:    "/callers",
+	}.run(h, c)
 }

@@ -64,19 +64,29 @@ func (h *Handler) DeploymentNew(c echo.Context) error {
 	return httpx.Render(c, http.StatusOK, models.DeploymentFormPage(h.page(c, "Add deployment of "+m.Code, "models"), f), nil)
 }
 
-// DeploymentEdit shows a deployment's form.
-func (h *Handler) DeploymentEdit(c echo.Context) error {
+// deploymentOf finds the deployment of the :id parameter in the draft, with
+// its logic model; an unknown id is a 404.
+func (h *Handler) deploymentOf(c echo.Context) (int64, config.Snapshot, config.LogicModel, config.Deployment, error) {
 	id, err := idParam(c, "id")
 	if err != nil {
-		return err
+		return 0, config.Snapshot{}, config.LogicModel{}, config.Deployment{}, err
 	}
 	snap, _, err := h.LogicModels.Draft(c.Request().Context())
 	if err != nil {
-		return err
+		return 0, snap, config.LogicModel{}, config.Deployment{}, err
 	}
 	m, d, ok := deploymentByID(snap, id)
 	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound, "no such deployment")
+		return 0, snap, m, d, echo.NewHTTPError(http.StatusNotFound, "no such deployment")
+	}
+	return id, snap, m, d, nil
+}
+
+// DeploymentEdit shows a deployment's form.
+func (h *Handler) DeploymentEdit(c echo.Context) error {
+	id, snap, m, d, err := h.deploymentOf(c)
+	if err != nil {
+		return err
 	}
 	f := models.DeploymentForm{ID: id, Model: m, V: d, Providers: deploymentProviderOptions(snap, d.Provider), CSRF: httpx.CSRFToken(c)}
 	return httpx.Render(c, http.StatusOK, models.DeploymentFormPage(h.page(c, "Edit deployment of "+m.Code, "models"), f), nil)
@@ -171,19 +181,11 @@ func (h *Handler) DeploymentCreate(c echo.Context) error {
 
 // DeploymentUpdate changes a deployment.
 func (h *Handler) DeploymentUpdate(c echo.Context) error {
-	id, err := idParam(c, "id")
+	id, snap, m, old, err := h.deploymentOf(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	snap, _, err := h.LogicModels.Draft(ctx)
-	if err != nil {
-		return err
-	}
-	m, old, ok := deploymentByID(snap, id)
-	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound, "no such deployment")
-	}
 	d, errs := deploymentFromForm(c, old, m.Kind)
 	if len(errs) == 0 {
 		if err := h.LogicModels.UpdateDeployment(ctx, id, d); err != nil {
@@ -264,19 +266,11 @@ func (h *Handler) DeploymentWeight(c echo.Context) error {
 // re-renders its logic model's panel, with the refusal on the row when the
 // change is invalid (422, nothing stored).
 func (h *Handler) deploymentQuick(c echo.Context, change func(context.Context, int64, config.FieldErrors) error) error {
-	id, err := idParam(c, "id")
+	id, _, m, d, err := h.deploymentOf(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	snap, _, err := h.LogicModels.Draft(ctx)
-	if err != nil {
-		return err
-	}
-	m, d, ok := deploymentByID(snap, id)
-	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound, "no such deployment")
-	}
 	errs := config.FieldErrors{}
 	if err := change(ctx, id, errs); err != nil {
 		fe, ok := fieldErrors(err)

@@ -140,17 +140,10 @@ func (h *Handler) LogicModelSave(c echo.Context) error {
 // LogicModelDelete deletes a logic model and its deployments unless a
 // candidate still uses it.
 func (h *Handler) LogicModelDelete(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := h.LogicModels.DeleteLogicModel(c.Request().Context(), id); err != nil {
-		if fe, ok := fieldErrors(err); ok {
-			h.flashError(c, "Not deleted: "+fe["_"])
-			return httpx.Redirect(c, "/logic-models#model-"+strconv.FormatInt(id, 10))
-		}
-		return notFoundOr(err)
-	}
-	h.flash(c, "Logic model deleted with its deployments.")
-	return httpx.Redirect(c, "/logic-models")
+	return deleting{
+		del:     h.LogicModels.DeleteLogicModel,
+		shown:   func(id int64) string { return "/logic-models#model-" + strconv.FormatInt(id, 10) },
+		deleted: "Logic model deleted with its deployments.",
+		list:    "/logic-models",
+	}.run(h, c)
 }

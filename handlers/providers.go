@@ -188,19 +188,7 @@ func (h *Handler) ProviderSave(c echo.Context) error {
 
 // ProviderDelete deletes a provider unless deployments still use it.
 func (h *Handler) ProviderDelete(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := h.Providers.DeleteProvider(c.Request().Context(), id); err != nil {
-		if fe, ok := fieldErrors(err); ok {
-			h.flashError(c, "Not deleted: "+fe["_"])
-			return httpx.Redirect(c, "/providers")
-		}
-		return notFoundOr(err)
-	}
-	h.flash(c, "Provider deleted.")
-	return httpx.Redirect(c, "/providers")
+	return deleting{del: h.Providers.DeleteProvider, deleted: "Provider deleted.", list: "/providers"}.run(h, c)
 }
 
 // renderPool re-renders one provider's key pool fragment.

@@ -151,17 +151,5 @@ func (h *Handler) RouteGroupSave(c echo.Context) error {
 // RouteGroupDelete deletes a route group unless callers are still bound to
 // it or a dedicated group falls back to it.
 func (h *Handler) RouteGroupDelete(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := h.RouteGroups.DeleteRouteGroup(c.Request().Context(), id); err != nil {
-		if fe, ok := fieldErrors(err); ok {
-			h.flashError(c, "Not deleted: "+fe["_"])
-			return httpx.Redirect(c, "/route-groups")
-		}
-		return notFoundOr(err)
-	}
-	h.flash(c, "Route group deleted.")
-	return httpx.Redirect(c, "/route-groups")
+	return deleting{del: h.RouteGroups.DeleteRouteGroup, deleted: "Route group deleted.", list: "/route-groups"}.run(h, c)
 }

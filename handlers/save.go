@@ -67,3 +67,43 @@ func (s saving[T]) run(h *Handler, c echo.Context) error {
 	h.flash(c, flash)
 	return httpx.Redirect(c, next)
 }
+
+// deleting is the console's delete flow of the object named by the :id
+// parameter: a refusal because other objects still refer to it is flashed
+// in red on the way back to where the object is shown, a deletion is
+// flashed on the way to the list. Not found is a 404.
+type deleting struct {
+	del func(ctx context.Context, id int64) error
+	// refused words a refusal, why naming what still refers to the object;
+	// nil says "Not deleted: " and why.
+	refused func(why string) string
+	// shown is where the object is shown; nil is the list.
+	shown   func(id int64) string
+	deleted string
+	list    string
+}
+
+// run answers one delete POST.
+func (d deleting) run(h *Handler, c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := d.del(c.Request().Context(), id); err != nil {
+		fe, ok := fieldErrors(err)
+		if !ok {
+			return notFoundOr(err)
+		}
+		msg, back := "Not deleted: "+fe["_"], d.list
+		if d.refused != nil {
+			msg = d.refused(fe["_"])
+		}
+		if d.shown != nil {
+			back = d.shown(id)
+		}
+		h.flashError(c, msg)
+		return httpx.Redirect(c, back)
+	}
+	h.flash(c, d.deleted)
+	return httpx.Redirect(c, d.list)
+}

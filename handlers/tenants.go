@@ -91,17 +91,12 @@ func (h *Handler) TenantSave(c echo.Context) error {
 
 // TenantDelete deletes a tenant unless route groups or callers belong to it.
 func (h *Handler) TenantDelete(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := h.Tenants.DeleteTenant(c.Request().Context(), id); err != nil {
-		if fe, ok := fieldErrors(err); ok {
-			h.flashError(c, "Not deleted: "+fe["_"]+". Move them to another tenant or delete them first.")
-			return httpx.Redirect(c, "/tenants")
-		}
-		return notFoundOr(err)
-	}
-	h.flash(c, "Tenant deleted. Publish to make the change live.")
-	return httpx.Redirect(c, "/tenants")
+	return deleting{
+		del: h.Tenants.DeleteTenant,
+		refused: func(why string) string {
+			return "Not deleted: " + why + ". Move them to another tenant or delete them first."
+		},
+		deleted: "Tenant deleted. Publish to make the change live.",
+		list:    "/tenants",
+	}.run(h, c)
 }
