@@ -51,16 +51,13 @@ type (
 
 var (
 	ErrAliasesChanged   = rows.ErrAliasesChanged
-	OnboardingBatchOf   = rows.OnboardingBatchOf
 	ErrNotFound         = rows.ErrNotFound
 	ErrBadLogin         = rows.ErrBadLogin
-	ValidateUser        = rows.ValidateUser
-	ValidatePassword    = rows.ValidatePassword
-	RandomPassword      = rows.RandomPassword
 	ErrDraftChanged     = rows.ErrDraftChanged
 	ErrNothingToPublish = rows.ErrNothingToPublish
 )
 
 // ValidateSnapshot runs the per-entity validators and the reference checks
-// of a whole snapshot (see config.ValidateSnapshot).
-var ValidateSnapshot = config.ValidateSnapshot
+// of a whole snapshot: config.ValidateSnapshot, under the name the draft's
+// replacement calls.
+func ValidateSnapshot(s config.Snapshot) error { return config.ValidateSnapshot(s) }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"switchyard/routing/config"
+	"switchyard/store/rows"
 )
 
 var dummyHash = sync.OnceValue(func() []byte {
@@ -20,7 +21,7 @@ var dummyHash = sync.OnceValue(func() []byte {
 
 // CreateUser adds a console user with a bcrypt-hashed password.
 func (s *Store) CreateUser(ctx context.Context, username, password, role string) (int64, error) {
-	if err := ValidateUser(username, password, role).Err(); err != nil {
+	if err := rows.ValidateUser(username, password, role).Err(); err != nil {
 		return 0, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
@@ -165,7 +166,7 @@ func (s *Store) ResetPasswordByName(ctx context.Context, username, password stri
 
 func (s *Store) resetPassword(ctx context.Context, where string, who any, password string) (PasswordReset, error) {
 	var r PasswordReset
-	if err := ValidatePassword(password).Err(); err != nil {
+	if err := rows.ValidatePassword(password).Err(); err != nil {
 		return r, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
