@@ -9,7 +9,7 @@ import (
 
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
-	"switchyard/store"
+	"switchyard/store/rows"
 )
 
 // Admin API: callers and their API keys. A key's plaintext is answered once,
@@ -17,7 +17,7 @@ import (
 
 // APICallers lists the draft's callers with their limits and live keys.
 func (h *Handler) APICallers(c echo.Context) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Callers.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (h *Handler) APICallerCreate(c echo.Context) error {
 	in := config.Caller{Enabled: true, PriorityClass: config.DefaultClass, BudgetCurrency: "USD"}
 	return apiCallers.create(h, c, in, func(f config.FieldErrors, in config.Caller) {
 		readOnly(f, "keys", in.Keys, nil, "create keys with POST /admin/api/callers/{id}/keys")
-	}, h.Store.CreateCaller)
+	}, h.Callers.CreateCaller)
 }
 
 // APICallerUpdate changes a caller; fields left out keep their values, and
@@ -49,14 +49,14 @@ func (h *Handler) APICallerUpdate(c echo.Context) error {
 			}
 			readOnly(f, "keys", in.Keys, cur.Keys, callerKeysHint)
 		},
-		save: h.Store.UpdateCaller,
+		save: h.Callers.UpdateCaller,
 	})
 }
 
 // APICallerDelete deletes a caller from the draft; its keys are kept
 // (suspended once a version without the caller is live).
 func (h *Handler) APICallerDelete(c echo.Context) error {
-	return h.apiDelete(c, "caller", h.Store.DeleteCaller)
+	return h.apiDelete(c, "caller", h.Callers.DeleteCaller)
 }
 
 // apiCallerKey is a caller key as the API lists it: never its hash. A key
@@ -77,7 +77,7 @@ type apiCallerKey struct {
 	RevokedBy   *string    `json:"revoked_by"`
 }
 
-func toAPICallerKey(k store.CallerKeyInfo, callerID int64) apiCallerKey {
+func toAPICallerKey(k rows.CallerKeyInfo, callerID int64) apiCallerKey {
 	return apiCallerKey{ID: k.ID, CallerID: callerID, Caller: k.CallerName, Name: k.Name, Prefix: k.Prefix, Fingerprint: k.Fingerprint(),
 		CreatedAt: k.CreatedAt, CreatedBy: k.CreatedBy, RevokedAt: k.RevokedAt, RevokedBy: k.RevokedBy}
 }
@@ -88,7 +88,7 @@ func (h *Handler) APICallerKeys(c echo.Context) error {
 	if err != nil {
 		return apiFail(c, err)
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Callers.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (h *Handler) APICallerKeys(c echo.Context) error {
 	if !ok {
 		return apiFail(c, apiNotFound("caller", id))
 	}
-	keys, err := h.Store.CallerKeys(c.Request().Context(), cl.Name)
+	keys, err := h.Callers.CallerKeys(c.Request().Context(), cl.Name)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (h *Handler) APICallerKeyCreate(c echo.Context) error {
 	if err != nil {
 		return apiFail(c, err)
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Callers.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func (h *Handler) APICallerKeyCreate(c echo.Context) error {
 	if err := readJSON(c, &in); err != nil {
 		return apiFail(c, err)
 	}
-	plain, k, err := h.Store.CreateCallerKey(c.Request().Context(), cl.Name, in.Name, httpx.CurrentPrincipal(c).Name)
+	plain, k, err := h.Callers.CreateCallerKey(c.Request().Context(), cl.Name, in.Name, httpx.CurrentPrincipal(c).Name)
 	if err != nil && plain == "" {
 		return apiFail(c, orNotFound(err, "caller", id))
 	}
@@ -161,16 +161,16 @@ func (h *Handler) APICallerKeyRevoke(c echo.Context) error {
 		return apiFail(c, err)
 	}
 	ctx := c.Request().Context()
-	callerName, err := h.Store.CallerKeyCaller(ctx, id)
+	callerName, err := h.Callers.CallerKeyCaller(ctx, id)
 	if err != nil {
 		return apiFail(c, orNotFound(err, "caller key", id))
 	}
 	// ErrNotFound here means it was already revoked.
-	if err := h.Store.RevokeCallerKey(ctx, id, httpx.CurrentPrincipal(c).Name); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := h.Callers.RevokeCallerKey(ctx, id, httpx.CurrentPrincipal(c).Name); err != nil && !errors.Is(err, rows.ErrNotFound) {
 		return err
 	}
 	h.audit(c, "caller key revoked", id)
-	keys, err := h.Store.CallerKeys(ctx, callerName)
+	keys, err := h.Callers.CallerKeys(ctx, callerName)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
-	"switchyard/store"
+	"switchyard/store/rows"
 )
 
 // apiError is an admin-API answer that has not been written yet; apiFail
@@ -50,7 +50,7 @@ func apiInvalid(fields config.FieldErrors) error {
 func apiFail(c echo.Context, err error) error {
 	var ae *apiError
 	var ve *config.ValidationError
-	var re *store.ReferencedError
+	var re *rows.ReferencedError
 	switch {
 	case errors.As(err, &ae):
 		return httpx.JSONError(c, ae.status, ae.code, ae.msg, ae.fields)
@@ -58,15 +58,15 @@ func apiFail(c echo.Context, err error) error {
 		return httpx.JSONError(c, http.StatusUnprocessableEntity, "validation_failed", ve.Error(), ve.Fields)
 	case errors.As(err, &re):
 		return httpx.JSONError(c, http.StatusConflict, "referenced", re.Message, nil)
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, rows.ErrNotFound):
 		return httpx.JSONError(c, http.StatusNotFound, "not_found", "not found (it may have just been deleted)", nil)
 	}
 	return err
 }
 
-// orNotFound names the unknown object when err is store.ErrNotFound.
+// orNotFound names the unknown object when err is rows.ErrNotFound.
 func orNotFound(err error, what string, id int64) error {
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, rows.ErrNotFound) {
 		return apiNotFound(what, id)
 	}
 	return err

@@ -12,7 +12,7 @@ import (
 
 // APILogicModels lists the draft's logic models with their deployments.
 func (h *Handler) APILogicModels(c echo.Context) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.LogicModels.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func (h *Handler) APILogicModelCreate(c echo.Context) error {
 	in := config.LogicModel{Kind: config.KindChat}
 	return apiLogicModels.create(h, c, in, func(f config.FieldErrors, in config.LogicModel) {
 		readOnly(f, "deployments", in.Deployments, nil, deploymentsHint)
-	}, h.Store.CreateLogicModel)
+	}, h.LogicModels.CreateLogicModel)
 }
 
 // APILogicModelUpdate changes a logic model's own fields; fields left out
@@ -41,14 +41,14 @@ func (h *Handler) APILogicModelUpdate(c echo.Context) error {
 		check: func(f config.FieldErrors, in *config.LogicModel, cur config.LogicModel) {
 			readOnly(f, "deployments", in.Deployments, cur.Deployments, deploymentsHint)
 		},
-		save: h.Store.UpdateLogicModel,
+		save: h.LogicModels.UpdateLogicModel,
 	})
 }
 
 // APILogicModelDelete deletes a logic model and its deployments; 409 while
 // a candidate uses it.
 func (h *Handler) APILogicModelDelete(c echo.Context) error {
-	return h.apiDelete(c, "logic model", h.Store.DeleteLogicModel)
+	return h.apiDelete(c, "logic model", h.LogicModels.DeleteLogicModel)
 }
 
 // APIDeploymentCreate adds a deployment to a logic model. Unless the body
@@ -59,7 +59,7 @@ func (h *Handler) APIDeploymentCreate(c echo.Context) error {
 	if err != nil {
 		return apiFail(c, err)
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.LogicModels.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -71,17 +71,17 @@ func (h *Handler) APIDeploymentCreate(c echo.Context) error {
 	// others, which a script does by setting their weights).
 	in := config.Deployment{Enabled: true, Weight: config.ProposeWeight(m.Deployments).Weight, Prices: config.Prices{Currency: "USD"}}
 	return apiDeployments.create(h, c, in, nil, func(ctx context.Context, in config.Deployment) (int64, error) {
-		id, err := h.Store.CreateDeployment(ctx, mid, in)
+		id, err := h.LogicModels.CreateDeployment(ctx, mid, in)
 		return id, orNotFound(err, "logic model", mid)
 	})
 }
 
 // APIDeploymentUpdate changes a deployment; fields left out keep their values.
 func (h *Handler) APIDeploymentUpdate(c echo.Context) error {
-	return apiDeployments.update(h, c, apiUpdate[config.Deployment]{save: h.Store.UpdateDeployment})
+	return apiDeployments.update(h, c, apiUpdate[config.Deployment]{save: h.LogicModels.UpdateDeployment})
 }
 
 // APIDeploymentDelete removes a deployment.
 func (h *Handler) APIDeploymentDelete(c echo.Context) error {
-	return h.apiDelete(c, "deployment", h.Store.DeleteDeployment)
+	return h.apiDelete(c, "deployment", h.LogicModels.DeleteDeployment)
 }

@@ -19,7 +19,7 @@ import (
 
 // APIProviders lists the draft's providers with their keys.
 func (h *Handler) APIProviders(c echo.Context) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Providers.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (h *Handler) APIProviderCreate(c echo.Context) error {
 	in := config.Provider{Enabled: true, TimeoutMS: 60000}
 	return apiProviders.create(h, c, in, func(f config.FieldErrors, in config.Provider) {
 		readOnly(f, "keys", in.Keys, nil, "add keys with POST /admin/api/providers/{id}/keys")
-	}, h.Store.CreateProvider)
+	}, h.Providers.CreateProvider)
 }
 
 // APIProviderUpdate changes a provider's own fields; fields left out keep
@@ -56,13 +56,13 @@ func (h *Handler) APIProviderUpdate(c echo.Context) error {
 				in.Quirks = cur.Quirks
 			}
 		},
-		save: h.Store.UpdateProvider,
+		save: h.Providers.UpdateProvider,
 	})
 }
 
 // APIProviderDelete deletes a provider and its keys; 409 while deployments use it.
 func (h *Handler) APIProviderDelete(c echo.Context) error {
-	return h.apiDelete(c, "provider", h.Store.DeleteProvider)
+	return h.apiDelete(c, "provider", h.Providers.DeleteProvider)
 }
 
 type apiKeyIn struct {
@@ -77,7 +77,7 @@ func (h *Handler) APIProviderKeyAdd(c echo.Context) error {
 	if err != nil {
 		return apiFail(c, err)
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Providers.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (h *Handler) APIProviderKeyAdd(c echo.Context) error {
 	if err := readJSON(c, &in); err != nil {
 		return apiFail(c, err)
 	}
-	k, err := h.Store.AddProviderKey(c.Request().Context(), pid, in.Label, in.Secret)
+	k, err := h.Providers.AddProviderKey(c.Request().Context(), pid, in.Label, in.Secret)
 	if err != nil {
 		return apiFail(c, orNotFound(err, "provider", pid))
 	}
@@ -103,7 +103,7 @@ func (h *Handler) APIProviderKeyStatus(c echo.Context) error {
 	if err != nil {
 		return apiFail(c, err)
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Providers.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (h *Handler) APIProviderKeyStatus(c echo.Context) error {
 	if len(f) > 0 {
 		return apiFail(c, apiInvalid(f))
 	}
-	if err := h.Store.SetProviderKeyStatus(c.Request().Context(), id, in.Status); err != nil {
+	if err := h.Providers.SetProviderKeyStatus(c.Request().Context(), id, in.Status); err != nil {
 		return apiFail(c, orNotFound(err, "provider key", id))
 	}
 	h.audit(c, "provider key status changed", id)
@@ -135,7 +135,7 @@ func (h *Handler) APIProviderKeyRemove(c echo.Context) error {
 	if err != nil {
 		return apiFail(c, err)
 	}
-	if err := h.Store.RemoveProviderKey(c.Request().Context(), id); err != nil {
+	if err := h.Providers.RemoveProviderKey(c.Request().Context(), id); err != nil {
 		return apiFail(c, orNotFound(err, "provider key", id))
 	}
 	h.audit(c, "provider key removed", id)

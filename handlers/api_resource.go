@@ -31,7 +31,7 @@ func (r apiResource[T]) find(snap config.Snapshot, id int64) (T, bool) {
 
 // answer writes the object as the draft now holds it, with status.
 func (r apiResource[T]) answer(h *Handler, c echo.Context, status int, id int64) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Drafts.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (r apiResource[T]) update(h *Handler, c echo.Context, u apiUpdate[T]) error
 	if err != nil {
 		return apiFail(c, err)
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Drafts.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}

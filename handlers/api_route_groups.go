@@ -13,7 +13,7 @@ import (
 
 // APIRouteGroups lists the draft's route groups with tiers and candidates.
 func (h *Handler) APIRouteGroups(c echo.Context) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.RouteGroups.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ const tiersHint = "change tiers with PUT /admin/api/tiers/{id} and candidates wi
 func (h *Handler) APIRouteGroupCreate(c echo.Context) error {
 	return apiRouteGroups.create(h, c, config.RouteGroup{}, func(f config.FieldErrors, in config.RouteGroup) {
 		readOnly(f, "tiers", in.Tiers, nil, "a new group gets the three tiers; "+tiersHint)
-	}, h.Store.CreateRouteGroup)
+	}, h.RouteGroups.CreateRouteGroup)
 }
 
 // APIRouteGroupUpdate changes a group's name, description, tenant,
@@ -46,14 +46,14 @@ func (h *Handler) APIRouteGroupUpdate(c echo.Context) error {
 		check: func(f config.FieldErrors, in *config.RouteGroup, cur config.RouteGroup) {
 			readOnly(f, "tiers", in.Tiers, cur.Tiers, tiersHint)
 		},
-		save: h.Store.UpdateRouteGroup,
+		save: h.RouteGroups.UpdateRouteGroup,
 	})
 }
 
 // APIRouteGroupDelete deletes a group with its tiers; 409 while callers are
 // bound to it or another group falls back to it.
 func (h *Handler) APIRouteGroupDelete(c echo.Context) error {
-	return h.apiDelete(c, "route group", h.Store.DeleteRouteGroup)
+	return h.apiDelete(c, "route group", h.RouteGroups.DeleteRouteGroup)
 }
 
 // APITierUpdate sets a tier's timeouts; a timeout left out keeps its value.
@@ -67,7 +67,7 @@ func (h *Handler) APITierUpdate(c echo.Context) error {
 			readOnly(f, "candidates", in.Candidates, cur.Candidates, "change candidates with /admin/api/tiers/{id}/candidates and /admin/api/candidates/{id}")
 		},
 		save: func(ctx context.Context, id int64, in config.Tier) error {
-			return h.Store.UpdateTier(ctx, id, in.TimeoutMS, in.FirstChunkTimeoutMS)
+			return h.RouteGroups.UpdateTier(ctx, id, in.TimeoutMS, in.FirstChunkTimeoutMS)
 		},
 	})
 }
@@ -80,7 +80,7 @@ func (h *Handler) APICandidateAdd(c echo.Context) error {
 	if err != nil {
 		return apiFail(c, err)
 	}
-	if _, err := h.Store.Tier(c.Request().Context(), tid); err != nil {
+	if _, err := h.RouteGroups.Tier(c.Request().Context(), tid); err != nil {
 		return apiFail(c, orNotFound(err, "tier", tid))
 	}
 	in := config.Candidate{Weight: 100}
@@ -92,7 +92,7 @@ func (h *Handler) APICandidateAdd(c echo.Context) error {
 	if len(f) > 0 {
 		return apiFail(c, apiInvalid(f))
 	}
-	id, err := h.Store.AddCandidate(c.Request().Context(), tid, in)
+	id, err := h.RouteGroups.AddCandidate(c.Request().Context(), tid, in)
 	if err != nil {
 		return apiFail(c, orNotFound(err, "tier", tid))
 	}
@@ -110,7 +110,7 @@ func (h *Handler) APICandidateUpdate(c echo.Context) error {
 			readOnly(f, "logic_model", in.LogicModel, cur.LogicModel, "a candidate's logic model cannot change; add a candidate for the other model and remove this one")
 		},
 		save: func(ctx context.Context, id int64, in config.Candidate) error {
-			return h.Store.UpdateCandidate(ctx, id, in.Priority, in.Weight)
+			return h.RouteGroups.UpdateCandidate(ctx, id, in.Priority, in.Weight)
 		},
 	})
 }
@@ -126,7 +126,7 @@ func (h *Handler) APICandidateMove(c echo.Context) error {
 	if err != nil {
 		return apiFail(c, err)
 	}
-	tid, err := h.Store.CandidateTier(c.Request().Context(), id)
+	tid, err := h.RouteGroups.CandidateTier(c.Request().Context(), id)
 	if err != nil {
 		return apiFail(c, orNotFound(err, "candidate", id))
 	}
@@ -137,7 +137,7 @@ func (h *Handler) APICandidateMove(c echo.Context) error {
 	if in.Direction != "up" && in.Direction != "down" {
 		return apiFail(c, apiInvalid(config.FieldErrors{"direction": "must be up or down"}))
 	}
-	if err := h.Store.MoveCandidate(c.Request().Context(), id, in.Direction == "up"); err != nil {
+	if err := h.RouteGroups.MoveCandidate(c.Request().Context(), id, in.Direction == "up"); err != nil {
 		return apiFail(c, orNotFound(err, "candidate", id))
 	}
 	h.audit(c, "candidate moved "+in.Direction, id)
@@ -150,7 +150,7 @@ func (h *Handler) APICandidateRemove(c echo.Context) error {
 	if err != nil {
 		return apiFail(c, err)
 	}
-	if err := h.Store.RemoveCandidate(c.Request().Context(), id); err != nil {
+	if err := h.RouteGroups.RemoveCandidate(c.Request().Context(), id); err != nil {
 		return apiFail(c, orNotFound(err, "candidate", id))
 	}
 	h.audit(c, "candidate removed", id)

@@ -10,7 +10,7 @@ import (
 
 // APITenants lists the draft's tenants.
 func (h *Handler) APITenants(c echo.Context) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Tenants.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -22,15 +22,15 @@ func (h *Handler) APITenant(c echo.Context) error { return apiTenants.get(h, c) 
 
 // APITenantCreate adds a tenant.
 func (h *Handler) APITenantCreate(c echo.Context) error {
-	return apiTenants.create(h, c, config.Tenant{}, nil, h.Store.CreateTenant)
+	return apiTenants.create(h, c, config.Tenant{}, nil, h.Tenants.CreateTenant)
 }
 
 // APITenantUpdate changes a tenant; fields left out keep their values.
 func (h *Handler) APITenantUpdate(c echo.Context) error {
-	return apiTenants.update(h, c, apiUpdate[config.Tenant]{save: h.Store.UpdateTenant})
+	return apiTenants.update(h, c, apiUpdate[config.Tenant]{save: h.Tenants.UpdateTenant})
 }
 
 // APITenantDelete deletes a tenant; 409 while callers or route groups belong to it.
 func (h *Handler) APITenantDelete(c echo.Context) error {
-	return h.apiDelete(c, "tenant", h.Store.DeleteTenant)
+	return h.apiDelete(c, "tenant", h.Tenants.DeleteTenant)
 }

@@ -12,14 +12,30 @@ import (
 
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
-	"switchyard/store"
+	"switchyard/store/rows"
 	"switchyard/views/pages/callers"
 )
+
+// CallerStore is the storage the callers pages and the callers API need:
+// callers, their keys, and the live version (which keys it knows).
+// *store.Store satisfies it.
+type CallerStore interface {
+	DraftReader
+	CallerKeyCaller(ctx context.Context, keyID int64) (string, error)
+	CallerKeys(ctx context.Context, callerNames ...string) ([]rows.CallerKeyInfo, error)
+	CreateCaller(ctx context.Context, c config.Caller) (int64, error)
+	CreateCallerKey(ctx context.Context, callerName, name, actor string) (plaintext string, k config.CallerKey, err error)
+	DeleteCaller(ctx context.Context, id int64) error
+	LatestVersion(ctx context.Context) (rows.Version, error)
+	RevokeCallerKey(ctx context.Context, keyID int64, actor string) error
+	UnrevokedKeyCounts(ctx context.Context) (map[string]int, error)
+	UpdateCaller(ctx context.Context, id int64, c config.Caller) error
+}
 
 // CallersList shows every caller with its quotas, budget and key count.
 func (h *Handler) CallersList(c echo.Context) error {
 	ctx := c.Request().Context()
-	snap, _, err := h.Store.Draft(ctx)
+	snap, _, err := h.Callers.Draft(ctx)
 	if err != nil {
 		return err
 	}
@@ -27,7 +43,7 @@ func (h *Handler) CallersList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	counts, err := h.Store.UnrevokedKeyCounts(ctx)
+	counts, err := h.Callers.UnrevokedKeyCounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -56,7 +72,7 @@ func (h *Handler) CallerShow(c echo.Context) error {
 // shows besides the list (a new key, a notice, form errors).
 func (h *Handler) callerDetail(c echo.Context, id int64, keys callers.KeysPanel) (callers.DetailPage, error) {
 	ctx := c.Request().Context()
-	snap, _, err := h.Store.Draft(ctx)
+	snap, _, err := h.Callers.Draft(ctx)
 	if err != nil {
 		return callers.DetailPage{}, err
 	}
@@ -97,8 +113,8 @@ type callerLive struct {
 // publish there are none.
 func (h *Handler) liveCallerSet(ctx context.Context) (callerLive, error) {
 	out := callerLive{callers: map[int64]config.Caller{}}
-	v, err := h.Store.LatestVersion(ctx)
-	if errors.Is(err, store.ErrNotFound) {
+	v, err := h.Callers.LatestVersion(ctx)
+	if errors.Is(err, rows.ErrNotFound) {
 		return out, nil
 	}
 	if err != nil {
@@ -157,7 +173,7 @@ func (h *Handler) CallerEdit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Callers.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -172,7 +188,7 @@ func (h *Handler) CallerEdit(c echo.Context) error {
 
 // callerForm fills a form's choices (route groups, tenants) from the draft.
 func (h *Handler) callerForm(c echo.Context, id int64, v config.Caller) (callers.Form, error) {
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Callers.Draft(c.Request().Context())
 	if err != nil {
 		return callers.Form{}, err
 	}
@@ -230,56 +246,46 @@ func callerFromForm(c echo.Context) (config.Caller, map[string]string, config.Fi
 
 // CallerSave creates (no id) or updates a caller.
 func (h *Handler) CallerSave(c echo.Context) error {
-	var id int64
-	if c.Param("id") != "" {
-		var err error
-		if id, err = idParam(c, "id"); err != nil {
-			return err
-		}
+	// postedCaller keeps the fields as typed, for the form shown again.
+	type postedCaller struct {
+		config.Caller
+		raw map[string]string
 	}
-	ctx := c.Request().Context()
-	cl, raw, errs := callerFromForm(c)
-	if len(errs) == 0 {
-		var err error
-		if id == 0 {
-			id, err = h.Store.CreateCaller(ctx, cl)
-		} else {
-			err = h.Store.UpdateCaller(ctx, id, cl)
-		}
-		if err != nil {
-			fe, ok := fieldErrors(err)
-			if !ok {
-				return notFoundOr(err)
+	return saving[postedCaller]{
+		parse: func(c echo.Context, _ int64) (postedCaller, config.FieldErrors, error) {
+			cl, raw, errs := callerFromForm(c)
+			return postedCaller{cl, raw}, errs, nil
+		},
+		create: func(ctx context.Context, p postedCaller) (int64, error) { return h.Callers.CreateCaller(ctx, p.Caller) },
+		update: func(ctx context.Context, id int64, p postedCaller) error {
+			return h.Callers.UpdateCaller(ctx, id, p.Caller)
+		},
+		invalid: func(c echo.Context, id int64, p postedCaller, errs config.FieldErrors) error {
+			f, err := h.callerForm(c, id, p.Caller)
+			if err != nil {
+				return err
 			}
-			errs = fe
-		}
-	}
-	if len(errs) > 0 {
-		f, err := h.callerForm(c, id, cl)
-		if err != nil {
-			return err
-		}
-		f.Raw, f.Errors = raw, errs
-		return httpx.Render(c, http.StatusUnprocessableEntity, callers.FormPage(h.page(c, "Caller", "callers"), f), callers.FormBody(f))
-	}
-	h.flash(c, "Caller "+cl.Name+" saved. Create an API key below if it needs one, then publish to make the change live.")
-	return httpx.Redirect(c, "/callers/"+strconv.FormatInt(id, 10))
+			f.Raw, f.Errors = p.raw, errs
+			return httpx.Render(c, http.StatusUnprocessableEntity, callers.FormPage(h.page(c, "Caller", "callers"), f), callers.FormBody(f))
+		},
+		done: func(id int64, p postedCaller, _ bool) (string, string) {
+			return "Caller " + p.Name + " saved. Create an API key below if it needs one, then publish to make the change live.", "/callers/" + strconv.FormatInt(id, 10)
+		},
+	}.run(h, c)
 }
 
 // CallerDelete deletes a caller; its keys stop working at once.
 func (h *Handler) CallerDelete(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := h.Store.DeleteCaller(c.Request().Context(), id); err != nil {
-		if fe, ok := fieldErrors(err); ok {
-			h.flashError(c, "Not deleted: "+fe["_"])
-			return httpx.Redirect(c, "/callers/"+strconv.FormatInt(id, 10))
-		}
-		return notFoundOr(err)
-	}
-	h.Log.Info("caller deleted", "caller_id", id, "by", httpx.CurrentPrincipal(c).Name)
-	h.flash(c, "Caller deleted; its API keys no longer work. Publish to remove it from the live version.")
-	return httpx.Redirect(c, "/callers")
+	return deleting{
+		del: func(ctx context.Context, id int64) error {
+			if err := h.Callers.DeleteCaller(ctx, id); err != nil {
+				return err
+			}
+			h.Log.Info("caller deleted", "caller_id", id, "by", httpx.CurrentPrincipal(c).Name)
+			return nil
+		},
+		shown:   func(id int64) string { return "/callers/" + strconv.FormatInt(id, 10) },
+		deleted: "Caller deleted; its API keys no longer work. Publish to remove it from the live version.",
+		list:    "/callers",
+	}.run(h, c)
 }

@@ -13,14 +13,14 @@ import (
 
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
-	"switchyard/store"
+	"switchyard/store/rows"
 	"switchyard/views/layout"
 	"switchyard/views/pages/callers"
 )
 
 // callerKeysPanel loads the keys of a caller's names into the key panel.
 func (h *Handler) callerKeysPanel(c echo.Context, cl config.Caller, p callers.KeysPanel, canKeys bool, names []string) (callers.KeysPanel, error) {
-	keys, err := h.Store.CallerKeys(c.Request().Context(), names...)
+	keys, err := h.Callers.CallerKeys(c.Request().Context(), names...)
 	if err != nil {
 		return p, err
 	}
@@ -30,7 +30,7 @@ func (h *Handler) callerKeysPanel(c echo.Context, cl config.Caller, p callers.Ke
 }
 
 // callerKeyViews turns stored keys into the panel's rows.
-func callerKeyViews(keys []store.CallerKeyInfo) []callers.Key {
+func callerKeyViews(keys []rows.CallerKeyInfo) []callers.Key {
 	out := make([]callers.Key, 0, len(keys))
 	for _, k := range keys {
 		out = append(out, callers.Key{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Fingerprint: k.Fingerprint(), CreatedAt: k.CreatedAt, CreatedBy: k.CreatedBy,
@@ -48,7 +48,7 @@ func deref(s *string) string {
 
 // draftCallerID finds the draft caller of a name (0 when the draft has none).
 func (h *Handler) draftCallerID(ctx context.Context, name string) (int64, error) {
-	snap, _, err := h.Store.Draft(ctx)
+	snap, _, err := h.Callers.Draft(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -62,7 +62,7 @@ func (h *Handler) draftCallerID(ctx context.Context, name string) (int64, error)
 
 // draftCallerName finds the name of a draft caller.
 func (h *Handler) draftCallerName(ctx context.Context, id int64) (string, error) {
-	snap, _, err := h.Store.Draft(ctx)
+	snap, _, err := h.Callers.Draft(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -71,7 +71,7 @@ func (h *Handler) draftCallerName(ctx context.Context, id int64) (string, error)
 			return cl.Name, nil
 		}
 	}
-	return "", fmt.Errorf("caller %d: %w", id, store.ErrNotFound)
+	return "", fmt.Errorf("caller %d: %w", id, rows.ErrNotFound)
 }
 
 // renderCallerKeys answers a key post: the key panel for htmx, the whole
@@ -106,7 +106,7 @@ func (h *Handler) CallerKeyCreate(c echo.Context) error {
 	if err != nil {
 		return notFoundOr(err)
 	}
-	plain, k, err := h.Store.CreateCallerKey(c.Request().Context(), callerName, name, httpx.CurrentPrincipal(c).Name)
+	plain, k, err := h.Callers.CreateCallerKey(c.Request().Context(), callerName, name, httpx.CurrentPrincipal(c).Name)
 	if err != nil {
 		fe, ok := fieldErrors(err)
 		if !ok {
@@ -129,12 +129,12 @@ func (h *Handler) CallerKeyRevoke(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	callerName, err := h.Store.CallerKeyCaller(ctx, keyID)
+	callerName, err := h.Callers.CallerKeyCaller(ctx, keyID)
 	if err != nil {
 		return notFoundOr(err)
 	}
 	// Not found here means it was already revoked: the outcome is the same.
-	if err := h.Store.RevokeCallerKey(ctx, keyID, httpx.CurrentPrincipal(c).Name); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := h.Callers.RevokeCallerKey(ctx, keyID, httpx.CurrentPrincipal(c).Name); err != nil && !errors.Is(err, rows.ErrNotFound) {
 		return err
 	}
 	h.Log.Info("caller key revoked", "caller", callerName, "key_id", keyID, "by", httpx.CurrentPrincipal(c).Name)

@@ -291,8 +291,8 @@ func TestCallerKeyShownOnceAndStoredHashed(t *testing.T) {
 		"node":   {`baseURL: "http://gateway.test/v1"`, `apiKey: "` + plain + `"`},
 		"go":     {`option.WithBaseURL("http://gateway.test/v1")`, `option.WithAPIKey("` + plain + `")`, `"github.com/openai/openai-go/v3/option"`},
 	} {
-		snip := webtest.TestID(doc, "caller-key-snippet-"+key)
-		if snip.Find("pre").Length() != 1 || webtest.TestID(doc, "caller-key-copy-"+key).Length() != 1 {
+		snip := webtest.TestID(doc, "snippet-panel-"+key)
+		if snip.Find("pre").Length() != 1 || webtest.TestID(doc, "copy-snippet-"+key).Length() != 1 {
 			t.Errorf("%s snippet lacks a <pre> or a copy button", key)
 		}
 		for _, w := range want {

@@ -36,7 +36,7 @@ func (h *Handler) CallLogsSearch(c echo.Context) error {
 		}
 	} else {
 		res.Window = describeWindow(cf)
-		page, err := calllog.Search(ctx, h.Store.DB(), cf)
+		page, err := calllog.Search(ctx, h.CallLogs, cf)
 		switch {
 		case errors.Is(err, calllog.ErrInvalidFilter):
 			// What the store refuses is input it cannot read.
@@ -246,7 +246,7 @@ func (h *Handler) callLogChoices(c echo.Context) calllogs.Choices {
 			*list = append(*list, v)
 		}
 	}
-	if snap, _, err := h.Store.Draft(c.Request().Context()); err == nil {
+	if snap, _, err := h.Drafts.Draft(c.Request().Context()); err == nil {
 		for _, x := range snap.Callers {
 			add(&ch.Callers, x.Name)
 		}
@@ -307,7 +307,7 @@ func (h *Handler) CallLogShow(c echo.Context) error {
 			}
 		}
 	}
-	rec, err := calllog.Get(c.Request().Context(), h.Store.DB(), id, at)
+	rec, err := calllog.Get(c.Request().Context(), h.CallLogs, id, at)
 	if errors.Is(err, calllog.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, "No call log with request id "+id+". Rows are written a moment after a request ends: if it just ran, reload in a second.")
 	}
@@ -355,7 +355,7 @@ func (h *Handler) aliasTarget(ctx context.Context, rec calllog.Record) calllogs.
 		}
 	}
 	if snap == nil {
-		v, err := h.Store.Version(ctx, *rec.ConfigVersion)
+		v, err := h.Versions.Version(ctx, *rec.ConfigVersion)
 		if err != nil {
 			return calllogs.AliasTarget{}
 		}

@@ -21,7 +21,7 @@ func (h *Handler) CandidateAdd(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if _, err := h.Store.Tier(ctx, tid); err != nil {
+	if _, err := h.RouteGroups.Tier(ctx, tid); err != nil {
 		return notFoundOr(err)
 	}
 	form := groups.AddForm{
@@ -37,7 +37,7 @@ func (h *Handler) CandidateAdd(c echo.Context) error {
 	}
 	errs = merge(errs, config.ValidateCandidate(cand))
 	if len(errs) == 0 {
-		if _, err := h.Store.AddCandidate(ctx, tid, cand); err != nil {
+		if _, err := h.RouteGroups.AddCandidate(ctx, tid, cand); err != nil {
 			fe, ok := fieldErrors(err)
 			if !ok {
 				return notFoundOr(err)
@@ -59,7 +59,7 @@ func (h *Handler) CandidateUpdate(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	tid, err := h.Store.CandidateTier(ctx, cid)
+	tid, err := h.RouteGroups.CandidateTier(ctx, cid)
 	if err != nil {
 		return notFoundOr(err)
 	}
@@ -77,7 +77,7 @@ func (h *Handler) CandidateUpdate(c echo.Context) error {
 	}
 	errs = merge(errs, config.ValidateCandidate(config.Candidate{LogicModel: "-", Priority: priority, Weight: weight}))
 	if len(errs) == 0 {
-		if err := h.Store.UpdateCandidate(ctx, cid, priority, weight); err != nil {
+		if err := h.RouteGroups.UpdateCandidate(ctx, cid, priority, weight); err != nil {
 			fe, ok := fieldErrors(err)
 			if !ok {
 				return notFoundOr(err)
@@ -100,12 +100,12 @@ func (h *Handler) CandidateParked(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	tid, err := h.Store.CandidateTier(ctx, cid)
+	tid, err := h.RouteGroups.CandidateTier(ctx, cid)
 	if err != nil {
 		return notFoundOr(err)
 	}
 	parked := formBool(c, "parked")
-	if err := h.Store.SetCandidateParked(ctx, cid, parked); err != nil {
+	if err := h.RouteGroups.SetCandidateParked(ctx, cid, parked); err != nil {
 		return notFoundOr(err)
 	}
 	msg := "Candidate unparked."
@@ -128,11 +128,11 @@ func (h *Handler) CandidateMove(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "dir must be up or down")
 	}
 	ctx := c.Request().Context()
-	tid, err := h.Store.CandidateTier(ctx, cid)
+	tid, err := h.RouteGroups.CandidateTier(ctx, cid)
 	if err != nil {
 		return notFoundOr(err)
 	}
-	if err := h.Store.MoveCandidate(ctx, cid, dir == "up"); err != nil {
+	if err := h.RouteGroups.MoveCandidate(ctx, cid, dir == "up"); err != nil {
 		return notFoundOr(err)
 	}
 	return h.renderTier(c, tid, http.StatusOK, "Candidate moved "+dir+".", nil)
@@ -145,11 +145,11 @@ func (h *Handler) CandidateRemove(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	tid, err := h.Store.CandidateTier(ctx, cid)
+	tid, err := h.RouteGroups.CandidateTier(ctx, cid)
 	if err != nil {
 		return notFoundOr(err)
 	}
-	if err := h.Store.RemoveCandidate(ctx, cid); err != nil {
+	if err := h.RouteGroups.RemoveCandidate(ctx, cid); err != nil {
 		return notFoundOr(err)
 	}
 	return h.renderTier(c, tid, http.StatusOK, "Candidate removed.", nil)

@@ -16,13 +16,13 @@ import (
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/routing/config/textdiff"
-	"switchyard/store"
+	"switchyard/store/rows"
 )
 
 // APIConfigDraft returns the draft's canonical text (YAML), or the snapshot
 // as JSON with ?format=json.
 func (h *Handler) APIConfigDraft(c echo.Context) error {
-	snap, rev, err := h.Store.Draft(c.Request().Context())
+	snap, rev, err := h.Versions.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (h *Handler) APIConfigImport(c echo.Context) error {
 	if c.QueryParam("preview") == "true" {
 		return c.JSON(http.StatusOK, out)
 	}
-	notes, err := h.Store.ReplaceDraft(c.Request().Context(), prev.Snapshot)
+	notes, err := h.Versions.ReplaceDraft(c.Request().Context(), prev.Snapshot)
 	if err != nil {
 		if fe, ok := fieldErrors(err); ok {
 			return httpx.JSONError(c, http.StatusUnprocessableEntity, "validation_failed", "the snapshot does not fit this installation", fe)
@@ -87,7 +87,7 @@ func (h *Handler) APIConfigImport(c echo.Context) error {
 // carries over without asking.
 func (h *Handler) APIDryRun(c echo.Context) error {
 	ctx := c.Request().Context()
-	snap, rev, err := h.Store.Draft(ctx)
+	snap, rev, err := h.Versions.Draft(ctx)
 	if err != nil {
 		return err
 	}
@@ -125,11 +125,11 @@ type carriedAck struct {
 
 // liveStanding is the acknowledgements in force on the live version.
 func (h *Handler) liveStanding(ctx context.Context) []config.Standing {
-	n, err := h.Store.LatestVersionNumber(ctx)
+	n, err := h.Versions.LatestVersionNumber(ctx)
 	if err != nil || n == 0 {
 		return nil
 	}
-	v, err := h.Store.Version(ctx, n)
+	v, err := h.Versions.Version(ctx, n)
 	if err != nil {
 		return nil
 	}
@@ -196,7 +196,7 @@ func (h *Handler) APIPublish(c echo.Context) error {
 		return apiFail(c, err)
 	}
 	ctx := c.Request().Context()
-	out, err := h.Store.Publish(ctx, store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), ExpectedRevision: b.ExpectedRevision,
+	out, err := h.Versions.Publish(ctx, rows.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), ExpectedRevision: b.ExpectedRevision,
 		Check: h.publishCheck(ctx), Acknowledge: b.Acknowledge})
 	if err != nil {
 		return h.apiPublishError(c, err)
@@ -206,7 +206,7 @@ func (h *Handler) APIPublish(c echo.Context) error {
 }
 
 func (h *Handler) apiPublishError(c echo.Context, err error) error {
-	var cf *store.ChecksFailedError
+	var cf *rows.ChecksFailedError
 	switch {
 	case errors.As(err, &cf):
 		code := "dry_run_failed"
@@ -215,11 +215,11 @@ func (h *Handler) apiPublishError(c echo.Context, err error) error {
 		}
 		return c.JSON(http.StatusUnprocessableEntity, map[string]any{"error": httpx.APIError{
 			Message: cf.Error(), Type: "invalid_request_error", Code: code, Details: cf.Blocking}})
-	case errors.Is(err, store.ErrDraftChanged):
+	case errors.Is(err, rows.ErrDraftChanged):
 		return httpx.JSONError(c, http.StatusConflict, "draft_changed", err.Error(), nil)
-	case errors.Is(err, store.ErrNothingToPublish):
+	case errors.Is(err, rows.ErrNothingToPublish):
 		return httpx.JSONError(c, http.StatusConflict, "nothing_to_publish", err.Error(), nil)
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, rows.ErrNotFound):
 		return httpx.JSONError(c, http.StatusNotFound, "not_found", err.Error(), nil)
 	}
 	if fe, ok := fieldErrors(err); ok {
@@ -228,7 +228,7 @@ func (h *Handler) apiPublishError(c echo.Context, err error) error {
 	return err
 }
 
-func versionJSON(v store.Version, notes []store.ReplaceNote) map[string]any {
+func versionJSON(v rows.Version, notes []rows.ReplaceNote) map[string]any {
 	m := map[string]any{
 		"number": v.Number, "author": v.Author, "created_at": v.CreatedAt, "message": v.Message,
 		"rollback_of": v.RollbackOf, "checks": v.CheckResults(),
@@ -244,7 +244,7 @@ func versionJSON(v store.Version, notes []store.ReplaceNote) map[string]any {
 
 // APIVersions lists versions, newest first.
 func (h *Handler) APIVersions(c echo.Context) error {
-	vs, err := h.Store.Versions(c.Request().Context(), 1000)
+	vs, err := h.Versions.Versions(c.Request().Context(), 1000)
 	if err != nil {
 		return err
 	}
@@ -261,9 +261,9 @@ func (h *Handler) APIVersion(c echo.Context) error {
 	if err != nil {
 		return httpx.JSONError(c, http.StatusNotFound, "not_found", "no version "+c.Param("n"), nil)
 	}
-	v, err := h.Store.Version(c.Request().Context(), n)
+	v, err := h.Versions.Version(c.Request().Context(), n)
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, rows.ErrNotFound) {
 			return httpx.JSONError(c, http.StatusNotFound, "not_found", "no version "+c.Param("n"), nil)
 		}
 		return err
@@ -297,7 +297,7 @@ func (h *Handler) APIRollback(c echo.Context) error {
 	if err := readJSON(c, &b); err != nil {
 		return apiFail(c, err)
 	}
-	out, err := h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), RollbackTo: n, Check: h.publishCheck(c.Request().Context()), Acknowledge: b.Acknowledge})
+	out, err := h.Versions.Publish(c.Request().Context(), rows.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: strings.TrimSpace(b.Message), RollbackTo: n, Check: h.publishCheck(c.Request().Context()), Acknowledge: b.Acknowledge})
 	if err != nil {
 		return h.apiPublishError(c, err)
 	}

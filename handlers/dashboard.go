@@ -40,7 +40,7 @@ func (h *Handler) Dashboard(c echo.Context) error {
 	p.To, p.Step = now, step
 	p.From = now.Add(-d).Truncate(step) // whole steps: the oldest one is shown in full
 
-	db := h.Store.DB()
+	db := h.CallLogs
 	points, err := h.dashboardCharts(ctx, db, &p)
 	if err != nil {
 		return err

@@ -47,7 +47,7 @@ func (h *Handler) DeploymentNew(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.LogicModels.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -64,19 +64,29 @@ func (h *Handler) DeploymentNew(c echo.Context) error {
 	return httpx.Render(c, http.StatusOK, models.DeploymentFormPage(h.page(c, "Add deployment of "+m.Code, "models"), f), nil)
 }
 
-// DeploymentEdit shows a deployment's form.
-func (h *Handler) DeploymentEdit(c echo.Context) error {
+// deploymentOf finds the deployment of the :id parameter in the draft, with
+// its logic model; an unknown id is a 404.
+func (h *Handler) deploymentOf(c echo.Context) (int64, config.Snapshot, config.LogicModel, config.Deployment, error) {
 	id, err := idParam(c, "id")
 	if err != nil {
-		return err
+		return 0, config.Snapshot{}, config.LogicModel{}, config.Deployment{}, err
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.LogicModels.Draft(c.Request().Context())
 	if err != nil {
-		return err
+		return 0, snap, config.LogicModel{}, config.Deployment{}, err
 	}
 	m, d, ok := deploymentByID(snap, id)
 	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound, "no such deployment")
+		return 0, snap, m, d, echo.NewHTTPError(http.StatusNotFound, "no such deployment")
+	}
+	return id, snap, m, d, nil
+}
+
+// DeploymentEdit shows a deployment's form.
+func (h *Handler) DeploymentEdit(c echo.Context) error {
+	id, snap, m, d, err := h.deploymentOf(c)
+	if err != nil {
+		return err
 	}
 	f := models.DeploymentForm{ID: id, Model: m, V: d, Providers: deploymentProviderOptions(snap, d.Provider), CSRF: httpx.CSRFToken(c)}
 	return httpx.Render(c, http.StatusOK, models.DeploymentFormPage(h.page(c, "Edit deployment of "+m.Code, "models"), f), nil)
@@ -142,7 +152,7 @@ func (h *Handler) DeploymentCreate(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	snap, _, err := h.Store.Draft(ctx)
+	snap, _, err := h.LogicModels.Draft(ctx)
 	if err != nil {
 		return err
 	}
@@ -158,7 +168,7 @@ func (h *Handler) DeploymentCreate(c echo.Context) error {
 		reweight = config.Rebalance(m.Deployments, d.Weight)
 	}
 	if len(errs) == 0 {
-		if _, err := h.Store.CreateDeploymentRebalanced(ctx, m.ID, d, reweight); err != nil {
+		if _, err := h.LogicModels.CreateDeploymentRebalanced(ctx, m.ID, d, reweight); err != nil {
 			fe, ok := fieldErrors(err)
 			if !ok {
 				return notFoundOr(err)
@@ -171,22 +181,14 @@ func (h *Handler) DeploymentCreate(c echo.Context) error {
 
 // DeploymentUpdate changes a deployment.
 func (h *Handler) DeploymentUpdate(c echo.Context) error {
-	id, err := idParam(c, "id")
+	id, snap, m, old, err := h.deploymentOf(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	snap, _, err := h.Store.Draft(ctx)
-	if err != nil {
-		return err
-	}
-	m, old, ok := deploymentByID(snap, id)
-	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound, "no such deployment")
-	}
 	d, errs := deploymentFromForm(c, old, m.Kind)
 	if len(errs) == 0 {
-		if err := h.Store.UpdateDeployment(ctx, id, d); err != nil {
+		if err := h.LogicModels.UpdateDeployment(ctx, id, d); err != nil {
 			fe, ok := fieldErrors(err)
 			if !ok {
 				return notFoundOr(err)
@@ -219,11 +221,11 @@ func (h *Handler) DeploymentDelete(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	mid, err := h.Store.DeploymentModel(ctx, id)
+	mid, err := h.LogicModels.DeploymentModel(ctx, id)
 	if err != nil {
 		return notFoundOr(err)
 	}
-	if err := h.Store.DeleteDeployment(ctx, id); err != nil {
+	if err := h.LogicModels.DeleteDeployment(ctx, id); err != nil {
 		return notFoundOr(err)
 	}
 	return h.renderModelPanel(c, mid, models.Panel{}, "Deployment deleted. Publish to make it live.")
@@ -233,7 +235,7 @@ func (h *Handler) DeploymentDelete(c echo.Context) error {
 func (h *Handler) DeploymentEnabled(c echo.Context) error {
 	enabled := formBool(c, "enabled")
 	return h.deploymentQuick(c, func(ctx context.Context, id int64, _ config.FieldErrors) error {
-		return h.Store.SetDeploymentEnabled(ctx, id, enabled)
+		return h.LogicModels.SetDeploymentEnabled(ctx, id, enabled)
 	})
 }
 
@@ -242,7 +244,7 @@ func (h *Handler) DeploymentEnabled(c echo.Context) error {
 func (h *Handler) DeploymentParked(c echo.Context) error {
 	parked := formBool(c, "parked")
 	return h.deploymentQuick(c, func(ctx context.Context, id int64, _ config.FieldErrors) error {
-		return h.Store.SetDeploymentParked(ctx, id, parked)
+		return h.LogicModels.SetDeploymentParked(ctx, id, parked)
 	})
 }
 
@@ -256,7 +258,7 @@ func (h *Handler) DeploymentWeight(c echo.Context) error {
 		if len(errs) > 0 {
 			return nil
 		}
-		return h.Store.SetDeploymentWeight(ctx, id, w)
+		return h.LogicModels.SetDeploymentWeight(ctx, id, w)
 	})
 }
 
@@ -264,19 +266,11 @@ func (h *Handler) DeploymentWeight(c echo.Context) error {
 // re-renders its logic model's panel, with the refusal on the row when the
 // change is invalid (422, nothing stored).
 func (h *Handler) deploymentQuick(c echo.Context, change func(context.Context, int64, config.FieldErrors) error) error {
-	id, err := idParam(c, "id")
+	id, _, m, d, err := h.deploymentOf(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	snap, _, err := h.Store.Draft(ctx)
-	if err != nil {
-		return err
-	}
-	m, d, ok := deploymentByID(snap, id)
-	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound, "no such deployment")
-	}
 	errs := config.FieldErrors{}
 	if err := change(ctx, id, errs); err != nil {
 		fe, ok := fieldErrors(err)
@@ -303,7 +297,7 @@ func (h *Handler) renderModelPanel(c echo.Context, modelID int64, refusal models
 		h.flash(c, msg)
 		return httpx.Redirect(c, "/logic-models#model-"+strconv.FormatInt(modelID, 10))
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.LogicModels.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}

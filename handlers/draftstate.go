@@ -21,7 +21,7 @@ func (h *Handler) DraftState(next echo.HandlerFunc) echo.HandlerFunc {
 		r := c.Request()
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Header.Get("HX-Request") == "true" {
 			httpx.AddOOB(c, "draft-state", func(ctx context.Context) templ.Component {
-				live, differs, err := h.Store.DraftState(ctx)
+				live, differs, err := h.Drafts.DraftState(ctx)
 				if err != nil {
 					h.Log.Warn("draft state", "err", err)
 					return nil

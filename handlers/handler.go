@@ -4,6 +4,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -15,14 +16,62 @@ import (
 
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
-	"switchyard/store"
+	"switchyard/store/calllog"
+	"switchyard/store/rows"
 	"switchyard/views/components"
 	"switchyard/views/layout"
 )
 
-// Handler holds the dependencies of every console and API handler.
+// DraftReader reads the draft configuration with its revision; most areas
+// render from it.
+type DraftReader interface {
+	Draft(ctx context.Context) (config.Snapshot, int64, error)
+}
+
+// DraftStore is what every console page's frame needs: the draft and
+// whether it differs from the live version.
+type DraftStore interface {
+	DraftReader
+	DraftState(ctx context.Context) (live int64, differs bool, err error)
+}
+
+// Storage is every area's storage at once: *store.Store satisfies it, and
+// UseStorage hands it to each area.
+type Storage interface {
+	DraftStore
+	ProviderStore
+	LogicModelStore
+	RouteGroupStore
+	CallerStore
+	TenantStore
+	VersionStore
+	ProbeStore
+	JobRunStore
+	LoginStore
+	AccountStore
+	WizardStore
+}
+
+// Handler holds the dependencies of every console and API handler. Each
+// console area reaches storage only through the small interface it declares
+// (ProviderStore in providers.go, and so on), so a handler's dependencies are
+// visible and a test can replace one area's storage with a fake.
 type Handler struct {
-	Store    *store.Store
+	Drafts      DraftStore
+	Providers   ProviderStore
+	LogicModels LogicModelStore
+	RouteGroups RouteGroupStore
+	Callers     CallerStore
+	Tenants     TenantStore
+	Versions    VersionStore
+	ProbeLog    ProbeStore
+	JobLog      JobRunStore
+	Logins      LoginStore
+	Accounts    AccountStore
+	Wizard      WizardStore
+	// CallLogs is the database the call-log queries (store/calllog) read.
+	CallLogs calllog.Queryer
+
 	Sessions *scs.SessionManager
 	Log      *slog.Logger
 	// Env tells the dry-run which protocols this binary implements.
@@ -44,11 +93,19 @@ type Handler struct {
 	SignIn *SignIn
 }
 
+// UseStorage points every area at s, and the call-log queries at db.
+func (h *Handler) UseStorage(s Storage, db calllog.Queryer) {
+	h.Drafts, h.Providers, h.LogicModels, h.RouteGroups = s, s, s, s
+	h.Callers, h.Tenants, h.Versions = s, s, s
+	h.ProbeLog, h.JobLog, h.Logins, h.Accounts, h.Wizard = s, s, s, s, s
+	h.CallLogs = db
+}
+
 // page builds the frame of a console page.
 func (h *Handler) page(c echo.Context, title, active string) layout.Page {
 	p := httpx.CurrentPrincipal(c)
 	pg := layout.Page{Title: title, Active: active, User: p.Name, Role: p.Role, Can: p.Can(), CSRF: httpx.CSRFToken(c)}
-	live, differs, err := h.Store.DraftState(c.Request().Context())
+	live, differs, err := h.Drafts.DraftState(c.Request().Context())
 	if err != nil {
 		h.Log.Warn("draft state", "err", err)
 	}
@@ -96,16 +153,16 @@ func fieldErrors(err error) (config.FieldErrors, bool) {
 	if errors.As(err, &ve) {
 		return ve.Fields, true
 	}
-	var re *store.ReferencedError
+	var re *rows.ReferencedError
 	if errors.As(err, &re) {
 		return config.FieldErrors{"_": re.Message}, true
 	}
 	return nil, false
 }
 
-// notFoundOr turns store.ErrNotFound into a 404.
+// notFoundOr turns rows.ErrNotFound into a 404.
 func notFoundOr(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, rows.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, "not found")
 	}
 	return err

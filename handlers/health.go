@@ -15,10 +15,17 @@ import (
 	"switchyard/routing/config"
 	"switchyard/routing/health"
 	"switchyard/routing/reason"
-	"switchyard/store"
 	"switchyard/store/redis/keypool"
+	"switchyard/store/rows"
 	healthpage "switchyard/views/pages/health"
 )
+
+// ProbeStore is the storage the Health page reads: recent probes and state
+// changes per deployment. *store.Store satisfies it.
+type ProbeStore interface {
+	HealthEvents(ctx context.Context, perDeployment int) (map[int64][]rows.HealthEvent, error)
+	RecentProbes(ctx context.Context, perDeployment int) (map[int64][]rows.Probe, error)
+}
 
 // healthHistory is how many probes and state changes a deployment shows.
 const healthHistory = 10
@@ -51,11 +58,11 @@ func (h *Handler) HealthPage(c echo.Context) error {
 		b.NoConfig = true
 	} else {
 		b.Tiers = h.verdicts()
-		probes, err := h.Store.RecentProbes(ctx, healthHistory)
+		probes, err := h.ProbeLog.RecentProbes(ctx, healthHistory)
 		if err != nil {
 			return err
 		}
-		events, err := h.Store.HealthEvents(ctx, healthHistory)
+		events, err := h.ProbeLog.HealthEvents(ctx, healthHistory)
 		if err != nil {
 			return err
 		}
@@ -103,7 +110,7 @@ func (h *Handler) HealthPage(c echo.Context) error {
 }
 
 // probeViews turns stored probes into the page's rows.
-func probeViews(ps []store.Probe) []healthpage.Probe {
+func probeViews(ps []rows.Probe) []healthpage.Probe {
 	var out []healthpage.Probe
 	for _, p := range ps {
 		out = append(out, healthpage.Probe{At: p.At, Outcome: p.Outcome, LatencyMS: p.LatencyMS, Class: p.Class, HTTPStatus: p.HTTPStatus, Message: p.Message})
@@ -112,7 +119,7 @@ func probeViews(ps []store.Probe) []healthpage.Probe {
 }
 
 // healthEventViews turns stored state changes into the page's rows.
-func healthEventViews(es []store.HealthEvent) []healthpage.Event {
+func healthEventViews(es []rows.HealthEvent) []healthpage.Event {
 	var out []healthpage.Event
 	for _, e := range es {
 		out = append(out, healthpage.Event{At: e.At, From: e.From, To: e.To, HasScore: e.Score.Valid, Score: e.Score.Float64, Samples: e.Samples, Reason: e.Reason})

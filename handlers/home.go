@@ -21,7 +21,7 @@ import (
 func (h *Handler) Home(c echo.Context) error {
 	ctx := c.Request().Context()
 	if !httpx.IsPartial(c) {
-		snap, _, err := h.Store.Draft(ctx)
+		snap, _, err := h.Drafts.Draft(ctx)
 		if err != nil {
 			return err
 		}
@@ -53,7 +53,7 @@ func (h *Handler) overviewBoard(ctx context.Context) (overview.Board, error) {
 		b.Tiers = append(b.Tiers, overview.Tier{Verdict: v})
 	}
 	from := now.Add(-overview.Window).Truncate(time.Minute)
-	outcomes, err := dashboardOutcomes(ctx, h.Store.DB(), from, now, time.Minute)
+	outcomes, err := dashboardOutcomes(ctx, h.CallLogs, from, now, time.Minute)
 	if err != nil {
 		return b, err
 	}
@@ -74,7 +74,7 @@ const topCallers = 10
 // their month against their budget.
 func (h *Handler) overviewSpend(ctx context.Context, rt *config.Runtime, now time.Time, b *overview.Board) error {
 	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
-	costs, err := calllog.Costs(ctx, h.Store.DB(), month, now)
+	costs, err := calllog.Costs(ctx, h.CallLogs, month, now)
 	if err != nil {
 		return err
 	}

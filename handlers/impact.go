@@ -7,8 +7,8 @@ import (
 
 	"switchyard/routing"
 	"switchyard/routing/config"
-	"switchyard/store"
 	"switchyard/store/calllog"
+	"switchyard/store/rows"
 )
 
 // ImpactWindow is how much call-log history the impact preview replays.
@@ -29,8 +29,8 @@ type impactBase struct {
 }
 
 func (h *Handler) impactBase(ctx context.Context) impactBase {
-	v, err := h.Store.LatestVersion(ctx)
-	if errors.Is(err, store.ErrNotFound) {
+	v, err := h.Versions.LatestVersion(ctx)
+	if errors.Is(err, rows.ErrNotFound) {
 		return impactBase{problem: "Nothing is published yet, so there is no traffic to compare the draft with."}
 	}
 	if err != nil {
@@ -48,7 +48,7 @@ func (h *Handler) impactBase(ctx context.Context) impactBase {
 	qctx, cancel := context.WithTimeout(ctx, impactQueryTimeout)
 	defer cancel()
 	now := time.Now()
-	shapes, truncated, err := calllog.Shapes(qctx, h.Store.DB(), now.Add(-ImpactWindow), now)
+	shapes, truncated, err := calllog.Shapes(qctx, h.CallLogs, now.Add(-ImpactWindow), now)
 	if err != nil {
 		h.Log.Warn("impact preview: call-log shapes", "err", err)
 		return impactBase{problem: "The call log could not be read for the replay: " + err.Error()}

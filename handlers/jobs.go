@@ -1,14 +1,20 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"switchyard/handlers/httpx"
-	"switchyard/store"
+	"switchyard/store/rows"
 	"switchyard/views/pages/jobs"
 )
+
+// JobRunStore is the storage the Jobs page reads. *store.Store satisfies it.
+type JobRunStore interface {
+	JobRuns(ctx context.Context, job string, limit int) ([]rows.JobRun, error)
+}
 
 // jobHistory is how many runs a job shows.
 const jobHistory = 10
@@ -25,7 +31,7 @@ func (h *Handler) jobsBoard(c echo.Context) (jobs.Board, error) {
 		b.Error = "Leases and schedules could not be read from Redis: " + err.Error()
 	}
 	for _, j := range list {
-		runs, err := h.Store.JobRuns(ctx, j.Name, jobHistory)
+		runs, err := h.JobLog.JobRuns(ctx, j.Name, jobHistory)
 		if err != nil {
 			return b, err
 		}
@@ -46,7 +52,7 @@ func (h *Handler) JobsPage(c echo.Context) error {
 }
 
 // jobRunViews turns stored runs into the page's rows.
-func jobRunViews(runs []store.JobRun) []jobs.Run {
+func jobRunViews(runs []rows.JobRun) []jobs.Run {
 	var out []jobs.Run
 	for _, r := range runs {
 		out = append(out, jobs.Run{StartedAt: r.StartedAt, Instance: r.Instance, Finished: r.FinishedAt.Valid,

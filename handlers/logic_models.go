@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,9 +13,26 @@ import (
 	"switchyard/views/pages/models"
 )
 
+// LogicModelStore is the storage the logic models and deployments pages and
+// API need. *store.Store satisfies it.
+type LogicModelStore interface {
+	DraftReader
+	CreateDeployment(ctx context.Context, logicModelID int64, d config.Deployment) (int64, error)
+	CreateDeploymentRebalanced(ctx context.Context, logicModelID int64, d config.Deployment, weights map[int64]int) (int64, error)
+	CreateLogicModel(ctx context.Context, m config.LogicModel) (int64, error)
+	DeleteDeployment(ctx context.Context, id int64) error
+	DeleteLogicModel(ctx context.Context, id int64) error
+	DeploymentModel(ctx context.Context, id int64) (int64, error)
+	SetDeploymentEnabled(ctx context.Context, id int64, enabled bool) error
+	SetDeploymentParked(ctx context.Context, id int64, parked bool) error
+	SetDeploymentWeight(ctx context.Context, id int64, weight int) error
+	UpdateDeployment(ctx context.Context, id int64, d config.Deployment) error
+	UpdateLogicModel(ctx context.Context, id int64, m config.LogicModel) error
+}
+
 // LogicModelsList shows every logic model with its deployments.
 func (h *Handler) LogicModelsList(c echo.Context) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.LogicModels.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -72,7 +90,7 @@ func (h *Handler) LogicModelEdit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.LogicModels.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -101,53 +119,31 @@ func logicModelFromForm(c echo.Context) (config.LogicModel, config.FieldErrors) 
 
 // LogicModelSave creates (no id) or updates a logic model.
 func (h *Handler) LogicModelSave(c echo.Context) error {
-	var id int64
-	if c.Param("id") != "" {
-		var err error
-		if id, err = idParam(c, "id"); err != nil {
-			return err
-		}
-	}
-	ctx := c.Request().Context()
-	m, errs := logicModelFromForm(c)
-	if len(errs) == 0 {
-		var err error
-		if id == 0 {
-			id, err = h.Store.CreateLogicModel(ctx, m)
-		} else {
-			err = h.Store.UpdateLogicModel(ctx, id, m)
-		}
-		if err != nil {
-			fe, ok := fieldErrors(err)
-			if !ok {
-				return notFoundOr(err)
-			}
-			errs = fe
-		}
-	}
-	if len(errs) > 0 {
-		posted, _ := c.FormParams()
-		f := models.ModelForm{ID: id, V: m, Posted: posted, Errors: errs, CSRF: httpx.CSRFToken(c)}
-		return httpx.Render(c, http.StatusUnprocessableEntity, models.ModelFormPage(h.page(c, "Logic model", "models"), f), models.ModelFormBody(f))
-	}
-	h.flash(c, "Logic model "+m.Code+" saved. Publish to make it live.")
-	return httpx.Redirect(c, "/logic-models#model-"+strconv.FormatInt(id, 10))
+	return saving[config.LogicModel]{
+		parse: func(c echo.Context, _ int64) (config.LogicModel, config.FieldErrors, error) {
+			m, errs := logicModelFromForm(c)
+			return m, errs, nil
+		},
+		create: h.LogicModels.CreateLogicModel,
+		update: h.LogicModels.UpdateLogicModel,
+		invalid: func(c echo.Context, id int64, m config.LogicModel, errs config.FieldErrors) error {
+			posted, _ := c.FormParams()
+			f := models.ModelForm{ID: id, V: m, Posted: posted, Errors: errs, CSRF: httpx.CSRFToken(c)}
+			return httpx.Render(c, http.StatusUnprocessableEntity, models.ModelFormPage(h.page(c, "Logic model", "models"), f), models.ModelFormBody(f))
+		},
+		done: func(id int64, m config.LogicModel, _ bool) (string, string) {
+			return "Logic model " + m.Code + " saved. Publish to make it live.", "/logic-models#model-" + strconv.FormatInt(id, 10)
+		},
+	}.run(h, c)
 }
 
 // LogicModelDelete deletes a logic model and its deployments unless a
 // candidate still uses it.
 func (h *Handler) LogicModelDelete(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := h.Store.DeleteLogicModel(c.Request().Context(), id); err != nil {
-		if fe, ok := fieldErrors(err); ok {
-			h.flashError(c, "Not deleted: "+fe["_"])
-			return httpx.Redirect(c, "/logic-models#model-"+strconv.FormatInt(id, 10))
-		}
-		return notFoundOr(err)
-	}
-	h.flash(c, "Logic model deleted with its deployments.")
-	return httpx.Redirect(c, "/logic-models")
+	return deleting{
+		del:     h.LogicModels.DeleteLogicModel,
+		shown:   func(id int64) string { return "/logic-models#model-" + strconv.FormatInt(id, 10) },
+		deleted: "Logic model deleted with its deployments.",
+		list:    "/logic-models",
+	}.run(h, c)
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -12,10 +13,18 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"switchyard/handlers/httpx"
-	"switchyard/store"
 	"switchyard/store/redis/loginguard"
+	"switchyard/store/rows"
 	"switchyard/views/pages/auth"
 )
+
+// LoginStore is the storage signing in and out needs. *store.Store satisfies
+// it.
+type LoginStore interface {
+	ForgetSession(ctx context.Context, token string) error
+	Login(ctx context.Context, username, password string) (rows.User, error)
+	RecordSession(ctx context.Context, userID int64, token string, expiry time.Time) error
+}
 
 // SessionUserKey is the session entry holding the signed-in user id.
 const SessionUserKey = "user_id"
@@ -40,8 +49,8 @@ func (h *Handler) Login(c echo.Context) error {
 		form.Throttle = throttleView(v)
 		return httpx.Render(c, http.StatusTooManyRequests, auth.Login(form), nil)
 	}
-	u, err := h.Store.Login(ctx, username, c.FormValue("password"))
-	if errors.Is(err, store.ErrBadLogin) {
+	u, err := h.Logins.Login(ctx, username, c.FormValue("password"))
+	if errors.Is(err, rows.ErrBadLogin) {
 		v := h.SignIn.Fail(ctx, username, ip)
 		h.Log.Info("console login refused", "username", loginguard.Normalize(username), "remote", ip, "throttled", v.Blocked)
 		form.Error = "Wrong username or password."
@@ -61,7 +70,7 @@ func (h *Handler) Login(c echo.Context) error {
 	}
 	h.Sessions.Put(ctx, SessionUserKey, u.ID)
 	// Remember whose session this is, so disabling the user ends it.
-	if err := h.Store.RecordSession(ctx, u.ID, h.Sessions.Token(ctx), time.Now().Add(h.Sessions.Lifetime)); err != nil {
+	if err := h.Logins.RecordSession(ctx, u.ID, h.Sessions.Token(ctx), time.Now().Add(h.Sessions.Lifetime)); err != nil {
 		return err
 	}
 	h.Log.Info("console login", "user", u.Username, "role", u.Role)
@@ -77,7 +86,7 @@ func throttleView(v loginguard.Verdict) *auth.Throttle {
 func (h *Handler) Logout(c echo.Context) error {
 	ctx := c.Request().Context()
 	if tok := h.Sessions.Token(ctx); tok != "" {
-		if err := h.Store.ForgetSession(ctx, tok); err != nil {
+		if err := h.Logins.ForgetSession(ctx, tok); err != nil {
 			h.Log.Warn("forget session", "err", err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
-	"switchyard/store"
+	"switchyard/store/rows"
 	"switchyard/views/pages/groups"
 )
 
@@ -20,7 +20,7 @@ import (
 // its form carries the pattern it showed there ("was"): an edit of a list
 // that changed meanwhile changes nothing and shows the list as it is.
 
-// aliasesChanged is the section's message for store.ErrAliasesChanged.
+// aliasesChanged is the section's message for rows.ErrAliasesChanged.
 const aliasesChanged = "The aliases of this group changed while you were editing (another tab or operator?): nothing was changed. This is the list as it is now."
 
 // ModelAliasesShow re-renders a group's alias section for htmx; ?edit=<n>
@@ -57,7 +57,7 @@ func aliasSaved(err error, form *groups.AliasForm) (stale bool, fail error) {
 	switch {
 	case err == nil:
 		return false, nil
-	case errors.Is(err, store.ErrAliasesChanged):
+	case errors.Is(err, rows.ErrAliasesChanged):
 		return true, nil
 	}
 	fe, ok := fieldErrors(err)
@@ -76,7 +76,7 @@ func (h *Handler) ModelAliasAdd(c echo.Context) error {
 	}
 	a, form := aliasFromForm(c)
 	if len(form.Errors) == 0 {
-		_, err := h.Store.AddModelAlias(c.Request().Context(), gid, a)
+		_, err := h.RouteGroups.AddModelAlias(c.Request().Context(), gid, a)
 		if _, fail := aliasSaved(err, &form); fail != nil {
 			return fail
 		}
@@ -97,7 +97,7 @@ func (h *Handler) ModelAliasUpdate(c echo.Context) error {
 	stale := false
 	if len(form.Errors) == 0 {
 		var fail error
-		stale, fail = aliasSaved(h.Store.UpdateModelAlias(c.Request().Context(), gid, n, c.FormValue("was"), a), &form)
+		stale, fail = aliasSaved(h.RouteGroups.UpdateModelAlias(c.Request().Context(), gid, n, c.FormValue("was"), a), &form)
 		if fail != nil {
 			return fail
 		}
@@ -122,7 +122,7 @@ func (h *Handler) ModelAliasMove(c echo.Context) error {
 	if dir != "up" && dir != "down" {
 		return echo.NewHTTPError(http.StatusBadRequest, "dir must be up or down")
 	}
-	return h.aliasDone(c, gid, h.Store.MoveModelAlias(c.Request().Context(), gid, n, c.FormValue("was"), dir == "up"), "Alias moved "+dir+".")
+	return h.aliasDone(c, gid, h.RouteGroups.MoveModelAlias(c.Request().Context(), gid, n, c.FormValue("was"), dir == "up"), "Alias moved "+dir+".")
 }
 
 // ModelAliasRemove removes the alias at a position.
@@ -131,12 +131,12 @@ func (h *Handler) ModelAliasRemove(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.aliasDone(c, gid, h.Store.RemoveModelAlias(c.Request().Context(), gid, n, c.FormValue("was")), "Alias removed.")
+	return h.aliasDone(c, gid, h.RouteGroups.RemoveModelAlias(c.Request().Context(), gid, n, c.FormValue("was")), "Alias removed.")
 }
 
 // aliasDone answers a move or a removal.
 func (h *Handler) aliasDone(c echo.Context, gid int64, err error, msg string) error {
-	if errors.Is(err, store.ErrAliasesChanged) {
+	if errors.Is(err, rows.ErrAliasesChanged) {
 		return h.renderAliases(c, gid, http.StatusUnprocessableEntity, "", func(v *groups.AliasesView) { v.Problem = aliasesChanged })
 	}
 	if err != nil {
@@ -169,7 +169,7 @@ func (h *Handler) renderAliases(c echo.Context, groupID int64, status int, msg s
 		}
 		return httpx.Redirect(c, "/route-groups#aliases-"+strconv.FormatInt(groupID, 10))
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.RouteGroups.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,9 +15,20 @@ import (
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/routing/config/onboarding"
-	"switchyard/store"
+	"switchyard/store/rows"
 	onbview "switchyard/views/pages/onboarding"
 )
+
+// WizardStore is the storage the onboarding wizard needs: one transaction
+// creating the whole plan, the publish, and the sealing of keys carried
+// between its pages. *store.Store satisfies it.
+type WizardStore interface {
+	DraftStore
+	Onboard(ctx context.Context, b rows.OnboardingBatch) (rows.OnboardingResult, error)
+	OpenTransient(token, purpose string) (string, error)
+	Publish(ctx context.Context, in rows.PublishInput) (rows.PublishOutcome, error)
+	SealTransient(plaintext, purpose string, ttl time.Duration) string
+}
 
 // Onboarding serves the onboarding wizard (the one-click onboarding): template →
 // keys and models → review → done. It is the console Handler plus the
@@ -59,7 +71,7 @@ func onboardingKeyPurpose(c echo.Context) string {
 
 // Start lists the provider templates.
 func (o *Onboarding) Start(c echo.Context) error {
-	snap, _, err := o.Store.Draft(c.Request().Context())
+	snap, _, err := o.Wizard.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -76,7 +88,7 @@ func (o *Onboarding) Form(c echo.Context) error {
 	if !ok {
 		return echo.NewHTTPError(http.StatusNotFound, "There is no provider template "+strconv.Quote(c.Param("code"))+".")
 	}
-	snap, _, err := o.Store.Draft(c.Request().Context())
+	snap, _, err := o.Wizard.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -156,7 +168,7 @@ func (o *Onboarding) Review(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, rev, err := o.Store.Draft(c.Request().Context())
+	snap, rev, err := o.Wizard.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -189,7 +201,7 @@ func (o *Onboarding) Create(c echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The review step's draft revision is missing; review again.")
 	}
-	snap, current, err := o.Store.Draft(ctx)
+	snap, current, err := o.Wizard.Draft(ctx)
 	if err != nil {
 		return err
 	}
@@ -198,11 +210,11 @@ func (o *Onboarding) Create(c echo.Context) error {
 		wp.form.Errors = merge(wp.form.Errors, errs)
 		return o.renderForm(c, http.StatusUnprocessableEntity, wp.form)
 	}
-	batch := store.OnboardingBatchOf(plan, rev)
+	batch := rows.OnboardingBatchOf(plan, rev)
 	batch.Actor = httpx.CurrentPrincipal(c).Name
-	res, err := o.Store.Onboard(ctx, batch)
+	res, err := o.Wizard.Onboard(ctx, batch)
 	switch {
-	case errors.Is(err, store.ErrDraftChanged):
+	case errors.Is(err, rows.ErrDraftChanged):
 		return o.renderReview(c, http.StatusConflict, wp.form, plan, snap, current,
 			"Someone changed the draft while you were reviewing. Review the objects again (this page is up to date now), then create.")
 	case err != nil:
@@ -228,7 +240,7 @@ func (o *Onboarding) Create(c echo.Context) error {
 		}
 	}
 	if c.FormValue("mode") == "publish" {
-		out, err := o.Store.Publish(ctx, store.PublishInput{Author: who, Message: "Onboarding: " + plan.Template.Name + " as provider " + plan.Provider.Name,
+		out, err := o.Wizard.Publish(ctx, rows.PublishInput{Author: who, Message: "Onboarding: " + plan.Template.Name + " as provider " + plan.Provider.Name,
 			ExpectedRevision: &res.Revision, Check: o.dryRun})
 		if err != nil {
 			reason, ok := publishRefusal(err)
@@ -291,7 +303,7 @@ func (o *Onboarding) renderReview(c echo.Context, status int, f onbview.Form, pl
 // pendingChanges reports whether the draft already differs from what is
 // live in ways a publish would carry along (an empty install has none).
 func (o *Onboarding) pendingChanges(c echo.Context, snap config.Snapshot) bool {
-	live, differs, err := o.Store.DraftState(c.Request().Context())
+	live, differs, err := o.Wizard.DraftState(c.Request().Context())
 	if err != nil {
 		o.Log.Warn("draft state", "err", err)
 		return false
@@ -321,7 +333,7 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 	if err != nil {
 		return nil, echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
 	}
-	snap, _, err := o.Store.Draft(c.Request().Context())
+	snap, _, err := o.Wizard.Draft(c.Request().Context())
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +360,7 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 		if tok == "" || slices.Contains(dropped, tok) {
 			continue
 		}
-		plain, err := o.Store.OpenTransient(tok, purpose)
+		plain, err := o.Wizard.OpenTransient(tok, purpose)
 		if err != nil {
 			f.Errors.Add("keys", "A key entered earlier could not be read back (it is kept for an hour and only for you); paste it again")
 			continue
@@ -368,7 +380,7 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 			continue
 		}
 		wp.keys = append(wp.keys, k)
-		f.Keys = append(f.Keys, onbview.SealedKey{Token: o.Store.SealTransient(k, purpose, onboardingKeyTTL), Fingerprint: config.KeyFingerprint(k)})
+		f.Keys = append(f.Keys, onbview.SealedKey{Token: o.Wizard.SealTransient(k, purpose, onboardingKeyTTL), Fingerprint: config.KeyFingerprint(k)})
 	}
 
 	posted := params.Get("posted") == "1"

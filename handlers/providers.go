@@ -15,6 +15,19 @@ import (
 	"switchyard/views/pages/providers"
 )
 
+// ProviderStore is the storage the providers pages and API need: providers and
+// their key pools. *store.Store satisfies it.
+type ProviderStore interface {
+	DraftReader
+	AddProviderKey(ctx context.Context, providerID int64, label, secret string) (config.ProviderKey, error)
+	CreateProvider(ctx context.Context, p config.Provider) (int64, error)
+	DeleteProvider(ctx context.Context, id int64) error
+	ProviderKeyProvider(ctx context.Context, keyID int64) (int64, error)
+	RemoveProviderKey(ctx context.Context, keyID int64) error
+	SetProviderKeyStatus(ctx context.Context, keyID int64, status string) error
+	UpdateProvider(ctx context.Context, id int64, p config.Provider) error
+}
+
 // KeyStates is the live state of provider keys (cooling, quarantined, last
 // used), shared by every instance.
 type KeyStates interface {
@@ -42,7 +55,7 @@ func (h *Handler) keyRuntime(ctx context.Context) map[int64]providers.KeyRuntime
 // ProvidersList shows every provider with its key pool.
 func (h *Handler) ProvidersList(c echo.Context) error {
 	ctx := c.Request().Context()
-	snap, _, err := h.Store.Draft(ctx)
+	snap, _, err := h.Providers.Draft(ctx)
 	if err != nil {
 		return err
 	}
@@ -72,7 +85,7 @@ func (h *Handler) ProviderEdit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Providers.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -166,65 +179,39 @@ func keepStoredSecrets(snap config.Snapshot, id int64, p *config.Provider) {
 
 // ProviderSave creates (no id) or updates a provider.
 func (h *Handler) ProviderSave(c echo.Context) error {
-	var id int64
-	if c.Param("id") != "" {
-		var err error
-		if id, err = idParam(c, "id"); err != nil {
-			return err
-		}
-	}
-	p, errs := providerFromForm(c)
-	if id != 0 {
-		snap, _, err := h.Store.Draft(c.Request().Context())
-		if err != nil {
-			return err
-		}
-		keepStoredSecrets(snap, id, &p)
-	}
-	if len(errs) == 0 {
-		var err error
-		if id == 0 {
-			_, err = h.Store.CreateProvider(c.Request().Context(), p)
-		} else {
-			err = h.Store.UpdateProvider(c.Request().Context(), id, p)
-		}
-		if err != nil {
-			fe, ok := fieldErrors(err)
-			if !ok {
-				return notFoundOr(err)
+	return saving[config.Provider]{
+		parse: func(c echo.Context, id int64) (config.Provider, config.FieldErrors, error) {
+			p, errs := providerFromForm(c)
+			if id != 0 {
+				snap, _, err := h.Providers.Draft(c.Request().Context())
+				if err != nil {
+					return p, nil, err
+				}
+				keepStoredSecrets(snap, id, &p)
 			}
-			errs = fe
-		}
-	}
-	if len(errs) > 0 {
-		f := providers.Form{ID: id, V: p, Errors: errs, CSRF: httpx.CSRFToken(c)}
-		return httpx.Render(c, http.StatusUnprocessableEntity, providers.FormPage(h.page(c, "Provider", "providers"), f), providers.FormBody(f))
-	}
-	h.flash(c, "Provider "+p.Name+" saved. Publish to make it live.")
-	return httpx.Redirect(c, "/providers")
+			return p, errs, nil
+		},
+		create: h.Providers.CreateProvider,
+		update: h.Providers.UpdateProvider,
+		invalid: func(c echo.Context, id int64, p config.Provider, errs config.FieldErrors) error {
+			f := providers.Form{ID: id, V: p, Errors: errs, CSRF: httpx.CSRFToken(c)}
+			return httpx.Render(c, http.StatusUnprocessableEntity, providers.FormPage(h.page(c, "Provider", "providers"), f), providers.FormBody(f))
+		},
+		done: func(_ int64, p config.Provider, _ bool) (string, string) {
+			return "Provider " + p.Name + " saved. Publish to make it live.", "/providers"
+		},
+	}.run(h, c)
 }
 
 // ProviderDelete deletes a provider unless deployments still use it.
 func (h *Handler) ProviderDelete(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := h.Store.DeleteProvider(c.Request().Context(), id); err != nil {
-		if fe, ok := fieldErrors(err); ok {
-			h.flashError(c, "Not deleted: "+fe["_"])
-			return httpx.Redirect(c, "/providers")
-		}
-		return notFoundOr(err)
-	}
-	h.flash(c, "Provider deleted.")
-	return httpx.Redirect(c, "/providers")
+	return deleting{del: h.Providers.DeleteProvider, deleted: "Provider deleted.", list: "/providers"}.run(h, c)
 }
 
 // renderPool re-renders one provider's key pool fragment.
 func (h *Handler) renderPool(c echo.Context, providerID int64, form providers.KeyForm, status int) error {
 	ctx := c.Request().Context()
-	snap, _, err := h.Store.Draft(ctx)
+	snap, _, err := h.Providers.Draft(ctx)
 	if err != nil {
 		return err
 	}
@@ -250,7 +237,7 @@ func (h *Handler) ProviderKeyAdd(c echo.Context) error {
 		return err
 	}
 	label := strings.TrimSpace(c.FormValue("label"))
-	_, err = h.Store.AddProviderKey(c.Request().Context(), id, label, strings.TrimSpace(c.FormValue("secret")))
+	_, err = h.Providers.AddProviderKey(c.Request().Context(), id, label, strings.TrimSpace(c.FormValue("secret")))
 	if err != nil {
 		fe, ok := fieldErrors(err)
 		if !ok {
@@ -264,13 +251,13 @@ func (h *Handler) ProviderKeyAdd(c echo.Context) error {
 // ProviderKeyStatus enables or disables a key in the draft.
 func (h *Handler) ProviderKeyStatus(c echo.Context) error {
 	return h.keyAction(c, func(ctx context.Context, keyID int64) error {
-		return h.Store.SetProviderKeyStatus(ctx, keyID, c.FormValue("status"))
+		return h.Providers.SetProviderKeyStatus(ctx, keyID, c.FormValue("status"))
 	})
 }
 
 // ProviderKeyRemove removes a key from the draft.
 func (h *Handler) ProviderKeyRemove(c echo.Context) error {
-	return h.keyAction(c, h.Store.RemoveProviderKey)
+	return h.keyAction(c, h.Providers.RemoveProviderKey)
 }
 
 // ProviderKeyReenable clears a key's quarantine or cooling on every instance
@@ -291,7 +278,7 @@ func (h *Handler) keyAction(c echo.Context, fn func(context.Context, int64) erro
 		return err
 	}
 	ctx := c.Request().Context()
-	pid, err := h.Store.ProviderKeyProvider(ctx, keyID)
+	pid, err := h.Providers.ProviderKeyProvider(ctx, keyID)
 	if err != nil {
 		return notFoundOr(err)
 	}

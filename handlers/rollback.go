@@ -11,7 +11,7 @@ import (
 	"switchyard/handlers/httpx"
 	"switchyard/routing"
 	"switchyard/routing/config"
-	"switchyard/store"
+	"switchyard/store/rows"
 	"switchyard/views/pages/versions"
 )
 
@@ -25,7 +25,7 @@ func (h *Handler) VersionRollbackPreview(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	v, err := h.Store.Version(ctx, n)
+	v, err := h.Versions.Version(ctx, n)
 	if err != nil {
 		return notFoundOr(err)
 	}
@@ -33,7 +33,7 @@ func (h *Handler) VersionRollbackPreview(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("version %d does not decode: %w", n, err)
 	}
-	store.WithoutCallerKeys(&snap)
+	rows.WithoutCallerKeys(&snap)
 	p := h.publishPreview(c, h.page(c, fmt.Sprintf("Roll back to v%d", n), "versions"), snap)
 	if p.Page.LiveVersion == n {
 		return echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("v%d is the live version: there is nothing to roll back to", n))
@@ -54,7 +54,7 @@ func (h *Handler) rollbackRemovals(ctx context.Context, live int64, snap config.
 	if live == 0 {
 		return rb, nil
 	}
-	lv, err := h.Store.Version(ctx, live)
+	lv, err := h.Versions.Version(ctx, live)
 	if err != nil {
 		return rb, err
 	}
@@ -68,7 +68,7 @@ func (h *Handler) rollbackRemovals(ctx context.Context, live int64, snap config.
 			names = append(names, c.Name)
 		}
 	}
-	keys, err := h.Store.CallerKeys(ctx, names...)
+	keys, err := h.Versions.CallerKeys(ctx, names...)
 	if err != nil {
 		return rb, err
 	}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,14 +10,36 @@ import (
 
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
+	"switchyard/store/rows"
 	"switchyard/views/pages/groups"
 )
+
+// RouteGroupStore is the storage the route groups, tiers, candidates and model
+// aliases pages and API need. *store.Store satisfies it.
+type RouteGroupStore interface {
+	DraftReader
+	AddCandidate(ctx context.Context, tierID int64, c config.Candidate) (int64, error)
+	AddModelAlias(ctx context.Context, groupID int64, a config.ModelAlias) (int, error)
+	CandidateTier(ctx context.Context, id int64) (int64, error)
+	CreateRouteGroup(ctx context.Context, g config.RouteGroup) (int64, error)
+	DeleteRouteGroup(ctx context.Context, id int64) error
+	MoveCandidate(ctx context.Context, id int64, up bool) error
+	MoveModelAlias(ctx context.Context, groupID int64, position int, was string, up bool) error
+	RemoveCandidate(ctx context.Context, id int64) error
+	RemoveModelAlias(ctx context.Context, groupID int64, position int, was string) error
+	SetCandidateParked(ctx context.Context, id int64, parked bool) error
+	Tier(ctx context.Context, id int64) (rows.TierRef, error)
+	UpdateCandidate(ctx context.Context, id int64, priority, weight int) error
+	UpdateModelAlias(ctx context.Context, groupID int64, position int, was string, a config.ModelAlias) error
+	UpdateRouteGroup(ctx context.Context, id int64, g config.RouteGroup) error
+	UpdateTier(ctx context.Context, id int64, timeoutMS, firstChunkMS int) error
+}
 
 // RouteGroupsList shows every route group with its three tiers side by side
 // and its model aliases. ?edit=<candidate id> opens that candidate's
 // priority/weight form (the no-JavaScript path of the edit button).
 func (h *Handler) RouteGroupsList(c echo.Context) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.RouteGroups.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -51,7 +74,7 @@ func groupForm(c echo.Context, snap config.Snapshot, id int64, g config.RouteGro
 
 // RouteGroupNew shows an empty route group form.
 func (h *Handler) RouteGroupNew(c echo.Context) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.RouteGroups.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -65,7 +88,7 @@ func (h *Handler) RouteGroupEdit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.RouteGroups.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -99,60 +122,34 @@ func routeGroupFromForm(c echo.Context) (config.RouteGroup, config.FieldErrors) 
 // RouteGroupSave creates (no id) or updates a route group. A new group gets
 // its three tiers at the default timeouts.
 func (h *Handler) RouteGroupSave(c echo.Context) error {
-	var id int64
-	if c.Param("id") != "" {
-		var err error
-		if id, err = idParam(c, "id"); err != nil {
-			return err
-		}
-	}
-	ctx := c.Request().Context()
-	g, errs := routeGroupFromForm(c)
-	if len(errs) == 0 {
-		var err error
-		if id == 0 {
-			_, err = h.Store.CreateRouteGroup(ctx, g)
-		} else {
-			err = h.Store.UpdateRouteGroup(ctx, id, g)
-		}
-		if err != nil {
-			fe, ok := fieldErrors(err)
-			if !ok {
-				return notFoundOr(err)
+	return saving[config.RouteGroup]{
+		parse: func(c echo.Context, _ int64) (config.RouteGroup, config.FieldErrors, error) {
+			g, errs := routeGroupFromForm(c)
+			return g, errs, nil
+		},
+		create:      h.RouteGroups.CreateRouteGroup,
+		update:      h.RouteGroups.UpdateRouteGroup,
+		storeErrors: resilienceErrors,
+		invalid: func(c echo.Context, id int64, g config.RouteGroup, errs config.FieldErrors) error {
+			snap, _, err := h.RouteGroups.Draft(c.Request().Context())
+			if err != nil {
+				return err
 			}
-			errs = resilienceErrors(g, fe)
-		}
-	}
-	if len(errs) > 0 {
-		snap, _, err := h.Store.Draft(ctx)
-		if err != nil {
-			return err
-		}
-		f := groupForm(c, snap, id, g, errs)
-		return httpx.Render(c, http.StatusUnprocessableEntity, groups.FormPage(h.page(c, "Route group", "groups"), f), groups.FormBody(f))
-	}
-	msg := "Route group " + g.Name + " saved. Publish to make it live."
-	if id == 0 {
-		msg = "Route group " + g.Name + " created with empty fast, standard and deep tiers: add candidates to each, then publish."
-	}
-	h.flash(c, msg)
-	return httpx.Redirect(c, "/route-groups#group-"+g.Name)
+			f := groupForm(c, snap, id, g, errs)
+			return httpx.Render(c, http.StatusUnprocessableEntity, groups.FormPage(h.page(c, "Route group", "groups"), f), groups.FormBody(f))
+		},
+		done: func(_ int64, g config.RouteGroup, created bool) (string, string) {
+			msg := "Route group " + g.Name + " saved. Publish to make it live."
+			if created {
+				msg = "Route group " + g.Name + " created with empty fast, standard and deep tiers: add candidates to each, then publish."
+			}
+			return msg, "/route-groups#group-" + g.Name
+		},
+	}.run(h, c)
 }
 
 // RouteGroupDelete deletes a route group unless callers are still bound to
 // it or a dedicated group falls back to it.
 func (h *Handler) RouteGroupDelete(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := h.Store.DeleteRouteGroup(c.Request().Context(), id); err != nil {
-		if fe, ok := fieldErrors(err); ok {
-			h.flashError(c, "Not deleted: "+fe["_"])
-			return httpx.Redirect(c, "/route-groups")
-		}
-		return notFoundOr(err)
-	}
-	h.flash(c, "Route group deleted.")
-	return httpx.Redirect(c, "/route-groups")
+	return deleting{del: h.RouteGroups.DeleteRouteGroup, deleted: "Route group deleted.", list: "/route-groups"}.run(h, c)
 }

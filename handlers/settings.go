@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -10,19 +11,32 @@ import (
 
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
-	"switchyard/store"
 	"switchyard/store/redis/loginguard"
+	"switchyard/store/rows"
 	"switchyard/views/pages/settings"
 )
+
+// AccountStore is the storage the Settings page needs: console users and admin
+// API tokens. *store.Store satisfies it.
+type AccountStore interface {
+	AdminTokens(ctx context.Context) ([]rows.AdminToken, error)
+	CreateAdminToken(ctx context.Context, name, role, createdBy string) (string, rows.AdminToken, error)
+	CreateUser(ctx context.Context, username, password, role string) (int64, error)
+	DisableUser(ctx context.Context, id int64) (rows.Disabled, error)
+	ResetPassword(ctx context.Context, id int64, password string) (rows.PasswordReset, error)
+	RevokeAdminToken(ctx context.Context, id int64) error
+	SetUserRole(ctx context.Context, id int64, role string) (rows.RoleChange, error)
+	Users(ctx context.Context) ([]rows.User, error)
+}
 
 // settingsPage loads both panels of the Users & tokens page.
 func (h *Handler) settingsPage(c echo.Context) (settings.Page, error) {
 	ctx := c.Request().Context()
-	users, err := h.Store.Users(ctx)
+	users, err := h.Accounts.Users(ctx)
 	if err != nil {
 		return settings.Page{}, err
 	}
-	tokens, err := h.Store.AdminTokens(ctx)
+	tokens, err := h.Accounts.AdminTokens(ctx)
 	if err != nil {
 		return settings.Page{}, err
 	}
@@ -30,9 +44,9 @@ func (h *Handler) settingsPage(c echo.Context) (settings.Page, error) {
 	csrf, canEdit := httpx.CSRFToken(c), pg.Can.ManageUsers
 	return settings.Page{
 		Page:     pg,
-		Users:    settings.UsersPanel{Users: userViews(users), Me: httpx.CurrentPrincipal(c).UserID, Form: settings.UserForm{Role: store.RoleViewer}, CSRF: csrf, CanEdit: canEdit},
+		Users:    settings.UsersPanel{Users: userViews(users), Me: httpx.CurrentPrincipal(c).UserID, Form: settings.UserForm{Role: rows.RoleViewer}, CSRF: csrf, CanEdit: canEdit},
 		Lockouts: h.lockoutsPanel(c, csrf, canEdit),
-		Tokens:   settings.TokensPanel{Tokens: adminTokenViews(tokens), Form: settings.TokenForm{Role: store.RoleAdmin}, CSRF: csrf, CanEdit: canEdit},
+		Tokens:   settings.TokensPanel{Tokens: adminTokenViews(tokens), Form: settings.TokenForm{Role: rows.RoleAdmin}, CSRF: csrf, CanEdit: canEdit},
 	}, nil
 }
 
@@ -102,7 +116,7 @@ func (h *Handler) SettingsLockoutClear(c echo.Context) error {
 }
 
 // userViews turns stored users into the users panel's rows.
-func userViews(us []store.User) []settings.User {
+func userViews(us []rows.User) []settings.User {
 	var out []settings.User
 	for _, u := range us {
 		out = append(out, settings.User{ID: u.ID, Username: u.Username, Role: u.Role, CreatedAt: u.CreatedAt})
@@ -111,7 +125,7 @@ func userViews(us []store.User) []settings.User {
 }
 
 // adminTokenViews turns stored admin tokens into the tokens panel's rows.
-func adminTokenViews(ts []store.AdminToken) []settings.Token {
+func adminTokenViews(ts []rows.AdminToken) []settings.Token {
 	var out []settings.Token
 	for _, t := range ts {
 		out = append(out, settings.Token{ID: t.ID, Name: t.Name, Prefix: t.Prefix, Role: t.Role, CreatedBy: t.CreatedBy,
@@ -155,9 +169,9 @@ func (h *Handler) SettingsUserCreate(c echo.Context) error {
 	username := strings.TrimSpace(c.FormValue("username"))
 	password := c.FormValue("password")
 	role := c.FormValue("role")
-	errs := store.ValidateUser(username, password, role)
+	errs := rows.ValidateUser(username, password, role)
 	if len(errs) == 0 {
-		if _, err := h.Store.CreateUser(c.Request().Context(), username, password, role); err != nil {
+		if _, err := h.Accounts.CreateUser(c.Request().Context(), username, password, role); err != nil {
 			fe, ok := fieldErrors(err)
 			if !ok {
 				return err
@@ -190,7 +204,7 @@ func (h *Handler) SettingsUserDisable(c echo.Context) error {
 			p.Error = "You cannot disable yourself. Ask another admin."
 		})
 	}
-	d, err := h.Store.DisableUser(c.Request().Context(), id)
+	d, err := h.Accounts.DisableUser(c.Request().Context(), id)
 	if err != nil {
 		return notFoundOr(err)
 	}
@@ -213,7 +227,7 @@ func (h *Handler) SettingsTokenCreate(c echo.Context) error {
 	name := strings.TrimSpace(c.FormValue("token_name"))
 	role := c.FormValue("token_role")
 	by := httpx.CurrentPrincipal(c).Name
-	plain, t, err := h.Store.CreateAdminToken(c.Request().Context(), name, role, by)
+	plain, t, err := h.Accounts.CreateAdminToken(c.Request().Context(), name, role, by)
 	if err != nil {
 		fe, ok := fieldErrors(err)
 		if !ok {
@@ -245,12 +259,12 @@ func (h *Handler) SettingsTokenRevoke(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := h.Store.RevokeAdminToken(ctx, id); err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
+	if err := h.Accounts.RevokeAdminToken(ctx, id); err != nil {
+		if !errors.Is(err, rows.ErrNotFound) {
 			return err
 		}
 		// Unknown, or already revoked: only the first is an error.
-		tokens, lerr := h.Store.AdminTokens(ctx)
+		tokens, lerr := h.Accounts.AdminTokens(ctx)
 		if lerr != nil {
 			return lerr
 		}
@@ -286,7 +300,7 @@ func (h *Handler) SettingsUserRole(c echo.Context) error {
 		})
 	}
 	role := c.FormValue("role")
-	ch, err := h.Store.SetUserRole(c.Request().Context(), id, role)
+	ch, err := h.Accounts.SetUserRole(c.Request().Context(), id, role)
 	if err != nil {
 		if fe, ok := fieldErrors(err); ok {
 			return h.renderUsers(c, http.StatusUnprocessableEntity, func(p *settings.UsersPanel) {
@@ -329,14 +343,14 @@ func (h *Handler) SettingsUserPassword(c echo.Context) error {
 	}
 	password, generated := c.FormValue("password"), false
 	if password == "" {
-		password, generated = store.RandomPassword(), true
+		password, generated = rows.RandomPassword(), true
 	}
-	if fe := store.ValidatePassword(password); len(fe) > 0 {
+	if fe := rows.ValidatePassword(password); len(fe) > 0 {
 		return h.renderUsers(c, http.StatusUnprocessableEntity, func(p *settings.UsersPanel) {
 			p.Error = "The new password " + fe["password"] + "; nothing was changed."
 		})
 	}
-	r, err := h.Store.ResetPassword(c.Request().Context(), id, password)
+	r, err := h.Accounts.ResetPassword(c.Request().Context(), id, password)
 	if err != nil {
 		return notFoundOr(err)
 	}
@@ -349,7 +363,7 @@ func (h *Handler) SettingsUserPassword(c echo.Context) error {
 }
 
 func article(role string) string {
-	if role == store.RoleAdmin {
+	if role == rows.RoleAdmin {
 		return "an"
 	}
 	return "a"

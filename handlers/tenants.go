@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -11,9 +12,18 @@ import (
 	"switchyard/views/pages/tenants"
 )
 
+// TenantStore is the storage the tenants pages and API need. *store.Store
+// satisfies it.
+type TenantStore interface {
+	DraftReader
+	CreateTenant(ctx context.Context, t config.Tenant) (int64, error)
+	DeleteTenant(ctx context.Context, id int64) error
+	UpdateTenant(ctx context.Context, id int64, t config.Tenant) error
+}
+
 // TenantsList shows every tenant with its dedicated route groups and callers.
 func (h *Handler) TenantsList(c echo.Context) error {
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Tenants.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -47,7 +57,7 @@ func (h *Handler) TenantEdit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, _, err := h.Store.Draft(c.Request().Context())
+	snap, _, err := h.Tenants.Draft(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -62,51 +72,31 @@ func (h *Handler) TenantEdit(c echo.Context) error {
 
 // TenantSave creates (no id) or updates a tenant.
 func (h *Handler) TenantSave(c echo.Context) error {
-	var id int64
-	if c.Param("id") != "" {
-		var err error
-		if id, err = idParam(c, "id"); err != nil {
-			return err
-		}
-	}
-	t := config.Tenant{Name: strings.TrimSpace(c.FormValue("name")), Description: strings.TrimSpace(c.FormValue("description"))}
-	errs := config.ValidateTenant(t)
-	if len(errs) == 0 {
-		var err error
-		if id == 0 {
-			_, err = h.Store.CreateTenant(c.Request().Context(), t)
-		} else {
-			err = h.Store.UpdateTenant(c.Request().Context(), id, t)
-		}
-		if err != nil {
-			fe, ok := fieldErrors(err)
-			if !ok {
-				return notFoundOr(err)
-			}
-			errs = fe
-		}
-	}
-	if len(errs) > 0 {
-		f := tenants.Form{ID: id, V: t, Errors: errs, CSRF: httpx.CSRFToken(c)}
-		return httpx.Render(c, http.StatusUnprocessableEntity, tenants.FormPage(h.page(c, "Tenant", "tenants"), f), tenants.FormBody(f))
-	}
-	h.flash(c, "Tenant "+t.Name+" saved. Publish to make it live.")
-	return httpx.Redirect(c, "/tenants")
+	return saving[config.Tenant]{
+		parse: func(c echo.Context, _ int64) (config.Tenant, config.FieldErrors, error) {
+			t := config.Tenant{Name: strings.TrimSpace(c.FormValue("name")), Description: strings.TrimSpace(c.FormValue("description"))}
+			return t, config.ValidateTenant(t), nil
+		},
+		create: h.Tenants.CreateTenant,
+		update: h.Tenants.UpdateTenant,
+		invalid: func(c echo.Context, id int64, t config.Tenant, errs config.FieldErrors) error {
+			f := tenants.Form{ID: id, V: t, Errors: errs, CSRF: httpx.CSRFToken(c)}
+			return httpx.Render(c, http.StatusUnprocessableEntity, tenants.FormPage(h.page(c, "Tenant", "tenants"), f), tenants.FormBody(f))
+		},
+		done: func(_ int64, t config.Tenant, _ bool) (string, string) {
+			return "Tenant " + t.Name + " saved. Publish to make it live.", "/tenants"
+		},
+	}.run(h, c)
 }
 
 // TenantDelete deletes a tenant unless route groups or callers belong to it.
 func (h *Handler) TenantDelete(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := h.Store.DeleteTenant(c.Request().Context(), id); err != nil {
-		if fe, ok := fieldErrors(err); ok {
-			h.flashError(c, "Not deleted: "+fe["_"]+". Move them to another tenant or delete them first.")
-			return httpx.Redirect(c, "/tenants")
-		}
-		return notFoundOr(err)
-	}
-	h.flash(c, "Tenant deleted. Publish to make the change live.")
-	return httpx.Redirect(c, "/tenants")
+	return deleting{
+		del: h.Tenants.DeleteTenant,
+		refused: func(why string) string {
+			return "Not deleted: " + why + ". Move them to another tenant or delete them first."
+		},
+		deleted: "Tenant deleted. Publish to make the change live.",
+		list:    "/tenants",
+	}.run(h, c)
 }

@@ -133,7 +133,7 @@ func (h *Handler) testRouteBase(c echo.Context) (testroute.Page, *config.Runtime
 // draftRuntime compiles the draft for routing only: key secrets are
 // placeholders, since an explanation calls no vendor.
 func (h *Handler) draftRuntime(ctx context.Context) (*config.Runtime, error) {
-	snap, _, err := h.Store.Draft(ctx)
+	snap, _, err := h.Drafts.Draft(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ import (
 func (h *Handler) renderTier(c echo.Context, tierID int64, status int, msg string, adjust func(*groups.TierView)) error {
 	ctx := c.Request().Context()
 	if status == http.StatusOK && !httpx.IsPartial(c) {
-		ref, err := h.Store.Tier(ctx, tierID)
+		ref, err := h.RouteGroups.Tier(ctx, tierID)
 		if err != nil {
 			return notFoundOr(err)
 		}
@@ -27,7 +27,7 @@ func (h *Handler) renderTier(c echo.Context, tierID int64, status int, msg strin
 		}
 		return httpx.Redirect(c, "/route-groups#group-"+ref.Group)
 	}
-	snap, _, err := h.Store.Draft(ctx)
+	snap, _, err := h.RouteGroups.Draft(ctx)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (h *Handler) TierShow(c echo.Context) error {
 	}
 	cid, _ := strconv.ParseInt(c.QueryParam("edit"), 10, 64)
 	if !httpx.IsPartial(c) {
-		ref, err := h.Store.Tier(c.Request().Context(), tid)
+		ref, err := h.RouteGroups.Tier(c.Request().Context(), tid)
 		if err != nil {
 			return notFoundOr(err)
 		}
@@ -76,7 +76,7 @@ func (h *Handler) TierSave(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	ref, err := h.Store.Tier(ctx, tid)
+	ref, err := h.RouteGroups.Tier(ctx, tid)
 	if err != nil {
 		return notFoundOr(err)
 	}
@@ -87,7 +87,7 @@ func (h *Handler) TierSave(c echo.Context) error {
 	t.FirstChunkTimeoutMS = formInt(c, "first_chunk_timeout_ms", errs)
 	errs = merge(errs, config.ValidateTier(t))
 	if len(errs) == 0 {
-		if err := h.Store.UpdateTier(ctx, tid, t.TimeoutMS, t.FirstChunkTimeoutMS); err != nil {
+		if err := h.RouteGroups.UpdateTier(ctx, tid, t.TimeoutMS, t.FirstChunkTimeoutMS); err != nil {
 			fe, ok := fieldErrors(err)
 			if !ok {
 				return notFoundOr(err)

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,17 +15,31 @@ import (
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/routing/config/textdiff"
-	"switchyard/store"
+	"switchyard/store/rows"
 	"switchyard/views/layout"
 	"switchyard/views/pages/versions"
 )
+
+// VersionStore is the storage the versions pages and the configuration API
+// need: publish, history, import and rollback (which keys a version knows).
+// *store.Store satisfies it.
+type VersionStore interface {
+	DraftReader
+	CallerKeys(ctx context.Context, callerNames ...string) ([]rows.CallerKeyInfo, error)
+	LatestVersion(ctx context.Context) (rows.Version, error)
+	LatestVersionNumber(ctx context.Context) (int64, error)
+	Publish(ctx context.Context, in rows.PublishInput) (rows.PublishOutcome, error)
+	ReplaceDraft(ctx context.Context, snap config.Snapshot) ([]rows.ReplaceNote, error)
+	Version(ctx context.Context, number int64) (rows.Version, error)
+	Versions(ctx context.Context, limit int) ([]rows.Version, error)
+}
 
 // maxImport bounds an imported snapshot.
 const maxImport = 5 << 20
 
 // VersionsList shows the version history.
 func (h *Handler) VersionsList(c echo.Context) error {
-	vs, err := h.Store.Versions(c.Request().Context(), 200)
+	vs, err := h.Versions.Versions(c.Request().Context(), 200)
 	if err != nil {
 		return err
 	}
@@ -38,22 +53,22 @@ func (h *Handler) VersionShow(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	v, err := h.Store.Version(ctx, n)
+	v, err := h.Versions.Version(ctx, n)
 	if err != nil {
 		return notFoundOr(err)
 	}
-	live, _ := h.Store.LatestVersionNumber(ctx)
+	live, _ := h.Versions.LatestVersionNumber(ctx)
 	p := versions.ShowPage{Page: h.page(c, fmt.Sprintf("Version %d", n), "versions"), Version: versionView(v), IsLive: live == n}
 	return httpx.Render(c, http.StatusOK, versions.Show(p), nil)
 }
 
 // versionView turns a stored version into the pages' model.
-func versionView(v store.Version) versions.Version {
+func versionView(v rows.Version) versions.Version {
 	return versions.Version{Number: v.Number, Author: v.Author, CreatedAt: v.CreatedAt, Message: v.Message,
 		Snapshot: v.Snapshot, Checks: v.CheckResults(), RollbackOf: v.RollbackOf}
 }
 
-func versionViews(vs []store.Version) []versions.Version {
+func versionViews(vs []rows.Version) []versions.Version {
 	var out []versions.Version
 	for _, v := range vs {
 		out = append(out, versionView(v))
@@ -65,7 +80,7 @@ func versionViews(vs []store.Version) []versions.Version {
 func (h *Handler) textOf(c echo.Context, which string) (string, error) {
 	ctx := c.Request().Context()
 	if which == "draft" {
-		snap, _, err := h.Store.Draft(ctx)
+		snap, _, err := h.Versions.Draft(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -76,7 +91,7 @@ func (h *Handler) textOf(c echo.Context, which string) (string, error) {
 	if err != nil || n <= 0 {
 		return "", echo.NewHTTPError(http.StatusBadRequest, "compare a version number or 'draft', not "+strconv.Quote(which))
 	}
-	v, err := h.Store.Version(ctx, n)
+	v, err := h.Versions.Version(ctx, n)
 	if err != nil {
 		return "", notFoundOr(err)
 	}
@@ -100,7 +115,7 @@ func (h *Handler) VersionsDiff(c echo.Context) error {
 	if from == "draft" || to == "draft" {
 		// Older versions listed caller keys, which the draft no longer
 		// holds: keys are not configuration, so they are no change.
-		a, b = store.ConfigOnlyText(a), store.ConfigOnlyText(b)
+		a, b = rows.ConfigOnlyText(a), rows.ConfigOnlyText(b)
 	}
 	var changes []config.Change
 	if sa, err := config.Decode([]byte(a)); err == nil {
@@ -114,7 +129,7 @@ func (h *Handler) VersionsDiff(c echo.Context) error {
 	}
 	lines := textdiff.Lines(a, b)
 	ins, del := textdiff.Changed(lines)
-	vs, err := h.Store.Versions(c.Request().Context(), 200)
+	vs, err := h.Versions.Versions(c.Request().Context(), 200)
 	if err != nil {
 		return err
 	}
@@ -137,7 +152,7 @@ func (h *Handler) DryRunPage(c echo.Context) error {
 }
 
 func (h *Handler) dryRunPage(c echo.Context, message, publishErr string, typed map[string]string) (versions.DryRunPage, error) {
-	snap, rev, err := h.Store.Draft(c.Request().Context())
+	snap, rev, err := h.Versions.Draft(c.Request().Context())
 	if err != nil {
 		return versions.DryRunPage{}, err
 	}
@@ -153,10 +168,10 @@ func (h *Handler) publishPreview(c echo.Context, pg layout.Page, snap config.Sna
 	result, im, problem, truncated := h.draftCheck(ctx, snap)
 	p := versions.DryRunPage{Page: pg, Result: result, Impact: im, ImpactProblem: problem, ImpactTruncated: truncated}
 	if p.Page.LiveVersion > 0 {
-		if live, err := h.Store.Version(ctx, p.Page.LiveVersion); err == nil {
+		if live, err := h.Versions.Version(ctx, p.Page.LiveVersion); err == nil {
 			p.Standing = live.Standing()
 			// Older versions listed caller keys; keys are not configuration.
-			liveText := store.ConfigOnlyText(live.Snapshot)
+			liveText := rows.ConfigOnlyText(live.Snapshot)
 			text, _ := config.Encode(snap)
 			p.Ins, p.Del = textdiff.Changed(textdiff.Lines(config.WithoutIDs(liveText), config.WithoutIDs(string(text))))
 			if ls, err := config.Decode([]byte(liveText)); err == nil {
@@ -194,7 +209,7 @@ func (h *Handler) Publish(c echo.Context) error {
 		}
 		return httpx.Render(c, http.StatusUnprocessableEntity, versions.DryRun(p), nil)
 	}
-	in := store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: msg, Check: h.publishCheck(c.Request().Context()), Acknowledge: acks}
+	in := rows.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: msg, Check: h.publishCheck(c.Request().Context()), Acknowledge: acks}
 	if r := c.FormValue("revision"); r != "" {
 		rev, err := strconv.ParseInt(r, 10, 64)
 		if err != nil {
@@ -202,7 +217,7 @@ func (h *Handler) Publish(c echo.Context) error {
 		}
 		in.ExpectedRevision = &rev
 	}
-	out, err := h.Store.Publish(c.Request().Context(), in)
+	out, err := h.Versions.Publish(c.Request().Context(), in)
 	if err != nil {
 		reason, ok := publishRefusal(err)
 		if !ok {
@@ -222,7 +237,7 @@ func (h *Handler) Publish(c echo.Context) error {
 // publishRefusal explains a refused publish in words, or reports that err is
 // a real failure.
 func publishRefusal(err error) (string, bool) {
-	var cf *store.ChecksFailedError
+	var cf *rows.ChecksFailedError
 	switch {
 	case errors.As(err, &cf):
 		if n := len(cf.Result.Errors()); n > 0 {
@@ -235,10 +250,10 @@ func publishRefusal(err error) (string, bool) {
 			}
 		}
 		return "Publish refused: it would take service from callers. Type " + strings.Join(need, " and ") + " below to publish anyway, or change the draft.", true
-	case errors.Is(err, store.ErrDraftChanged):
-		return "Publish refused: " + store.ErrDraftChanged.Error() + ".", true
-	case errors.Is(err, store.ErrNothingToPublish):
-		return "Nothing to publish: " + store.ErrNothingToPublish.Error() + ".", true
+	case errors.Is(err, rows.ErrDraftChanged):
+		return "Publish refused: " + rows.ErrDraftChanged.Error() + ".", true
+	case errors.Is(err, rows.ErrNothingToPublish):
+		return "Nothing to publish: " + rows.ErrNothingToPublish.Error() + ".", true
 	}
 	if fe, ok := fieldErrors(err); ok {
 		return "Publish refused: " + strings.Join(flatten(fe), "; ") + ".", true
@@ -257,8 +272,8 @@ func (h *Handler) VersionRollback(c echo.Context) error {
 	msg := strings.TrimSpace(c.FormValue("message"))
 	acks, _, err := formAcks(c)
 	if err == nil {
-		var out store.PublishOutcome
-		out, err = h.Store.Publish(c.Request().Context(), store.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: msg, RollbackTo: n, Check: h.publishCheck(c.Request().Context()), Acknowledge: acks})
+		var out rows.PublishOutcome
+		out, err = h.Versions.Publish(c.Request().Context(), rows.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: msg, RollbackTo: n, Check: h.publishCheck(c.Request().Context()), Acknowledge: acks})
 		if err == nil {
 			return h.rolledBack(c, n, out)
 		}
@@ -270,7 +285,7 @@ func (h *Handler) VersionRollback(c echo.Context) error {
 	return notFoundOr(err)
 }
 
-func (h *Handler) rolledBack(c echo.Context, n int64, out store.PublishOutcome) error {
+func (h *Handler) rolledBack(c echo.Context, n int64, out rows.PublishOutcome) error {
 	h.Log.Info("configuration rolled back", "version", out.Version.Number, "to", n, "author", out.Version.Author)
 	note := ""
 	for _, nt := range out.Notes {
@@ -357,12 +372,12 @@ func (h *Handler) previewImport(c echo.Context, text string) (importPreview, err
 		p.Error = err.Error()
 		return p, nil
 	}
-	if err := store.ValidateSnapshot(snap); err != nil {
+	if err := config.ValidateSnapshot(snap); err != nil {
 		fe, _ := fieldErrors(err)
 		p.Fields = fe
 		return p, nil
 	}
-	draft, _, err := h.Store.Draft(c.Request().Context())
+	draft, _, err := h.Versions.Draft(c.Request().Context())
 	if err != nil {
 		return p, err
 	}
@@ -386,7 +401,7 @@ func (h *Handler) ImportApply(c echo.Context) error {
 		p := versions.ImportPage{Page: h.page(c, "Import", "versions"), Text: text, Error: prev.Error, Fields: prev.Fields}
 		return httpx.Render(c, http.StatusUnprocessableEntity, versions.Import(p), nil)
 	}
-	notes, err := h.Store.ReplaceDraft(c.Request().Context(), prev.Snapshot)
+	notes, err := h.Versions.ReplaceDraft(c.Request().Context(), prev.Snapshot)
 	if err != nil {
 		if fe, ok := fieldErrors(err); ok {
 			p := versions.ImportPage{Page: h.page(c, "Import", "versions"), Text: text, Fields: fe}

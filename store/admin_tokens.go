@@ -4,25 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"switchyard/routing/config"
 )
-
-// AdminTokenPrefix starts every admin API token.
-const AdminTokenPrefix = "sya-"
-
-// AdminToken is an admin API token as listed.
-type AdminToken struct {
-	ID         int64      `db:"id"`
-	Name       string     `db:"name"`
-	Prefix     string     `db:"prefix"`
-	Role       string     `db:"role"`
-	CreatedBy  string     `db:"created_by"`
-	CreatedAt  time.Time  `db:"created_at"`
-	LastUsedAt *time.Time `db:"last_used_at"`
-	RevokedAt  *time.Time `db:"revoked_at"`
-}
 
 // CreateAdminToken makes a token; the plaintext is returned once.
 func (s *Store) CreateAdminToken(ctx context.Context, name, role, createdBy string) (string, AdminToken, error) {

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -59,24 +58,6 @@ func (s *Store) CallerKeyCaller(ctx context.Context, keyID int64) (string, error
 	}
 	return name, nil
 }
-
-// CallerKeyInfo is a caller key as the console lists it, with its audit.
-type CallerKeyInfo struct {
-	ID         int64      `db:"id"`
-	CallerName string     `db:"caller_name"`
-	Name       string     `db:"name"`
-	Prefix     string     `db:"prefix"`
-	CreatedAt  time.Time  `db:"created_at"`
-	CreatedBy  string     `db:"created_by"`
-	RevokedAt  *time.Time `db:"revoked_at"`
-	RevokedBy  *string    `db:"revoked_by"`
-	Hash       []byte     `db:"hash"`
-}
-
-// Fingerprint is what a call log records of the key when a request
-// presents it (config.PresentedKeyFingerprint): search Call logs by it to
-// find the calls that used this key, revoked or not.
-func (k CallerKeyInfo) Fingerprint() string { return config.CallerKeyFingerprint(k.Prefix, k.Hash) }
 
 const callerKeyCols = `id, caller_name, name, prefix, created_at, created_by, revoked_at, revoked_by, hash`
 
@@ -141,15 +122,6 @@ func followRenames(ctx context.Context, tx *sqlx.Tx, before, after config.Snapsh
 		return fmt.Errorf("store: keys follow renamed callers: %w", err)
 	}
 	return nil
-}
-
-// WithoutCallerKeys clears the caller keys older versions listed in their
-// content, so they compare with a draft (which no longer lists keys) on
-// configuration alone.
-func WithoutCallerKeys(s *config.Snapshot) {
-	for i := range s.Callers {
-		s.Callers[i].Keys = []config.CallerKey{}
-	}
 }
 
 // UnrevokedKeyCounts counts the unrevoked keys of each caller name.

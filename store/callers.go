@@ -10,9 +10,6 @@ import (
 	"switchyard/routing/config"
 )
 
-// CallerKeyPrefix starts every caller API key.
-const CallerKeyPrefix = "sy-"
-
 func (s *Store) callerRefs(ctx context.Context, q sqlx.QueryerContext, c config.Caller) (groupID int64, tenant *int64, err error) {
 	if err := sqlx.GetContext(ctx, q, &groupID, `SELECT id FROM route_groups WHERE name=$1`, c.RouteGroup); err != nil {
 		return 0, nil, (config.FieldErrors{"route_group": "route group " + strconv.Quote(c.RouteGroup) + " does not exist"}).Err()

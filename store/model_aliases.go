@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -16,10 +15,6 @@ import (
 // snapshot lists them without ids, so the console addresses an alias by
 // its group and position, and names the pattern it saw there: an edit of
 // a list that changed meanwhile is refused with ErrAliasesChanged.
-
-// ErrAliasesChanged refuses an alias edit made on a list that has changed
-// since the operator saw it (another edit moved or removed the alias).
-var ErrAliasesChanged = errors.New("store: the route group's aliases changed meanwhile")
 
 // aliasRow is one row of model_aliases as ReplaceDraft writes it.
 type aliasRow struct {

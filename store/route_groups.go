@@ -121,14 +121,6 @@ func (s *Store) DeleteRouteGroup(ctx context.Context, id int64) error {
 	})
 }
 
-// TierRef identifies a tier for the console.
-type TierRef struct {
-	ID      int64           `db:"id"`
-	GroupID int64           `db:"route_group_id"`
-	Group   string          `db:"group_name"`
-	Name    config.TierName `db:"name"`
-}
-
 // Tier returns a tier's identity.
 func (s *Store) Tier(ctx context.Context, id int64) (TierRef, error) {
 	var t TierRef

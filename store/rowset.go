@@ -10,7 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"switchyard/store/jsontext"
+	"switchyard/routing/wire"
 )
 
 // Set-based writes: a whole table's rows go to PostgreSQL as one JSON array
@@ -72,7 +72,7 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(b, v), nil
 	case string:
-		return jsontext.AppendString(b, v), nil
+		return wire.AppendString(b, v), nil
 	case rawJSON:
 		if v == "" {
 			return append(b, "null"...), nil

@@ -18,15 +18,6 @@ import (
 	"switchyard/store/secrets"
 )
 
-// ErrNotFound is returned when the requested row does not exist.
-var ErrNotFound = errors.New("store: not found")
-
-// ReferencedError refuses a delete because other objects still refer to the
-// row; Message names them.
-type ReferencedError struct{ Message string }
-
-func (e *ReferencedError) Error() string { return e.Message }
-
 // Store is the PostgreSQL store.
 type Store struct {
 	db        *sqlx.DB

@@ -2,11 +2,8 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"math/big"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,49 +11,17 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"switchyard/routing/config"
+	"switchyard/store/rows"
 )
-
-// Roles of console users and admin tokens: the names of config's, which
-// defines them.
-const (
-	RoleAdmin  = config.RoleAdmin
-	RoleViewer = config.RoleViewer
-)
-
-// ErrBadLogin is returned for an unknown user or a wrong password alike.
-var ErrBadLogin = errors.New("store: wrong username or password")
 
 var dummyHash = sync.OnceValue(func() []byte {
 	h, _ := bcrypt.GenerateFromPassword([]byte("switchyard-timing-equalizer"), bcrypt.DefaultCost)
 	return h
 })
 
-// User is a console user.
-type User struct {
-	ID        int64     `db:"id"`
-	Username  string    `db:"username"`
-	Role      string    `db:"role"`
-	CreatedAt time.Time `db:"created_at"`
-}
-
-// ValidateUser checks a new user's fields.
-func ValidateUser(username, password, role string) config.FieldErrors {
-	f := config.FieldErrors{}
-	if u := strings.TrimSpace(username); u == "" || len(u) > 64 || strings.ContainsAny(u, " \t\r\n") {
-		f.Add("username", "use 1–64 characters without spaces")
-	}
-	for k, v := range ValidatePassword(password) {
-		f.Add(k, v)
-	}
-	if !config.ValidRole(role) {
-		f.Add("role", "must be admin or viewer")
-	}
-	return f
-}
-
 // CreateUser adds a console user with a bcrypt-hashed password.
 func (s *Store) CreateUser(ctx context.Context, username, password, role string) (int64, error) {
-	if err := ValidateUser(username, password, role).Err(); err != nil {
+	if err := rows.ValidateUser(username, password, role).Err(); err != nil {
 		return 0, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
@@ -118,13 +83,6 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 	var out []User
 	err := s.db.SelectContext(ctx, &out, `SELECT id, username, role, created_at FROM users WHERE disabled_at IS NULL ORDER BY username`)
 	return out, err
-}
-
-// Disabled is what disabling a user revoked.
-type Disabled struct {
-	Username      string
-	SessionsEnded int64
-	TokensRevoked int64
 }
 
 // DisableUser disables a user and, in the same transaction, deletes their
@@ -191,46 +149,6 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 // ErrUserDisabled refuses a change to a disabled user.
 var ErrUserDisabled = errors.New("store: the user is disabled")
 
-// ValidatePassword checks a new password: 10 to 72 bytes (bcrypt reads no
-// further).
-func ValidatePassword(password string) config.FieldErrors {
-	f := config.FieldErrors{}
-	if len(password) < 10 {
-		f.Add("password", "must be at least 10 characters")
-	} else if len(password) > 72 {
-		f.Add("password", "must be at most 72 bytes")
-	}
-	return f
-}
-
-// RandomPassword is a new password for a reset or the first admin: 20
-// unambiguous letters and digits in groups of five (about 117 bits).
-func RandomPassword() string {
-	const alphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-	var b strings.Builder
-	for i := 0; i < 20; i++ {
-		v, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		if err != nil {
-			panic("store: no randomness: " + err.Error())
-		}
-		b.WriteByte(alphabet[v.Int64()])
-		if i%5 == 4 && i < 19 {
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
-}
-
-// PasswordReset is what a password reset did.
-type PasswordReset struct {
-	UserID        int64
-	Username      string
-	SessionsEnded int64
-	// TokensRevoked counts the admin API tokens the user created, revoked
-	// with the reset.
-	TokensRevoked int64
-}
-
 // ResetPassword gives the enabled user with that id a new password and, in
 // the same transaction, ends their console sessions and revokes the admin
 // API tokens they created (whoever knew the old password is signed out, and
@@ -248,7 +166,7 @@ func (s *Store) ResetPasswordByName(ctx context.Context, username, password stri
 
 func (s *Store) resetPassword(ctx context.Context, where string, who any, password string) (PasswordReset, error) {
 	var r PasswordReset
-	if err := ValidatePassword(password).Err(); err != nil {
+	if err := rows.ValidatePassword(password).Err(); err != nil {
 		return r, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
@@ -287,15 +205,6 @@ func (s *Store) resetPassword(ctx context.Context, where string, who any, passwo
 		return nil
 	})
 	return r, err
-}
-
-// RoleChange is what changing a user's role did.
-type RoleChange struct {
-	Username string
-	From, To string
-	// TokensRevoked counts the admin-role API tokens the user created,
-	// revoked when they became a viewer.
-	TokensRevoked int64
 }
 
 // SetUserRole makes the enabled user with that id an admin or a viewer. A

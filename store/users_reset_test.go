@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"switchyard/store"
+	"switchyard/store/rows"
 	"switchyard/store/storetest"
 )
 
@@ -68,7 +69,7 @@ func TestResetPasswordEndsThatUsersSessionsAndTokens(t *testing.T) {
 	if _, err := st.ResetPassword(ctx, keep, "new-password-3"); !errors.Is(err, store.ErrUserDisabled) {
 		t.Fatalf("disabled user: %v", err)
 	}
-	if a, b := store.RandomPassword(), store.RandomPassword(); a == b || len(a) != 23 || store.ValidatePassword(a).Err() != nil {
+	if a, b := rows.RandomPassword(), rows.RandomPassword(); a == b || len(a) != 23 || rows.ValidatePassword(a).Err() != nil {
 		t.Fatalf("random passwords %q %q", a, b)
 	}
 }

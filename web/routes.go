@@ -8,17 +8,59 @@ import (
 
 	"switchyard/handlers"
 	"switchyard/handlers/httpx"
-	"switchyard/routing/config/onboarding"
 )
 
 // routes lists every route of the server, grouped by audience and, within
-// the console, in the order of the navigation.
+// the console, in the order of the navigation: one small function per area,
+// each a flat table. Their dependencies (the handlers, the onboarding
+// wizard with its catalogue) are built before, in New and the assembly.
 func (s *Server) routes(opts Options) {
-	e, h := s.Echo, s.h
+	s.plainRoutes(opts)
+	if s.dp != nil {
+		dataPlaneRoutes(s.Echo.Group("/v1"), s.dp, s.recovering)
+	}
 
-	// Every handler recovers from its own panics (see recovering): the
-	// routes below are wrapped one by one, the groups' chains start with it.
-	r := s.recovering
+	// Console: server-rendered pages behind a session. Viewers may read;
+	// requireUser refuses their POSTs with 403.
+	h := s.h
+	pub := s.Echo.Group("", s.consoleChain(opts)...)
+	pub.GET("/login", h.LoginPage)
+	pub.POST("/login", h.Login)
+	pub.POST("/logout", h.Logout)
+
+	con := s.Echo.Group("", append(s.consoleChain(opts), s.requireUser, h.DraftState)...)
+	con.GET("/", h.Home)
+	onboardingRoutes(con, opts.Onboarding)
+	providerRoutes(con, h)
+	logicModelRoutes(con, h)
+	routeGroupRoutes(con, h)
+	callerRoutes(con, h)
+	tenantRoutes(con, h)
+	versionRoutes(con, h)
+	observeRoutes(con, h)
+	settingsRoutes(con, h)
+	manualRoutes(con, h)
+
+	// Admin JSON API: token-authenticated, the console's operations with the
+	// same validation, for scripts and CI.
+	api := s.Echo.Group("/admin/api", s.recover, s.offlineGate(), middleware.BodyLimit(opts.ConsoleBodyLimit), s.requireToken)
+	apiConfigRoutes(api, h)
+	apiProviderRoutes(api, h)
+	apiTenantRoutes(api, h)
+	apiLogicModelRoutes(api, h)
+	apiRouteGroupRoutes(api, h)
+	apiCallerRoutes(api, h)
+
+	s.Echo.RouteNotFound("/*", func(c echo.Context) error {
+		return echo.NewHTTPError(http.StatusNotFound, "There is no page at "+httpx.Clip(c.Request().URL.Path, httpx.ShownLen)+".")
+	})
+}
+
+// plainRoutes are the probes, static files and metrics: no session. Every
+// handler recovers from its own panics (see recovering): these routes are
+// wrapped one by one, the groups' chains start with it.
+func (s *Server) plainRoutes(opts Options) {
+	e, r := s.Echo, s.recovering
 	e.GET("/healthz", r(s.healthz))
 	e.GET("/readyz", r(s.readyz))
 	e.GET("/static/*", r(staticHandler()))
@@ -26,50 +68,34 @@ func (s *Server) routes(opts Options) {
 	if opts.Metrics != nil {
 		e.GET("/metrics", r(echo.WrapHandler(opts.Metrics)))
 	}
+}
 
-	// Data plane: OpenAI-compatible API for callers. No session, no CSRF,
-	// no gzip or timeout middleware (streams are flushed per event).
-	if dp := s.dp; dp != nil {
-		v1 := e.Group("/v1")
-		v1.POST("/chat/completions", r(dp.ChatCompletions))
-		v1.POST("/messages", r(dp.Messages))
-		v1.POST("/messages/count_tokens", r(dp.CountTokens))
-		v1.POST("/responses", r(dp.Responses))
-		v1.Any("/responses/*", r(dp.StoredResponse))
-		v1.POST("/embeddings", r(dp.Embeddings))
-		v1.GET("/models", r(dp.Models))
-		v1.GET("/models/:id", r(dp.Model))
-		v1.Any("/*", r(dp.NotFound))
-	}
+// dataPlaneRoutes: the OpenAI-, Anthropic- and Gemini-compatible API for
+// callers. No session, no CSRF, no gzip or timeout middleware (streams are
+// flushed per event).
+func dataPlaneRoutes(v1 *echo.Group, dp *handlers.DataPlane, r func(echo.HandlerFunc) echo.HandlerFunc) {
+	v1.POST("/chat/completions", r(dp.ChatCompletions))
+	v1.POST("/messages", r(dp.Messages))
+	v1.POST("/messages/count_tokens", r(dp.CountTokens))
+	v1.POST("/responses", r(dp.Responses))
+	v1.Any("/responses/*", r(dp.StoredResponse))
+	v1.POST("/embeddings", r(dp.Embeddings))
+	v1.GET("/models", r(dp.Models))
+	v1.GET("/models/:id", r(dp.Model))
+	v1.Any("/*", r(dp.NotFound))
+}
 
-	// Console: server-rendered pages behind a session. Viewers may read;
-	// requireUser refuses their POSTs with 403.
-	pub := e.Group("", s.consoleChain(opts)...)
-	pub.GET("/login", h.LoginPage)
-	pub.POST("/login", h.Login)
-	pub.POST("/logout", h.Logout)
-
-	con := e.Group("", append(s.consoleChain(opts), s.requireUser, h.DraftState)...)
-	con.GET("/", h.Home)
-
-	// --- onboarding wizard
-	o := opts.Onboarding
-	if o == nil {
-		cat, err := onboarding.Load(onboarding.LoadOptions{Env: h.Env})
-		msg := ""
-		if err != nil {
-			msg = err.Error()
-		}
-		o = handlers.NewOnboarding(h, cat, msg, nil)
-	}
+func onboardingRoutes(con *echo.Group, o *handlers.Onboarding) {
 	con.GET("/onboarding", o.Start)
 	con.GET("/onboarding/templates/:code", o.Form)
 	con.POST("/onboarding/verify", o.Verify)
 	con.POST("/onboarding/review", o.Review)
 	con.POST("/onboarding/form", o.Back)
 	con.POST("/onboarding/create", o.Create)
+}
 
-	// --- providers and key pools
+// providerRoutes: providers and key pools.
+func providerRoutes(con *echo.Group, h *handlers.Handler) {
 	con.GET("/providers", h.ProvidersList)
 	con.GET("/providers/new", h.ProviderNew)
 	con.POST("/providers", h.ProviderSave)
@@ -80,8 +106,10 @@ func (s *Server) routes(opts Options) {
 	con.POST("/provider-keys/:id/status", h.ProviderKeyStatus)
 	con.POST("/provider-keys/:id/delete", h.ProviderKeyRemove)
 	con.POST("/provider-keys/:id/reenable", h.ProviderKeyReenable)
+}
 
-	// --- logic models and deployments
+// logicModelRoutes: logic models and their deployments.
+func logicModelRoutes(con *echo.Group, h *handlers.Handler) {
 	con.GET("/logic-models", h.LogicModelsList)
 	con.GET("/logic-models/new", h.LogicModelNew)
 	con.POST("/logic-models", h.LogicModelSave)
@@ -96,9 +124,11 @@ func (s *Server) routes(opts Options) {
 	con.POST("/deployments/:id/enabled", h.DeploymentEnabled)
 	con.POST("/deployments/:id/weight", h.DeploymentWeight)
 	con.POST("/deployments/:id/parked", h.DeploymentParked)
+}
 
-	// --- route groups, tiers, candidates (each tier is an htmx fragment) and
-	// model aliases (each group's list is one)
+// routeGroupRoutes: route groups, tiers, candidates (each tier is an htmx
+// fragment) and model aliases (each group's list is one).
+func routeGroupRoutes(con *echo.Group, h *handlers.Handler) {
 	con.GET("/route-groups", h.RouteGroupsList)
 	con.GET("/route-groups/new", h.RouteGroupNew)
 	con.POST("/route-groups", h.RouteGroupSave)
@@ -117,8 +147,10 @@ func (s *Server) routes(opts Options) {
 	con.POST("/route-groups/:id/aliases/:n", h.ModelAliasUpdate)
 	con.POST("/route-groups/:id/aliases/:n/move", h.ModelAliasMove)
 	con.POST("/route-groups/:id/aliases/:n/delete", h.ModelAliasRemove)
+}
 
-	// --- callers and caller API keys
+// callerRoutes: callers and caller API keys.
+func callerRoutes(con *echo.Group, h *handlers.Handler) {
 	con.GET("/callers", h.CallersList)
 	con.GET("/callers/new", h.CallerNew)
 	con.POST("/callers", h.CallerSave)
@@ -128,16 +160,19 @@ func (s *Server) routes(opts Options) {
 	con.POST("/callers/:id/delete", h.CallerDelete)
 	con.POST("/callers/:id/keys", h.CallerKeyCreate)
 	con.POST("/caller-keys/:id/revoke", h.CallerKeyRevoke)
+}
 
-	// --- tenants
+func tenantRoutes(con *echo.Group, h *handlers.Handler) {
 	con.GET("/tenants", h.TenantsList)
 	con.GET("/tenants/new", h.TenantNew)
 	con.POST("/tenants", h.TenantSave)
 	con.GET("/tenants/:id/edit", h.TenantEdit)
 	con.POST("/tenants/:id", h.TenantSave)
 	con.POST("/tenants/:id/delete", h.TenantDelete)
+}
 
-	// --- versions: dry-run, publish, history, diff, rollback, export, import
+// versionRoutes: dry-run, publish, history, diff, rollback, export, import.
+func versionRoutes(con *echo.Group, h *handlers.Handler) {
 	con.GET("/dry-run", h.DryRunPage)
 	con.POST("/publish", h.Publish)
 	con.GET("/versions", h.VersionsList)
@@ -149,21 +184,24 @@ func (s *Server) routes(opts Options) {
 	con.GET("/config/import", h.ImportPage)
 	con.POST("/config/import", h.ImportPreview)
 	con.POST("/config/import/apply", h.ImportApply)
+}
 
-	// --- Test route, call logs, dashboard
+// observeRoutes: Test route, call logs, dashboard, and health and jobs (the
+// worker role's data).
+func observeRoutes(con *echo.Group, h *handlers.Handler) {
 	con.GET("/test-route", h.TestRoutePage)
 	con.POST("/test-route/send", h.TestRouteSend)
 	con.GET("/call-logs", h.CallLogsSearch)
 	con.GET("/call-logs/export.csv", h.CallLogsExport)
 	con.GET("/call-logs/:request_id", h.CallLogShow)
 	con.GET("/dashboard", h.Dashboard)
-
-	// --- health and jobs (the worker role's data)
 	con.GET("/health", h.HealthPage)
 	con.GET("/jobs", h.JobsPage)
 	con.POST("/jobs/:name/run", h.JobRunNow)
+}
 
-	// --- users and admin API tokens
+// settingsRoutes: users and admin API tokens.
+func settingsRoutes(con *echo.Group, h *handlers.Handler) {
 	con.GET("/settings", h.Settings)
 	con.POST("/settings/users", h.SettingsUserCreate)
 	con.POST("/settings/users/:id/disable", h.SettingsUserDisable)
@@ -172,18 +210,18 @@ func (s *Server) routes(opts Options) {
 	con.POST("/settings/lockouts/clear", h.SettingsLockoutClear)
 	con.POST("/settings/tokens", h.SettingsTokenCreate)
 	con.POST("/settings/tokens/:id/revoke", h.SettingsTokenRevoke)
+}
 
-	// --- the operator manual (static/manual); relative links between
-	// pages need the trailing slash
+// manualRoutes: the operator manual (static/manual); relative links between
+// pages need the trailing slash.
+func manualRoutes(con *echo.Group, h *handlers.Handler) {
 	con.GET("/manual", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/manual/") })
 	con.GET("/manual/", h.Manual)
 	con.GET("/manual/:page", h.Manual)
+}
 
-	// Admin JSON API: token-authenticated, the console's operations with the
-	// same validation, for scripts and CI.
-	api := e.Group("/admin/api", s.recover, s.offlineGate(), middleware.BodyLimit(opts.ConsoleBodyLimit), s.requireToken)
-
-	// --- configuration lifecycle
+// apiConfigRoutes: the configuration lifecycle.
+func apiConfigRoutes(api *echo.Group, h *handlers.Handler) {
 	api.GET("/config/draft", h.APIConfigDraft)
 	api.POST("/config/import", h.APIConfigImport)
 	api.POST("/dry-run", h.APIDryRun)
@@ -192,8 +230,9 @@ func (s *Server) routes(opts Options) {
 	api.GET("/versions/:n", h.APIVersion)
 	api.GET("/versions/:a/diff/:b", h.APIVersionsDiff)
 	api.POST("/versions/:n/rollback", h.APIRollback)
+}
 
-	// --- providers and key pools
+func apiProviderRoutes(api *echo.Group, h *handlers.Handler) {
 	api.GET("/providers", h.APIProviders)
 	api.POST("/providers", h.APIProviderCreate)
 	api.GET("/providers/:id", h.APIProvider)
@@ -202,15 +241,17 @@ func (s *Server) routes(opts Options) {
 	api.POST("/providers/:id/keys", h.APIProviderKeyAdd)
 	api.PUT("/provider-keys/:id", h.APIProviderKeyStatus)
 	api.DELETE("/provider-keys/:id", h.APIProviderKeyRemove)
+}
 
-	// --- tenants
+func apiTenantRoutes(api *echo.Group, h *handlers.Handler) {
 	api.GET("/tenants", h.APITenants)
 	api.POST("/tenants", h.APITenantCreate)
 	api.GET("/tenants/:id", h.APITenant)
 	api.PUT("/tenants/:id", h.APITenantUpdate)
 	api.DELETE("/tenants/:id", h.APITenantDelete)
+}
 
-	// --- logic models and deployments
+func apiLogicModelRoutes(api *echo.Group, h *handlers.Handler) {
 	api.GET("/logic-models", h.APILogicModels)
 	api.POST("/logic-models", h.APILogicModelCreate)
 	api.GET("/logic-models/:id", h.APILogicModel)
@@ -219,8 +260,10 @@ func (s *Server) routes(opts Options) {
 	api.POST("/logic-models/:id/deployments", h.APIDeploymentCreate)
 	api.PUT("/deployments/:id", h.APIDeploymentUpdate)
 	api.DELETE("/deployments/:id", h.APIDeploymentDelete)
+}
 
-	// --- route groups, tiers and candidates
+// apiRouteGroupRoutes: route groups, tiers and candidates.
+func apiRouteGroupRoutes(api *echo.Group, h *handlers.Handler) {
 	api.GET("/route-groups", h.APIRouteGroups)
 	api.POST("/route-groups", h.APIRouteGroupCreate)
 	api.GET("/route-groups/:id", h.APIRouteGroup)
@@ -231,8 +274,9 @@ func (s *Server) routes(opts Options) {
 	api.PUT("/candidates/:id", h.APICandidateUpdate)
 	api.POST("/candidates/:id/move", h.APICandidateMove)
 	api.DELETE("/candidates/:id", h.APICandidateRemove)
+}
 
-	// --- callers and caller keys
+func apiCallerRoutes(api *echo.Group, h *handlers.Handler) {
 	api.GET("/callers", h.APICallers)
 	api.POST("/callers", h.APICallerCreate)
 	api.GET("/callers/:id", h.APICaller)
@@ -241,8 +285,4 @@ func (s *Server) routes(opts Options) {
 	api.GET("/callers/:id/keys", h.APICallerKeys)
 	api.POST("/callers/:id/keys", h.APICallerKeyCreate)
 	api.POST("/caller-keys/:id/revoke", h.APICallerKeyRevoke)
-
-	e.RouteNotFound("/*", func(c echo.Context) error {
-		return echo.NewHTTPError(http.StatusNotFound, "There is no page at "+httpx.Clip(c.Request().URL.Path, httpx.ShownLen)+".")
-	})
 }

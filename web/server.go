@@ -23,6 +23,7 @@ import (
 	"switchyard/handlers"
 	"switchyard/handlers/access"
 	"switchyard/handlers/httpx"
+	"switchyard/routing/config/onboarding"
 	"switchyard/static"
 	"switchyard/store"
 )
@@ -90,8 +91,23 @@ func New(h *handlers.Handler, dp *handlers.DataPlane, st *store.Store, sm *scs.S
 	// a middleware there would cost every data-plane request a closure.
 	s.offline = opts.Offline
 	s.health = opts.Health
+	if opts.Onboarding == nil {
+		opts.Onboarding = defaultOnboarding(h)
+	}
 	s.routes(opts)
 	return s
+}
+
+// defaultOnboarding is the wizard with the built-in catalogue, for servers
+// assembled without one (tests); a catalogue that fails to load is named on
+// the wizard's first page.
+func defaultOnboarding(h *handlers.Handler) *handlers.Onboarding {
+	cat, err := onboarding.Load(onboarding.LoadOptions{Env: h.Env})
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	return handlers.NewOnboarding(h, cat, msg, nil)
 }
 
 // recovering wraps h once, when its route is added, so that a panic in it

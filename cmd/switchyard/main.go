@@ -22,6 +22,7 @@ import (
 
 	"switchyard/store"
 	"switchyard/store/redis/connect"
+	"switchyard/store/rows"
 	"switchyard/store/secrets"
 	"switchyard/web/gateway"
 )
@@ -268,7 +269,7 @@ func bootstrapAdmin(ctx context.Context, st *store.Store, cfg Config) (string, e
 	}
 	pw, generated := cfg.AdminPassword, false
 	if pw == "" {
-		pw, generated = store.RandomPassword(), true
+		pw, generated = rows.RandomPassword(), true
 	}
 	if _, err := st.CreateUser(ctx, cfg.AdminUser, pw, store.RoleAdmin); err != nil {
 		// Several instances starting at once on an empty database race to

@@ -14,6 +14,7 @@ import (
 	"switchyard/store"
 	"switchyard/store/redis/connect"
 	"switchyard/store/redis/loginguard"
+	"switchyard/store/rows"
 )
 
 const resetUsage = `usage: switchyard reset-password [-password-stdin] <username>
@@ -40,7 +41,7 @@ func resetPassword(ctx context.Context, args []string, in io.Reader, out, diag i
 		return errors.New("reset-password: name exactly one user")
 	}
 	username := strings.TrimSpace(fs.Arg(0))
-	password := store.RandomPassword()
+	password := rows.RandomPassword()
 	if *fromStdin {
 		line, err := bufio.NewReader(in).ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -48,7 +49,7 @@ func resetPassword(ctx context.Context, args []string, in io.Reader, out, diag i
 		}
 		password = strings.TrimRight(line, "\r\n")
 	}
-	if fe := store.ValidatePassword(password); len(fe) > 0 {
+	if fe := rows.ValidatePassword(password); len(fe) > 0 {
 		return fmt.Errorf("reset-password: the password %s; nothing was changed", fe["password"])
 	}
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/lib/pq"
 
-	"switchyard/store/jsontext"
+	"switchyard/routing/wire"
 )
 
 // LatencyBucketBounds are the bucket bounds of call_stats.latency_hist in
@@ -223,7 +223,7 @@ func (bb *batchBuf) skipStored(ctx context.Context, c driverConn, recs []Record)
 		keys = append(keys, `,"at":"`...)
 		keys = appendCopyTime(keys, r.At)
 		keys = append(keys, `","request_id":`...)
-		keys = jsontext.AppendString(keys, r.RequestID)
+		keys = wire.AppendString(keys, r.RequestID)
 		keys = append(keys, '}')
 	}
 	keys = append(keys, ']')

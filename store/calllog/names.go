@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"switchyard/store/jsontext"
+	"switchyard/routing/wire"
 )
 
 // Name kinds of call_log_names.
@@ -123,7 +123,7 @@ func (b *batchNames) appendJSON(buf []byte) []byte {
 		}
 		d := b.days[k]
 		buf = append(buf, `{"kind":`...)
-		buf = jsontext.AppendString(buf, k.kind)
+		buf = wire.AppendString(buf, k.kind)
 		buf = appendJSONField(buf, "name", k.name)
 		buf = append(buf, `,"first_day":"`...)
 		buf = time.Unix(d.first*86400, 0).UTC().AppendFormat(buf, time.DateOnly)

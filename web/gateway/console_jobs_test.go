@@ -23,7 +23,7 @@ func TestJobsPage(t *testing.T) {
 	blocking := make(chan struct{})
 	var runner *worker.Runner
 	env := webtest.New(t, func(h *handlers.Handler) {
-		runner = worker.New(worker.Options{Redis: rdb, Prefix: prefix, Instance: "worker-7", Runs: h.Store, LeaseTTL: 5 * time.Second},
+		runner = worker.New(worker.Options{Redis: rdb, Prefix: prefix, Instance: "worker-7", Runs: h.JobLog.(worker.RunLog), LeaseTTL: 5 * time.Second},
 			worker.Job{Name: "health-probe", Description: "Probes deployments.", Every: time.Minute, Run: func(context.Context) (string, error) {
 				return "probed 2 of 2 deployments", nil
 			}},

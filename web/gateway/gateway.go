@@ -307,8 +307,9 @@ func (g *Gateway) buildDataPlane(o Options, bodies *routing.BodyBudget) {
 func (g *Gateway) buildConsole(o Options) {
 	log := o.Log
 	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
-	g.Console = &handlers.Handler{Store: o.Store, Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
+	g.Console = &handlers.Handler{Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
 		Keys: g.Keys, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
+	g.Console.UseStorage(o.Store, o.Store.DB())
 	g.Console.SignIn = handlers.NewSignIn(loginguard.New(o.Redis, loginguard.Options{Prefix: o.RedisPrefix, Settings: o.SignIn.Settings, Logger: log, Timeout: o.RedisTimeout}), o.SignIn.TrustedProxies)
 	cat, catErr := loadCatalog(o, log)
 	wizard := handlers.NewOnboarding(g.Console, cat, catErr, &onboarding.Verifier{Adapters: Adapters(), Client: UpstreamClient()})

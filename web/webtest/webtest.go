@@ -45,7 +45,8 @@ func New(t testing.TB, configure ...func(*handlers.Handler)) *Env {
 	st, dsn := storetest.New(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sm := web.NewSessions(st, false)
-	h := &handlers.Handler{Store: st, Sessions: sm, Log: log, Env: Implemented, BaseURL: "http://gateway.test"}
+	h := &handlers.Handler{Sessions: sm, Log: log, Env: Implemented, BaseURL: "http://gateway.test"}
+	h.UseStorage(st, st.DB())
 	for _, f := range configure {
 		f(h)
 	}

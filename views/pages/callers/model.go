@@ -13,7 +13,7 @@
 // caller-key-fingerprint-<id>, caller-key-revoke-<id>, caller-key-form,
 // caller-key-name, caller-key-create, caller-no-keys, caller-keys-notice,
 // caller-key-once, caller-key-plaintext, caller-key-copy,
-// caller-key-snippet-<curl|python|node|go>, caller-key-copy-<same>.
+// snippet-panel-<curl|python|node|go>, copy-snippet-<same>, snippet-<same>.
 package callers
 
 import (
@@ -194,74 +194,9 @@ func (p KeysPanel) LiveKeys() int {
 	return n
 }
 
-// Curl is a ready-to-run chat completion request.
-func (k NewKey) Curl() string {
-	return "curl " + k.APIBase + "/chat/completions \\\n" +
-		"  -H \"Authorization: Bearer " + k.Plaintext + "\" \\\n" +
-		"  -H \"Content-Type: application/json\" \\\n" +
-		"  -d '{\"model\": \"standard\", \"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}'"
-}
-
-// Python uses the OpenAI Python SDK.
-func (k NewKey) Python() string {
-	return "from openai import OpenAI\n\n" +
-		"client = OpenAI(base_url=\"" + k.APIBase + "\", api_key=\"" + k.Plaintext + "\")\n" +
-		"resp = client.chat.completions.create(\n" +
-		"    model=\"standard\",  # or \"fast\" / \"deep\"\n" +
-		"    messages=[{\"role\": \"user\", \"content\": \"Hello\"}],\n" +
-		")\n" +
-		"print(resp.choices[0].message.content)"
-}
-
-// Node uses the OpenAI Node SDK.
-func (k NewKey) Node() string {
-	return "import OpenAI from \"openai\";\n\n" +
-		"const client = new OpenAI({ baseURL: \"" + k.APIBase + "\", apiKey: \"" + k.Plaintext + "\" });\n" +
-		"const resp = await client.chat.completions.create({\n" +
-		"  model: \"standard\", // or \"fast\" / \"deep\"\n" +
-		"  messages: [{ role: \"user\", content: \"Hello\" }],\n" +
-		"});\n" +
-		"console.log(resp.choices[0].message.content);"
-}
-
-// Go uses the OpenAI Go SDK.
-func (k NewKey) Go() string {
-	return "package main\n\n" +
-		"import (\n" +
-		"\t\"context\"\n" +
-		"\t\"fmt\"\n\n" +
-		"\t\"github.com/openai/openai-go/v3\"\n" +
-		"\t\"github.com/openai/openai-go/v3/option\"\n" +
-		")\n\n" +
-		"func main() {\n" +
-		"\tclient := openai.NewClient(\n" +
-		"\t\toption.WithBaseURL(\"" + k.APIBase + "\"),\n" +
-		"\t\toption.WithAPIKey(\"" + k.Plaintext + "\"),\n" +
-		"\t)\n" +
-		"\tresp, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{\n" +
-		"\t\tModel:    \"standard\", // or \"fast\" / \"deep\"\n" +
-		"\t\tMessages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(\"Hello\")},\n" +
-		"\t})\n" +
-		"\tif err != nil {\n" +
-		"\t\tpanic(err)\n" +
-		"\t}\n" +
-		"\tfmt.Println(resp.Choices[0].Message.Content)\n" +
-		"}"
-}
-
 // Snippets lists the copy-paste examples in display order.
-func (k NewKey) Snippets() []Snippet {
-	return []Snippet{
-		{Key: "curl", Label: "curl", Text: k.Curl()},
-		{Key: "python", Label: "OpenAI Python SDK", Text: k.Python()},
-		{Key: "node", Label: "OpenAI Node SDK", Text: k.Node()},
-		{Key: "go", Label: "OpenAI Go SDK", Text: k.Go()},
-	}
-}
-
-// Snippet is one copy-paste example.
-type Snippet struct {
-	Key, Label, Text string
+func (k NewKey) Snippets() []components.Snippet {
+	return components.CallSnippets(k.APIBase, k.Plaintext)
 }
 
 func classOptions() []components.Option {

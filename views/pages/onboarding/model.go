@@ -14,6 +14,7 @@ import (
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 	"switchyard/routing/config/onboarding"
+	"switchyard/views/components"
 	"switchyard/views/layout"
 )
 
@@ -186,51 +187,15 @@ func verdictKind(v *onboarding.Verdict) string {
 }
 
 // Snippets returns the copy-paste snippets for the new caller key.
-func (d DonePage) Snippets() []Snippet {
-	key, base := d.CallerKey, d.APIBase
-	out := []Snippet{
-		{ID: "curl", Title: "curl", Text: "curl " + base + "/chat/completions \\\n" +
-			"  -H \"Authorization: Bearer " + key + "\" \\\n" +
-			"  -H \"Content-Type: application/json\" \\\n" +
-			"  -d '{\"model\": \"standard\", \"messages\": [{\"role\": \"user\", \"content\": \"Hello!\"}]}'"},
-		{ID: "python", Title: "Python (openai)", Text: "from openai import OpenAI\n\n" +
-			"client = OpenAI(base_url=\"" + base + "\", api_key=\"" + key + "\")\n" +
-			"resp = client.chat.completions.create(\n" +
-			"    model=\"standard\",  # or \"fast\" / \"deep\"\n" +
-			"    messages=[{\"role\": \"user\", \"content\": \"Hello!\"}],\n" +
-			")\n" +
-			"print(resp.choices[0].message.content)"},
-		{ID: "node", Title: "Node (openai)", Text: "import OpenAI from \"openai\";\n\n" +
-			"const client = new OpenAI({ baseURL: \"" + base + "\", apiKey: \"" + key + "\" });\n" +
-			"const resp = await client.chat.completions.create({\n" +
-			"  model: \"standard\", // or \"fast\" / \"deep\"\n" +
-			"  messages: [{ role: \"user\", content: \"Hello!\" }],\n" +
-			"});\n" +
-			"console.log(resp.choices[0].message.content);"},
-		{ID: "go", Title: "Go (openai-go)", Text: "package main\n\n" +
-			"import (\n\t\"context\"\n\t\"fmt\"\n\n\t\"github.com/openai/openai-go/v3\"\n\t\"github.com/openai/openai-go/v3/option\"\n)\n\n" +
-			"func main() {\n" +
-			"\tclient := openai.NewClient(option.WithBaseURL(\"" + base + "\"), option.WithAPIKey(\"" + key + "\"))\n" +
-			"\tresp, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{\n" +
-			"\t\tModel:    \"standard\", // or \"fast\" / \"deep\"\n" +
-			"\t\tMessages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(\"Hello!\")},\n" +
-			"\t})\n" +
-			"\tif err != nil {\n\t\tpanic(err)\n\t}\n" +
-			"\tfmt.Println(resp.Choices[0].Message.Content)\n" +
-			"}"},
-	}
+func (d DonePage) Snippets() []components.Snippet {
+	out := components.CallSnippets(d.APIBase, d.CallerKey)
 	if d.Embedding != "" {
-		out = append(out, Snippet{ID: "curl-embeddings", Title: "curl (embeddings)", Text: "curl " + base + "/embeddings \\\n" +
-			"  -H \"Authorization: Bearer " + key + "\" \\\n" +
+		out = append(out, components.Snippet{ID: "curl-embeddings", Title: "curl (embeddings)", Text: "curl " + d.APIBase + "/embeddings \\\n" +
+			"  -H \"Authorization: Bearer " + d.CallerKey + "\" \\\n" +
 			"  -H \"Content-Type: application/json\" \\\n" +
 			"  -d '{\"model\": \"" + d.Embedding + "\", \"input\": [\"Hello!\"]}'"})
 	}
 	return out
-}
-
-// Snippet is one copy-paste example.
-type Snippet struct {
-	ID, Title, Text string
 }
 
 func joinComma(xs []string) string { return strings.Join(xs, ", ") }

@@ -1,4 +1,4 @@
-package jsontext
+package wire
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package store
+package rows
 
 import (
 	"switchyard/routing/config"

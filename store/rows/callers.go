@@ -1,0 +1,4 @@
+package rows
+
+// CallerKeyPrefix starts every caller API key.
+const CallerKeyPrefix = "sy-"

@@ -1,0 +1,7 @@
+package rows
+
+// ReplaceNote reports something ReplaceDraft adjusted rather than refused.
+type ReplaceNote struct {
+	Object  string `json:"object"`
+	Message string `json:"message"`
+}
