@@ -140,7 +140,7 @@ func (o *Onboarding) Verify(c echo.Context) error {
 		}
 	}
 	probe := onboarding.Probe{Protocol: wp.tpl.Protocol, BaseURL: f.BaseURL, Model: probeModel(wp.choices, wp.tpl),
-		APIVersion: f.APIVersion, Region: f.Region, AuthURL: f.AuthURL}
+		APIVersion: f.APIVersion, Region: f.Region, AuthURL: f.AuthURL, Project: f.Project}
 	verdicts := o.Verifier.VerifyAll(c.Request().Context(), probe, keys)
 	for i := range verdicts {
 		v := verdicts[i]
@@ -350,6 +350,9 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 	if tpl.HasSetting("region") {
 		f.Region = strings.TrimSpace(params.Get("region"))
 	}
+	if tpl.HasSetting("project") {
+		f.Project = strings.TrimSpace(params.Get("project"))
+	}
 	for _, g := range snap.RouteGroups {
 		f.Groups = append(f.Groups, g.Name)
 	}
@@ -418,7 +421,7 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 	f.Pending = o.pendingChanges(c, snap)
 
 	ch := onboarding.Choices{Template: tpl.Code, ProviderName: f.ProviderName, BaseURL: f.BaseURL, Keys: wp.keys,
-		APIVersion: f.APIVersion, Region: f.Region, AuthURL: f.AuthURL,
+		APIVersion: f.APIVersion, Region: f.Region, AuthURL: f.AuthURL, Project: f.Project,
 		Group: f.Group, NewGroup: f.NewGroup, Caller: f.Caller}
 	for _, r := range f.Models {
 		if r.Checked {

@@ -79,13 +79,16 @@ func (t *Template) ProviderQuirks() config.Quirks {
 
 // Settings names the extra provider settings t's protocol has, as the
 // wizard's field names: "api_version" and "auth_url" for Azure OpenAI,
-// "region" for AWS Bedrock.
+// "region" for AWS Bedrock, "project" and "region" (the location) for
+// Vertex AI.
 func (t *Template) Settings() []string {
 	switch t.Protocol {
 	case config.ProtocolAzure:
 		return []string{"api_version", "auth_url"}
 	case config.ProtocolBedrock:
 		return []string{"region"}
+	case config.ProtocolVertex:
+		return []string{"project", "region"}
 	}
 	return nil
 }
@@ -376,12 +379,13 @@ func (c *Catalog) Validate(env config.Env) error {
 				bad(t, "%s %s", f, fe[f])
 			}
 		}
-		if msg := cloudSettingMissing(t.Protocol, t.APIVersion, t.Region); msg != "" {
+		// A template names no project: that is the operator's own.
+		if field, msg := cloudSettingMissing(config.Provider{Protocol: t.Protocol, APIVersion: t.APIVersion, Region: t.Region}); msg != "" && field != "project" {
 			bad(t, "%s", msg)
 		}
 		azureOnly, bedrockOnly := t.APIVersion != "" || t.AuthURL != "", t.Region != ""
 		if (azureOnly && !t.HasSetting("api_version")) || (bedrockOnly && !t.HasSetting("region")) {
-			bad(t, "api_version and auth_url are Azure settings, region a Bedrock one")
+			bad(t, "api_version and auth_url are Azure settings, region a Bedrock or Vertex AI one")
 		}
 		if t.KeyOptional {
 			if fe := config.ValidateProviderKey("", t.DefaultKey, true); len(fe) > 0 {

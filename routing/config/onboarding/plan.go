@@ -19,9 +19,10 @@ type Choices struct {
 	Template     string
 	ProviderName string
 	BaseURL      string
-	// APIVersion, Region and AuthURL are the cloud settings of the
-	// template's protocol (Template.Settings); the others are ignored.
-	APIVersion, Region, AuthURL string
+	// APIVersion, Region, AuthURL and Project are the cloud settings of
+	// the template's protocol (Template.Settings); the others are ignored.
+	// Region is Bedrock's AWS region or Vertex AI's location.
+	APIVersion, Region, AuthURL, Project string
 	Keys                        []string // plaintext, held in memory only
 	Models                      []Choice // ticked catalogue models, in catalogue order
 	Custom                      []string // other upstream model names
@@ -173,12 +174,11 @@ func (p *Plan) planProvider(ch Choices, draft config.Snapshot, errs config.Field
 	if t.HasSetting("region") {
 		p.Provider.Region = strings.TrimSpace(ch.Region)
 	}
-	if msg := cloudSettingMissing(t.Protocol, p.Provider.APIVersion, p.Provider.Region); msg != "" {
-		if t.Protocol == config.ProtocolAzure {
-			errs.Add("api_version", msg)
-		} else {
-			errs.Add("region", msg)
-		}
+	if t.HasSetting("project") {
+		p.Provider.Project = strings.TrimSpace(ch.Project)
+	}
+	if field, msg := cloudSettingMissing(p.Provider); msg != "" {
+		errs.Add(field, msg)
 	}
 	for field, msg := range config.ValidateProvider(p.Provider) {
 		switch field {
@@ -606,14 +606,19 @@ func (p *Plan) Apply(draft config.Snapshot) config.Snapshot {
 // Secret is the key as pasted; only the store sees it, to seal it.
 func (k PlannedKey) Secret() string { return k.secret }
 
-// cloudSettingMissing says which setting a cloud protocol cannot do
-// without, "" when none is missing.
-func cloudSettingMissing(p config.Protocol, apiVersion, region string) string {
+// cloudSettingMissing names the first setting a cloud provider cannot do
+// without, as the wizard's field, and says why; "" when none is missing.
+func cloudSettingMissing(p config.Provider) (field, msg string) {
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
 	switch {
-	case p == config.ProtocolAzure && strings.TrimSpace(apiVersion) == "":
-		return "Azure OpenAI needs an api-version (for example 2024-10-21)"
-	case p == config.ProtocolBedrock && strings.TrimSpace(region) == "":
-		return "AWS Bedrock needs the region its requests are signed for (for example us-east-1)"
+	case p.Protocol == config.ProtocolAzure && blank(p.APIVersion):
+		return "api_version", "Azure OpenAI needs an api-version (for example 2024-10-21)"
+	case p.Protocol == config.ProtocolBedrock && blank(p.Region):
+		return "region", "AWS Bedrock needs the region its requests are signed for (for example us-east-1)"
+	case p.Protocol == config.ProtocolVertex && blank(p.Project):
+		return "project", "Vertex AI needs the Google Cloud project its models are called under (for example acme-prod)"
+	case p.Protocol == config.ProtocolVertex && blank(p.Region):
+		return "region", "Vertex AI needs a location (for example us-central1, europe-west4 or global)"
 	}
-	return ""
+	return "", ""
 }

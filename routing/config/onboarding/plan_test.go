@@ -342,11 +342,29 @@ func TestPlanCloudSettings(t *testing.T) {
 	if p := br.Provider; p.Protocol != config.ProtocolBedrock || p.Region != "eu-west-1" || p.APIVersion != "" {
 		t.Errorf("bedrock provider %+v", p)
 	}
-	for code, field := range map[string]string{"azure-openai": "api_version", "aws-bedrock": "region"} {
-		_, errs := onboarding.Build(cat, onboarding.Choices{Template: code, ProviderName: "p", BaseURL: "https://x.example", Keys: []string{"key-000000000001"},
-			Models: recommended(cat, code), NewGroup: "default"}, config.Snapshot{})
-		if errs[field] == "" {
-			t.Errorf("%s without %s: %v", code, field, errs)
+	sa := "{\"type\": \"service_account\", \"private_key_id\": \"0123456789abcdef\", \"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIE\\n-----END PRIVATE KEY-----\\n\", \"client_email\": \"svc@p1.iam.gserviceaccount.com\"}"
+	vx := mustPlan(t, cat, onboarding.Choices{Template: "vertex", ProviderName: "vertex", BaseURL: "https://europe-west4-aiplatform.googleapis.com",
+		Project: " acme-prod ", Region: "europe-west4", APIVersion: "ignored", Keys: []string{sa}, Models: recommended(cat, "vertex"), NewGroup: "default"}, config.Snapshot{})
+	if p := vx.Provider; p.Protocol != config.ProtocolVertex || p.Project != "acme-prod" || p.Region != "europe-west4" || p.APIVersion != "" {
+		t.Errorf("vertex provider %+v", p)
+	}
+	for _, c := range []struct {
+		code, field     string
+		project, region string
+	}{
+		{"azure-openai", "api_version", "", ""},
+		{"aws-bedrock", "region", "", ""},
+		{"vertex", "project", "", "us-central1"},
+		{"vertex", "region", "acme-prod", ""},
+	} {
+		key := "key-000000000001"
+		if c.code == "vertex" {
+			key = sa
+		}
+		_, errs := onboarding.Build(cat, onboarding.Choices{Template: c.code, ProviderName: "p", BaseURL: "https://x.example", Keys: []string{key},
+			Project: c.project, Region: c.region, Models: recommended(cat, c.code), NewGroup: "default"}, config.Snapshot{})
+		if errs[c.field] == "" {
+			t.Errorf("%s without %s: %v", c.code, c.field, errs)
 		}
 	}
 }

@@ -54,8 +54,9 @@ type Probe struct {
 	// available (some compatible servers have no /models); Bedrock, which
 	// lists no models to a runtime credential, verifies with it at once.
 	Model string
-	// APIVersion, Region and AuthURL are a cloud provider's settings.
-	APIVersion, Region, AuthURL string
+	// APIVersion, Region, AuthURL and Project are a cloud provider's
+	// settings.
+	APIVersion, Region, AuthURL, Project string
 }
 
 // VerifyAll verifies keys, at most Concurrency at a time, and answers the
@@ -99,7 +100,7 @@ func (v *Verifier) Verify(ctx context.Context, p Probe, key string) Verdict {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	t := adapter.Target{BaseURL: p.BaseURL, APIKey: key, Client: client, APIVersion: p.APIVersion, Region: p.Region, AuthURL: p.AuthURL}
+	t := adapter.Target{BaseURL: p.BaseURL, APIKey: key, Client: client, APIVersion: p.APIVersion, Region: p.Region, AuthURL: p.AuthURL, Project: p.Project}
 	if p.Protocol == config.ProtocolBedrock {
 		t.UpstreamModel = p.Model
 	}

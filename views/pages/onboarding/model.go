@@ -64,6 +64,8 @@ type Form struct {
 	// APIVersion, AuthURL (Azure) and Region (Bedrock) are the cloud
 	// settings the template's protocol asks for (Template.Settings).
 	APIVersion, AuthURL, Region string
+	// Project is Vertex AI's Google Cloud project (Region its location).
+	Project string
 	Keys                        []SealedKey
 	// DefaultVerdict is the verification of a key-less template's
 	// placeholder key, when no key was given.
