@@ -23,12 +23,12 @@ type Choices struct {
 	// the template's protocol (Template.Settings); the others are ignored.
 	// Region is Bedrock's AWS region or Vertex AI's location.
 	APIVersion, Region, AuthURL, Project string
-	Keys                        []string // plaintext, held in memory only
-	Models                      []Choice // ticked catalogue models, in catalogue order
-	Custom                      []string // other upstream model names
-	Group                       string   // an existing route group to extend; "" creates NewGroup
-	NewGroup                    string
-	Caller                      string // "" creates no caller
+	Keys                                 []string // plaintext, held in memory only
+	Models                               []Choice // ticked catalogue models, in catalogue order
+	Custom                               []string // other upstream model names
+	Group                                string   // an existing route group to extend; "" creates NewGroup
+	NewGroup                             string
+	Caller                               string // "" creates no caller
 }
 
 // Choice is one ticked model.

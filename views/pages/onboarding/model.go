@@ -66,7 +66,7 @@ type Form struct {
 	APIVersion, AuthURL, Region string
 	// Project is Vertex AI's Google Cloud project (Region its location).
 	Project string
-	Keys                        []SealedKey
+	Keys    []SealedKey
 	// DefaultVerdict is the verification of a key-less template's
 	// placeholder key, when no key was given.
 	DefaultVerdict *onboarding.Verdict
