@@ -64,6 +64,13 @@ func TestParseLargeBodyAllocations(t *testing.T) {
 			}
 			return len(r.Messages), nil
 		}, 6},
+		{"responses", largeInput(`{"model":"standard","max_output_tokens":16,`, 4<<20), func(b []byte) (int, error) {
+			r, err := ParseResponsesRequest(b)
+			if err != nil {
+				return 0, err
+			}
+			return len(r.Chat.Messages), nil
+		}, 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var n int

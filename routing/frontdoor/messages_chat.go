@@ -53,12 +53,12 @@ type chatFunction struct {
 	Strict      *bool           `json:"strict,omitempty"`
 }
 
-// chatPart is a user message's text or image part; an image is a URL, or
-// base64 data of a media type (written as a data URL).
+// chatPart is a user message's text or image part; an image is a URL (and
+// its detail), or base64 data of a media type (written as a data URL).
 type chatPart struct {
-	image           bool
-	text, url       string
-	mediaType, data string
+	image             bool
+	text, url, detail string
+	mediaType, data   string
 }
 
 // chatCall is an assistant's tool call.
@@ -67,20 +67,26 @@ type chatCall struct {
 }
 
 // chatMessage is one chat message: string content (hasContent), parts, or
-// tool calls; toolCallID for a tool result.
+// tool calls (content null when nullContent); toolCallID for a tool result.
 type chatMessage struct {
-	role       string
-	content    string
-	hasContent bool
-	parts      []chatPart
-	calls      []chatCall
-	toolCallID string
+	role        string
+	content     string
+	hasContent  bool
+	nullContent bool
+	parts       []chatPart
+	calls       []chatCall
+	toolCallID  string
 }
 
 // chatWriter appends a chat body's messages.
 type chatWriter struct {
 	buf   []byte
 	count int
+	// held is an assistant message not yet written (holding): the tool
+	// calls that follow it in its turn join it, parallel calls of one turn
+	// being one message.
+	held    chatMessage
+	holding bool
 }
 
 // newChatWriter starts a chat body of about size bytes.
@@ -95,8 +101,42 @@ func (w *chatWriter) text(role, content string) {
 	w.add(&chatMessage{role: role, content: content, hasContent: true})
 }
 
+// hold adds an assistant message that tool calls may still join.
+func (w *chatWriter) hold(m chatMessage) {
+	w.flush()
+	w.held, w.holding = m, true
+}
+
+// call adds a tool call to the assistant message being written (one
+// without content when there is none).
+func (w *chatWriter) call(c chatCall) {
+	if !w.holding {
+		w.held, w.holding = chatMessage{role: "assistant", nullContent: true}, true
+	}
+	w.held.calls = append(w.held.calls, c)
+}
+
+// empty reports that no message has been added.
+func (w *chatWriter) empty() bool {
+	return w.count == 0 && !w.holding
+}
+
+// flush writes the held assistant message.
+func (w *chatWriter) flush() {
+	if w.holding {
+		m := w.held
+		w.held, w.holding = chatMessage{}, false
+		w.write(&m)
+	}
+}
+
 // add appends one message.
 func (w *chatWriter) add(m *chatMessage) {
+	w.flush()
+	w.write(m)
+}
+
+func (w *chatWriter) write(m *chatMessage) {
 	if w.count > 0 {
 		w.buf = append(w.buf, ',')
 	}
@@ -116,6 +156,8 @@ func (w *chatWriter) add(m *chatMessage) {
 	case m.hasContent:
 		b = append(b, `,"content":`...)
 		b = wire.AppendString(b, m.content)
+	case m.nullContent:
+		b = append(b, `,"content":null`...)
 	}
 	if len(m.calls) > 0 {
 		b = append(b, `,"tool_calls":[`...)
@@ -149,6 +191,10 @@ func (p *chatPart) appendJSON(b []byte) []byte {
 	b = append(b, `{"type":"image_url","image_url":{"url":`...)
 	if p.url != "" {
 		b = wire.AppendString(b, p.url)
+		if p.detail != "" {
+			b = append(b, `,"detail":`...)
+			b = wire.AppendString(b, p.detail)
+		}
 	} else {
 		b = append(b, `"data:`...)
 		b = wire.AppendStringContent(b, p.mediaType)
@@ -159,12 +205,14 @@ func (p *chatPart) appendJSON(b []byte) []byte {
 	return append(b, `}}`...)
 }
 
-// finish closes the messages and adds the settings: the whole chat body.
-func (w *chatWriter) finish(s *chatSettings) ([]byte, error) {
+// finish closes the messages and adds the settings (an object with at
+// least the model): the whole chat body.
+func (w *chatWriter) finish(s any) ([]byte, error) {
+	w.flush()
 	rest, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
 	}
 	b := append(w.buf, "],"...)
-	return append(b, rest[1:]...), nil // rest is an object with at least model
+	return append(b, rest[1:]...), nil
 }

@@ -85,8 +85,8 @@ func statelessErr(param, what string) *RequestError {
 type responsesState struct {
 	body           []byte
 	r              *ResponsesRequest
-	chat           map[string]any // the chat request's top-level members
-	msgs           []map[string]any
+	chat           map[string]any // the chat request's few settings
+	msgs           chatWriter     // its conversation, written item by item
 	drops          []string
 	untranslatable string
 }
@@ -119,7 +119,7 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 		return nil, err
 	}
 	r := &ResponsesRequest{Body: body}
-	st := &responsesState{body: body, r: r, chat: map[string]any{}}
+	st := &responsesState{body: body, r: r, chat: map[string]any{}, msgs: newChatWriter(len(body))}
 	var (
 		seen     = map[string]bool{}
 		err      *RequestError
@@ -272,7 +272,7 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 		return nil, parseErrorf("model", "model is required")
 	}
 	if instr != "" {
-		st.msgs = append(st.msgs, map[string]any{"role": "system", "content": instr})
+		st.msgs.text("system", instr)
 	}
 	if err = st.input(input); err != nil {
 		return nil, err
@@ -301,11 +301,10 @@ var responsesKnown = map[string]bool{
 func (st *responsesState) buildChat() *RequestError {
 	r := st.r
 	st.chat["model"] = r.Model
-	st.chat["messages"] = st.msgs
 	if r.Stream {
 		st.chat["stream"] = true
 	}
-	b, err := json.Marshal(st.chat)
+	b, err := st.msgs.finish(st.chat)
 	if err != nil {
 		return parseErrorf("", "could not translate the request: %v", err)
 	}
