@@ -430,7 +430,7 @@ func ParseChatRequest(body []byte) (*adapter.ChatRequest, error) {
 	if !messages.Exists() {
 		return nil, parseErrorf("messages", "messages is required")
 	}
-	if r.Messages, err = parseMessages(body, messages, r); err != nil {
+	if err = checkMessages(body, messages, r); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -749,6 +749,47 @@ func parseTool(body []byte, i int, v gjson.Result, r *adapter.ChatRequest) (t ad
 	return t, true, nil
 }
 
+// checkMessages checks every message and defers the typed view
+// (adapter.ChatRequest.Defer): a request forwarded as sent never builds it.
+// What a translation cannot carry is recorded now; the deferred build
+// reads the same checked messages again.
+func checkMessages(body []byte, v gjson.Result, r *adapter.ChatRequest) *RequestError {
+	if !v.IsArray() {
+		return parseWant("messages", v, "an array")
+	}
+	var (
+		m             adapter.Message
+		slot          [1]adapter.ContentPart
+		err           *RequestError
+		i             int
+		vision, tools bool
+	)
+	v.ForEach(func(_, mv gjson.Result) bool {
+		m = adapter.Message{}
+		if err = parseMessage(body, i, mv, &m, slot[:], r); err != nil {
+			return false
+		}
+		i++
+		tools = tools || len(m.ToolCalls) > 0 || m.Role == "tool"
+		for _, p := range m.Content {
+			vision = vision || p.Type == "image_url"
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if i == 0 {
+		return parseErrorf("messages", "messages must not be empty")
+	}
+	r.Defer(func() []adapter.Message {
+		msgs, _ := parseMessages(body, v, &adapter.ChatRequest{})
+		return msgs
+	}, vision, tools)
+	return nil
+}
+
+// parseMessages builds the typed view of checked messages.
 func parseMessages(body []byte, v gjson.Result, r *adapter.ChatRequest) ([]adapter.Message, *RequestError) {
 	if !v.IsArray() {
 		return nil, parseWant("messages", v, "an array")
