@@ -132,9 +132,11 @@ func rssMB() float64 {
 // to /v1/chat/completions, with a body budget large enough to admit them
 // all. Per burst it reports the peak RSS above the resting RSS measured
 // once before any burst (peak-MB), per MB of body bytes in flight at that
-// moment's maximum (rss/inflight; the target is at most 3), and the RSS
-// above rest after the burst once a GC cycle has run and the runtime has
-// had 5 s to return what it freed (after-MB). The upstream discards what
+// moment's maximum (rss/inflight; the target is at most 3), the RSS
+// above rest 10 s after the burst with nothing forced (idle-after-MB: what
+// an instance gone idle keeps; the body budget's burst-end collection lets
+// the runtime return the rest), and after a GC cycle forced here and 5 s
+// more (after-MB). The upstream discards what
 // it is sent, so only the gateway's memory (and this client's one body)
 // is counted.
 // Run: go test -run '^$' -bench BodyBurstRSS -benchtime 2x ./web/gateway/
@@ -159,6 +161,7 @@ func BenchmarkBodyBurstRSS(b *testing.B) {
 	peak := make([]float64, len(bursts))
 	ratio := make([]float64, len(bursts))
 	after := make([]float64, len(bursts))
+	idle := make([]float64, len(bursts))
 	b.ResetTimer()
 	for range b.N {
 		for i, burst := range bursts {
@@ -167,6 +170,7 @@ func BenchmarkBodyBurstRSS(b *testing.B) {
 			})
 			peak[i] += maxRSS - rest
 			ratio[i] += (maxRSS - rest) / max(maxIn, 1)
+			idle[i] += lowestRSS(10*time.Second) - rest
 			after[i] += settledRSS(5*time.Second) - rest
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
@@ -179,6 +183,7 @@ func BenchmarkBodyBurstRSS(b *testing.B) {
 	for i, burst := range bursts {
 		b.ReportMetric(peak[i]/n, burst.name+"-peak-MB")
 		b.ReportMetric(ratio[i]/n, burst.name+"-rss/inflight")
+		b.ReportMetric(idle[i]/n, burst.name+"-idle-after-MB")
 		b.ReportMetric(after[i]/n, burst.name+"-after-MB")
 	}
 }
@@ -237,6 +242,11 @@ func burstRSS(b *testing.B, client *http.Client, url, key, body string, conc int
 // while the runtime returns what the cycle freed to the system.
 func settledRSS(wait time.Duration) float64 {
 	runtime.GC()
+	return lowestRSS(wait)
+}
+
+// lowestRSS is the lowest RSS (MB) seen within wait.
+func lowestRSS(wait time.Duration) float64 {
 	low := rssMB()
 	for end := time.Now().Add(wait); time.Now().Before(end); {
 		time.Sleep(100 * time.Millisecond)
