@@ -18,14 +18,16 @@ import (
 // memory, however few requests they are.
 //
 // The budget also ends a burst: when the body bytes in flight fall to
-// none after reaching at least BurstCollect, it runs one garbage
-// collection (at most one per BurstCollectEvery). The bodies and what
-// parsing them left are garbage by then, but the runtime sizes its heap
-// goal at each collection and returns pages above that goal only after
-// one: an instance gone idle after a burst would otherwise keep the
-// burst's heap until the runtime's own collection, two minutes later. A
-// collection costs in proportion to the live heap, which is small once
-// the burst is over; the pages go back at the runtime's own pace.
+// none after reaching at least BurstCollect, it collects garbage (at most
+// once per BurstCollectEvery). The bodies and what parsing them left are
+// garbage by then, but the runtime returns pages to the system only above
+// a goal it sets at each collection from the heap in use when the
+// previous one ended: an instance gone idle after a burst would otherwise
+// keep the burst's heap until the runtime's own collection, two minutes
+// later, and half of it after one more. So the burst's end runs two
+// collections (collectBurst); each costs in proportion to the live heap,
+// small once the burst is over, and the pages then go back at the
+// runtime's own pace (its scavenger), never forced.
 type BodyBudget struct {
 	capacity int64
 	used     atomic.Int64
@@ -36,7 +38,7 @@ type BodyBudget struct {
 	collected atomic.Int64
 	pending   atomic.Bool
 	every     time.Duration
-	// collect runs the collection (runtime.GC; tests count calls).
+	// collect runs the collection (collectBurst; tests count calls).
 	collect func()
 }
 
@@ -53,7 +55,14 @@ func NewBodyBudget(capacity int64) *BodyBudget {
 	if capacity <= 0 {
 		return nil
 	}
-	return &BodyBudget{capacity: capacity, every: BurstCollectEvery, collect: runtime.GC}
+	return &BodyBudget{capacity: capacity, every: BurstCollectEvery, collect: collectBurst}
+}
+
+// collectBurst runs the two collections after which the runtime's goal
+// for the memory it keeps reflects the heap live after a burst.
+func collectBurst() {
+	runtime.GC()
+	runtime.GC()
 }
 
 // release returns n charged bytes; the last of a burst schedules its
