@@ -18,16 +18,17 @@ import (
 // memory, however few requests they are.
 //
 // The budget also ends a burst: when the body bytes in flight fall to
-// none after reaching at least BurstCollect, it collects garbage (at most
-// once per BurstCollectEvery). The bodies and what parsing them left are
-// garbage by then, but the runtime returns pages to the system only above
-// a goal it sets at each collection from the heap in use when the
-// previous one ended: an instance gone idle after a burst would otherwise
-// keep the burst's heap until the runtime's own collection, two minutes
-// later, and half of it after one more. So the burst's end runs two
-// collections (collectBurst); each costs in proportion to the live heap,
-// small once the burst is over, and the pages then go back at the
-// runtime's own pace (its scavenger), never forced.
+// none after reaching BurstCollect (or half its capacity, when that is
+// less), it collects garbage, at most once per BurstCollectEvery. The
+// bodies and what parsing them left are garbage by then, but the runtime
+// returns pages to the system only above a goal it sets at a collection
+// from the heap in use when the previous collection ended (before its
+// sweep): an instance gone idle after a burst would keep the burst's heap
+// until the runtime's own collection two minutes later, and still after a
+// single collection. So a burst's end runs two (collectBurst); each costs
+// in proportion to the live heap, small once the burst is over, and the
+// pages then go back at the runtime's own pace (its scavenger), never
+// forced.
 type BodyBudget struct {
 	capacity int64
 	used     atomic.Int64
@@ -38,6 +39,7 @@ type BodyBudget struct {
 	collected atomic.Int64
 	pending   atomic.Bool
 	every     time.Duration
+	burst     int64 // the peak that makes a burst
 	// collect runs the collection (collectBurst; tests count calls).
 	collect func()
 }
@@ -55,7 +57,7 @@ func NewBodyBudget(capacity int64) *BodyBudget {
 	if capacity <= 0 {
 		return nil
 	}
-	return &BodyBudget{capacity: capacity, every: BurstCollectEvery, collect: collectBurst}
+	return &BodyBudget{capacity: capacity, every: BurstCollectEvery, burst: min(BurstCollect, capacity/2), collect: collectBurst}
 }
 
 // collectBurst runs the two collections after which the runtime's goal
@@ -69,7 +71,7 @@ func collectBurst() {
 // collection (at once, or once BurstCollectEvery has passed since the
 // last).
 func (b *BodyBudget) release(n int64) {
-	if b.used.Add(-n) != 0 || b.peak.Load() < BurstCollect || !b.pending.CompareAndSwap(false, true) {
+	if b.used.Add(-n) != 0 || b.peak.Load() < b.burst || !b.pending.CompareAndSwap(false, true) {
 		return
 	}
 	wait := time.Duration(b.collected.Load() + int64(b.every) - time.Now().UnixNano())
