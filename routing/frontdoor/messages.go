@@ -16,7 +16,8 @@ import (
 // parsed into the canonical ChatRequest. The caller's body is kept whole
 // for Anthropic-protocol deployments (native pass-through: nothing is
 // judged, fields, roles and block types this build does not know pass);
-// for the others it is translated into an OpenAI chat body, which
+// for the others it is translated into an OpenAI chat body (written turn
+// by turn, messages_chat.go, never a tree of the document), which
 // ParseChatRequest then reads like any chat-completions request, so the
 // field policy, the router and the adapters treat both doors alike. What
 // the translation leaves out is recorded in the request's Drops, what it

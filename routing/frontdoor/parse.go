@@ -240,8 +240,10 @@ func parseRole(s string) (string, bool) {
 }
 
 // ParseChatRequest validates a caller's /v1/chat/completions body and builds
-// its typed view. Every failure is a *RequestError wrapping ErrInvalidRequest;
-// it never panics, whatever the input.
+// its typed view; the messages are checked whole but their view is built
+// on first use (adapter.ChatRequest.Conversation), so a body forwarded as
+// sent costs nothing per message. Every failure is a *RequestError
+// wrapping ErrInvalidRequest; it never panics, whatever the input.
 //
 // Every top-level field of ChatFields is type-checked and, when it asks for
 // something other than OpenAI's default, recorded in Set; other fields are
