@@ -194,6 +194,9 @@ func FuzzParseMessagesRequest(f *testing.F) {
 		if err == nil && (r.Native == nil || r.Model == "") {
 			t.Fatal("accepted without its native body or model")
 		}
+		if err == nil && len(r.Conversation()) == 0 {
+			t.Fatalf("accepted, but its translation has no messages: %s", r.Body)
+		}
 		var re *RequestError
 		if err != nil && !errors.As(err, &re) {
 			t.Fatalf("error of type %T", err)
