@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"testing"
+	"time"
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
@@ -48,5 +49,52 @@ func TestBodyBudgetRefusesWhatDoesNotFit(t *testing.T) {
 	third.Done(nil)
 	if third.Status != http.StatusOK || budget.InFlight() != 0 {
 		t.Fatalf("third: %d, %d in flight", third.Status, budget.InFlight())
+	}
+}
+
+// TestBodyBudgetCollectsAfterABurst: when the bytes in flight fall to none
+// after a burst of at least BurstCollect, one collection runs; a smaller
+// one runs none; a second burst ending soon after waits for the spacing
+// and still gets its collection.
+func TestBodyBudgetCollectsAfterABurst(t *testing.T) {
+	b := NewBodyBudget(4 * BurstCollect)
+	collected := make(chan time.Time, 4)
+	b.collect = func() { collected <- time.Now() }
+	b.every = 200 * time.Millisecond
+	burst := func(n int64, parts int) {
+		for range parts {
+			if !b.take(n / int64(parts)) {
+				t.Fatal("refused within capacity")
+			}
+		}
+		for range parts {
+			b.release(n / int64(parts))
+		}
+	}
+	expect := func(want bool, within time.Duration) time.Time {
+		t.Helper()
+		select {
+		case at := <-collected:
+			if !want {
+				t.Fatal("collected after a small burst")
+			}
+			return at
+		case <-time.After(within):
+			if want {
+				t.Fatal("no collection after a burst")
+			}
+		}
+		return time.Time{}
+	}
+	burst(BurstCollect/2, 4)
+	expect(false, 100*time.Millisecond)
+	burst(BurstCollect, 4)
+	first := expect(true, time.Second)
+	burst(2*BurstCollect, 8)
+	if second := expect(true, 2*time.Second); second.Sub(first) < b.every-10*time.Millisecond {
+		t.Fatalf("second collection %v after the first, want at least %v", second.Sub(first), b.every)
+	}
+	if b.InFlight() != 0 {
+		t.Fatalf("%d bytes still charged", b.InFlight())
 	}
 }

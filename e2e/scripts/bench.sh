@@ -31,12 +31,15 @@ fake_url=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$fake_log" | head -1)
 BENCH_UPSTREAM_URL="$fake_url" go test -run '^$' -bench 'ProxiedRequest' -benchmem -benchtime 5000x -count=3 ./web/gateway/ | grep -E '^Benchmark'
 kill $fake_pid 2>/dev/null || true
 echo
+echo "== memory under bursts of 9 MB bodies of 300,000 turns (peak RSS per MB in flight; RSS after the burst) =="
+go test -run '^$' -bench 'BodyBurstRSS' -benchtime 2x ./web/gateway/ | grep -E '^Benchmark'
+echo
 echo "== configuration at scale in the store: import, publish, rollback of 500 route groups / 5,000 deployments, checked exactly =="
 go test -count=1 -run TestConfigurationAtScale -v ./store/ -args -scale=large | grep -E 'scale_test|^(ok|FAIL|---)' || true
 echo
 echo "== micro-benchmarks =="
 go test -run '^$' -bench 'RouteResolution' -benchmem -count=3 ./routing/ | grep -E '^Benchmark|ns/op'
-go test -run '^$' -bench 'ParseChatRequest' -benchmem -count=1 ./routing/frontdoor/ | grep -E '^Benchmark'
+go test -run '^$' -bench 'ParseChatRequest|ParseLarge' -benchmem -count=1 ./routing/frontdoor/ | grep -E '^Benchmark'
 go test -run '^$' -bench 'Check' -benchmem -count=1 ./store/redis/limits/ | grep -E '^Benchmark'
 go test -run '^$' -bench 'AllowClosed|Pick' -benchmem -count=1 ./routing/breaker/ ./store/redis/keypool/ | grep -E '^Benchmark'
 go test -run '^$' -bench 'Ingest' -benchmem -count=1 -benchtime=200000x ./store/calllog/ | grep -E '^Benchmark'

@@ -87,7 +87,7 @@ func converseBody(r *ChatRequest, caps config.Capabilities) ([]byte, *Error) {
 		return nil, unsupportedField(f)
 	}
 	var req converseRequest
-	for _, m := range r.Messages {
+	for _, m := range r.Conversation() {
 		if m.Role == "system" || m.Role == "developer" {
 			req.System = append(req.System, converseBlock{Text: m.Text()})
 			continue

@@ -256,7 +256,7 @@ func (a Anthropic) translate(model string, r *ChatRequest, stream bool) (*anthro
 	req := &anthropicRequest{Model: model, Stream: stream, StopSequences: r.Stop}
 	var system []string
 	var msgs []anthropicMessageParam
-	for i, m := range r.Messages {
+	for i, m := range r.Conversation() {
 		var role string
 		var blocks []anthropicContentBlock
 		var err error

@@ -188,7 +188,7 @@ func geminiTranslate(r *ChatRequest, caps config.Capabilities) (*geminiRequest, 
 	req := &geminiRequest{Contents: []geminiContent{}}
 	var system, pending []geminiPart // pending: later instructions, for the next user turn
 	names := map[string]string{}     // tool call id → function name, for tool results
-	for i, m := range r.Messages {
+	for i, m := range r.Conversation() {
 		var role string
 		var parts []geminiPart
 		var err error

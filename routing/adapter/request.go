@@ -1,6 +1,9 @@
 package adapter
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"sync"
+)
 
 // ChatRequest is a caller's OpenAI chat-completions request: the body as
 // received (forwarded almost untouched to OpenAI-compatible upstreams, so
@@ -9,7 +12,10 @@ import "encoding/json"
 type ChatRequest struct {
 	Body []byte
 
-	Model           string
+	Model string
+	// Messages is the conversation when it was built at once; a parser
+	// may defer it instead (Defer), and every reader of the conversation
+	// goes through Conversation.
 	Messages        []Message
 	Stream          bool
 	IncludeUsage    bool // the caller's stream_options.include_usage
@@ -58,6 +64,39 @@ type ChatRequest struct {
 	// Native is the original request of a front door other than chat
 	// completions (nil for chat completions); see native.go.
 	Native *Native
+
+	deferred *deferredMessages
+}
+
+// deferredMessages is a conversation checked but not built: a request
+// forwarded as received never needs its typed view, and the view of many
+// tiny messages costs several times the body.
+type deferredMessages struct {
+	once          sync.Once
+	build         func() []Message
+	msgs          []Message
+	vision, tools bool
+}
+
+// Defer leaves the conversation to build on its first use: the parser
+// checked it whole and reports whether it carries an image (vision) and
+// replays tool calls or results (tools).
+func (r *ChatRequest) Defer(build func() []Message, vision, tools bool) {
+	r.Messages = nil
+	r.deferred = &deferredMessages{build: build, vision: vision, tools: tools}
+}
+
+// Conversation is the typed view of the messages, built on first use when
+// the parser deferred it (safe for concurrent use).
+func (r *ChatRequest) Conversation() []Message {
+	d := r.deferred
+	if d == nil {
+		return r.Messages
+	}
+	d.once.Do(func() {
+		d.msgs, d.build = d.build(), nil
+	})
+	return d.msgs
 }
 
 // Response format types.
@@ -165,6 +204,9 @@ func (r *ChatRequest) CannotTranslate(param string) {
 
 // NeedsVision reports whether any message carries an image.
 func (r *ChatRequest) NeedsVision() bool {
+	if r.deferred != nil {
+		return r.deferred.vision
+	}
 	for _, m := range r.Messages {
 		for _, p := range m.Content {
 			if p.Type == "image_url" {
@@ -179,6 +221,9 @@ func (r *ChatRequest) NeedsVision() bool {
 func (r *ChatRequest) NeedsTools() bool {
 	if len(r.Tools) > 0 {
 		return true
+	}
+	if r.deferred != nil {
+		return r.deferred.tools
 	}
 	for _, m := range r.Messages {
 		if len(m.ToolCalls) > 0 || m.Role == "tool" {

@@ -55,7 +55,7 @@ func EstimatePromptTokens(r *ChatRequest) int64 {
 		return 0
 	}
 	n := int64(tokensReply)
-	for _, m := range r.Messages {
+	for _, m := range r.Conversation() {
 		n += tokensPerMessage + CountTokens(m.Role)
 		if m.Name != "" {
 			n += tokensPerName + CountTokens(m.Name)

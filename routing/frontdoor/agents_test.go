@@ -28,12 +28,12 @@ func TestClaudeCodeRequest(t *testing.T) {
 		t.Fatalf("untranslatable %q", r.Untranslatable)
 	}
 	var roles []string
-	for _, m := range r.Messages {
+	for _, m := range r.Conversation() {
 		roles = append(roles, m.Role)
 	}
 	// The system prompt first, then the turns, the mid-conversation system
 	// turn in its place.
-	if !slices.Equal(roles, []string{"system", "user", "system"}) || !strings.HasPrefix(r.Messages[2].Text(), "# Environment") {
+	if !slices.Equal(roles, []string{"system", "user", "system"}) || !strings.HasPrefix(r.Conversation()[2].Text(), "# Environment") {
 		t.Fatalf("roles %v", roles)
 	}
 	// Adaptive thinking and an effort hint: no request for reasoning, so
@@ -131,7 +131,7 @@ func TestResponsesNamespacesAndCustomToolsRoundTrip(t *testing.T) {
 	if flat != "mcp__files__read" || rr.Tools[flat] != (ToolName{Namespace: "mcp__files", Name: "read"}) {
 		t.Fatalf("flattened %q, names %+v", flat, rr.Tools)
 	}
-	first, second := rr.Chat.Messages[1].ToolCalls, rr.Chat.Messages[3].ToolCalls
+	first, second := rr.Chat.Conversation()[1].ToolCalls, rr.Chat.Conversation()[3].ToolCalls
 	if len(first) != 1 || first[0].Name != flat || len(second) != 1 || second[0].Name != "apply_patch" || second[0].Arguments != `{"input":"*** Begin Patch"}` {
 		t.Fatalf("earlier calls %+v %+v", first, second)
 	}

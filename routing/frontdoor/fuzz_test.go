@@ -45,7 +45,7 @@ func FuzzParseChatRequest(f *testing.F) {
 			}
 			return
 		}
-		if len(r.Messages) == 0 || strings.TrimSpace(r.Model) == "" || !utf8.Valid(body) {
+		if len(r.Conversation()) == 0 || strings.TrimSpace(r.Model) == "" || !utf8.Valid(body) {
 			t.Fatalf("accepted a request without messages, model or valid UTF-8: %+v", r)
 		}
 		if r.IncludeUsage && !r.Stream {
@@ -63,10 +63,10 @@ func FuzzParseChatRequest(f *testing.F) {
 		if json.Unmarshal(top["model"], &model) != nil || model != r.Model {
 			t.Fatalf("model %q, encoding/json reads %q", r.Model, model)
 		}
-		if err := json.Unmarshal(top["messages"], &msgs); err != nil || len(msgs) != len(r.Messages) {
-			t.Fatalf("%d messages, encoding/json reads %d (%v)", len(r.Messages), len(msgs), err)
+		if err := json.Unmarshal(top["messages"], &msgs); err != nil || len(msgs) != len(r.Conversation()) {
+			t.Fatalf("%d messages, encoding/json reads %d (%v)", len(r.Conversation()), len(msgs), err)
 		}
-		for i, m := range r.Messages {
+		for i, m := range r.Conversation() {
 			if m.Role != msgs[i].Role || m.Role == "" {
 				t.Fatalf("message %d role %q, encoding/json reads %q", i, m.Role, msgs[i].Role)
 			}

@@ -1,7 +1,6 @@
 package frontdoor
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -17,7 +16,8 @@ import (
 // parsed into the canonical ChatRequest. The caller's body is kept whole
 // for Anthropic-protocol deployments (native pass-through: nothing is
 // judged, fields, roles and block types this build does not know pass);
-// for the others it is translated into an OpenAI chat body, which
+// for the others it is translated into an OpenAI chat body (written turn
+// by turn, messages_chat.go, never a tree of the document), which
 // ParseChatRequest then reads like any chat-completions request, so the
 // field policy, the router and the adapters treat both doors alike. What
 // the translation leaves out is recorded in the request's Drops, what it
@@ -66,10 +66,12 @@ func ParseCountTokensRequest(body []byte) (*adapter.ChatRequest, error) {
 }
 
 // messagesTranslation is one Messages body being read: the OpenAI chat body
-// being written (out), and what the translation drops or cannot carry.
+// being written (its conversation in chat, its settings in out), and what
+// the translation drops or cannot carry.
 type messagesTranslation struct {
 	body           []byte
-	out            map[string]any
+	chat           chatWriter
+	out            chatSettings
 	drops          []string
 	untranslatable string
 	effort         string
@@ -119,7 +121,7 @@ func parseAnthropicMessages(body []byte, needMax bool) (*adapter.ChatRequest, er
 	if err := parseCheckBody(body); err != nil {
 		return nil, err
 	}
-	t := &messagesTranslation{body: body, out: map[string]any{}}
+	t := &messagesTranslation{body: body}
 	top, err := t.topLevel()
 	if err != nil {
 		return nil, err
@@ -137,17 +139,11 @@ func parseAnthropicMessages(body []byte, needMax bool) (*adapter.ChatRequest, er
 	case !top.messages.Exists():
 		return nil, parseErrorf("messages", "messages is required")
 	}
-	msgs, err := t.conversation(top)
-	if err != nil {
+	t.chat = newChatWriter(len(body))
+	if err := t.conversation(top); err != nil {
 		return nil, err
 	}
-	t.out["model"], t.out["messages"] = m, msgs
-	if top.stream {
-		t.out["stream"] = true
-	}
-	if top.maxTokens != nil {
-		t.out["max_tokens"] = *top.maxTokens
-	}
+	t.out.Model, t.out.Stream, t.out.MaxTokens = m, top.stream, top.maxTokens
 	if top.tools.Exists() && top.tools.Type != gjson.Null {
 		if err := t.tools(top.tools); err != nil {
 			return nil, err
@@ -209,12 +205,15 @@ func (t *messagesTranslation) setting(name string, v gjson.Result) *RequestError
 			if v.Type == gjson.String {
 				return parseWant("stop_sequences", v, "an array of strings")
 			}
-			t.out["stop"] = stop
+			t.out.Stop = stop
 		}
 	case "temperature", "top_p":
 		var f *float64
-		if f, err = parseOptFloat(name, v, 0, 1); err == nil && f != nil {
-			t.out[name] = *f
+		f, err = parseOptFloat(name, v, 0, 1)
+		if name == "temperature" {
+			t.out.Temperature = f
+		} else {
+			t.out.TopP = f
 		}
 	case "top_k":
 		t.topK, err = parseOptInt("top_k", v, 0)
@@ -250,35 +249,32 @@ func (t *messagesTranslation) setting(name string, v gjson.Result) *RequestError
 }
 
 // conversation translates system and messages into OpenAI chat messages.
-func (t *messagesTranslation) conversation(top messagesTop) ([]map[string]any, *RequestError) {
-	var msgs []map[string]any
+func (t *messagesTranslation) conversation(top messagesTop) *RequestError {
 	if top.system.Exists() && top.system.Type != gjson.Null {
 		text, err := t.systemText("system", top.system)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if text != "" {
-			msgs = append(msgs, map[string]any{"role": "system", "content": text})
+			t.chat.text("system", text)
 		}
 	}
-	turns, err := t.messages(top.messages)
-	if err != nil {
-		return nil, err
+	if err := t.messages(top.messages); err != nil {
+		return err
 	}
-	msgs = append(msgs, turns...)
-	if len(msgs) == 0 {
+	if t.chat.count == 0 {
 		// Nothing translatable (only refused or dropped blocks): the
 		// canonical request still needs a turn; translation is refused
 		// or sends an empty one.
-		msgs = append(msgs, map[string]any{"role": "user", "content": ""})
+		t.chat.text("user", "")
 	}
-	return msgs, nil
+	return nil
 }
 
 // canonical parses the chat body written so far into the canonical
 // request and adds what the chat body does not carry.
 func (t *messagesTranslation) canonical() (*adapter.ChatRequest, error) {
-	chatBody, jerr := json.Marshal(t.out)
+	chatBody, jerr := t.chat.finish(&t.out)
 	if jerr != nil {
 		return nil, parseErrorf("", "cannot read the request: %v", jerr)
 	}
@@ -337,7 +333,7 @@ func (t *messagesTranslation) thinking(v gjson.Result) *RequestError {
 		if budget == nil {
 			return parseErrorf("thinking.budget_tokens", "budget_tokens is required when thinking is enabled")
 		}
-		t.out["thinking"] = map[string]any{"type": "enabled", "budget_tokens": *budget}
+		t.out.Thinking = &adapter.Thinking{Type: "enabled", BudgetTokens: *budget}
 	default: // adaptive, and newer modes: reasoning at the model's discretion
 		t.adaptive = true
 	}
@@ -392,8 +388,8 @@ func (t *messagesTranslation) outputFormat(f gjson.Result) *RequestError {
 	if !schema.IsObject() {
 		return parseWant("output_config.format.schema", schema, "a JSON Schema object")
 	}
-	t.out["response_format"] = map[string]any{"type": "json_schema", "json_schema": map[string]any{
-		"name": "output", "strict": true, "schema": json.RawMessage(parseRaw(t.body, schema))}}
+	t.out.ResponseFormat = &chatFormat{Type: "json_schema", JSONSchema: chatJSONSchema{
+		Name: "output", Strict: true, Schema: parseRaw(t.body, schema)}}
 	return nil
 }
 

@@ -43,13 +43,13 @@ func TestParseMessagesRecordedRequest(t *testing.T) {
 		t.Fatalf("typed view: model %q max %v tools %+v", r.Model, r.MaxTokens, r.Tools)
 	}
 	roles := []string{}
-	for _, m := range r.Messages {
+	for _, m := range r.Conversation() {
 		roles = append(roles, m.Role)
 	}
 	if diff := cmp.Diff([]string{"user", "assistant", "tool"}, roles); diff != "" {
 		t.Fatalf("roles (-want +got):\n%s", diff)
 	}
-	a, tool := r.Messages[1], r.Messages[2]
+	a, tool := r.Conversation()[1], r.Conversation()[2]
 	if len(a.ToolCalls) != 1 || a.ToolCalls[0].ID != "toolu_01TZR6ZrLHdpAWdmhVPuDfjQ" || gjson.Get(a.ToolCalls[0].Arguments, "city").Str != "San Francisco" {
 		t.Fatalf("tool call: %+v", a.ToolCalls)
 	}
@@ -135,16 +135,16 @@ func TestParseMessagesTranslation(t *testing.T) {
 	if !r.WantsReasoning() || r.ThinkingBudget() != 2048 || !r.NeedsVision() || !r.NeedsTools() || r.User != "" || len(r.Stop) != 1 || *r.Temperature != 0.5 {
 		t.Fatalf("typed view: %+v", r)
 	}
-	if r.Messages[0].Role != "system" || r.Messages[0].Text() != "one\n\ntwo" {
-		t.Fatalf("system: %+v", r.Messages[0])
+	if r.Conversation()[0].Role != "system" || r.Conversation()[0].Text() != "one\n\ntwo" {
+		t.Fatalf("system: %+v", r.Conversation()[0])
 	}
-	if img := r.Messages[1].Content[1]; img.Type != "image_url" || img.ImageURL != "data:image/png;base64,iVBOR" {
+	if img := r.Conversation()[1].Content[1]; img.Type != "image_url" || img.ImageURL != "data:image/png;base64,iVBOR" {
 		t.Fatalf("image: %+v", img)
 	}
-	if a := r.Messages[2]; a.Role != "assistant" || len(a.ToolCalls) != 1 || a.ToolCalls[0].Arguments != `{"a":"b"}` || a.Text() != "" {
+	if a := r.Conversation()[2]; a.Role != "assistant" || len(a.ToolCalls) != 1 || a.ToolCalls[0].Arguments != `{"a":"b"}` || a.Text() != "" {
 		t.Fatalf("assistant (thinking dropped): %+v", a)
 	}
-	if tr := r.Messages[3]; tr.Role != "tool" || tr.Text() != "[tool error] boom" {
+	if tr := r.Conversation()[3]; tr.Role != "tool" || tr.Text() != "[tool error] boom" {
 		t.Fatalf("tool result: %+v", tr)
 	}
 	if gjson.GetBytes(r.Body, "tool_choice.function.name").Str != "f" {
@@ -193,6 +193,9 @@ func FuzzParseMessagesRequest(f *testing.F) {
 		r, err := ParseMessagesRequest(body)
 		if err == nil && (r.Native == nil || r.Model == "") {
 			t.Fatal("accepted without its native body or model")
+		}
+		if err == nil && len(r.Conversation()) == 0 {
+			t.Fatalf("accepted, but its translation has no messages: %s", r.Body)
 		}
 		var re *RequestError
 		if err != nil && !errors.As(err, &re) {

@@ -6,117 +6,133 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"switchyard/routing/wire"
 )
 
 // The Messages door's conversation, tools and tool choice, translated into
 // OpenAI chat messages and tools.
 
-// messages translates the turns into OpenAI chat messages.
-func (t *messagesTranslation) messages(v gjson.Result) ([]map[string]any, *RequestError) {
+// messages translates the turns into OpenAI chat messages, appended to
+// the chat body one turn at a time.
+func (t *messagesTranslation) messages(v gjson.Result) *RequestError {
 	if !v.IsArray() {
-		return nil, parseWant("messages", v, "an array")
+		return parseWant("messages", v, "an array")
 	}
 	var (
-		out []map[string]any
 		err *RequestError
 		i   int
 	)
 	v.ForEach(func(_, m gjson.Result) bool {
-		var turn []map[string]any
-		turn, err = t.message(i, m)
-		out = append(out, turn...)
+		err = t.message(i, m)
 		i++
 		return err == nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if i == 0 {
-		return nil, parseErrorf("messages", "messages must not be empty")
+		return parseErrorf("messages", "messages must not be empty")
 	}
-	return out, nil
+	return nil
 }
 
 // turnContent is what one turn's content blocks translate into.
 type turnContent struct {
-	parts   []map[string]any // user text and images
-	text    strings.Builder  // assistant text
-	calls   []map[string]any
-	results []map[string]any
+	parts   []chatPart      // user text and images
+	text    strings.Builder // assistant text
+	calls   []chatCall
+	results []chatMessage
 }
 
-func (t *messagesTranslation) message(i int, v gjson.Result) ([]map[string]any, *RequestError) {
-	p := fmt.Sprintf("messages[%d]", i)
+// turnPath is the path of turn i.
+func turnPath(i int) string { return fmt.Sprintf("messages[%d]", i) }
+
+func (t *messagesTranslation) message(i int, v gjson.Result) *RequestError {
 	if !v.IsObject() {
-		return nil, parseWant(p, v, "an object")
+		return parseWant(turnPath(i), v, "an object")
 	}
 	role, content := v.Get("role"), v.Get("content")
 	if role.Type != gjson.String {
-		return nil, parseWant(p+".role", role, `"user", "assistant" or "system"`)
+		return parseWant(turnPath(i)+".role", role, `"user", "assistant" or "system"`)
 	}
 	v.ForEach(func(k, f gjson.Result) bool {
 		if k.Str != "role" && k.Str != "content" && f.Type != gjson.Null {
-			t.drop(p + "." + k.Str) // per-turn settings (output_config, …)
+			t.drop(turnPath(i) + "." + k.Str) // per-turn settings (output_config, …)
 		}
 		return true
 	})
 	switch role.Str {
 	case "system":
 		// A mid-conversation system turn: instructions in place.
-		text, err := t.systemText(p+".content", content)
-		if err != nil || text == "" {
-			return nil, err
+		text, err := t.systemText(turnPath(i)+".content", content)
+		if err == nil && text != "" {
+			t.chat.text("system", text)
 		}
-		return []map[string]any{{"role": "system", "content": text}}, nil
+		return err
 	case "user", "assistant":
 	default:
-		t.cannot(p + ".role")
-		return nil, nil
+		t.cannot(turnPath(i) + ".role")
+		return nil
 	}
 	switch {
 	case content.Type == gjson.String:
-		return []map[string]any{{"role": role.Str, "content": content.Str}}, nil
+		t.chat.text(parseInternRole(role.Str), content.Str)
+		return nil
 	case !content.IsArray():
-		return nil, parseWant(p+".content", content, "a string or an array of content blocks")
+		return parseWant(turnPath(i)+".content", content, "a string or an array of content blocks")
 	}
+	return t.blocks(turnPath(i), role.Str, content)
+}
+
+// parseInternRole is a user or assistant role as a constant.
+func parseInternRole(role string) string {
+	if role == "user" {
+		return "user"
+	}
+	return "assistant"
+}
+
+// blocks translates a turn's array of content blocks.
+func (t *messagesTranslation) blocks(p, role string, content gjson.Result) *RequestError {
 	var tc turnContent
 	j := 0
 	var err *RequestError
 	content.ForEach(func(_, b gjson.Result) bool {
-		err = t.block(fmt.Sprintf("%s.content[%d]", p, j), role.Str, b, &tc)
+		err = t.block(fmt.Sprintf("%s.content[%d]", p, j), role, b, &tc)
 		j++
 		return err == nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if j == 0 {
-		return nil, parseErrorf(p+".content", "content must not be an empty array")
+		return parseErrorf(p+".content", "content must not be an empty array")
 	}
-	return tc.messages(role.Str), nil
+	tc.write(&t.chat, role)
+	return nil
 }
 
-// messages is one turn's translation: an assistant message, or the tool
+// write appends one turn's translation: an assistant message, or the tool
 // results and then the user's own content.
-func (tc *turnContent) messages(role string) []map[string]any {
+func (tc *turnContent) write(w *chatWriter, role string) {
 	if role == "assistant" {
 		if tc.text.Len() == 0 && len(tc.calls) == 0 {
-			return nil // only thinking: nothing to send in translation
+			return // only thinking: nothing to send in translation
 		}
-		msg := map[string]any{"role": "assistant"}
+		msg := chatMessage{role: "assistant", calls: tc.calls}
 		if tc.text.Len() > 0 || len(tc.calls) == 0 {
-			msg["content"] = tc.text.String()
+			msg.content, msg.hasContent = tc.text.String(), true
 		}
-		if len(tc.calls) > 0 {
-			msg["tool_calls"] = tc.calls
-		}
-		return []map[string]any{msg}
+		w.add(&msg)
+		return
 	}
-	out := tc.results
+	for i := range tc.results {
+		w.add(&tc.results[i])
+	}
 	if len(tc.parts) > 0 {
-		out = append(out, map[string]any{"role": "user", "content": tc.parts})
+		w.add(&chatMessage{role: "user", parts: tc.parts})
 	}
-	return out
 }
 
 // block translates one content block of a user or assistant turn.
@@ -138,18 +154,18 @@ func (t *messagesTranslation) block(bp, role string, b gjson.Result, tc *turnCon
 		if role == "assistant" {
 			tc.text.WriteString(s.Str)
 		} else {
-			tc.parts = append(tc.parts, map[string]any{"type": "text", "text": s.Str})
+			tc.parts = append(tc.parts, chatPart{text: s.Str})
 		}
 	case "image":
 		if role != "user" {
 			return parseErrorf(bp+".type", "image blocks are only allowed in user messages")
 		}
-		url, err := t.image(bp, b)
+		img, ok, err := t.image(bp, b)
 		if err != nil {
 			return err
 		}
-		if url != "" {
-			tc.parts = append(tc.parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": url}})
+		if ok {
+			tc.parts = append(tc.parts, img)
 		}
 	case "tool_use":
 		if role != "assistant" {
@@ -181,55 +197,56 @@ func (t *messagesTranslation) block(bp, role string, b gjson.Result, tc *turnCon
 }
 
 // toolUse translates an assistant's tool_use block into an OpenAI tool call.
-func (t *messagesTranslation) toolUse(bp string, b gjson.Result) (map[string]any, *RequestError) {
+func (t *messagesTranslation) toolUse(bp string, b gjson.Result) (chatCall, *RequestError) {
 	id, name, input := b.Get("id"), b.Get("name"), b.Get("input")
 	if id.Type != gjson.String || id.Str == "" {
-		return nil, parseErrorf(bp+".id", "a tool_use block needs an id")
+		return chatCall{}, parseErrorf(bp+".id", "a tool_use block needs an id")
 	}
 	if name.Type != gjson.String || name.Str == "" {
-		return nil, parseErrorf(bp+".name", "a tool_use block needs a name")
+		return chatCall{}, parseErrorf(bp+".name", "a tool_use block needs a name")
 	}
 	args := "{}"
 	if input.Exists() && input.Type != gjson.Null {
 		if !input.IsObject() {
-			return nil, parseWant(bp+".input", input, "an object")
+			return chatCall{}, parseWant(bp+".input", input, "an object")
 		}
 		args = input.Raw
 	}
 	t.blockKeys(bp, b, "type", "id", "name", "input")
-	return map[string]any{"id": id.Str, "type": "function", "function": map[string]any{"name": name.Str, "arguments": args}}, nil
+	return chatCall{id: id.Str, name: name.Str, args: args}, nil
 }
 
-// image turns an image block's source into an URL: a data URL for base64.
-func (t *messagesTranslation) image(bp string, b gjson.Result) (string, *RequestError) {
+// image turns an image block's source into an image part (ok): its URL, or
+// a data URL for base64.
+func (t *messagesTranslation) image(bp string, b gjson.Result) (chatPart, bool, *RequestError) {
 	src := b.Get("source")
 	if !src.IsObject() {
-		return "", parseWant(bp+".source", src, "an image source object")
+		return chatPart{}, false, parseWant(bp+".source", src, "an image source object")
 	}
 	t.blockKeys(bp, b, "type", "source")
 	switch src.Get("type").Str {
 	case "base64":
 		mt, data := src.Get("media_type"), src.Get("data")
 		if mt.Type != gjson.String || data.Type != gjson.String || mt.Str == "" || data.Str == "" {
-			return "", parseErrorf(bp+".source", "a base64 image source needs media_type and data")
+			return chatPart{}, false, parseErrorf(bp+".source", "a base64 image source needs media_type and data")
 		}
-		return "data:" + mt.Str + ";base64," + data.Str, nil
+		return chatPart{image: true, mediaType: mt.Str, data: data.Str}, true, nil
 	case "url":
 		u := src.Get("url")
 		if u.Type != gjson.String || !isHTTPURL(u.Str) {
-			return "", parseErrorf(bp+".source.url", "an url image source needs an http(s) url")
+			return chatPart{}, false, parseErrorf(bp+".source.url", "an url image source needs an http(s) url")
 		}
-		return u.Str, nil
+		return chatPart{image: true, url: u.Str}, true, nil
 	}
 	t.cannot(bp + ".source.type")
-	return "", nil
+	return chatPart{}, false, nil
 }
 
 // toolResult turns a tool_result block into an OpenAI tool message.
-func (t *messagesTranslation) toolResult(bp string, b gjson.Result) (map[string]any, *RequestError) {
+func (t *messagesTranslation) toolResult(bp string, b gjson.Result) (chatMessage, *RequestError) {
 	id := b.Get("tool_use_id")
 	if id.Type != gjson.String || id.Str == "" {
-		return nil, parseErrorf(bp+".tool_use_id", "a tool_result block needs the tool_use_id it answers")
+		return chatMessage{}, parseErrorf(bp+".tool_use_id", "a tool_result block needs the tool_use_id it answers")
 	}
 	t.blockKeys(bp, b, "type", "tool_use_id", "content", "is_error")
 	var text strings.Builder
@@ -252,13 +269,13 @@ func (t *messagesTranslation) toolResult(bp string, b gjson.Result) (map[string]
 			return true
 		})
 	default:
-		return nil, parseWant(bp+".content", c, "a string or an array of blocks")
+		return chatMessage{}, parseWant(bp+".content", c, "a string or an array of blocks")
 	}
 	s := text.String()
 	if b.Get("is_error").Bool() {
 		s = "[tool error] " + s
 	}
-	return map[string]any{"role": "tool", "tool_call_id": id.Str, "content": s}, nil
+	return chatMessage{role: "tool", toolCallID: id.Str, content: s, hasContent: true}, nil
 }
 
 // serverToolDropped are Anthropic server tools a translation leaves out
@@ -274,7 +291,7 @@ func (t *messagesTranslation) tools(v gjson.Result) *RequestError {
 		return parseWant("tools", v, "an array")
 	}
 	var (
-		out []map[string]any
+		out []chatTool
 		err *RequestError
 		i   int
 	)
@@ -288,11 +305,11 @@ func (t *messagesTranslation) tools(v gjson.Result) *RequestError {
 		typ := tl.Get("type")
 		switch {
 		case !typ.Exists() || typ.Type == gjson.Null || typ.Str == "custom":
-			var fn map[string]any
+			var fn chatFunction
 			if fn, err = t.customTool(p, tl); err != nil {
 				return false
 			}
-			out = append(out, map[string]any{"type": "function", "function": fn})
+			out = append(out, chatTool{Type: "function", Function: fn})
 		case strings.HasPrefix(typ.Str, "web_search_"):
 			t.webSearch = true
 			t.blockKeys("tools[] (web_search)", tl, "type", "name")
@@ -306,11 +323,9 @@ func (t *messagesTranslation) tools(v gjson.Result) *RequestError {
 	if err != nil {
 		return err
 	}
-	if len(out) > 0 {
-		t.out["tools"] = out
-	}
+	t.out.Tools = out
 	if t.webSearch {
-		t.out["web_search_options"] = map[string]any{}
+		t.out.WebSearchOptions = &struct{}{}
 	}
 	return nil
 }
@@ -325,22 +340,23 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 }
 
 // customTool is a custom tool's function declaration.
-func (t *messagesTranslation) customTool(p string, tl gjson.Result) (map[string]any, *RequestError) {
+func (t *messagesTranslation) customTool(p string, tl gjson.Result) (chatFunction, *RequestError) {
 	name := tl.Get("name")
 	if name.Type != gjson.String || name.Str == "" {
-		return nil, parseErrorf(p+".name", "a tool needs a name")
+		return chatFunction{}, parseErrorf(p+".name", "a tool needs a name")
 	}
-	fn := map[string]any{"name": name.Str}
+	fn := chatFunction{Name: name.Str}
 	if d := tl.Get("description"); d.Type == gjson.String && d.Str != "" {
-		fn["description"] = d.Str
+		fn.Description = d.Str
 	}
 	schema := tl.Get("input_schema")
 	if !schema.IsObject() {
-		return nil, parseWant(p+".input_schema", schema, "a JSON Schema object")
+		return chatFunction{}, parseWant(p+".input_schema", schema, "a JSON Schema object")
 	}
-	fn["parameters"] = json.RawMessage(schema.Raw)
+	fn.Parameters = parseRaw(t.body, schema)
 	if s := tl.Get("strict"); s.Type == gjson.True || s.Type == gjson.False {
-		fn["strict"] = s.Bool()
+		strict := s.Bool()
+		fn.Strict = &strict
 	}
 	// defer_loading, eager_input_streaming, input_examples, …: how the
 	// vendor loads or streams the tool, not what it does.
@@ -355,23 +371,25 @@ func (t *messagesTranslation) toolChoice(v gjson.Result) *RequestError {
 	t.blockKeys("tool_choice", v, "type", "name", "disable_parallel_tool_use")
 	switch v.Get("type").Str {
 	case "auto":
-		t.out["tool_choice"] = "auto"
+		t.out.ToolChoice = json.RawMessage(`"auto"`)
 	case "any":
-		t.out["tool_choice"] = "required"
+		t.out.ToolChoice = json.RawMessage(`"required"`)
 	case "none":
-		t.out["tool_choice"] = "none"
+		t.out.ToolChoice = json.RawMessage(`"none"`)
 	case "tool":
 		name := v.Get("name")
 		if name.Type != gjson.String || name.Str == "" {
 			return parseErrorf("tool_choice.name", `tool_choice of type "tool" needs the tool's name`)
 		}
-		t.out["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": name.Str}}
+		b := wire.AppendString([]byte(`{"type":"function","function":{"name":`), name.Str)
+		t.out.ToolChoice = append(b, `}}`...)
 	default:
 		t.cannot("tool_choice.type")
 		return nil
 	}
 	if v.Get("disable_parallel_tool_use").Bool() && v.Get("type").Str != "none" {
-		t.out["parallel_tool_calls"] = false
+		parallel := false
+		t.out.ParallelToolCalls = &parallel
 	}
 	return nil
 }

@@ -240,8 +240,10 @@ func parseRole(s string) (string, bool) {
 }
 
 // ParseChatRequest validates a caller's /v1/chat/completions body and builds
-// its typed view. Every failure is a *RequestError wrapping ErrInvalidRequest;
-// it never panics, whatever the input.
+// its typed view; the messages are checked whole but their view is built
+// on first use (adapter.ChatRequest.Conversation), so a body forwarded as
+// sent costs nothing per message. Every failure is a *RequestError
+// wrapping ErrInvalidRequest; it never panics, whatever the input.
 //
 // Every top-level field of ChatFields is type-checked and, when it asks for
 // something other than OpenAI's default, recorded in Set; other fields are
@@ -257,12 +259,9 @@ func ParseChatRequest(body []byte) (*adapter.ChatRequest, error) {
 	}
 	r := &adapter.ChatRequest{Body: body, N: 1, Format: adapter.ResponseFormat{Type: adapter.FormatText}}
 	var (
-		seen                     adapter.FieldSet
-		err                      *RequestError
-		messages                 gjson.Result
-		hasModel                 bool
-		streamOptions            bool
-		maxTokens, maxCompletion *int
+		c    chatTop
+		seen adapter.FieldSet
+		err  *RequestError
 	)
 	gjson.Parse(wire.View(body)).ForEach(func(k, v gjson.Result) bool {
 		i := adapter.FieldIndex(k.Str)
@@ -276,140 +275,8 @@ func ParseChatRequest(body []byte) (*adapter.ChatRequest, error) {
 			return false
 		}
 		seen |= bit
-		set := v.Type != gjson.Null // asks for something; refined below
-		switch k.Str {
-		case "model":
-			var s string
-			if s, err = parseModel(v); err == nil {
-				r.Model, hasModel = strings.Clone(s), true
-			}
-		case "messages":
-			messages = v
-		case "stream":
-			r.Stream, err = parseOptBool("stream", v)
-			set = r.Stream
-		case "stream_options":
-			streamOptions, err = parseStreamOptions(r, v)
-		case "max_tokens":
-			maxTokens, err = parseOptInt("max_tokens", v, 1)
-		case "max_completion_tokens":
-			maxCompletion, err = parseOptInt("max_completion_tokens", v, 1)
-		case "temperature":
-			r.Temperature, err = parseOptFloat("temperature", v, 0, 2)
-		case "top_p":
-			r.TopP, err = parseOptFloat("top_p", v, 0, 1)
-		case "stop":
-			r.Stop, err = parseStop(v)
-			set = len(r.Stop) > 0
-		case "tools":
-			r.Tools, err = parseTools(body, v, r)
-			set = len(r.Tools) > 0
-		case "tool_choice":
-			r.ToolChoice, err = parseToolChoice(body, v)
-		case "reasoning_effort":
-			var s string
-			if s, err = parseOptString("reasoning_effort", v); err == nil {
-				r.ReasoningEffort = parseIntern(s)
-			}
-			set = r.ReasoningEffort != ""
-		case "thinking":
-			r.Thinking, err = parseThinking(v)
-		case "response_format":
-			if set {
-				if !v.IsObject() {
-					err = parseWant("response_format", v, "an object")
-				} else {
-					r.ResponseFormat = parseRaw(body, v)
-					r.Format, err = parseResponseFormat(body, v)
-					set = r.Format.Type != adapter.FormatText
-					switch r.Format.Type {
-					case adapter.FormatText, adapter.FormatJSONObject, adapter.FormatJSONSchema:
-					default:
-						r.CannotTranslate("response_format.type")
-					}
-				}
-			}
-		case "user":
-			var s string
-			if s, err = parseOptString("user", v); err == nil {
-				r.User = strings.Clone(s)
-			}
-			set = r.User != ""
-		case "safety_identifier":
-			var s string
-			if s, err = parseOptString("safety_identifier", v); err == nil {
-				r.SafetyIdentifier = strings.Clone(s)
-			}
-			set = r.SafetyIdentifier != ""
-		case "n":
-			var n *int
-			if n, err = parseOptInt("n", v, 1); err == nil && n != nil {
-				if *n > 128 {
-					err = parseErrorf("n", "must be between 1 and 128, got %d", *n)
-				}
-				r.N = *n
-			}
-			set = r.N > 1
-		case "seed":
-			r.Seed, err = parseSeed(v)
-		case "frequency_penalty":
-			r.FrequencyPenalty, err = parseOptFloat("frequency_penalty", v, -2, 2)
-			set = r.FrequencyPenalty != nil && *r.FrequencyPenalty != 0
-		case "presence_penalty":
-			r.PresencePenalty, err = parseOptFloat("presence_penalty", v, -2, 2)
-			set = r.PresencePenalty != nil && *r.PresencePenalty != 0
-		case "parallel_tool_calls":
-			if set {
-				var b bool
-				if b, err = parseOptBool("parallel_tool_calls", v); err == nil {
-					r.ParallelToolCalls = &b
-				}
-				set = !b // true is the default
-			}
-		case "logprobs", "store":
-			var b bool
-			b, err = parseOptBool(k.Str, v)
-			set = b
-		case "top_logprobs":
-			var n *int
-			n, err = parseOptInt("top_logprobs", v, 0)
-			set = n != nil && *n > 0
-		case "logit_bias", "metadata":
-			if set && !v.IsObject() {
-				err = parseWant(k.Str, v, "an object")
-			}
-			set = set && len(strings.TrimSpace(v.Raw)) > 2 // {} asks for nothing
-		case "audio", "prediction", "web_search_options":
-			if set && !v.IsObject() {
-				err = parseWant(k.Str, v, "an object")
-			}
-		case "modalities":
-			set, err = parseModalities(v)
-		case "functions":
-			if set && !v.IsArray() {
-				err = parseWant("functions", v, "an array")
-			}
-			set = set && len(v.Array()) > 0
-		case "function_call":
-			if set && v.Type != gjson.String && !v.IsObject() {
-				err = parseWant("function_call", v, `"none", "auto" or an object`)
-			}
-		case "top_k":
-			r.TopK, err = parseOptInt("top_k", v, 0)
-			set = r.TopK != nil
-		case "service_tier", "verbosity", "prompt_cache_key", "prompt_cache_retention":
-			var s string
-			s, err = parseOptString(k.Str, v)
-			switch {
-			case k.Str == "service_tier":
-				set = s != "" && s != "auto" && s != "default"
-			case k.Str == "verbosity":
-				set = s != "" && s != "medium"
-			default:
-				set = s != ""
-			}
-		}
-		if err == nil && set {
+		var set bool
+		if set, err = c.field(body, r, k.Str, v); err == nil && set {
 			r.Set |= bit
 		}
 		return err == nil
@@ -417,23 +284,188 @@ func ParseChatRequest(body []byte) (*adapter.ChatRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !hasModel || strings.TrimSpace(r.Model) == "" {
-		return nil, parseErrorf("model", "model is required")
-	}
-	if streamOptions && !r.Stream {
-		return nil, parseErrorf("stream_options", "stream_options is only allowed when stream is true")
-	}
-	r.MaxTokens = maxTokens
-	if maxCompletion != nil {
-		r.MaxTokens = maxCompletion
-	}
-	if !messages.Exists() {
-		return nil, parseErrorf("messages", "messages is required")
-	}
-	if r.Messages, err = parseMessages(body, messages, r); err != nil {
+	if err = c.finish(body, r); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// chatTop is what the pass over a chat request's top-level members keeps
+// for the checks that need all of them.
+type chatTop struct {
+	messages                 gjson.Result
+	hasModel, streamOptions  bool
+	maxTokens, maxCompletion *int
+}
+
+// finish checks what needs every member read: the model, the stream
+// options, the token bound and the messages.
+func (c *chatTop) finish(body []byte, r *adapter.ChatRequest) *RequestError {
+	if !c.hasModel || strings.TrimSpace(r.Model) == "" {
+		return parseErrorf("model", "model is required")
+	}
+	if c.streamOptions && !r.Stream {
+		return parseErrorf("stream_options", "stream_options is only allowed when stream is true")
+	}
+	r.MaxTokens = c.maxTokens
+	if c.maxCompletion != nil {
+		r.MaxTokens = c.maxCompletion
+	}
+	if !c.messages.Exists() {
+		return parseErrorf("messages", "messages is required")
+	}
+	return checkMessages(body, c.messages, r)
+}
+
+// field reads one known top-level member into r; set reports that it asks
+// for something other than OpenAI's default.
+func (c *chatTop) field(body []byte, r *adapter.ChatRequest, name string, v gjson.Result) (set bool, err *RequestError) {
+	set = v.Type != gjson.Null // asks for something; refined below
+	switch name {
+	case "model":
+		var s string
+		if s, err = parseModel(v); err == nil {
+			r.Model, c.hasModel = strings.Clone(s), true
+		}
+	case "messages":
+		c.messages = v
+	case "stream":
+		r.Stream, err = parseOptBool("stream", v)
+		set = r.Stream
+	case "stream_options":
+		c.streamOptions, err = parseStreamOptions(r, v)
+	case "max_tokens":
+		c.maxTokens, err = parseOptInt("max_tokens", v, 1)
+	case "max_completion_tokens":
+		c.maxCompletion, err = parseOptInt("max_completion_tokens", v, 1)
+	case "temperature":
+		r.Temperature, err = parseOptFloat("temperature", v, 0, 2)
+	case "top_p":
+		r.TopP, err = parseOptFloat("top_p", v, 0, 1)
+	case "stop":
+		r.Stop, err = parseStop(v)
+		set = len(r.Stop) > 0
+	case "tools":
+		r.Tools, err = parseTools(body, v, r)
+		set = len(r.Tools) > 0
+	case "tool_choice":
+		r.ToolChoice, err = parseToolChoice(body, v)
+	case "reasoning_effort":
+		var s string
+		if s, err = parseOptString("reasoning_effort", v); err == nil {
+			r.ReasoningEffort = parseIntern(s)
+		}
+		set = r.ReasoningEffort != ""
+	case "thinking":
+		r.Thinking, err = parseThinking(v)
+	case "response_format":
+		if set {
+			if !v.IsObject() {
+				err = parseWant("response_format", v, "an object")
+			} else {
+				r.ResponseFormat = parseRaw(body, v)
+				r.Format, err = parseResponseFormat(body, v)
+				set = r.Format.Type != adapter.FormatText
+				switch r.Format.Type {
+				case adapter.FormatText, adapter.FormatJSONObject, adapter.FormatJSONSchema:
+				default:
+					r.CannotTranslate("response_format.type")
+				}
+			}
+		}
+	case "user":
+		var s string
+		if s, err = parseOptString("user", v); err == nil {
+			r.User = strings.Clone(s)
+		}
+		set = r.User != ""
+	case "safety_identifier":
+		var s string
+		if s, err = parseOptString("safety_identifier", v); err == nil {
+			r.SafetyIdentifier = strings.Clone(s)
+		}
+		set = r.SafetyIdentifier != ""
+	default:
+		return chatOption(r, name, v)
+	}
+	return set, err
+}
+
+// chatOption reads a top-level member other than the conversation, the
+// stream, the output's shape and the caller's identity: choices, seed,
+// penalties, log probabilities, modalities and vendor switches.
+func chatOption(r *adapter.ChatRequest, name string, v gjson.Result) (set bool, err *RequestError) {
+	set = v.Type != gjson.Null
+	switch name {
+	case "n":
+		var n *int
+		if n, err = parseOptInt("n", v, 1); err == nil && n != nil {
+			if *n > 128 {
+				err = parseErrorf("n", "must be between 1 and 128, got %d", *n)
+			}
+			r.N = *n
+		}
+		set = r.N > 1
+	case "seed":
+		r.Seed, err = parseSeed(v)
+	case "frequency_penalty":
+		r.FrequencyPenalty, err = parseOptFloat("frequency_penalty", v, -2, 2)
+		set = r.FrequencyPenalty != nil && *r.FrequencyPenalty != 0
+	case "presence_penalty":
+		r.PresencePenalty, err = parseOptFloat("presence_penalty", v, -2, 2)
+		set = r.PresencePenalty != nil && *r.PresencePenalty != 0
+	case "parallel_tool_calls":
+		if set {
+			var b bool
+			if b, err = parseOptBool("parallel_tool_calls", v); err == nil {
+				r.ParallelToolCalls = &b
+			}
+			set = !b // true is the default
+		}
+	case "logprobs", "store":
+		var b bool
+		b, err = parseOptBool(name, v)
+		set = b
+	case "top_logprobs":
+		var n *int
+		n, err = parseOptInt("top_logprobs", v, 0)
+		set = n != nil && *n > 0
+	case "logit_bias", "metadata":
+		if set && !v.IsObject() {
+			err = parseWant(name, v, "an object")
+		}
+		set = set && len(strings.TrimSpace(v.Raw)) > 2 // {} asks for nothing
+	case "audio", "prediction", "web_search_options":
+		if set && !v.IsObject() {
+			err = parseWant(name, v, "an object")
+		}
+	case "modalities":
+		set, err = parseModalities(v)
+	case "functions":
+		if set && !v.IsArray() {
+			err = parseWant("functions", v, "an array")
+		}
+		set = set && len(v.Array()) > 0
+	case "function_call":
+		if set && v.Type != gjson.String && !v.IsObject() {
+			err = parseWant("function_call", v, `"none", "auto" or an object`)
+		}
+	case "top_k":
+		r.TopK, err = parseOptInt("top_k", v, 0)
+		set = r.TopK != nil
+	case "service_tier", "verbosity", "prompt_cache_key", "prompt_cache_retention":
+		var s string
+		s, err = parseOptString(name, v)
+		switch {
+		case name == "service_tier":
+			set = s != "" && s != "auto" && s != "default"
+		case name == "verbosity":
+			set = s != "" && s != "medium"
+		default:
+			set = s != ""
+		}
+	}
+	return set, err
 }
 
 // parseSeed accepts an integral number that a float64 holds exactly.
@@ -749,6 +781,47 @@ func parseTool(body []byte, i int, v gjson.Result, r *adapter.ChatRequest) (t ad
 	return t, true, nil
 }
 
+// checkMessages checks every message and defers the typed view
+// (adapter.ChatRequest.Defer): a request forwarded as sent never builds it.
+// What a translation cannot carry is recorded now; the deferred build
+// reads the same checked messages again.
+func checkMessages(body []byte, v gjson.Result, r *adapter.ChatRequest) *RequestError {
+	if !v.IsArray() {
+		return parseWant("messages", v, "an array")
+	}
+	var (
+		m             adapter.Message
+		slot          [1]adapter.ContentPart
+		err           *RequestError
+		i             int
+		vision, tools bool
+	)
+	v.ForEach(func(_, mv gjson.Result) bool {
+		m = adapter.Message{}
+		if err = parseMessage(body, i, mv, &m, slot[:], r); err != nil {
+			return false
+		}
+		i++
+		tools = tools || len(m.ToolCalls) > 0 || m.Role == "tool"
+		for _, p := range m.Content {
+			vision = vision || p.Type == "image_url"
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if i == 0 {
+		return parseErrorf("messages", "messages must not be empty")
+	}
+	r.Defer(func() []adapter.Message {
+		msgs, _ := parseMessages(body, v, &adapter.ChatRequest{})
+		return msgs
+	}, vision, tools)
+	return nil
+}
+
+// parseMessages builds the typed view of checked messages.
 func parseMessages(body []byte, v gjson.Result, r *adapter.ChatRequest) ([]adapter.Message, *RequestError) {
 	if !v.IsArray() {
 		return nil, parseWant("messages", v, "an array")

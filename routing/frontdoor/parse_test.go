@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // parseCurlBody extracts the JSON body from a fixture's curl -d '...' command.
@@ -44,7 +45,7 @@ func TestParseChatRequestFixtures(t *testing.T) {
 			{Role: "developer", Content: []adapter.ContentPart{{Type: "text", Text: "You are a helpful assistant."}}},
 			{Role: "user", Content: []adapter.ContentPart{{Type: "text", Text: "Hello!"}}},
 		}
-		if diff := cmp.Diff(want, r.Messages); diff != "" {
+		if diff := cmp.Diff(want, r.Conversation()); diff != "" {
 			t.Errorf("messages (-want +got):\n%s", diff)
 		}
 		if r.Model != "VAR_chat_model_id" || r.Stream || r.MaxTokens != nil || r.WantsReasoning() {
@@ -110,6 +111,7 @@ func TestParseChatRequestTypedView(t *testing.T) {
 	}
 	got := *r
 	got.Body = nil
+	got.Messages = r.Conversation() // the view the parser deferred
 	want := adapter.ChatRequest{
 		Model: "standard",
 		Messages: []adapter.Message{
@@ -142,7 +144,7 @@ func TestParseChatRequestTypedView(t *testing.T) {
 			With("max_completion_tokens").With("temperature").With("top_p").With("stop").With("tools").With("tool_choice").
 			With("reasoning_effort").With("thinking").With("response_format").With("user").With("seed").With("logit_bias"),
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(adapter.ChatRequest{})); diff != "" {
 		t.Errorf("typed view (-want +got):\n%s", diff)
 	}
 	if !r.NeedsVision() || !r.NeedsTools() || !r.WantsReasoning() || r.ThinkingBudget() != 2048 {
@@ -168,15 +170,15 @@ func TestParseChatRequestLenient(t *testing.T) {
 			func(r *adapter.ChatRequest) bool { return len(r.Stop) == 2 && r.Stop[1] == "b" }},
 		{"empty string content", `{"model":"fast","messages":[{"role":"user","content":""}]}`,
 			func(r *adapter.ChatRequest) bool {
-				return len(r.Messages[0].Content) == 1 && r.Messages[0].Text() == ""
+				return len(r.Conversation()[0].Content) == 1 && r.Conversation()[0].Text() == ""
 			}},
 		{"escaped text", `{"model":"fast","messages":[{"role":"user","content":"a\u00e9\"\n"}]}`,
-			func(r *adapter.ChatRequest) bool { return r.Messages[0].Text() == "aé\"\n" }},
+			func(r *adapter.ChatRequest) bool { return r.Conversation()[0].Text() == "aé\"\n" }},
 		{"stream without options", `{"model":"fast","messages":[{"role":"user","content":"hi"}],"stream":true}`,
 			func(r *adapter.ChatRequest) bool { return r.Stream && !r.IncludeUsage }},
 		{"assistant with content and tool_calls", `{"model":"fast","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"let me look","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"ok"}]}`,
 			func(r *adapter.ChatRequest) bool {
-				return len(r.Messages[1].ToolCalls) == 1 && r.Messages[1].Text() == "let me look"
+				return len(r.Conversation()[1].ToolCalls) == 1 && r.Conversation()[1].Text() == "let me look"
 			}},
 		{"thinking disabled", `{"model":"fast","messages":[{"role":"user","content":"hi"}],"thinking":{"type":"disabled"}}`,
 			func(r *adapter.ChatRequest) bool { return !r.WantsReasoning() }},
@@ -376,10 +378,12 @@ func TestParseChatRequestDoesNotPinBodyThroughModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Model and User end up in long-lived call-log rows: they must be copies.
+	// Model and User end up in long-lived call-log rows: they must be
+	// copies; roles are constants.
+	msgs := r.Conversation()
 	copy(body, strings.Repeat("x", len(body)))
-	if r.Model != "fast" || r.User != "u-1" || r.Messages[0].Role != "user" {
-		t.Errorf("model %q user %q role %q changed with the body", r.Model, r.User, r.Messages[0].Role)
+	if r.Model != "fast" || r.User != "u-1" || msgs[0].Role != "user" {
+		t.Errorf("model %q user %q role %q changed with the body", r.Model, r.User, msgs[0].Role)
 	}
 }
 
@@ -390,7 +394,7 @@ func BenchmarkParseChatRequest(b *testing.B) {
 	b.SetBytes(int64(len(parseBenchBody)))
 	for b.Loop() {
 		r, err := ParseChatRequest(parseBenchBody)
-		if err != nil || len(r.Messages) != 2 {
+		if err != nil || len(r.Conversation()) != 2 {
 			b.Fatal(err)
 		}
 	}

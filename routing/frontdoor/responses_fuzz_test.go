@@ -44,7 +44,7 @@ func FuzzParseResponsesRequest(f *testing.F) {
 			}
 			return
 		}
-		if r.Chat == nil || r.Chat.Native == nil || r.Model == "" || !utf8.Valid(body) || len(r.Chat.Messages) == 0 {
+		if r.Chat == nil || r.Chat.Native == nil || r.Model == "" || !utf8.Valid(body) || len(r.Chat.Conversation()) == 0 {
 			t.Fatalf("accepted %s into %+v", body, r)
 		}
 		if _, err := ParseChatRequest(r.Chat.Body); err != nil {

@@ -17,7 +17,7 @@ func (st *responsesState) input(v gjson.Result) *RequestError {
 		if v.Str == "" {
 			return parseErrorf("input", "input must not be empty")
 		}
-		st.msgs = append(st.msgs, map[string]any{"role": "user", "content": v.Str})
+		st.msgs.text("user", v.Str)
 		return nil
 	case !v.IsArray():
 		return parseWant("input", v, "a string or an array of input items")
@@ -39,11 +39,11 @@ func (st *responsesState) input(v gjson.Result) *RequestError {
 	if items == 0 {
 		return parseErrorf("input", "input must not be an empty array")
 	}
-	if len(st.msgs) == 0 {
+	if st.msgs.empty() {
 		// Only items the translation does not re-send (reasoning) or
 		// native-only ones: the chat request needs something to answer.
 		st.nativeOnly("input")
-		st.msgs = append(st.msgs, map[string]any{"role": "user", "content": ""})
+		st.msgs.text("user", "")
 	}
 	return nil
 }
@@ -78,7 +78,7 @@ func (st *responsesState) item(i int, v gjson.Result) *RequestError {
 		if err != nil {
 			return err
 		}
-		st.msgs = append(st.msgs, map[string]any{"role": "tool", "tool_call_id": callID.Str, "content": text})
+		st.msgs.add(&chatMessage{role: "tool", toolCallID: callID.Str, content: text, hasContent: true})
 		return nil
 	case "reasoning", "web_search_call", "tool_search_call", "tool_search_output":
 		// The model's earlier reasoning and hosted tools' traces: a
@@ -122,15 +122,8 @@ func (st *responsesState) call(p func(string) string, v gjson.Result, custom boo
 		}
 		args = a.Str
 	}
-	call := map[string]any{"id": callID.Str, "type": "function", "function": map[string]any{"name": fname, "arguments": args}}
 	// Parallel calls of one turn belong to one assistant message.
-	if n := len(st.msgs); n > 0 && st.msgs[n-1]["role"] == "assistant" {
-		last := st.msgs[n-1]
-		calls, _ := last["tool_calls"].([]map[string]any)
-		last["tool_calls"] = append(calls, call)
-		return nil
-	}
-	st.msgs = append(st.msgs, map[string]any{"role": "assistant", "content": nil, "tool_calls": []map[string]any{call}})
+	st.msgs.call(chatCall{id: callID.Str, name: fname, args: args})
 	return nil
 }
 
@@ -156,7 +149,7 @@ func (st *responsesState) message(i int, v gjson.Result) *RequestError {
 	}
 	var (
 		text  strings.Builder
-		parts []map[string]any
+		parts []chatPart
 		err   *RequestError
 		j     int
 		image bool
@@ -181,7 +174,7 @@ func (st *responsesState) message(i int, v gjson.Result) *RequestError {
 				return false
 			}
 			text.WriteString(t.Str)
-			parts = append(parts, map[string]any{"type": "text", "text": t.Str})
+			parts = append(parts, chatPart{text: t.Str})
 		case "refusal":
 			t := part.Get("refusal")
 			if t.Type != gjson.String {
@@ -189,7 +182,7 @@ func (st *responsesState) message(i int, v gjson.Result) *RequestError {
 				return false
 			}
 			text.WriteString(t.Str)
-			parts = append(parts, map[string]any{"type": "text", "text": t.Str})
+			parts = append(parts, chatPart{text: t.Str})
 		case "input_image":
 			if r != "user" {
 				err = parseErrorf(pp(".type"), "input_image parts are only allowed in user messages")
@@ -201,11 +194,11 @@ func (st *responsesState) message(i int, v gjson.Result) *RequestError {
 				st.nativeOnly(pp(".file_id"))
 				return true
 			}
-			img := map[string]any{"url": url.Str}
-			if d := part.Get("detail"); d.Type == gjson.String && d.Str != "" {
-				img["detail"] = d.Str
+			img := chatPart{image: true, url: url.Str}
+			if d := part.Get("detail"); d.Type == gjson.String {
+				img.detail = d.Str
 			}
-			parts = append(parts, map[string]any{"type": "image_url", "image_url": img})
+			parts = append(parts, img)
 			image = true
 		default: // input_file, input_audio, …
 			st.nativeOnly(pp(".type"))
@@ -225,14 +218,13 @@ func (st *responsesState) message(i int, v gjson.Result) *RequestError {
 
 // addMessage appends a chat message with text content, or with parts when
 // it carries an image.
-func (st *responsesState) addMessage(role, text string, parts []map[string]any) {
-	m := map[string]any{"role": role}
-	if parts != nil {
-		m["content"] = parts
-	} else {
-		m["content"] = text
+func (st *responsesState) addMessage(role, text string, parts []chatPart) {
+	m := chatMessage{role: role, parts: parts, content: text, hasContent: parts == nil}
+	if role == "assistant" {
+		st.msgs.hold(m)
+		return
 	}
-	st.msgs = append(st.msgs, m)
+	st.msgs.add(&m)
 }
 
 // callOutput reads a function call's output: a string, or a list of parts

@@ -85,8 +85,11 @@ func statelessErr(param, what string) *RequestError {
 type responsesState struct {
 	body           []byte
 	r              *ResponsesRequest
-	chat           map[string]any // the chat request's top-level members
-	msgs           []map[string]any
+	chat           map[string]any // the chat request's few settings
+	msgs           chatWriter     // its conversation, written item by item
+	hasModel       bool
+	inputV         gjson.Result // input, read once every member is
+	instr          string       // instructions
 	drops          []string
 	untranslatable string
 }
@@ -119,13 +122,10 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 		return nil, err
 	}
 	r := &ResponsesRequest{Body: body}
-	st := &responsesState{body: body, r: r, chat: map[string]any{}}
+	st := &responsesState{body: body, r: r, chat: map[string]any{}, msgs: newChatWriter(len(body))}
 	var (
-		seen     = map[string]bool{}
-		err      *RequestError
-		hasModel bool
-		input    gjson.Result
-		instr    string
+		seen = map[string]bool{}
+		err  *RequestError
 	)
 	gjson.Parse(wire.View(body)).ForEach(func(k, v gjson.Result) bool {
 		name := k.Str
@@ -141,146 +141,166 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 			return false
 		}
 		seen[name] = true
-		null := v.Type == gjson.Null
-		switch name {
-		case "model":
-			var s string
-			if s, err = parseModel(v); err == nil {
-				r.Model, hasModel = strings.Clone(s), true
-			}
-		case "input":
-			input = v
-		case "instructions":
-			if instr, err = parseOptString("instructions", v); err == nil && instr != "" {
-				r.Echo.Instructions = parseRaw(body, v)
-			}
-		case "stream":
-			r.Stream, err = parseOptBool("stream", v)
-		case "stream_options":
-			err = st.streamOptions(v)
-		case "tools":
-			err = st.tools(v)
-		case "tool_choice":
-			err = st.toolChoice(v)
-		case "parallel_tool_calls":
-			var b bool
-			if b, err = parseOptBool(name, v); err == nil && !null {
-				r.Echo.ParallelToolCalls = parseRaw(body, v)
-				if !b {
-					st.chat["parallel_tool_calls"] = false
-				}
-			}
-		case "text":
-			err = st.text(v)
-		case "reasoning":
-			err = st.reasoning(v)
-		case "max_output_tokens":
-			var n *int
-			if n, err = parseOptInt(name, v, 1); err == nil && n != nil {
-				r.Echo.MaxOutputTokens = parseRaw(body, v)
-				st.chat["max_completion_tokens"] = *n
-			}
-		case "temperature", "top_p":
-			hi := 2.0
-			if name == "top_p" {
-				hi = 1
-			}
-			var f *float64
-			if f, err = parseOptFloat(name, v, 0, hi); err == nil && f != nil {
-				st.chat[name] = *f
-				if name == "temperature" {
-					r.Echo.Temperature = parseRaw(body, v)
-				} else {
-					r.Echo.TopP = parseRaw(body, v)
-				}
-			}
-		case "metadata":
-			if !null && !v.IsObject() {
-				err = parseWant(name, v, "an object")
-			} else if !null && len(strings.TrimSpace(v.Raw)) > 2 {
-				// The gateway echoes metadata in the response object (all it
-				// does on a stateless request); it is not sent upstream.
-				r.Echo.Metadata = parseRaw(body, v)
-			}
-		case "store":
-			var b bool
-			if b, err = parseOptBool(name, v); err == nil && b {
-				err = statelessErr("store", "store: true asks OpenAI to keep the response for later retrieval")
-			}
-		case "previous_response_id":
-			var s string
-			if s, err = parseOptString(name, v); err == nil && s != "" {
-				err = statelessErr(name, "previous_response_id refers to a stored response")
-			}
-		case "conversation":
-			if !null {
-				err = statelessErr(name, "conversation refers to a stored conversation")
-			}
-		case "background":
-			var b bool
-			if b, err = parseOptBool(name, v); err == nil && b {
-				err = statelessErr(name, "background: true runs the response asynchronously and stores it for polling")
-			}
-		case "include":
-			err = st.include(v)
-		case "truncation":
-			var s string
-			if s, err = parseOptString(name, v); err == nil && s != "" && s != "disabled" {
-				st.nativeOnly(name)
-			}
-		case "top_logprobs":
-			var n *int
-			if n, err = parseOptInt(name, v, 0); err == nil && n != nil && *n > 0 {
-				r.Echo.TopLogprobs = parseRaw(body, v)
-				st.nativeOnly(name) // log probabilities are not translated back
-			}
-		case "max_tool_calls":
-			var n *int
-			if n, err = parseOptInt(name, v, 1); err == nil && n != nil {
-				st.nativeOnly(name) // a limit on built-in tool calls
-			}
-		case "prompt":
-			if !null {
-				st.nativeOnly(name) // a prompt template stored at OpenAI
-			}
-		case "user", "safety_identifier", "prompt_cache_key", "prompt_cache_retention", "service_tier":
-			var s string
-			if s, err = parseOptString(name, v); err == nil && s != "" {
-				if name == "service_tier" && (s == "auto" || s == "default") {
-					break
-				}
-				st.chat[name] = s // the chat field's own decision per protocol
-				raw := json.RawMessage(parseRaw(body, v))
-				switch name {
-				case "user":
-					r.Echo.User = raw
-				case "safety_identifier":
-					r.Echo.SafetyIdentifier = raw
-				case "prompt_cache_key":
-					r.Echo.PromptCacheKey = raw
-				case "service_tier":
-					r.Echo.ServiceTier = raw
-				}
-			}
-		}
+		err = st.field(name, v)
 		return err == nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if !hasModel || strings.TrimSpace(r.Model) == "" {
+	if !st.hasModel || strings.TrimSpace(r.Model) == "" {
 		return nil, parseErrorf("model", "model is required")
 	}
-	if instr != "" {
-		st.msgs = append(st.msgs, map[string]any{"role": "system", "content": instr})
+	if st.instr != "" {
+		st.msgs.text("system", st.instr)
 	}
-	if err = st.input(input); err != nil {
+	if err = st.input(st.inputV); err != nil {
 		return nil, err
 	}
 	if err = st.buildChat(); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// field reads one known top-level member: the conversation, the stream,
+// the tools and the output's shape here, the others in option.
+func (st *responsesState) field(name string, v gjson.Result) (err *RequestError) {
+	r := st.r
+	null := v.Type == gjson.Null
+	switch name {
+	case "model":
+		var s string
+		if s, err = parseModel(v); err == nil {
+			r.Model, st.hasModel = strings.Clone(s), true
+		}
+	case "input":
+		st.inputV = v
+	case "instructions":
+		if st.instr, err = parseOptString("instructions", v); err == nil && st.instr != "" {
+			r.Echo.Instructions = parseRaw(st.body, v)
+		}
+	case "stream":
+		r.Stream, err = parseOptBool("stream", v)
+	case "stream_options":
+		err = st.streamOptions(v)
+	case "tools":
+		err = st.tools(v)
+	case "tool_choice":
+		err = st.toolChoice(v)
+	case "parallel_tool_calls":
+		var b bool
+		if b, err = parseOptBool(name, v); err == nil && !null {
+			r.Echo.ParallelToolCalls = parseRaw(st.body, v)
+			if !b {
+				st.chat["parallel_tool_calls"] = false
+			}
+		}
+	case "text":
+		err = st.text(v)
+	case "reasoning":
+		err = st.reasoning(v)
+	case "max_output_tokens":
+		var n *int
+		if n, err = parseOptInt(name, v, 1); err == nil && n != nil {
+			r.Echo.MaxOutputTokens = parseRaw(st.body, v)
+			st.chat["max_completion_tokens"] = *n
+		}
+	case "temperature", "top_p":
+		hi := 2.0
+		if name == "top_p" {
+			hi = 1
+		}
+		var f *float64
+		if f, err = parseOptFloat(name, v, 0, hi); err == nil && f != nil {
+			st.chat[name] = *f
+			if name == "temperature" {
+				r.Echo.Temperature = parseRaw(st.body, v)
+			} else {
+				r.Echo.TopP = parseRaw(st.body, v)
+			}
+		}
+	default:
+		return st.option(name, v)
+	}
+	return err
+}
+
+// option reads a top-level member the translation mostly refuses, drops
+// or only echoes: stored state, metadata, limits and identity.
+func (st *responsesState) option(name string, v gjson.Result) (err *RequestError) {
+	r := st.r
+	null := v.Type == gjson.Null
+	switch name {
+	case "metadata":
+		if !null && !v.IsObject() {
+			err = parseWant(name, v, "an object")
+		} else if !null && len(strings.TrimSpace(v.Raw)) > 2 {
+			// The gateway echoes metadata in the response object (all it
+			// does on a stateless request); it is not sent upstream.
+			r.Echo.Metadata = parseRaw(st.body, v)
+		}
+	case "store":
+		var b bool
+		if b, err = parseOptBool(name, v); err == nil && b {
+			err = statelessErr("store", "store: true asks OpenAI to keep the response for later retrieval")
+		}
+	case "previous_response_id":
+		var s string
+		if s, err = parseOptString(name, v); err == nil && s != "" {
+			err = statelessErr(name, "previous_response_id refers to a stored response")
+		}
+	case "conversation":
+		if !null {
+			err = statelessErr(name, "conversation refers to a stored conversation")
+		}
+	case "background":
+		var b bool
+		if b, err = parseOptBool(name, v); err == nil && b {
+			err = statelessErr(name, "background: true runs the response asynchronously and stores it for polling")
+		}
+	case "include":
+		err = st.include(v)
+	case "truncation":
+		var s string
+		if s, err = parseOptString(name, v); err == nil && s != "" && s != "disabled" {
+			st.nativeOnly(name)
+		}
+	case "top_logprobs":
+		var n *int
+		if n, err = parseOptInt(name, v, 0); err == nil && n != nil && *n > 0 {
+			r.Echo.TopLogprobs = parseRaw(st.body, v)
+			st.nativeOnly(name) // log probabilities are not translated back
+		}
+	case "max_tool_calls":
+		var n *int
+		if n, err = parseOptInt(name, v, 1); err == nil && n != nil {
+			st.nativeOnly(name) // a limit on built-in tool calls
+		}
+	case "prompt":
+		if !null {
+			st.nativeOnly(name) // a prompt template stored at OpenAI
+		}
+	case "user", "safety_identifier", "prompt_cache_key", "prompt_cache_retention", "service_tier":
+		var s string
+		if s, err = parseOptString(name, v); err == nil && s != "" {
+			if name == "service_tier" && (s == "auto" || s == "default") {
+				break
+			}
+			st.chat[name] = s // the chat field's own decision per protocol
+			raw := json.RawMessage(parseRaw(st.body, v))
+			switch name {
+			case "user":
+				r.Echo.User = raw
+			case "safety_identifier":
+				r.Echo.SafetyIdentifier = raw
+			case "prompt_cache_key":
+				r.Echo.PromptCacheKey = raw
+			case "service_tier":
+				r.Echo.ServiceTier = raw
+			}
+		}
+	}
+	return err
 }
 
 // responsesKnown are the top-level fields of the Responses API create
@@ -301,11 +321,10 @@ var responsesKnown = map[string]bool{
 func (st *responsesState) buildChat() *RequestError {
 	r := st.r
 	st.chat["model"] = r.Model
-	st.chat["messages"] = st.msgs
 	if r.Stream {
 		st.chat["stream"] = true
 	}
-	b, err := json.Marshal(st.chat)
+	b, err := st.msgs.finish(st.chat)
 	if err != nil {
 		return parseErrorf("", "could not translate the request: %v", err)
 	}

@@ -138,8 +138,8 @@ const codexRequest = `{"model":"standard","instructions":"You are a coding agent
 
 func TestParseResponsesRequestCodexShaped(t *testing.T) {
 	r := respParse(t, codexRequest)
-	if r.Chat.Untranslatable != "" || !r.Stream || len(r.Chat.Messages) != 5 || r.Chat.Messages[3].ToolCalls[0].ID != "call_1" || r.Chat.Messages[4].Role != "tool" {
-		t.Fatalf("untranslatable %q, messages %+v", r.Chat.Untranslatable, r.Chat.Messages)
+	if r.Chat.Untranslatable != "" || !r.Stream || len(r.Chat.Conversation()) != 5 || r.Chat.Conversation()[3].ToolCalls[0].ID != "call_1" || r.Chat.Conversation()[4].Role != "tool" {
+		t.Fatalf("untranslatable %q, messages %+v", r.Chat.Untranslatable, r.Chat.Conversation())
 	}
 	// One tool and parallel_tool_calls false: Gemini cannot be told, but
 	// with a single tool the answer is the same, so it is dropped.

@@ -24,6 +24,13 @@ const hex = "0123456789abcdef"
 // AppendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	dst = AppendStringContent(dst, s)
+	return append(dst, '"')
+}
+
+// AppendStringContent appends s escaped as inside a JSON string, without
+// the quotes: a string written in pieces.
+func AppendStringContent(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -59,8 +66,7 @@ func AppendString(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // AppendEvent appends one server-sent event: its name, its data on one

@@ -521,7 +521,7 @@ func TestClaudeCodeNativePassThrough(t *testing.T) {
 	}
 	_, key := b.Caller(config.Caller{Name: "c-cc", RouteGroup: "g-cc"})
 	e.Publish("claude code")
-	body, err := os.ReadFile("../../../routing/adapter/testdata/agents/claude-code-request.json")
+	body, err := os.ReadFile("../../routing/adapter/testdata/agents/claude-code-request.json")
 	if err != nil {
 		t.Fatal(err)
 	}
