@@ -122,8 +122,8 @@ func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec limi
 	h.Set("X-Accel-Buffering", "no")
 	x.a.Status = http.StatusOK
 	x.rec.HTTPStatus = http.StatusOK
-	if x.capture != nil {
-		x.capture.status, x.capture.ctype, x.capture.stream = http.StatusOK, "text/event-stream", true
+	if x.idem.capture != nil {
+		x.idem.capture.status, x.idem.capture.ctype, x.idem.capture.stream = http.StatusOK, "text/event-stream", true
 	}
 	d := committed.Served.Deployment
 	x.recordDrops(d, req)
@@ -152,7 +152,7 @@ func (x *exchange) newStream(committed *Committed, req *adapter.ChatRequest, dec
 // (and a copy for idempotency).
 func (s *Stream) emit(b []byte) []byte {
 	s.buf = b
-	if c := s.x.capture; c != nil {
+	if c := s.x.idem.capture; c != nil {
 		c.buf = append(c.buf, b...)
 	}
 	return b
