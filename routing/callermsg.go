@@ -312,7 +312,7 @@ func toldFailure(ue *adapter.Error, p *Plan, tr *Trail) Told {
 	if t.Model == "" {
 		// A tier: name the logic model the last failure was on.
 		for i := len(tr.Attempts) - 1; i >= 0; i-- {
-			if tr.Attempts[i].Outcome == "failed" {
+			if tr.Attempts[i].Outcome == AttemptFailed {
 				t.Model = tr.Attempts[i].Model
 				break
 			}
@@ -360,13 +360,13 @@ func toldSteps(tr *Trail) []ToldStep {
 	for _, a := range tr.Attempts {
 		st := ToldStep{Model: a.Model, Provider: a.Provider, Deployment: upstreamOf(a.Deployment)}
 		switch a.Outcome {
-		case "skipped":
+		case AttemptSkipped:
 			r := reason.Reason{Code: reason.Legacy, Detail: a.Reason}
 			if a.Skip != nil {
 				r = *a.Skip
 			}
 			st.Skip = &r
-		case "failed":
+		case AttemptFailed:
 			st.Class, st.Status, st.Keys = adapter.Class(a.Class), a.Status, 1
 			if n := len(steps); n > 0 {
 				if last := &steps[n-1]; last.Skip == nil && last.Model == st.Model && last.Provider == st.Provider &&

@@ -49,14 +49,14 @@ type Call struct {
 // Attempt is one entry of the attempt trail: a call made, or a step skipped
 // at run time.
 type Attempt struct {
-	Model        string `json:"model"`
-	DeploymentID int64  `json:"deployment_id,omitempty"`
-	Deployment   string `json:"deployment,omitempty"`
-	Provider     string `json:"provider,omitempty"`
-	Key          string `json:"key,omitempty"` // fingerprint only
-	Outcome      string `json:"outcome"`       // ok | failed | skipped
-	Class        string `json:"class,omitempty"`
-	Status       int    `json:"status,omitempty"`
+	Model        string         `json:"model"`
+	DeploymentID int64          `json:"deployment_id,omitempty"`
+	Deployment   string         `json:"deployment,omitempty"`
+	Provider     string         `json:"provider,omitempty"`
+	Key          string         `json:"key,omitempty"` // fingerprint only
+	Outcome      AttemptOutcome `json:"outcome"`
+	Class        string         `json:"class,omitempty"`
+	Status       int            `json:"status,omitempty"`
 	// Skip says why a skipped step was not tried.
 	Skip *reason.Reason `json:"skip,omitempty"`
 	// Reason is the vendor's or the network's account of a failed attempt
@@ -65,6 +65,17 @@ type Attempt struct {
 	LatencyMS int64  `json:"latency_ms"`
 	Fallback  bool   `json:"fallback,omitempty"`
 }
+
+// AttemptOutcome is how one entry of the attempt trail ended. The values
+// are stored in the call log's trail (jsonb) and read back by the console.
+type AttemptOutcome string
+
+// Attempt outcomes.
+const (
+	AttemptOK      AttemptOutcome = "ok"      // the deployment served
+	AttemptFailed  AttemptOutcome = "failed"  // the call was made and failed
+	AttemptSkipped AttemptOutcome = "skipped" // the step was not tried (Skip says why)
+)
 
 // Trail is the attempt trail of a request: the plan's skips, then every
 // attempt in order.
@@ -195,7 +206,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 	for _, step := range p.Steps[call.from:] {
 		d := step.Deployment
 		skipNow := func(r reason.Reason) {
-			tr.add(Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Outcome: "skipped", Skip: &r, Fallback: step.Fallback})
+			tr.add(Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Outcome: AttemptSkipped, Skip: &r, Fallback: step.Fallback})
 		}
 		if ctx.Err() != nil {
 			return Served{}, finishFn{}, cancelled(ctx)
@@ -262,7 +273,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			at := Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Key: key.Fingerprint,
 				LatencyMS: e.now().Sub(start).Milliseconds(), Fallback: step.Fallback}
 			if err == nil {
-				at.Outcome = "ok"
+				at.Outcome = AttemptOK
 				tr.add(at)
 				if step.Fallback && p.Fallback != nil {
 					tr.Fallback = "policy " + p.Fallback.Name + ": dedicated group " + p.Group.Name + " could not serve; served by shared group " + p.Fallback.Name
@@ -273,7 +284,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 			cancel()
 			class := classOf(ctx, err)
 			ue := asUpstream(err, class, timeout)
-			at.Outcome, at.Class, at.Status, at.Reason = "failed", string(class), ue.Status, ue.Message
+			at.Outcome, at.Class, at.Status, at.Reason = AttemptFailed, string(class), ue.Status, ue.Message
 			tr.add(at)
 			if class == adapter.ClassCancelled {
 				done(OutcomeIgnored)

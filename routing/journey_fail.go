@@ -91,7 +91,7 @@ func (x *exchange) failed(f *Failure) {
 func countAttempts(tr Trail) int {
 	n := 0
 	for _, a := range tr.Attempts {
-		if a.Outcome != "skipped" {
+		if a.Outcome != AttemptSkipped {
 			n++
 		}
 	}

@@ -86,7 +86,7 @@ func (e *Executor) runQueued(ctx context.Context, p *Plan, call Call, tr *Trail,
 func capacitySteps(p *Plan, from int, run []Attempt) []int {
 	var out []int
 	for _, a := range run {
-		if a.Outcome != "skipped" {
+		if a.Outcome != AttemptSkipped {
 			return nil
 		}
 		if a.Skip == nil || (a.Skip.Code != reason.OverCapacity && a.Skip.Code != reason.OverTokenCapacity) {

@@ -37,7 +37,7 @@ func capRefusal(tr *Trail, f *Failure) *Refusal {
 	}
 	slots, capped := 0, 0
 	for _, a := range tr.Attempts {
-		if a.Outcome != "skipped" || a.Skip == nil || a.Skip.Code != reason.OverCapacity {
+		if a.Outcome != AttemptSkipped || a.Skip == nil || a.Skip.Code != reason.OverCapacity {
 			return nil
 		}
 		slots += a.Skip.Max

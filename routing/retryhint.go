@@ -41,11 +41,11 @@ func firstPass(tr *Trail, now time.Time) (at time.Time, ok bool) {
 	}
 	for _, a := range tr.Attempts {
 		switch {
-		case a.Outcome == "skipped" && a.Skip != nil:
+		case a.Outcome == AttemptSkipped && a.Skip != nil:
 			if t, temp := a.Skip.Passes(now); temp {
 				consider(t)
 			}
-		case a.Outcome == "failed":
+		case a.Outcome == AttemptFailed:
 			switch adapter.Class(a.Class) {
 			case adapter.ClassAuth, adapter.ClassBilling, adapter.ClassBadRequest, adapter.ClassContentFilter:
 				// the key is quarantined, or the request itself is refused

@@ -65,7 +65,7 @@ func Steps(tr routing.Trail) []Step {
 		if i+1 < len(tr.Attempts) {
 			next = &tr.Attempts[i+1]
 		}
-		st := Step{Outcome: a.Outcome, Phase: "run", Model: a.Model, Deployment: a.Deployment, Provider: a.Provider,
+		st := Step{Outcome: string(a.Outcome), Phase: "run", Model: a.Model, Deployment: a.Deployment, Provider: a.Provider,
 			Key: a.Key, Class: a.Class, Status: a.Status, LatencyMS: a.LatencyMS, Fallback: a.Fallback, Detail: a.Reason}
 		switch a.Outcome {
 		case "ok":
