@@ -51,7 +51,7 @@ func TestCallerToldPerClass(t *testing.T) {
 		t.Run(string(tt.class), func(t *testing.T) {
 			ue := &adapter.Error{Class: tt.class, Status: tt.upstream, Message: vendorText}
 			f := final(ue, explicitPlan("gpt-fast"), failedTrail(tt.class, tt.upstream))
-			if f.Status != tt.status || f.Code != tt.code || frontdoor.ErrorType(f.Status) != tt.typ {
+			if f.Status != tt.status || string(f.Code) != tt.code || frontdoor.ErrorType(f.Status) != tt.typ {
 				t.Fatalf("status %d code %s type %s, want %d %s %s", f.Status, f.Code, frontdoor.ErrorType(f.Status), tt.status, tt.code, tt.typ)
 			}
 			msg := f.Text("req-123")

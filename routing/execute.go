@@ -129,7 +129,7 @@ type Served struct {
 // by Text once the request id is known.
 type Failure struct {
 	Status     int
-	Code       string
+	Code       ErrorCode
 	Told       Told
 	Class      adapter.Class
 	RetryAfter time.Duration
@@ -144,7 +144,7 @@ type Failure struct {
 // Text is the caller's error message, naming requestID.
 func (f *Failure) Text(requestID string) string { return f.Told.Text(requestID) }
 
-func (f *Failure) Error() string { return f.Code + ": " + f.Told.Text("") }
+func (f *Failure) Error() string { return string(f.Code) + ": " + f.Told.Text("") }
 
 // attemptFn makes one call. It runs under the attempt's context; a nil
 // error means the deployment served and its finish func (if any) will be
@@ -213,7 +213,7 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 		}
 		remaining := call.Deadline.Sub(e.now())
 		if remaining <= 0 {
-			return Served{}, finishFn{}, &Failure{Status: http.StatusGatewayTimeout, Code: "timeout", Class: adapter.ClassTimeout,
+			return Served{}, finishFn{}, &Failure{Status: http.StatusGatewayTimeout, Code: CodeTimeout, Class: adapter.ClassTimeout,
 				Told: toldChain(ToldBudgetSpent, p, tr, attempts)}
 		}
 		ad := e.Adapters[d.Provider.Protocol]
@@ -319,13 +319,13 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 		release()
 	}
 	if last == nil {
-		f := &Failure{Status: http.StatusServiceUnavailable, Code: "no_available_model", Class: "",
+		f := &Failure{Status: http.StatusServiceUnavailable, Code: CodeNoAvailableModel, Class: "",
 			Told: toldChain(ToldNoModel, p, tr, attempts)}
 		hintRetry(f, tr, e.now())
 		return Served{}, finishFn{}, f
 	}
 	f := final(last, p, tr)
-	if f.Code == "no_available_model" {
+	if f.Code == CodeNoAvailableModel {
 		hintRetry(f, tr, e.now())
 	}
 	return Served{}, finishFn{}, f
@@ -390,20 +390,20 @@ func keyFault(ue *adapter.Error) KeyFault {
 }
 
 func cancelled(ctx context.Context) *Failure {
-	return &Failure{Status: 499, Code: "client_cancelled", Class: adapter.ClassCancelled, Told: Told{Code: ToldCancelled, Class: adapter.ClassCancelled}}
+	return &Failure{Status: 499, Code: CodeClientCancelled, Class: adapter.ClassCancelled, Told: Told{Code: ToldCancelled, Class: adapter.ClassCancelled}}
 }
 
 // final turns the last failure into what the caller sees (the
 // failure-classification table); toldFailure decides the words.
 func final(ue *adapter.Error, p *Plan, tr *Trail) *Failure {
 	pol := ue.Class.Policy()
-	f := &Failure{Status: pol.Status, Code: pol.Code, Class: ue.Class, RetryAfter: ue.RetryAfter, Told: toldFailure(ue, p, tr)}
+	f := &Failure{Status: pol.Status, Code: ErrorCode(pol.Code), Class: ue.Class, RetryAfter: ue.RetryAfter, Told: toldFailure(ue, p, tr)}
 	switch ue.Class {
 	case adapter.ClassContentFilter, adapter.ClassBadRequest:
 		f.NoRetry = true
 		return f
 	case adapter.ClassAuth, adapter.ClassBilling:
-		f.Code = "no_available_model"
+		f.Code = CodeNoAvailableModel
 	}
 	if f.Status == http.StatusTooManyRequests || f.Status == http.StatusServiceUnavailable {
 		if f.RetryAfter <= 0 {

@@ -5,26 +5,27 @@ import (
 	"net/http"
 	"strconv"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/frontdoor"
 	"switchyard/routing/record"
 )
 
 // reject answers with an error in the front door's shape and records a
 // rejected call.
-func (x *exchange) reject(status int, code, class, msg string) {
+func (x *exchange) reject(status int, code ErrorCode, class adapter.Class, msg string) {
 	x.rec.Status = record.StatusRejected
-	x.rec.ErrorCode, x.rec.ErrorClass, x.rec.HTTPStatus = code, class, status
+	x.rec.ErrorCode, x.rec.ErrorClass, x.rec.HTTPStatus = string(code), string(class), status
 	x.writeError(status, code, msg, nil)
 }
 
-func (x *exchange) writeError(status int, code, msg string, param *string) {
+func (x *exchange) writeError(status int, code ErrorCode, msg string, param *string) {
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		// A refusal that a retry cannot change carries no wait to retry after.
 		if x.a.Header.Get("Retry-After") == "" && x.a.Header.Get("x-should-retry") != "false" {
 			x.a.Header.Set("Retry-After", "1")
 		}
 	}
-	x.writeBody(status, "application/json", x.door().Error(status, code, msg, param))
+	x.writeBody(status, "application/json", x.door().Error(status, string(code), msg, param))
 }
 
 // writeBody sets a complete answer, keeping a copy for idempotency.
@@ -44,7 +45,7 @@ func (x *exchange) writeBody(status int, ctype string, body []byte) {
 func (x *exchange) invalid(err error) {
 	var re *frontdoor.RequestError
 	var param *string
-	msg, code := err.Error(), "invalid_request"
+	msg, code := err.Error(), CodeInvalidRequest
 	if errors.As(err, &re) {
 		if re.Param != "" {
 			p := re.Param
@@ -52,10 +53,10 @@ func (x *exchange) invalid(err error) {
 		}
 		msg = re.Message
 		if re.Code != "" {
-			code = re.Code
+			code = ErrorCode(re.Code)
 		}
 	}
-	x.rec.Status, x.rec.ErrorCode, x.rec.ErrorClass = record.StatusRejected, code, "bad_request"
+	x.rec.Status, x.rec.ErrorCode, x.rec.ErrorClass = record.StatusRejected, string(code), string(adapter.ClassBadRequest)
 	x.a.Header.Set("x-should-retry", "false")
 	x.writeError(http.StatusBadRequest, code, msg, param)
 }

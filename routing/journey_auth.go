@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/config"
 )
 
@@ -12,7 +13,7 @@ import (
 func (x *exchange) authenticate() bool {
 	x.rt = x.j.Live.Current()
 	if x.rt == nil {
-		x.reject(http.StatusServiceUnavailable, "no_available_model", "", "nothing has been published yet: an operator must publish a configuration in the Switchyard console")
+		x.reject(http.StatusServiceUnavailable, CodeNoAvailableModel, "", "nothing has been published yet: an operator must publish a configuration in the Switchyard console")
 		return false
 	}
 	x.rec.ConfigVersion = x.int64p(x.rt.Version)
@@ -21,7 +22,7 @@ func (x *exchange) authenticate() bool {
 		// operator, not authenticated by key.
 		x.caller = x.rt.Callers[x.req.CallerID]
 		if x.caller == nil {
-			x.reject(http.StatusNotFound, "caller_not_live", "", "this caller is not in the live version; publish first")
+			x.reject(http.StatusNotFound, CodeCallerNotLive, "", "this caller is not in the live version; publish first")
 			return false
 		}
 		x.rec.CallerID, x.rec.Caller, x.rec.Tenant, x.rec.RouteGroup = x.int64p(x.caller.ID), x.caller.Name, x.caller.Tenant, x.caller.Group.Name
@@ -33,7 +34,7 @@ func (x *exchange) authenticate() bool {
 	}
 	if !ok || key == "" {
 		x.a.Header.Set("x-should-retry", "false")
-		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", "missing API key: send your Switchyard caller key as 'Authorization: Bearer <key>', 'x-api-key: <key>' or 'api-key: <key>'")
+		x.reject(http.StatusUnauthorized, CodeInvalidAPIKey, adapter.ClassAuth, "missing API key: send your Switchyard caller key as 'Authorization: Bearer <key>', 'x-api-key: <key>' or 'api-key: <key>'")
 		return false
 	}
 	// One hash of the key serves the lookup and the call log's fingerprint.
@@ -48,7 +49,7 @@ func (x *exchange) authenticate() bool {
 			msg = "API key suspended: its caller " + strconv.Quote(absent) + " is absent from the live version " +
 				strconv.FormatInt(x.rt.Version, 10) + "; the key works again when a version that contains the caller is published"
 		}
-		x.reject(http.StatusUnauthorized, "invalid_api_key", "auth", msg)
+		x.reject(http.StatusUnauthorized, CodeInvalidAPIKey, adapter.ClassAuth, msg)
 		return false
 	}
 	x.rec.CallerID, x.rec.Caller, x.rec.Tenant, x.rec.RouteGroup = x.int64p(x.caller.ID), x.caller.Name, x.caller.Tenant, x.caller.Group.Name
@@ -57,6 +58,6 @@ func (x *exchange) authenticate() bool {
 
 func (x *exchange) refuseDisabled() bool {
 	x.a.Header.Set("x-should-retry", "false")
-	x.reject(http.StatusForbidden, "caller_disabled", "auth", "caller "+x.caller.Name+" is disabled")
+	x.reject(http.StatusForbidden, CodeCallerDisabled, adapter.ClassAuth, "caller "+x.caller.Name+" is disabled")
 	return false
 }

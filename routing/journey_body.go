@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"switchyard/routing/adapter"
 )
 
 // readBody reads the request body within the size limit and checks UTF-8.
@@ -47,19 +49,19 @@ func (x *exchange) readBodyBytes(max int64, what string) ([]byte, bool) {
 		body, err = io.ReadAll(io.LimitReader(x.req.Body, max+1))
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		x.reject(http.StatusRequestTimeout, "request_timeout", "bad_request", "the request body did not arrive within the server's read timeout")
+		x.reject(http.StatusRequestTimeout, CodeRequestTimeout, adapter.ClassBadRequest, "the request body did not arrive within the server's read timeout")
 		return nil, false
 	}
 	if err != nil {
-		x.reject(http.StatusBadRequest, "invalid_request", "bad_request", "could not read the request body: "+err.Error())
+		x.reject(http.StatusBadRequest, CodeInvalidRequest, adapter.ClassBadRequest, "could not read the request body: "+err.Error())
 		return nil, false
 	}
 	if int64(len(body)) > max {
-		x.reject(http.StatusRequestEntityTooLarge, "invalid_request", "bad_request", "the "+what+"request body is larger than "+formatBytes(max)+"; send a smaller one")
+		x.reject(http.StatusRequestEntityTooLarge, CodeInvalidRequest, adapter.ClassBadRequest, "the "+what+"request body is larger than "+formatBytes(max)+"; send a smaller one")
 		return nil, false
 	}
 	if !utf8.Valid(body) {
-		x.reject(http.StatusBadRequest, "invalid_request", "bad_request", "the request body is not valid UTF-8")
+		x.reject(http.StatusBadRequest, CodeInvalidRequest, adapter.ClassBadRequest, "the request body is not valid UTF-8")
 		return nil, false
 	}
 	return body, true

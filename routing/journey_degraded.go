@@ -141,14 +141,14 @@ func (x *exchange) degrade(f *Failure) bool {
 				scope = config.CacheScopeGroup
 			}
 			x.a.Header.Set("Age", strconv.FormatInt(int64(age/time.Second), 10))
-			x.answerDegraded(DegradedCached, body, Degraded{Failure: f.Code, AgeMS: age.Milliseconds(), Scope: scope})
+			x.answerDegraded(DegradedCached, body, Degraded{Failure: string(f.Code), AgeMS: age.Milliseconds(), Scope: scope})
 			return true
 		}
 	}
 	if l.Static == "" {
 		return false
 	}
-	x.answerDegraded(DegradedStatic, StaticAnswer(l.Static, x.rec.RequestID, x.j.now()).Body, Degraded{Failure: f.Code})
+	x.answerDegraded(DegradedStatic, StaticAnswer(l.Static, x.rec.RequestID, x.j.now()).Body, Degraded{Failure: string(f.Code)})
 	return true
 }
 
@@ -166,7 +166,7 @@ func (x *exchange) answerDegraded(level string, body []byte, d Degraded) {
 	if !x.ladder.chat.Stream {
 		answer, err := x.door().Answer(nil, x.ladder.chat, &adapter.ChatResult{Body: body}, model, x.rec.RequestID, false)
 		if err != nil {
-			x.writeError(http.StatusBadGateway, "upstream_error", "the degraded answer could not be put in this endpoint's shape: "+err.Error()+" (request "+x.rec.RequestID+")", nil)
+			x.writeError(http.StatusBadGateway, CodeUpstreamError, "the degraded answer could not be put in this endpoint's shape: "+err.Error()+" (request "+x.rec.RequestID+")", nil)
 			return
 		}
 		x.writeBody(http.StatusOK, "application/json", answer)

@@ -25,14 +25,8 @@ func shuttingDown(ctx context.Context) bool {
 
 // interrupted records the call as cut by this instance's shutdown.
 func (x *exchange) interrupted() {
-	x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusInterrupted, "", codeShuttingDown, http.StatusServiceUnavailable
+	x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusInterrupted, "", string(CodeShuttingDown), http.StatusServiceUnavailable
 }
-
-const codeShuttingDown = "shutting_down"
-
-// CodeClientStalled is the call-log error code of an answer its caller did
-// not read within the write deadline (Answer.WriteDeadline).
-const CodeClientStalled = "client_stalled"
 
 // msgShuttingDown tells a cut caller what happened and that a retry is safe
 // to send (to another instance).
@@ -43,12 +37,12 @@ func (x *exchange) failed(f *Failure) {
 	h := x.a.Header
 	h.Set("X-Switchyard-Tier", x.tierHeader())
 	h.Set("X-Switchyard-Attempts", strconv.Itoa(len(x.trail.Attempts)))
-	x.rec.ErrorCode, x.rec.ErrorClass = f.Code, string(f.Class)
+	x.rec.ErrorCode, x.rec.ErrorClass = string(f.Code), string(f.Class)
 	switch {
 	case f.Class == adapter.ClassCancelled && shuttingDown(x.ctx):
 		// The caller is still there: tell it, and that a retry is safe.
 		x.interrupted()
-		x.writeError(http.StatusServiceUnavailable, codeShuttingDown, msgShuttingDown, nil) // with Retry-After: 1
+		x.writeError(http.StatusServiceUnavailable, CodeShuttingDown, msgShuttingDown, nil) // with Retry-After: 1
 		return
 	case f.Class == adapter.ClassCancelled:
 		x.rec.Status, x.rec.HTTPStatus = record.StatusClientCancelled, 499
@@ -78,7 +72,7 @@ func (x *exchange) failed(f *Failure) {
 	if f.Refusal != nil { // our queue refused it
 		x.a.Refusal = f.Refusal
 		if x.j.Watch != nil {
-			x.j.Watch.Refused(f.Code)
+			x.j.Watch.Refused(string(f.Code))
 		}
 	}
 	var param *string

@@ -19,11 +19,11 @@ func (x *exchange) idempotent(body []byte) bool {
 		return true
 	}
 	if err := idem.ValidKey(key); err != nil {
-		x.reject(http.StatusBadRequest, "invalid_request", "bad_request", "Idempotency-Key must be 1–255 printable ASCII characters")
+		x.reject(http.StatusBadRequest, CodeInvalidRequest, adapter.ClassBadRequest, "Idempotency-Key must be 1–255 printable ASCII characters")
 		return false
 	}
 	if x.j.Idem == nil {
-		x.reject(http.StatusServiceUnavailable, "idempotency_unavailable", "", "idempotency keys are not available on this instance")
+		x.reject(http.StatusServiceUnavailable, CodeIdempotencyUnavailable, "", "idempotency keys are not available on this instance")
 		return false
 	}
 	out, err := x.j.Idem.Begin(x.ctx, x.caller.ID, key, idem.Fingerprint([]byte(x.req.Path), body))
@@ -36,11 +36,11 @@ func (x *exchange) idempotent(body []byte) bool {
 			return false
 		}
 		x.j.Log.Error("idempotency store unavailable", "err", err, "request_id", x.rec.RequestID)
-		x.reject(http.StatusServiceUnavailable, "idempotency_unavailable", "", "the idempotency store is unreachable; retry, or send the request without Idempotency-Key")
+		x.reject(http.StatusServiceUnavailable, CodeIdempotencyUnavailable, "", "the idempotency store is unreachable; retry, or send the request without Idempotency-Key")
 		return false
 	case out.Conflict:
 		x.a.Header.Set("x-should-retry", "false")
-		x.reject(http.StatusUnprocessableEntity, "idempotency_conflict", "bad_request", "Idempotency-Key "+strconv.Quote(key)+" was already used with a different request body")
+		x.reject(http.StatusUnprocessableEntity, CodeIdempotencyConflict, adapter.ClassBadRequest, "Idempotency-Key "+strconv.Quote(key)+" was already used with a different request body")
 		return false
 	case out.Replay != nil:
 		x.rec.IdempotencyReplay = true

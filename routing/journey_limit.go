@@ -34,12 +34,11 @@ func (x *exchange) limit(estimate int64) (limit.Decision, bool) {
 		x.gateDec = dec
 		return dec, true
 	}
-	code := string(dec.Reason)
 	if x.j.Watch != nil {
-		x.j.Watch.Refused(code)
+		x.j.Watch.Refused(string(dec.Reason))
 	}
 	x.a.Refusal = &Refusal{Limit: dec.Limit, Value: dec.Value, RetryAfter: dec.RetryAfter}
-	x.reject(http.StatusTooManyRequests, code, code, refusalMessage(dec, x.caller.Name, x.tier))
+	x.reject(http.StatusTooManyRequests, codeOf(dec.Reason), limitClass(dec.Reason), refusalMessage(dec, x.caller.Name, x.tier))
 	return dec, false
 }
 

@@ -43,21 +43,21 @@ func (x *exchange) queueRefused(q *queue.Queue, class queue.Class, waited queue.
 		}
 		x.a.Header.Set("Retry-After", "1")
 		x.a.Refusal = &Refusal{Limit: limit.KindInstance, Class: class.String(), Value: int64(q.InstanceCap()), RetryAfter: time.Second}
-		x.reject(http.StatusTooManyRequests, "rate_limited", "rate_limited", "this gateway instance is at its in-flight cap of "+strconv.Itoa(q.InstanceCap())+
+		x.reject(http.StatusTooManyRequests, CodeRateLimited, adapter.ClassRateLimited, "this gateway instance is at its in-flight cap of "+strconv.Itoa(q.InstanceCap())+
 			" and "+class.String()+" requests do not queue; retry shortly (request id "+x.rec.RequestID+")")
 	case errors.As(err, &r):
 		f := refusedByQueue(r, nil, nil)
 		if x.j.Watch != nil {
-			x.j.Watch.Refused(f.Code)
+			x.j.Watch.Refused(string(f.Code))
 		}
 		x.a.Header.Set("Retry-After", strconv.Itoa(int(QueueRetryAfter/time.Second)))
 		x.a.Refusal = f.Refusal
-		x.reject(http.StatusTooManyRequests, f.Code, "rate_limited", f.Told.Text(x.rec.RequestID))
+		x.reject(http.StatusTooManyRequests, f.Code, adapter.ClassRateLimited, f.Told.Text(x.rec.RequestID))
 	case errors.Is(err, queue.ErrExpired):
-		x.reject(http.StatusGatewayTimeout, "timeout", string(adapter.ClassTimeout), "the request's time budget ran out after waiting "+
+		x.reject(http.StatusGatewayTimeout, CodeTimeout, adapter.ClassTimeout, "the request's time budget ran out after waiting "+
 			waited.For.Round(time.Millisecond).String()+" in the "+class.String()+" queue for this gateway instance's in-flight cap (request id "+x.rec.RequestID+")")
 	default: // the caller left
-		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, string(adapter.ClassCancelled), "client_cancelled", 499
+		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, string(adapter.ClassCancelled), string(CodeClientCancelled), 499
 		x.a.Status, x.a.Silent = 499, true
 	}
 	return false

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/limit"
 )
 
@@ -48,10 +49,10 @@ func (x *exchange) route(model string, reasoning bool, needs Needs) (*Plan, bool
 		var nf *ModelNotFoundError
 		if errors.As(err, &nf) {
 			x.a.Header.Set("x-should-retry", "false")
-			x.reject(http.StatusNotFound, "model_not_found", "bad_request", nf.Error())
+			x.reject(http.StatusNotFound, CodeModelNotFound, adapter.ClassBadRequest, nf.Error())
 			return nil, false
 		}
-		x.reject(http.StatusInternalServerError, "internal_error", "", "could not resolve the model: "+err.Error())
+		x.reject(http.StatusInternalServerError, CodeInternalError, "", "could not resolve the model: "+err.Error())
 		return nil, false
 	}
 	x.rec.Needs, x.rec.Fields = needs.Record()

@@ -32,7 +32,7 @@ func (x *exchange) recordRefusal() {
 // one deployment, its max concurrency); RetryAfter is the failure's. nil
 // when anything else stood in the way.
 func capRefusal(tr *Trail, f *Failure) *Refusal {
-	if f.Code != "no_available_model" {
+	if f.Code != CodeNoAvailableModel {
 		return nil
 	}
 	slots, capped := 0, 0

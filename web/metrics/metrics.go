@@ -227,7 +227,7 @@ func (m *Metrics) Finished(c *record.Call, tr *routing.Trail, elapsed time.Durat
 	if c.Degraded != "" {
 		m.Degraded.WithLabelValues(c.RouteGroup, c.Tier, c.Degraded).Inc()
 	}
-	if c.ErrorCode == routing.CodeRetryBudgetExhausted {
+	if c.ErrorCode == string(routing.CodeRetryBudgetExhausted) {
 		m.Budget.WithLabelValues(c.RouteGroup, c.Tier).Inc()
 	}
 	for _, f := range c.DroppedFields {
