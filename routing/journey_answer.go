@@ -14,7 +14,7 @@ import (
 // rejected call.
 func (x *exchange) reject(status int, code ErrorCode, class adapter.Class, msg string) {
 	x.rec.Status = record.StatusRejected
-	x.rec.ErrorCode, x.rec.ErrorClass, x.rec.HTTPStatus = string(code), string(class), status
+	x.rec.ErrorCode, x.rec.ErrorClass, x.rec.HTTPStatus = string(code), class, status
 	x.writeError(status, code, msg, nil)
 }
 
@@ -56,7 +56,7 @@ func (x *exchange) invalid(err error) {
 			code = ErrorCode(re.Code)
 		}
 	}
-	x.rec.Status, x.rec.ErrorCode, x.rec.ErrorClass = record.StatusRejected, string(code), string(adapter.ClassBadRequest)
+	x.rec.Status, x.rec.ErrorCode, x.rec.ErrorClass = record.StatusRejected, string(code), adapter.ClassBadRequest
 	x.a.Header.Set("x-should-retry", "false")
 	x.writeError(http.StatusBadRequest, code, msg, param)
 }

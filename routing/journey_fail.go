@@ -37,7 +37,7 @@ func (x *exchange) failed(f *Failure) {
 	h := x.a.Header
 	h.Set("X-Switchyard-Tier", x.tierHeader())
 	h.Set("X-Switchyard-Attempts", strconv.Itoa(len(x.trail.Attempts)))
-	x.rec.ErrorCode, x.rec.ErrorClass = string(f.Code), string(f.Class)
+	x.rec.ErrorCode, x.rec.ErrorClass = string(f.Code), f.Class
 	switch {
 	case f.Class == adapter.ClassCancelled && shuttingDown(x.ctx):
 		// The caller is still there: tell it, and that a retry is safe.

@@ -30,7 +30,7 @@ func (x *exchange) idempotent(body []byte) bool {
 	switch {
 	case err != nil:
 		if x.ctx.Err() != nil {
-			x.rec.Status, x.rec.ErrorClass = record.StatusClientCancelled, "client_cancelled"
+			x.rec.Status, x.rec.ErrorClass = record.StatusClientCancelled, adapter.ClassCancelled
 			x.rec.HTTPStatus = 499
 			x.a.Status, x.a.Silent = 499, true
 			return false
@@ -77,7 +77,7 @@ func (x *exchange) finishIdempotency() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), 2*time.Second)
 	defer cancel()
 	cp := x.idem.capture
-	if !replayable(cp.status, x.rec.Status, adapter.Class(x.rec.ErrorClass)) {
+	if !replayable(cp.status, x.rec.Status, x.rec.ErrorClass) {
 		if err := x.j.Idem.Abandon(ctx, *x.idem.claim); err != nil {
 			x.j.Log.Warn("idempotency abandon failed", "err", err, "request_id", x.rec.RequestID)
 		}
@@ -98,7 +98,7 @@ func (x *exchange) finishIdempotency() {
 // (status 200 and the call ended ok — a stream that ended with an error
 // event also began with 200), or the vendor's refusal of the request as
 // invalid or filtered (400 of an upstream error that is not a failure).
-func replayable(status int, st string, class adapter.Class) bool {
+func replayable(status int, st record.Status, class adapter.Class) bool {
 	switch {
 	case status == http.StatusOK:
 		return st == record.StatusOK

@@ -57,7 +57,7 @@ func (x *exchange) queueRefused(q *queue.Queue, class queue.Class, waited queue.
 		x.reject(http.StatusGatewayTimeout, CodeTimeout, adapter.ClassTimeout, "the request's time budget ran out after waiting "+
 			waited.For.Round(time.Millisecond).String()+" in the "+class.String()+" queue for this gateway instance's in-flight cap (request id "+x.rec.RequestID+")")
 	default: // the caller left
-		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, string(adapter.ClassCancelled), string(CodeClientCancelled), 499
+		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, adapter.ClassCancelled, string(CodeClientCancelled), 499
 		x.a.Status, x.a.Silent = 499, true
 	}
 	return false
@@ -67,7 +67,7 @@ func (x *exchange) queueRefused(q *queue.Queue, class queue.Class, waited queue.
 // instance's cap and for deployments at capacity) in the call-log row.
 func (x *exchange) recordQueue() {
 	if x.caller != nil {
-		x.rec.PriorityClass = string(x.caller.PriorityClass)
+		x.rec.PriorityClass = x.caller.PriorityClass
 	}
 	if x.trail.queued {
 		x.rec.QueueWaitMS = x.intp(int(x.trail.QueuedMS))

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"switchyard/routing/config"
 	"switchyard/routing/record"
 )
 
@@ -55,7 +56,7 @@ func (x *exchange) recordTiming() time.Duration {
 // recordTrail puts the tier and the attempt trail on the row.
 func (x *exchange) recordTrail() {
 	if x.rec.Tier == "" {
-		x.rec.Tier = x.tier
+		x.rec.Tier = config.TierName(x.tier)
 	}
 	if len(x.trail.Attempts) > 0 || len(x.trail.Skips) > 0 || len(x.trail.Degraded) > 0 {
 		x.rec.Attempts, _ = json.Marshal(x.trail)

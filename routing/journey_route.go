@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"switchyard/routing/adapter"
+	"switchyard/routing/config"
 	"switchyard/routing/limit"
 )
 
@@ -61,7 +62,7 @@ func (x *exchange) route(model string, reasoning bool, needs Needs) (*Plan, bool
 	Build(p, x.caller, target, needs, &x.j.Exec.State)
 	x.tier = string(p.Tier.Name)
 	x.explicit = target.Explicit != nil
-	x.rec.Tier = x.tier
+	x.rec.Tier = config.TierName(x.tier)
 	if fail := x.j.Exec.Unavailable(p, &x.trail); fail != nil {
 		if u := unsupportedParameter(p, &x.trail); u != nil {
 			fail = u

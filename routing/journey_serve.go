@@ -69,7 +69,7 @@ func (x *exchange) chat() {
 	answer, err := x.door().Answer(nil, req, out.Result, d.Model.Code, x.rec.RequestID, native)
 	if err != nil {
 		// The vendor's answer could not be put in the caller's shape.
-		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, string(adapter.ClassServer), string(CodeUpstreamError)
+		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, adapter.ClassServer, string(CodeUpstreamError)
 		x.account(dec, out.Served, out.Result.Usage, call.Tokens)
 		x.routeHeaders(out.Served)
 		x.writeError(http.StatusBadGateway, CodeUpstreamError, "the upstream's answer could not be translated: "+err.Error()+" (request "+x.rec.RequestID+")", nil)
@@ -218,7 +218,7 @@ func (s *Stream) Next() ([]byte, error) {
 	class := adapter.ClassOf(s.endErr)
 	msg := toldMidStream(s.endErr, s.committed.Served.Deployment.Model.Code).Text(x.rec.RequestID)
 	code := policyCode(class)
-	x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, string(class), string(code)
+	x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, class, string(code)
 	d := s.committed.Served.Deployment
 	x.trail.add(Attempt{Model: d.Model.Code, DeploymentID: d.ID,
 		Deployment: d.Label(), Provider: d.Provider.Name, Key: s.committed.Served.KeyFingerprint,
@@ -250,11 +250,11 @@ func (s *Stream) end(sendErr error) {
 	if Stalled(sendErr) && x.rec.Status != record.StatusInterrupted {
 		// The caller stopped reading and the write deadline passed: the
 		// slot and the upstream are released now, not when it leaves.
-		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusClientCancelled, string(adapter.ClassCancelled), string(CodeClientStalled)
+		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusClientCancelled, adapter.ClassCancelled, string(CodeClientStalled)
 	} else if x.rec.Status != record.StatusInterrupted && !complete && (x.ctx.Err() != nil || (sendErr != nil && x.rec.Status != record.StatusOK)) {
 		// The client went away: the upstream request was cancelled with
 		// the context; record what was used so far.
-		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, string(adapter.ClassCancelled), string(CodeClientCancelled), 499
+		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, adapter.ClassCancelled, string(CodeClientCancelled), 499
 	}
 	x.account(s.dec, s.committed.Served, s.committed.Usage(), s.estimate)
 }
