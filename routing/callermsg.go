@@ -384,7 +384,7 @@ func toldSteps(tr *Trail) []ToldStep {
 			}
 			st.Skip = &r
 		case AttemptFailed:
-			st.Class, st.Status, st.Keys = adapter.Class(a.Class), a.Status, 1
+			st.Class, st.Status, st.Keys = a.Class, a.Status, 1
 			if n := len(steps); n > 0 {
 				if last := &steps[n-1]; last.Skip == nil && last.Model == st.Model && last.Provider == st.Provider &&
 					last.Deployment == st.Deployment && last.Class == st.Class && last.Status == st.Status {

@@ -19,7 +19,7 @@ const vendorText = "Incorrect API key provided: sk-*****XYZW. This model's maxim
 // fingerprint and the vendor's whole message.
 func failedTrail(class adapter.Class, status int) *Trail {
 	return &Trail{Attempts: []Attempt{{Model: "gpt-fast", Deployment: "gpt-fast on openai (gpt-4o-mini)", Provider: "openai",
-		Key: "sk-…XYZW", Outcome: "failed", Class: string(class), Status: status, Reason: vendorText}}}
+		Key: "sk-…XYZW", Outcome: "failed", Class: class, Status: status, Reason: vendorText}}}
 }
 
 func explicitPlan(code string) *Plan {

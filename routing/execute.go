@@ -55,7 +55,7 @@ type Attempt struct {
 	Provider     string         `json:"provider,omitempty"`
 	Key          string         `json:"key,omitempty"` // fingerprint only
 	Outcome      AttemptOutcome `json:"outcome"`
-	Class        string         `json:"class,omitempty"`
+	Class        adapter.Class  `json:"class,omitempty"`
 	Status       int            `json:"status,omitempty"`
 	// Skip says why a skipped step was not tried.
 	Skip *reason.Reason `json:"skip,omitempty"`
@@ -301,7 +301,7 @@ func (w *walk) keys(step Step, remaining time.Duration, done func(Outcome), rele
 		cancel()
 		class := classOf(w.ctx, err)
 		ue := asUpstream(err, class, timeout)
-		at.Outcome, at.Class, at.Status, at.Reason = AttemptFailed, string(class), ue.Status, ue.Message
+		at.Outcome, at.Class, at.Status, at.Reason = AttemptFailed, class, ue.Status, ue.Message
 		w.tr.add(at)
 		if class == adapter.ClassCancelled {
 			done(OutcomeIgnored)

@@ -141,14 +141,14 @@ func (x *exchange) degrade(f *Failure) bool {
 				scope = config.CacheScopeGroup
 			}
 			x.a.Header.Set("Age", strconv.FormatInt(int64(age/time.Second), 10))
-			x.answerDegraded(DegradedCached, body, Degraded{Failure: string(f.Code), AgeMS: age.Milliseconds(), Scope: scope})
+			x.answerDegraded(DegradedCached, body, Degraded{Failure: f.Code, AgeMS: age.Milliseconds(), Scope: scope})
 			return true
 		}
 	}
 	if l.Static == "" {
 		return false
 	}
-	x.answerDegraded(DegradedStatic, StaticAnswer(l.Static, x.rec.RequestID, x.j.now()).Body, Degraded{Failure: string(f.Code)})
+	x.answerDegraded(DegradedStatic, StaticAnswer(l.Static, x.rec.RequestID, x.j.now()).Body, Degraded{Failure: f.Code})
 	return true
 }
 

@@ -222,7 +222,7 @@ func (s *Stream) Next() ([]byte, error) {
 	d := s.committed.Served.Deployment
 	x.trail.add(Attempt{Model: d.Model.Code, DeploymentID: d.ID,
 		Deployment: d.Label(), Provider: d.Provider.Name, Key: s.committed.Served.KeyFingerprint,
-		Outcome: AttemptFailed, Class: string(class), Reason: "after the first chunk: " + s.endErr.Error(), LatencyMS: x.j.now().Sub(x.start).Milliseconds()})
+		Outcome: AttemptFailed, Class: class, Reason: "after the first chunk: " + s.endErr.Error(), LatencyMS: x.j.now().Sub(x.start).Milliseconds()})
 	return s.emit(s.door.Fail(s.buf[:0], class.Policy().Status, string(code), msg)), nil
 }
 

@@ -46,7 +46,7 @@ func firstPass(tr *Trail, now time.Time) (at time.Time, ok bool) {
 				consider(t)
 			}
 		case a.Outcome == AttemptFailed:
-			switch adapter.Class(a.Class) {
+			switch a.Class {
 			case adapter.ClassAuth, adapter.ClassBilling, adapter.ClassBadRequest, adapter.ClassContentFilter:
 				// the key is quarantined, or the request itself is refused
 			default:

@@ -238,7 +238,7 @@ func (m *Metrics) Finished(c *record.Call, tr *routing.Trail, elapsed time.Durat
 		case "ok":
 			m.Attempts.WithLabelValues(a.Provider, "ok").Inc()
 		case "failed":
-			m.Attempts.WithLabelValues(a.Provider, a.Class).Inc()
+			m.Attempts.WithLabelValues(a.Provider, string(a.Class)).Inc()
 		}
 	}
 }

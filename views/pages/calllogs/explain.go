@@ -66,7 +66,7 @@ func Steps(tr routing.Trail) []Step {
 			next = &tr.Attempts[i+1]
 		}
 		st := Step{Outcome: string(a.Outcome), Phase: "run", Model: a.Model, Deployment: a.Deployment, Provider: a.Provider,
-			Key: a.Key, Class: a.Class, Status: a.Status, LatencyMS: a.LatencyMS, Fallback: a.Fallback, Detail: a.Reason}
+			Key: a.Key, Class: string(a.Class), Status: a.Status, LatencyMS: a.LatencyMS, Fallback: a.Fallback, Detail: a.Reason}
 		switch a.Outcome {
 		case "ok":
 			st.Kind = "ok"
@@ -201,7 +201,7 @@ func ExplainAttempt(a routing.Attempt, next *routing.Attempt) string {
 	}
 	s := "failed"
 	if a.Class != "" {
-		s += " (" + a.Class + ")"
+		s += " (" + string(a.Class) + ")"
 	}
 	return s + http + "; " + then
 }

@@ -451,7 +451,7 @@ func Summarize(r record.Call) Tried {
 		if a.Outcome == "ok" {
 			step += " ok"
 		} else if a.Class != "" {
-			step += " " + a.Class
+			step += " " + string(a.Class)
 		} else {
 			step += " failed"
 		}
