@@ -327,7 +327,7 @@ func (h *Handler) CallLogShow(c echo.Context) error {
 		}
 	}
 	if rec.Status == calllog.StatusRejected || (rec.Status != calllog.StatusOK && countRuns(p.Steps) == 0) {
-		p.Rejection = calllogs.ExplainRejection(rec.ErrorCode, rec.ErrorClass, rec.Caller, rec.Tier)
+		p.Rejection = calllogs.ExplainRejection(rec.ErrorCode, string(rec.ErrorClass), rec.Caller, string(rec.Tier))
 		if countRuns(p.Steps) == 0 {
 			// The concrete skips lead; the generic words would only repeat them.
 			if p.Skipped = calllogs.Skips(p.Steps); len(p.Skipped) > 0 {

@@ -126,7 +126,7 @@ func (x *exchange) chargeBody(max int64) bool {
 		}
 		x.a.Header.Set("Retry-After", "1")
 		x.a.Refusal = &Refusal{Limit: limit.KindBodyBytes, Value: b.capacity, RetryAfter: time.Second}
-		x.reject(http.StatusServiceUnavailable, "body_bytes_full", "overloaded", "this gateway instance is reading "+
+		x.reject(http.StatusServiceUnavailable, CodeBodyBytesFull, ClassOverloaded, "this gateway instance is reading "+
 			formatBytes(b.capacity)+" of request bodies already (its bound on body bytes in flight); retry shortly (request id "+x.rec.RequestID+")")
 		return false
 	}

@@ -78,10 +78,6 @@ func budgetRetryAfter(s config.RBudget) time.Duration {
 	return max(s.Window/10, time.Second)
 }
 
-// CodeRetryBudgetExhausted is the error code of a request the retry budget
-// stopped: its last attempt failed and the next step was not tried.
-const CodeRetryBudgetExhausted = "retry_budget_exhausted"
-
 // budgetSpent is the failure of a request stopped by the retry budget: the
 // last attempt's failure, answered 503 retry_budget_exhausted with a wait.
 func budgetSpent(f *Failure, skip reason.Reason, p *Plan) *Failure {

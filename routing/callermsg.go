@@ -118,20 +118,43 @@ type ToldStep struct {
 // the call log.
 func (t Told) Text(requestID string) string {
 	var b strings.Builder
+	t.headline(&b)
+	if requestID != "" {
+		b.WriteString(" (request id ")
+		b.WriteString(requestID)
+		b.WriteString(")")
+	}
+	if t.Dimension != nil && t.Code == ToldUpstreamFailed {
+		b.WriteString("; ")
+		b.WriteString(t.Dimension.Error())
+	}
+	t.budgetWords(&b)
+	switch t.Code {
+	case ToldNoModel, ToldBudgetSpent, ToldUpstreamFailed, ToldUnsupportedParameter, ToldQueueRefused:
+		if s := t.chain(); s != "" {
+			b.WriteString("; ")
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+// headline says what happened, by the told code.
+func (t Told) headline(b *strings.Builder) {
 	switch t.Code {
 	case ToldVendorRefused:
 		b.WriteString("the vendor refused the request")
 		if t.MidStream {
 			b.WriteString(" after the answer started")
 		}
-		t.vendor(&b)
+		t.vendor(b)
 	case ToldContentFiltered:
 		if t.MidStream {
 			b.WriteString("the vendor's content filter stopped the answer")
 		} else {
 			b.WriteString("the vendor's content filter blocked this request")
 		}
-		t.vendor(&b)
+		t.vendor(b)
 	case ToldNoModel:
 		b.WriteString("no model is available for ")
 		b.WriteString(t.target())
@@ -148,25 +171,7 @@ func (t Told) Text(requestID string) string {
 			b.WriteString(" queue for a deployment at capacity")
 		}
 	case ToldQueueRefused:
-		if t.Shed {
-			b.WriteString("this ")
-			b.WriteString(t.Queue)
-			b.WriteString(" request was shed from its queue to make room for an interactive request")
-		} else {
-			b.WriteString("the ")
-			b.WriteString(t.Queue)
-			b.WriteString(" queue of this gateway instance is full (")
-			b.WriteString(strconv.Itoa(t.QueueBound))
-			b.WriteString(" waiting)")
-		}
-		if len(t.Steps) > 0 {
-			b.WriteString(": every deployment for ")
-			b.WriteString(t.target())
-			b.WriteString(" is at capacity")
-		} else {
-			b.WriteString(": the instance is at its in-flight cap")
-		}
-		b.WriteString("; retry shortly")
+		t.queueWords(b)
 	case ToldCancelled:
 		b.WriteString("the client went away")
 	case ToldUnsupportedParameter:
@@ -185,36 +190,48 @@ func (t Told) Text(requestID string) string {
 		b.WriteString(": ")
 		b.WriteString(UpstreamCode(t.Class))
 	}
-	if requestID != "" {
-		b.WriteString(" (request id ")
-		b.WriteString(requestID)
-		b.WriteString(")")
+}
+
+// queueWords says which queue refused the request and why.
+func (t Told) queueWords(b *strings.Builder) {
+	if t.Shed {
+		b.WriteString("this ")
+		b.WriteString(t.Queue)
+		b.WriteString(" request was shed from its queue to make room for an interactive request")
+	} else {
+		b.WriteString("the ")
+		b.WriteString(t.Queue)
+		b.WriteString(" queue of this gateway instance is full (")
+		b.WriteString(strconv.Itoa(t.QueueBound))
+		b.WriteString(" waiting)")
 	}
-	if t.Dimension != nil && t.Code == ToldUpstreamFailed {
-		b.WriteString("; ")
-		b.WriteString(t.Dimension.Error())
+	if len(t.Steps) > 0 {
+		b.WriteString(": every deployment for ")
+		b.WriteString(t.target())
+		b.WriteString(" is at capacity")
+	} else {
+		b.WriteString(": the instance is at its in-flight cap")
 	}
-	if r := t.Budget; r != nil {
-		b.WriteString("; the retry budget of route group ")
-		b.WriteString(t.Group)
-		b.WriteString(", tier ")
-		b.WriteString(r.Tier)
-		b.WriteString(" is spent (")
-		b.WriteString(strconv.Itoa(r.Percent))
-		b.WriteString("% of first attempts, at least ")
-		b.WriteString(strconv.Itoa(r.PerSecond))
-		b.WriteString("/s, over ")
-		b.WriteString((time.Duration(r.WindowMS) * time.Millisecond).String())
-		b.WriteString("), so the next step was not tried: retry_budget_exhausted")
+	b.WriteString("; retry shortly")
+}
+
+// budgetWords says which retry budget stopped the request, if one did.
+func (t Told) budgetWords(b *strings.Builder) {
+	r := t.Budget
+	if r == nil {
+		return
 	}
-	switch t.Code {
-	case ToldNoModel, ToldBudgetSpent, ToldUpstreamFailed, ToldUnsupportedParameter, ToldQueueRefused:
-		if s := t.chain(); s != "" {
-			b.WriteString("; ")
-			b.WriteString(s)
-		}
-	}
-	return b.String()
+	b.WriteString("; the retry budget of route group ")
+	b.WriteString(t.Group)
+	b.WriteString(", tier ")
+	b.WriteString(r.Tier)
+	b.WriteString(" is spent (")
+	b.WriteString(strconv.Itoa(r.Percent))
+	b.WriteString("% of first attempts, at least ")
+	b.WriteString(strconv.Itoa(r.PerSecond))
+	b.WriteString("/s, over ")
+	b.WriteString((time.Duration(r.WindowMS) * time.Millisecond).String())
+	b.WriteString("), so the next step was not tried: retry_budget_exhausted")
 }
 
 // UpstreamCode names an upstream failure class for the caller:
@@ -312,7 +329,7 @@ func toldFailure(ue *adapter.Error, p *Plan, tr *Trail) Told {
 	if t.Model == "" {
 		// A tier: name the logic model the last failure was on.
 		for i := len(tr.Attempts) - 1; i >= 0; i-- {
-			if tr.Attempts[i].Outcome == "failed" {
+			if tr.Attempts[i].Outcome == AttemptFailed {
 				t.Model = tr.Attempts[i].Model
 				break
 			}
@@ -360,14 +377,14 @@ func toldSteps(tr *Trail) []ToldStep {
 	for _, a := range tr.Attempts {
 		st := ToldStep{Model: a.Model, Provider: a.Provider, Deployment: upstreamOf(a.Deployment)}
 		switch a.Outcome {
-		case "skipped":
+		case AttemptSkipped:
 			r := reason.Reason{Code: reason.Legacy, Detail: a.Reason}
 			if a.Skip != nil {
 				r = *a.Skip
 			}
 			st.Skip = &r
-		case "failed":
-			st.Class, st.Status, st.Keys = adapter.Class(a.Class), a.Status, 1
+		case AttemptFailed:
+			st.Class, st.Status, st.Keys = a.Class, a.Status, 1
 			if n := len(steps); n > 0 {
 				if last := &steps[n-1]; last.Skip == nil && last.Model == st.Model && last.Provider == st.Provider &&
 					last.Deployment == st.Deployment && last.Class == st.Class && last.Status == st.Status {

@@ -19,7 +19,7 @@ const vendorText = "Incorrect API key provided: sk-*****XYZW. This model's maxim
 // fingerprint and the vendor's whole message.
 func failedTrail(class adapter.Class, status int) *Trail {
 	return &Trail{Attempts: []Attempt{{Model: "gpt-fast", Deployment: "gpt-fast on openai (gpt-4o-mini)", Provider: "openai",
-		Key: "sk-…XYZW", Outcome: "failed", Class: string(class), Status: status, Reason: vendorText}}}
+		Key: "sk-…XYZW", Outcome: "failed", Class: class, Status: status, Reason: vendorText}}}
 }
 
 func explicitPlan(code string) *Plan {
@@ -51,7 +51,7 @@ func TestCallerToldPerClass(t *testing.T) {
 		t.Run(string(tt.class), func(t *testing.T) {
 			ue := &adapter.Error{Class: tt.class, Status: tt.upstream, Message: vendorText}
 			f := final(ue, explicitPlan("gpt-fast"), failedTrail(tt.class, tt.upstream))
-			if f.Status != tt.status || f.Code != tt.code || frontdoor.ErrorType(f.Status) != tt.typ {
+			if f.Status != tt.status || string(f.Code) != tt.code || frontdoor.ErrorType(f.Status) != tt.typ {
 				t.Fatalf("status %d code %s type %s, want %d %s %s", f.Status, f.Code, frontdoor.ErrorType(f.Status), tt.status, tt.code, tt.typ)
 			}
 			msg := f.Text("req-123")

@@ -71,9 +71,9 @@ type Degraded struct {
 	OverErrors   int     `json:"over_error_percent,omitempty"`
 	// cached and static: the error code of the failure answered for;
 	// cached: the answer's age and the cache's scope.
-	Failure string `json:"failure,omitempty"`
-	AgeMS   int64  `json:"age_ms,omitempty"`
-	Scope   string `json:"scope,omitempty"`
+	Failure ErrorCode `json:"failure,omitempty"`
+	AgeMS   int64     `json:"age_ms,omitempty"`
+	Scope   string    `json:"scope,omitempty"`
 }
 
 // SLAViolation is what broke a tier's SLA (see routing/ladder).

@@ -49,14 +49,14 @@ type Call struct {
 // Attempt is one entry of the attempt trail: a call made, or a step skipped
 // at run time.
 type Attempt struct {
-	Model        string `json:"model"`
-	DeploymentID int64  `json:"deployment_id,omitempty"`
-	Deployment   string `json:"deployment,omitempty"`
-	Provider     string `json:"provider,omitempty"`
-	Key          string `json:"key,omitempty"` // fingerprint only
-	Outcome      string `json:"outcome"`       // ok | failed | skipped
-	Class        string `json:"class,omitempty"`
-	Status       int    `json:"status,omitempty"`
+	Model        string         `json:"model"`
+	DeploymentID int64          `json:"deployment_id,omitempty"`
+	Deployment   string         `json:"deployment,omitempty"`
+	Provider     string         `json:"provider,omitempty"`
+	Key          string         `json:"key,omitempty"` // fingerprint only
+	Outcome      AttemptOutcome `json:"outcome"`
+	Class        adapter.Class  `json:"class,omitempty"`
+	Status       int            `json:"status,omitempty"`
 	// Skip says why a skipped step was not tried.
 	Skip *reason.Reason `json:"skip,omitempty"`
 	// Reason is the vendor's or the network's account of a failed attempt
@@ -65,6 +65,17 @@ type Attempt struct {
 	LatencyMS int64  `json:"latency_ms"`
 	Fallback  bool   `json:"fallback,omitempty"`
 }
+
+// AttemptOutcome is how one entry of the attempt trail ended. The values
+// are stored in the call log's trail (jsonb) and read back by the console.
+type AttemptOutcome string
+
+// Attempt outcomes.
+const (
+	AttemptOK      AttemptOutcome = "ok"      // the deployment served
+	AttemptFailed  AttemptOutcome = "failed"  // the call was made and failed
+	AttemptSkipped AttemptOutcome = "skipped" // the step was not tried (Skip says why)
+)
 
 // Trail is the attempt trail of a request: the plan's skips, then every
 // attempt in order.
@@ -118,7 +129,7 @@ type Served struct {
 // by Text once the request id is known.
 type Failure struct {
 	Status     int
-	Code       string
+	Code       ErrorCode
 	Told       Told
 	Class      adapter.Class
 	RetryAfter time.Duration
@@ -133,7 +144,7 @@ type Failure struct {
 // Text is the caller's error message, naming requestID.
 func (f *Failure) Text(requestID string) string { return f.Told.Text(requestID) }
 
-func (f *Failure) Error() string { return f.Code + ": " + f.Told.Text("") }
+func (f *Failure) Error() string { return string(f.Code) + ": " + f.Told.Text("") }
 
 // attemptFn makes one call. It runs under the attempt's context; a nil
 // error means the deployment served and its finish func (if any) will be
@@ -183,141 +194,203 @@ func (e *Executor) run(ctx context.Context, p *Plan, call Call, tr *Trail, do at
 	if call.held == nil {
 		tr.Skips = append(tr.Skips, p.Skips...)
 	}
-	breakers, load := e.State.Breakers, e.State.Load
-	if breakers == nil {
-		breakers = noBreakers{}
+	w := walk{e: e, ctx: ctx, p: p, call: call, tr: tr, breakers: e.State.Breakers, load: e.State.Load}
+	if w.breakers == nil {
+		w.breakers = noBreakers{}
 	}
-	if load == nil {
-		load = noLoad{}
+	if w.load == nil {
+		w.load = noLoad{}
 	}
-	var last *adapter.Error
-	attempts := 0
 	for _, step := range p.Steps[call.from:] {
-		d := step.Deployment
-		skipNow := func(r reason.Reason) {
-			tr.add(Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Outcome: "skipped", Skip: &r, Fallback: step.Fallback})
+		if served, finish, fail, over := w.step(step, do); over {
+			return served, finish, fail
 		}
-		if ctx.Err() != nil {
-			return Served{}, finishFn{}, cancelled(ctx)
+	}
+	return Served{}, finishFn{}, w.exhausted()
+}
+
+// walk is one run over a plan's steps: what its steps share. (The
+// attempt function is passed along, not kept: kept, it would escape, and
+// every request would allocate its closure.)
+type walk struct {
+	e        *Executor
+	ctx      context.Context
+	p        *Plan
+	call     Call
+	tr       *Trail
+	breakers Breakers
+	load     Load
+	attempts int            // calls made so far
+	last     *adapter.Error // the failure of the last call made
+}
+
+// skip records a step not tried at run time.
+func (w *walk) skip(step Step, r reason.Reason) {
+	d := step.Deployment
+	w.tr.add(Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Outcome: AttemptSkipped, Skip: &r, Fallback: step.Fallback})
+}
+
+// step tries one step of the plan: its adapter, its breaker and a slot,
+// then its keys. over reports that the walk ends here, served or with the
+// failure the caller gets; otherwise the next step is tried.
+func (w *walk) step(step Step, do attemptFn) (served Served, finish finishFn, fail *Failure, over bool) {
+	d := step.Deployment
+	if w.ctx.Err() != nil {
+		return Served{}, finishFn{}, cancelled(w.ctx), true
+	}
+	remaining := w.call.Deadline.Sub(w.e.now())
+	if remaining <= 0 {
+		return Served{}, finishFn{}, &Failure{Status: http.StatusGatewayTimeout, Code: CodeTimeout, Class: adapter.ClassTimeout,
+			Told: toldChain(ToldBudgetSpent, w.p, w.tr, w.attempts)}, true
+	}
+	if w.e.Adapters[d.Provider.Protocol] == nil {
+		w.skip(step, reason.Reason{Code: reason.NoProtocol, Protocol: string(d.Provider.Protocol)})
+		return Served{}, finishFn{}, nil, false
+	}
+	done, ok := w.breakers.Allow(d.ID, d.Breaker)
+	if !ok {
+		until, _ := w.breakers.Open(d.ID) // zero while half-open probes are all out
+		w.skip(step, reason.Reason{Code: reason.BreakerOpen, Until: reason.UntilOf(until)})
+		return Served{}, finishFn{}, nil, false
+	}
+	release, err := w.e.acquire(w.ctx, w.load, d, w.call)
+	if err != nil {
+		done(OutcomeIgnored)
+		if w.ctx.Err() != nil {
+			return Served{}, finishFn{}, cancelled(w.ctx), true
 		}
-		remaining := call.Deadline.Sub(e.now())
-		if remaining <= 0 {
-			return Served{}, finishFn{}, &Failure{Status: http.StatusGatewayTimeout, Code: "timeout", Class: adapter.ClassTimeout,
-				Told: toldChain(ToldBudgetSpent, p, tr, attempts)}
-		}
-		ad := e.Adapters[d.Provider.Protocol]
-		if ad == nil {
-			skipNow(reason.Reason{Code: reason.NoProtocol, Protocol: string(d.Provider.Protocol)})
-			continue
-		}
-		done, ok := breakers.Allow(d.ID, d.Breaker)
+		w.skip(step, capacitySkip(err, d))
+		return Served{}, finishFn{}, nil, false
+	}
+	return w.keys(step, remaining, done, release, do)
+}
+
+// keys calls the step's deployment with each usable key in turn, holding
+// its breaker permit (done) and its slot (release): a served call hands
+// both to its finish; otherwise both are given back here.
+func (w *walk) keys(step Step, remaining time.Duration, done func(Outcome), release func(), do attemptFn) (Served, finishFn, *Failure, bool) {
+	d := step.Deployment
+	var tried []int64 // allocated only once a key has failed
+	outcome := OutcomeIgnored
+	for {
+		keyID, skip, ok := w.pick(d, tried)
 		if !ok {
-			until, _ := breakers.Open(d.ID) // zero while half-open probes are all out
-			skipNow(reason.Reason{Code: reason.BreakerOpen, Until: reason.UntilOf(until)})
-			continue
-		}
-		release, err := e.acquire(ctx, load, d, call)
-		if err != nil {
-			done(OutcomeIgnored)
-			if ctx.Err() != nil {
-				return Served{}, finishFn{}, cancelled(ctx)
-			}
-			skipNow(capacitySkip(err, d))
-			continue
-		}
-		var tried []int64 // allocated only once a key has failed
-		outcome := OutcomeIgnored
-		for {
-			keyID, skip, ok := int64(0), reason.Of(reason.NoKeys), false
-			if e.State.Keys != nil {
-				keyID, skip, ok = e.State.Keys.Pick(d.Provider.ID, d.Provider.ActiveKey, tried)
-			} else if len(tried) < len(d.Provider.ActiveKey) {
-				keyID, ok = d.Provider.ActiveKey[len(tried)], true
-			}
-			if !ok {
-				if len(tried) == 0 {
-					skipNow(skip)
-				}
-				break
-			}
-			key := d.Provider.Key(keyID)
-			timeout := p.Tier.Timeout
-			if d.Timeout > 0 {
-				timeout = d.Timeout
-			}
-			if timeout <= 0 || timeout > remaining {
-				timeout = remaining
-			}
-			if skip, ok := e.budgetAllows(ctx, p, attempts); !ok {
-				skipNow(skip)
-				done(OutcomeIgnored)
-				release()
-				return Served{}, finishFn{}, budgetSpent(final(last, p, tr), skip, p)
-			}
-			actx, cancel := context.WithTimeout(ctx, timeout)
-			start := e.now()
-			attempts++
-			err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, Bearer: key.Bearer, UpstreamModel: d.UpstreamModel, Capabilities: d.Capabilities, Client: e.Client, Header: d.Provider.Outgoing(call.Header),
-				APIVersion: d.Provider.APIVersion, Region: d.Provider.Region, Project: d.Provider.Project, AuthURL: d.Provider.AuthURL, Quirks: d.Provider.Quirks})
-			at := Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Key: key.Fingerprint,
-				LatencyMS: e.now().Sub(start).Milliseconds(), Fallback: step.Fallback}
-			if err == nil {
-				at.Outcome = "ok"
-				tr.add(at)
-				if step.Fallback && p.Fallback != nil {
-					tr.Fallback = "policy " + p.Fallback.Name + ": dedicated group " + p.Group.Name + " could not serve; served by shared group " + p.Fallback.Name
-				}
-				finish := finishFn{ctx: ctx, done: done, release: release, cancel: cancel}
-				return Served{Deployment: d, KeyFingerprint: key.Fingerprint, Fallback: step.Fallback, Attempts: attempts}, finish, nil
-			}
-			cancel()
-			class := classOf(ctx, err)
-			ue := asUpstream(err, class, timeout)
-			at.Outcome, at.Class, at.Status, at.Reason = "failed", string(class), ue.Status, ue.Message
-			tr.add(at)
-			if class == adapter.ClassCancelled {
-				done(OutcomeIgnored)
-				release()
-				return Served{}, finishFn{}, cancelled(ctx)
-			}
-			last = ue
-			pol := class.Policy()
-			if pol.Breaker {
-				outcome = OutcomeFailure
-			}
-			if e.State.Keys != nil {
-				switch pol.Key {
-				case adapter.KeyCool:
-					e.State.Keys.Cool(keyID, ue.RetryAfter)
-				case adapter.KeyQuarantine:
-					e.State.Keys.Quarantine(keyID, keyFault(ue))
-				}
-			}
-			if pol.NextKey {
-				tried = append(tried, keyID)
-				continue
-			}
-			if !pol.NextCandidate {
-				done(OutcomeIgnored)
-				release()
-				return Served{}, finishFn{}, final(ue, p, tr)
+			if len(tried) == 0 {
+				w.skip(step, skip)
 			}
 			break
 		}
-		done(outcome)
-		release()
+		key := d.Provider.Key(keyID)
+		timeout := attemptTimeout(w.p, d, remaining)
+		if skip, ok := w.e.budgetAllows(w.ctx, w.p, w.attempts); !ok {
+			w.skip(step, skip)
+			done(OutcomeIgnored)
+			release()
+			return Served{}, finishFn{}, budgetSpent(final(w.last, w.p, w.tr), skip, w.p), true
+		}
+		actx, cancel := context.WithTimeout(w.ctx, timeout)
+		start := w.e.now()
+		w.attempts++
+		err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, Bearer: key.Bearer, UpstreamModel: d.UpstreamModel, Capabilities: d.Capabilities, Client: w.e.Client, Header: d.Provider.Outgoing(w.call.Header),
+			APIVersion: d.Provider.APIVersion, Region: d.Provider.Region, Project: d.Provider.Project, AuthURL: d.Provider.AuthURL, Quirks: d.Provider.Quirks})
+		at := Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Key: key.Fingerprint,
+			LatencyMS: w.e.now().Sub(start).Milliseconds(), Fallback: step.Fallback}
+		if err == nil {
+			return w.served(step, at), finishFn{ctx: w.ctx, done: done, release: release, cancel: cancel}, nil, true
+		}
+		cancel()
+		class := classOf(w.ctx, err)
+		ue := asUpstream(err, class, timeout)
+		at.Outcome, at.Class, at.Status, at.Reason = AttemptFailed, class, ue.Status, ue.Message
+		w.tr.add(at)
+		if class == adapter.ClassCancelled {
+			done(OutcomeIgnored)
+			release()
+			return Served{}, finishFn{}, cancelled(w.ctx), true
+		}
+		w.last = ue
+		pol := class.Policy()
+		if pol.Breaker {
+			outcome = OutcomeFailure
+		}
+		w.e.penalize(keyID, pol, ue)
+		if pol.NextKey {
+			tried = append(tried, keyID)
+			continue
+		}
+		if !pol.NextCandidate {
+			done(OutcomeIgnored)
+			release()
+			return Served{}, finishFn{}, final(ue, w.p, w.tr), true
+		}
+		break
 	}
-	if last == nil {
-		f := &Failure{Status: http.StatusServiceUnavailable, Code: "no_available_model", Class: "",
-			Told: toldChain(ToldNoModel, p, tr, attempts)}
-		hintRetry(f, tr, e.now())
-		return Served{}, finishFn{}, f
+	done(outcome)
+	release()
+	return Served{}, finishFn{}, nil, false
+}
+
+// served records the call that served and says who served.
+func (w *walk) served(step Step, at Attempt) Served {
+	at.Outcome = AttemptOK
+	w.tr.add(at)
+	if step.Fallback && w.p.Fallback != nil {
+		w.tr.Fallback = "policy " + w.p.Fallback.Name + ": dedicated group " + w.p.Group.Name + " could not serve; served by shared group " + w.p.Fallback.Name
 	}
-	f := final(last, p, tr)
-	if f.Code == "no_available_model" {
-		hintRetry(f, tr, e.now())
+	return Served{Deployment: step.Deployment, KeyFingerprint: at.Key, Fallback: step.Fallback, Attempts: w.attempts}
+}
+
+// pick is the next key of d's provider to try: the key pool's choice, or
+// without a pool the provider's active keys in order.
+func (w *walk) pick(d *config.RDeployment, tried []int64) (int64, reason.Reason, bool) {
+	if w.e.State.Keys != nil {
+		return w.e.State.Keys.Pick(d.Provider.ID, d.Provider.ActiveKey, tried)
 	}
-	return Served{}, finishFn{}, f
+	if len(tried) < len(d.Provider.ActiveKey) {
+		return d.Provider.ActiveKey[len(tried)], reason.Reason{}, true
+	}
+	return 0, reason.Of(reason.NoKeys), false
+}
+
+// penalize cools or quarantines a key its failure's policy says to.
+func (e *Executor) penalize(keyID int64, pol adapter.Policy, ue *adapter.Error) {
+	if e.State.Keys == nil {
+		return
+	}
+	switch pol.Key {
+	case adapter.KeyCool:
+		e.State.Keys.Cool(keyID, ue.RetryAfter)
+	case adapter.KeyQuarantine:
+		e.State.Keys.Quarantine(keyID, keyFault(ue))
+	}
+}
+
+// attemptTimeout is one call's timeout: the deployment's, else the
+// tier's, within what is left of the request budget.
+func attemptTimeout(p *Plan, d *config.RDeployment, remaining time.Duration) time.Duration {
+	timeout := p.Tier.Timeout
+	if d.Timeout > 0 {
+		timeout = d.Timeout
+	}
+	if timeout <= 0 || timeout > remaining {
+		timeout = remaining
+	}
+	return timeout
+}
+
+// exhausted is the failure of a walk that ran out of steps: nothing could
+// be tried (no_available_model), or the last call's failure.
+func (w *walk) exhausted() *Failure {
+	if w.last == nil {
+		f := &Failure{Status: http.StatusServiceUnavailable, Code: CodeNoAvailableModel, Told: toldChain(ToldNoModel, w.p, w.tr, w.attempts)}
+		hintRetry(f, w.tr, w.e.now())
+		return f
+	}
+	f := final(w.last, w.p, w.tr)
+	if f.Code == CodeNoAvailableModel {
+		hintRetry(f, w.tr, w.e.now())
+	}
+	return f
 }
 
 // safely runs one attempt, turning a panic in an adapter into a server
@@ -379,20 +452,20 @@ func keyFault(ue *adapter.Error) KeyFault {
 }
 
 func cancelled(ctx context.Context) *Failure {
-	return &Failure{Status: 499, Code: "client_cancelled", Class: adapter.ClassCancelled, Told: Told{Code: ToldCancelled, Class: adapter.ClassCancelled}}
+	return &Failure{Status: 499, Code: CodeClientCancelled, Class: adapter.ClassCancelled, Told: Told{Code: ToldCancelled, Class: adapter.ClassCancelled}}
 }
 
 // final turns the last failure into what the caller sees (the
 // failure-classification table); toldFailure decides the words.
 func final(ue *adapter.Error, p *Plan, tr *Trail) *Failure {
 	pol := ue.Class.Policy()
-	f := &Failure{Status: pol.Status, Code: pol.Code, Class: ue.Class, RetryAfter: ue.RetryAfter, Told: toldFailure(ue, p, tr)}
+	f := &Failure{Status: pol.Status, Code: ErrorCode(pol.Code), Class: ue.Class, RetryAfter: ue.RetryAfter, Told: toldFailure(ue, p, tr)}
 	switch ue.Class {
 	case adapter.ClassContentFilter, adapter.ClassBadRequest:
 		f.NoRetry = true
 		return f
 	case adapter.ClassAuth, adapter.ClassBilling:
-		f.Code = "no_available_model"
+		f.Code = CodeNoAvailableModel
 	}
 	if f.Status == http.StatusTooManyRequests || f.Status == http.StatusServiceUnavailable {
 		if f.RetryAfter <= 0 {

@@ -86,8 +86,8 @@ type Loss struct {
 	LogicModel string          `json:"logic_model,omitempty"` // an explicit request's model
 	// Code is what the caller would get: no_available_model,
 	// unsupported_parameter (Param) or model_not_found.
-	Code  string `json:"code"`
-	Param string `json:"param,omitempty"`
+	Code  ErrorCode `json:"code"`
+	Param string    `json:"param,omitempty"`
 	// Requests and Served count the lost requests and, of them, the ones
 	// that ended ok in the log; Total and TotalServed are the caller's
 	// whole traffic on the target.
@@ -155,7 +155,7 @@ func (im *Impact) Findings() (lost, partly []config.Finding) {
 			obj = config.ObjectRef{Kind: "route_group", Name: l.RouteGroup, Model: l.LogicModel}
 		}
 		f := config.Finding{Object: obj, Callers: []string{l.Caller},
-			Params: map[string]string{"caller": l.Caller, "route_group": l.RouteGroup, "target": l.Target(), "code": l.Code,
+			Params: map[string]string{"caller": l.Caller, "route_group": l.RouteGroup, "target": l.Target(), "code": string(l.Code),
 				"served": fmt.Sprint(l.Served), "total_served": fmt.Sprint(l.TotalServed)}}
 		if l.AllLost {
 			a := l.Ack()
@@ -221,7 +221,7 @@ type replayed struct {
 	removed  bool
 	group    string
 	target   Target
-	code     string // "" when a deployment would serve
+	code     ErrorCode // "" when a deployment would serve
 	param    string
 	skips    []Skip
 	first    []share
@@ -276,7 +276,7 @@ type (
 	lossKey struct {
 		caller int64
 		target string
-		code   string
+		code   ErrorCode
 	}
 	targetKey struct {
 		caller int64
@@ -494,7 +494,7 @@ func replayShape(rt *config.Runtime, sh TrafficShape) replayed {
 	needs := ReplayNeeds(sh.Needs, sh.Fields)
 	target, err := Resolve(caller, sh.Model, needs.Kind, needs.Thinking)
 	if err != nil {
-		r.code = "model_not_found"
+		r.code = CodeModelNotFound
 		return r
 	}
 	r.target, r.resolved = target, true
@@ -502,10 +502,10 @@ func replayShape(rt *config.Runtime, sh TrafficShape) replayed {
 	defer p.Release()
 	Build(p, caller, target, needs, nil)
 	if len(p.Steps) == 0 {
-		r.code = "no_available_model"
+		r.code = CodeNoAvailableModel
 		for _, s := range p.Skips {
 			if s.Reason.Code == reason.UnsupportedParameter && r.param == "" {
-				r.code, r.param = "unsupported_parameter", s.Reason.Param
+				r.code, r.param = CodeUnsupportedParameter, s.Reason.Param
 			}
 		}
 		r.skips = slices.Clone(p.Skips)

@@ -199,7 +199,7 @@ func TestReplayNeedsFieldsAndExplicitModels(t *testing.T) {
 	}
 	byTarget := map[string]Loss{}
 	for _, l := range im.Lost {
-		byTarget[l.Target()+"/"+l.Code] = l
+		byTarget[l.Target()+"/"+string(l.Code)] = l
 	}
 	v := byTarget["fast/no_available_model"]
 	if v.Requests != 10 || v.AllLost || v.TotalServed != 100 || len(v.Skips) == 0 {

@@ -120,7 +120,7 @@ func (x *exchange) countLimit() bool {
 		x.j.Watch.Refused(string(limit.KindCountTokens))
 	}
 	x.a.Refusal = &Refusal{Limit: limit.KindCountTokens, Value: rpm, RetryAfter: dec.RetryAfter}
-	x.reject(http.StatusTooManyRequests, string(limit.ReasonRateLimited), string(limit.ReasonRateLimited),
+	x.reject(http.StatusTooManyRequests, codeOf(limit.ReasonRateLimited), limitClass(limit.ReasonRateLimited),
 		"count_tokens rate limit of "+strconv.FormatInt(rpm, 10)+" requests per minute reached for caller "+x.caller.Name+" on tier "+x.tier+
 			" (retry after "+dec.RetryAfter.Round(time.Millisecond).String()+")")
 	return false

@@ -166,7 +166,7 @@ func (x *exchange) answerDegraded(level string, body []byte, d Degraded) {
 	if !x.ladder.chat.Stream {
 		answer, err := x.door().Answer(nil, x.ladder.chat, &adapter.ChatResult{Body: body}, model, x.rec.RequestID, false)
 		if err != nil {
-			x.writeError(http.StatusBadGateway, "upstream_error", "the degraded answer could not be put in this endpoint's shape: "+err.Error()+" (request "+x.rec.RequestID+")", nil)
+			x.writeError(http.StatusBadGateway, CodeUpstreamError, "the degraded answer could not be put in this endpoint's shape: "+err.Error()+" (request "+x.rec.RequestID+")", nil)
 			return
 		}
 		x.writeBody(http.StatusOK, "application/json", answer)
@@ -176,8 +176,8 @@ func (x *exchange) answerDegraded(level string, body []byte, d Degraded) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	x.a.Status, x.rec.HTTPStatus = http.StatusOK, http.StatusOK
-	if x.capture != nil {
-		x.capture.status, x.capture.ctype, x.capture.stream = http.StatusOK, "text/event-stream", true
+	if x.idem.capture != nil {
+		x.idem.capture.status, x.idem.capture.ctype, x.idem.capture.stream = http.StatusOK, "text/event-stream", true
 	}
 	var dec limit.Decision
 	if x.gateDec.Allowed {
@@ -191,6 +191,9 @@ func (x *exchange) answerDegraded(level string, body []byte, d Degraded) {
 // finishLadder runs once the answer is on the wire: it keeps a served
 // answer in the cache and feeds the tier's SLA window.
 func (x *exchange) finishLadder() {
+	if x.caller == nil {
+		return
+	}
 	l := x.caller.Group.Ladder
 	if l == nil {
 		return

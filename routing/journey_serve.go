@@ -69,10 +69,10 @@ func (x *exchange) chat() {
 	answer, err := x.door().Answer(nil, req, out.Result, d.Model.Code, x.rec.RequestID, native)
 	if err != nil {
 		// The vendor's answer could not be put in the caller's shape.
-		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, string(adapter.ClassServer), "upstream_error"
+		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, adapter.ClassServer, string(CodeUpstreamError)
 		x.account(dec, out.Served, out.Result.Usage, call.Tokens)
 		x.routeHeaders(out.Served)
-		x.writeError(http.StatusBadGateway, "upstream_error", "the upstream's answer could not be translated: "+err.Error()+" (request "+x.rec.RequestID+")", nil)
+		x.writeError(http.StatusBadGateway, CodeUpstreamError, "the upstream's answer could not be translated: "+err.Error()+" (request "+x.rec.RequestID+")", nil)
 		return
 	}
 	x.rec.Status = record.StatusOK
@@ -122,8 +122,8 @@ func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec limi
 	h.Set("X-Accel-Buffering", "no")
 	x.a.Status = http.StatusOK
 	x.rec.HTTPStatus = http.StatusOK
-	if x.capture != nil {
-		x.capture.status, x.capture.ctype, x.capture.stream = http.StatusOK, "text/event-stream", true
+	if x.idem.capture != nil {
+		x.idem.capture.status, x.idem.capture.ctype, x.idem.capture.stream = http.StatusOK, "text/event-stream", true
 	}
 	d := committed.Served.Deployment
 	x.recordDrops(d, req)
@@ -152,7 +152,7 @@ func (x *exchange) newStream(committed *Committed, req *adapter.ChatRequest, dec
 // (and a copy for idempotency).
 func (s *Stream) emit(b []byte) []byte {
 	s.buf = b
-	if c := s.x.capture; c != nil {
+	if c := s.x.idem.capture; c != nil {
 		c.buf = append(c.buf, b...)
 	}
 	return b
@@ -210,20 +210,20 @@ func (s *Stream) Next() ([]byte, error) {
 		// Cut at the end of the shutdown grace: the caller gets an error
 		// event, never a silent EOF.
 		x.interrupted()
-		return s.emit(s.door.Fail(s.buf[:0], http.StatusServiceUnavailable, codeShuttingDown, msgShuttingDown)), nil
+		return s.emit(s.door.Fail(s.buf[:0], http.StatusServiceUnavailable, string(CodeShuttingDown), msgShuttingDown)), nil
 	case x.ctx.Err() != nil:
 		return nil, io.EOF // the client went away; end() records it
 	}
 	// An upstream failure after the first chunk.
 	class := adapter.ClassOf(s.endErr)
 	msg := toldMidStream(s.endErr, s.committed.Served.Deployment.Model.Code).Text(x.rec.RequestID)
-	code := class.Policy().Code
-	x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, string(class), code
+	code := policyCode(class)
+	x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, class, string(code)
 	d := s.committed.Served.Deployment
 	x.trail.add(Attempt{Model: d.Model.Code, DeploymentID: d.ID,
 		Deployment: d.Label(), Provider: d.Provider.Name, Key: s.committed.Served.KeyFingerprint,
-		Outcome: "failed", Class: string(class), Reason: "after the first chunk: " + s.endErr.Error(), LatencyMS: x.j.now().Sub(x.start).Milliseconds()})
-	return s.emit(s.door.Fail(s.buf[:0], class.Policy().Status, code, msg)), nil
+		Outcome: AttemptFailed, Class: class, Reason: "after the first chunk: " + s.endErr.Error(), LatencyMS: x.j.now().Sub(x.start).Milliseconds()})
+	return s.emit(s.door.Fail(s.buf[:0], class.Policy().Status, string(code), msg)), nil
 }
 
 // end closes the stream when the answer is over or could not be sent, and
@@ -250,11 +250,11 @@ func (s *Stream) end(sendErr error) {
 	if Stalled(sendErr) && x.rec.Status != record.StatusInterrupted {
 		// The caller stopped reading and the write deadline passed: the
 		// slot and the upstream are released now, not when it leaves.
-		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusClientCancelled, string(adapter.ClassCancelled), CodeClientStalled
+		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusClientCancelled, adapter.ClassCancelled, string(CodeClientStalled)
 	} else if x.rec.Status != record.StatusInterrupted && !complete && (x.ctx.Err() != nil || (sendErr != nil && x.rec.Status != record.StatusOK)) {
 		// The client went away: the upstream request was cancelled with
 		// the context; record what was used so far.
-		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, string(adapter.ClassCancelled), "client_cancelled", 499
+		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode, x.rec.HTTPStatus = record.StatusClientCancelled, adapter.ClassCancelled, string(CodeClientCancelled), 499
 	}
 	x.account(s.dec, s.committed.Served, s.committed.Usage(), s.estimate)
 }
@@ -334,7 +334,7 @@ func (x *exchange) embeddings() {
 	}
 	b, err := json.Marshal(resp)
 	if err != nil {
-		x.reject(http.StatusInternalServerError, "internal_error", "", "could not encode the embeddings: "+err.Error())
+		x.reject(http.StatusInternalServerError, CodeInternalError, "", "could not encode the embeddings: "+err.Error())
 		return
 	}
 	x.writeBody(http.StatusOK, "application/json", b)
@@ -408,5 +408,5 @@ func (x *exchange) model() {
 		ids[i] = m.ID
 	}
 	x.a.Header.Set("x-should-retry", "false")
-	x.reject(http.StatusNotFound, "model_not_found", "bad_request", (&ModelNotFoundError{Requested: x.req.ModelID, Available: ids}).Error())
+	x.reject(http.StatusNotFound, CodeModelNotFound, adapter.ClassBadRequest, (&ModelNotFoundError{Requested: x.req.ModelID, Available: ids}).Error())
 }

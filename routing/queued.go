@@ -86,7 +86,7 @@ func (e *Executor) runQueued(ctx context.Context, p *Plan, call Call, tr *Trail,
 func capacitySteps(p *Plan, from int, run []Attempt) []int {
 	var out []int
 	for _, a := range run {
-		if a.Outcome != "skipped" {
+		if a.Outcome != AttemptSkipped {
 			return nil
 		}
 		if a.Skip == nil || (a.Skip.Code != reason.OverCapacity && a.Skip.Code != reason.OverTokenCapacity) {
@@ -151,7 +151,7 @@ func queueFailure(ctx context.Context, err error, last *Failure, p *Plan, tr *Tr
 	case errors.Is(err, queue.ErrExpired):
 		t := toldChain(ToldBudgetSpent, p, tr, 0)
 		t.Queued, t.Queue = waited, string(class)
-		return &Failure{Status: http.StatusGatewayTimeout, Code: "timeout", Class: adapter.ClassTimeout, Told: t}
+		return &Failure{Status: http.StatusGatewayTimeout, Code: CodeTimeout, Class: adapter.ClassTimeout, Told: t}
 	case ctx.Err() != nil:
 		return cancelled(ctx)
 	}
@@ -176,9 +176,3 @@ func refusedByQueue(r *queue.Refusal, p *Plan, tr *Trail) *Failure {
 	return &Failure{Status: http.StatusTooManyRequests, Code: code, Class: adapter.ClassRateLimited, RetryAfter: QueueRetryAfter, Told: t,
 		Refusal: &Refusal{Limit: kind, Class: r.Class.String(), Value: int64(r.Bound), RetryAfter: QueueRetryAfter}}
 }
-
-// Error codes of our queues' refusals.
-const (
-	CodeQueueFull = "queue_full"
-	CodeQueueShed = "queue_shed"
-)

@@ -32,12 +32,12 @@ func (x *exchange) recordRefusal() {
 // one deployment, its max concurrency); RetryAfter is the failure's. nil
 // when anything else stood in the way.
 func capRefusal(tr *Trail, f *Failure) *Refusal {
-	if f.Code != "no_available_model" {
+	if f.Code != CodeNoAvailableModel {
 		return nil
 	}
 	slots, capped := 0, 0
 	for _, a := range tr.Attempts {
-		if a.Outcome != "skipped" || a.Skip == nil || a.Skip.Code != reason.OverCapacity {
+		if a.Outcome != AttemptSkipped || a.Skip == nil || a.Skip.Code != reason.OverCapacity {
 			return nil
 		}
 		slots += a.Skip.Max

@@ -41,12 +41,12 @@ func firstPass(tr *Trail, now time.Time) (at time.Time, ok bool) {
 	}
 	for _, a := range tr.Attempts {
 		switch {
-		case a.Outcome == "skipped" && a.Skip != nil:
+		case a.Outcome == AttemptSkipped && a.Skip != nil:
 			if t, temp := a.Skip.Passes(now); temp {
 				consider(t)
 			}
-		case a.Outcome == "failed":
-			switch adapter.Class(a.Class) {
+		case a.Outcome == AttemptFailed:
+			switch a.Class {
 			case adapter.ClassAuth, adapter.ClassBilling, adapter.ClassBadRequest, adapter.ClassContentFilter:
 				// the key is quarantined, or the request itself is refused
 			default:

@@ -350,7 +350,7 @@ func TestFailoverMatrix(t *testing.T) {
 				if br.outcomes[301][0] != OutcomeSuccess {
 					t.Fatalf("backup outcome %v", br.outcomes[301])
 				}
-			} else if f == nil || f.Status != tc.callerStatus || f.Code != tc.callerCodeWhen || !f.NoRetry {
+			} else if f == nil || f.Status != tc.callerStatus || string(f.Code) != tc.callerCodeWhen || !f.NoRetry {
 				t.Fatalf("want %d %s returned at once, got %+v", tc.callerStatus, tc.callerCodeWhen, f)
 			}
 		})

@@ -23,7 +23,6 @@ const maxFuncBody = 80
 // bound (or gone) fails the test, so it is removed with the split.
 var longFuncs = map[string]string{
 	// Split in parallel work on the router, the front doors and the journey.
-	"routing/execute.go:Executor.run":                              "journey steps",
 	// Translators: one protocol pair each, long because the pair is.
 	"routing/adapter/chat_anthropic.go:Anthropic.translate":       "translator",
 	"routing/adapter/chat_anthropic.go:anthropicStream.handle":    "translator",
@@ -44,7 +43,6 @@ var longFuncs = map[string]string{
 	"handlers/testroute.go:Handler.explainRoute":            "handler",
 	"handlers/testroute.go:sendResult":                      "handler",
 	"routing/config/changes.go:Changes":                     "config diff",
-	"routing/callermsg.go:Told.Text":                        "caller messages",
 	"routing/config/onboarding/catalog.go:Catalog.Validate": "catalogue validation",
 	"e2e/bench/loadgen/main.go:main":                        "load generator",
 }

@@ -4,18 +4,23 @@ import (
 	"encoding/json"
 	"time"
 
+	"switchyard/routing/adapter"
+	"switchyard/routing/config"
 	"switchyard/routing/limit"
 )
 
+// Status is how a call ended, as the call log's status column stores it.
+type Status string
+
 // Call statuses.
 const (
-	StatusOK              = "ok"
-	StatusUpstreamError   = "upstream_error"
-	StatusRejected        = "rejected"
-	StatusClientCancelled = "client_cancelled"
+	StatusOK              Status = "ok"
+	StatusUpstreamError   Status = "upstream_error"
+	StatusRejected        Status = "rejected"
+	StatusClientCancelled Status = "client_cancelled"
 	// StatusInterrupted is a call this gateway cut itself: a stream still
 	// open when the shutdown grace ran out.
-	StatusInterrupted = "interrupted"
+	StatusInterrupted Status = "interrupted"
 )
 
 // Call is one call-log row: what the journey records about one request.
@@ -27,32 +32,34 @@ const (
 type Call struct {
 	// At is when the request arrived; with RequestID it is the row's key,
 	// and it decides the partition and the roll-up day and hour (UTC).
-	At             time.Time `json:"at"`
-	RequestID      string    `json:"request_id"`
-	CallerID       *int64    `json:"caller_id,omitempty"`
-	Caller         string    `json:"caller,omitempty"`
-	Tenant         string    `json:"tenant,omitempty"`
-	RouteGroup     string    `json:"route_group,omitempty"`
-	Tier           string    `json:"tier,omitempty"`
-	RequestedModel string    `json:"requested_model,omitempty"`
+	At             time.Time       `json:"at"`
+	RequestID      string          `json:"request_id"`
+	CallerID       *int64          `json:"caller_id,omitempty"`
+	Caller         string          `json:"caller,omitempty"`
+	Tenant         string          `json:"tenant,omitempty"`
+	RouteGroup     string          `json:"route_group,omitempty"`
+	Tier           config.TierName `json:"tier,omitempty"`
+	RequestedModel string          `json:"requested_model,omitempty"`
 	// ModelAlias is the pattern of the route group's model alias the
 	// requested model resolved through ("" when it named a tier or a
 	// logic-model code).
-	ModelAlias       string `json:"model_alias,omitempty"`
-	LogicModel       string `json:"logic_model,omitempty"`
-	DeploymentID     *int64 `json:"deployment_id,omitempty"`
-	Provider         string `json:"provider,omitempty"`
-	KeyFingerprint   string `json:"key_fingerprint,omitempty"`
-	Status           string `json:"status"` // one of the Status constants
-	ErrorClass       string `json:"error_class,omitempty"`
-	ErrorCode        string `json:"error_code,omitempty"`
-	HTTPStatus       int    `json:"http_status"`
-	LatencyMS        int    `json:"latency_ms"`        // arrival to last byte
-	TTFCMS           *int   `json:"ttfc_ms,omitempty"` // arrival to first content chunk (streams)
-	PromptTokens     *int64 `json:"prompt_tokens,omitempty"`
-	CompletionTokens *int64 `json:"completion_tokens,omitempty"`
-	CachedTokens     *int64 `json:"cached_tokens,omitempty"`
-	ReasoningTokens  *int64 `json:"reasoning_tokens,omitempty"`
+	ModelAlias     string `json:"model_alias,omitempty"`
+	LogicModel     string `json:"logic_model,omitempty"`
+	DeploymentID   *int64 `json:"deployment_id,omitempty"`
+	Provider       string `json:"provider,omitempty"`
+	KeyFingerprint string `json:"key_fingerprint,omitempty"`
+	Status         Status `json:"status"`
+	// ErrorClass is the failure class (adapter.Class), or the class of a
+	// refusal of the gateway's own (a limit's reason, overloaded).
+	ErrorClass       adapter.Class `json:"error_class,omitempty"`
+	ErrorCode        string        `json:"error_code,omitempty"`
+	HTTPStatus       int           `json:"http_status"`
+	LatencyMS        int           `json:"latency_ms"`        // arrival to last byte
+	TTFCMS           *int          `json:"ttfc_ms,omitempty"` // arrival to first content chunk (streams)
+	PromptTokens     *int64        `json:"prompt_tokens,omitempty"`
+	CompletionTokens *int64        `json:"completion_tokens,omitempty"`
+	CachedTokens     *int64        `json:"cached_tokens,omitempty"`
+	ReasoningTokens  *int64        `json:"reasoning_tokens,omitempty"`
 	// UsageEstimated: the vendor reported no usage; the token counts are the
 	// gateway's own (an embedded tokenizer), not the vendor's.
 	UsageEstimated    bool            `json:"usage_estimated,omitempty"`
@@ -76,7 +83,7 @@ type Call struct {
 	// retry budget; the trail has them one by one).
 	Retries int `json:"retries,omitempty"`
 	// PriorityClass is the caller's class (interactive | normal | batch).
-	PriorityClass string `json:"priority_class,omitempty"`
+	PriorityClass config.PriorityClass `json:"priority_class,omitempty"`
 	// QueueWaitMS is how long the request waited in its class's queue for
 	// capacity (the instance's in-flight cap and deployments at capacity
 	// together); nil when it never queued.
@@ -119,7 +126,7 @@ const (
 func (s Needs) Has(n Needs) bool { return s&n == n }
 
 // ValidStatus reports whether s is one of the call statuses.
-func ValidStatus(s string) bool {
+func ValidStatus(s Status) bool {
 	switch s {
 	case StatusOK, StatusUpstreamError, StatusRejected, StatusClientCancelled, StatusInterrupted:
 		return true

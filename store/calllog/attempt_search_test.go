@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"switchyard/routing/adapter"
 	"switchyard/routing/limit"
+	"switchyard/routing/record"
 )
 
 // testAttempt is a trail entry as the journey writes it (routing.Attempt).
@@ -52,7 +54,7 @@ func served(r *Record, attempts []testAttempt, t testing.TB) {
 // failedAll makes r a call every attempt of which failed: the journey then
 // records no provider, deployment or key, only the last failure's class.
 func failedAll(r *Record, attempts []testAttempt, t testing.TB) {
-	r.Status, r.ErrorClass, r.ErrorCode, r.HTTPStatus = StatusUpstreamError, attempts[len(attempts)-1].Class, "upstream_error", 502
+	r.Status, r.ErrorClass, r.ErrorCode, r.HTTPStatus = StatusUpstreamError, adapter.Class(attempts[len(attempts)-1].Class), "upstream_error", 502
 	r.Provider, r.KeyFingerprint, r.DeploymentID = "", "", nil
 	r.Attempts = trailJSON(t, attempts...)
 }
@@ -89,7 +91,7 @@ func matchesAnyAttempt(t testing.TB, r Record, f Filter) bool {
 	if f.Deployment != 0 && !seen(r.DeploymentID != nil && *r.DeploymentID == f.Deployment, func(a testAttempt) bool { return a.DeploymentID == f.Deployment }) {
 		return false
 	}
-	if f.ErrorClass != "" && !seen(r.ErrorClass == f.ErrorClass, func(a testAttempt) bool { return a.Outcome == "failed" && a.Class == f.ErrorClass }) {
+	if f.ErrorClass != "" && !seen(string(r.ErrorClass) == f.ErrorClass, func(a testAttempt) bool { return a.Outcome == "failed" && a.Class == f.ErrorClass }) {
 		return false
 	}
 	if f.CallerPart != "" && !strings.Contains(strings.ToLower(r.Caller), strings.ToLower(f.CallerPart)) {
@@ -98,7 +100,7 @@ func matchesAnyAttempt(t testing.TB, r Record, f Filter) bool {
 	if f.LogicModelPart != "" && !strings.Contains(strings.ToLower(r.LogicModel), strings.ToLower(f.LogicModelPart)) {
 		return false
 	}
-	if f.Status != "" && r.Status != f.Status {
+	if f.Status != "" && string(r.Status) != f.Status {
 		return false
 	}
 	if !f.From.IsZero() && r.At.Before(f.From) || !f.To.IsZero() && !r.At.Before(f.To) {
@@ -212,11 +214,11 @@ func TestAttemptFiltersMatchAnyAttempt(t *testing.T) {
 		want string
 	}{
 		{"class auth finds the failover", Filter{ErrorClass: "auth"}, failover},
-		{"provider x finds the failover", Filter{Provider: "vendor-x", Status: StatusOK}, failover},
-		{"x's deployment finds the failover", Filter{Deployment: 1, Status: StatusOK}, failover},
-		{"x's key finds the failover", Filter{Key: "sk-…xxxx", Status: StatusOK}, failover},
+		{"provider x finds the failover", Filter{Provider: "vendor-x", Status: string(StatusOK)}, failover},
+		{"x's deployment finds the failover", Filter{Deployment: 1, Status: string(StatusOK)}, failover},
+		{"x's key finds the failover", Filter{Key: "sk-…xxxx", Status: string(StatusOK)}, failover},
 		{"the oldest trail shape too", Filter{ErrorClass: "auth"}, legacy},
-		{"provider y finds the failed call", Filter{Provider: "vendor-y", Status: StatusUpstreamError}, failedEverywhere},
+		{"provider y finds the failed call", Filter{Provider: "vendor-y", Status: string(StatusUpstreamError)}, failedEverywhere},
 		{"class server finds the failed call", Filter{ErrorClass: "server"}, failedEverywhere},
 		{"class timeout (its final class)", Filter{ErrorClass: "timeout"}, failedEverywhere},
 	} {
@@ -225,7 +227,7 @@ func TestAttemptFiltersMatchAnyAttempt(t *testing.T) {
 			t.Errorf("%s: %s not among %d results", tc.name, tc.want, len(ids))
 		}
 	}
-	if ids := searchAll(t, db, Filter{Provider: "vendor-z", Status: StatusOK}); len(ids) != 0 {
+	if ids := searchAll(t, db, Filter{Provider: "vendor-z", Status: string(StatusOK)}); len(ids) != 0 {
 		t.Errorf("a skip is not an attempt: provider z finds %d served calls, want 0", len(ids))
 	}
 
@@ -236,7 +238,7 @@ func TestAttemptFiltersMatchAnyAttempt(t *testing.T) {
 		{Provider: "vendor-x"}, {Provider: "vendor-y"}, {Provider: "vendor-z"},
 		{Deployment: 1}, {Deployment: 2}, {Deployment: 3},
 		{Key: "sk-…xxxx"}, {Key: "sk-…zzzz"},
-		{Provider: "vendor-x", ErrorClass: "auth"}, {Provider: "vendor-y", ErrorClass: "timeout", Tier: "", Status: StatusUpstreamError},
+		{Provider: "vendor-x", ErrorClass: "auth"}, {Provider: "vendor-y", ErrorClass: "timeout", Tier: "", Status: string(StatusUpstreamError)},
 		{Key: "sk-…yyyy", Deployment: 1}, {Provider: "vendor-x", CallerPart: "APP"},
 		{ErrorClass: "auth", From: base, To: base.Add(6 * time.Hour)},
 	} {
@@ -474,10 +476,12 @@ func TestMigrationFillsAttemptsAndNames(t *testing.T) {
 	insert := `INSERT INTO call_logs (at, request_id, caller, logic_model, provider, deployment_id, key_fingerprint, status, error_class, attempts)
 		VALUES ($1, $2, 'old-caller', 'm', $3, $4, $5, $6, $7, $8)`
 	rows := []struct {
-		id, provider   string
-		dep            any
-		key, st, class string
-		trail          json.RawMessage
+		id, provider string
+		dep          any
+		key          string
+		st           record.Status
+		class        string
+		trail        json.RawMessage
 	}{
 		{"failover", "vendor-y", 2, "sk-…yyyy", StatusOK, "", trailJSON(t, x, y)},
 		{"bare", "vendor-y", 2, "sk-…yyyy", StatusOK, "", mustJSON(t, []testAttempt{x, y})},

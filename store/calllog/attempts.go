@@ -71,7 +71,7 @@ func attemptValues(r *Record) []attemptValue {
 			continue // a skip is not a call
 		}
 		if a.Outcome == "failed" {
-			add(attemptClass, a.Class, r.ErrorClass)
+			add(attemptClass, a.Class, string(r.ErrorClass))
 		}
 		add(attemptProvider, a.Provider, r.Provider)
 		add(attemptKey, a.Key, r.KeyFingerprint)

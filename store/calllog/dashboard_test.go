@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"switchyard/routing/config"
 	"switchyard/routing/record"
 )
 
@@ -19,7 +20,7 @@ func TestSeriesAndCosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recs []Record
-	add := func(at time.Time, caller, tier, model, status string, latency int, prompt *int64, cost *int64, cur string) {
+	add := func(at time.Time, caller string, tier config.TierName, model string, status record.Status, latency int, prompt *int64, cost *int64, cur string) {
 		r := Record{At: at, RequestID: record.NewRequestIDAt(at), Caller: caller, Tier: tier, LogicModel: model,
 			Status: status, LatencyMS: latency, PromptTokens: prompt, CompletionTokens: prompt, CostMicros: cost, Currency: cur}
 		if err := normalize(&r); err != nil {
@@ -246,8 +247,8 @@ func TestQueueSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recs []Record
-	add := func(at time.Time, class, status, code string, wait *int) {
-		r := Record{At: at, RequestID: record.NewRequestIDAt(at), Caller: "c-" + class, Tier: "fast", Status: status,
+	add := func(at time.Time, class config.PriorityClass, status record.Status, code string, wait *int) {
+		r := Record{At: at, RequestID: record.NewRequestIDAt(at), Caller: "c-" + string(class), Tier: "fast", Status: status,
 			ErrorCode: code, PriorityClass: class, QueueWaitMS: wait, HTTPStatus: 200}
 		if err := normalize(&r); err != nil {
 			t.Fatal(err)

@@ -21,7 +21,7 @@ func TestShapesGroupTheWindowInSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recs []Record
-	add := func(at time.Time, callerID int64, model string, needs record.Needs, status string, prompt *int64, mut ...func(*Record)) {
+	add := func(at time.Time, callerID int64, model string, needs record.Needs, status record.Status, prompt *int64, mut ...func(*Record)) {
 		r := Record{At: at, RequestID: record.NewRequestIDAt(at), Caller: "app", RequestedModel: model, Needs: needs,
 			Status: status, PromptTokens: prompt, CompletionTokens: prompt}
 		if callerID != 0 {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"switchyard/routing/adapter"
+	"switchyard/routing/config"
 	"switchyard/routing/limit"
 	"switchyard/routing/record"
 	"switchyard/store/storetest"
@@ -50,7 +52,7 @@ func oddRecords(n int, seed uint64) []Record {
 	times := []time.Time{base, base.Add(time.Hour - time.Nanosecond), base.Add(time.Hour), base.Add(90 * time.Minute),
 		base.Add(-24 * time.Hour), time.Date(2001, 2, 3, 4, 5, 6, 7, time.UTC), // no partition: the default one
 		time.Date(2026, 3, 31, 22, 30, 0, 0, time.FixedZone("X", 5*3600+1800))}
-	statuses := []string{StatusOK, StatusOK, StatusUpstreamError, StatusRejected, StatusClientCancelled, record.StatusInterrupted}
+	statuses := []record.Status{StatusOK, StatusOK, StatusUpstreamError, StatusRejected, StatusClientCancelled, record.StatusInterrupted}
 	latencies := []int{-5, 0, 9, 10, 11, 24, 25, 99, 100, 179999, 180000, 1 << 40, 500}
 	i64 := func() *int64 {
 		switch rng.IntN(4) {
@@ -67,17 +69,17 @@ func oddRecords(n int, seed uint64) []Record {
 		at := times[rng.IntN(len(times))].Add(time.Duration(rng.IntN(1000)) * time.Microsecond)
 		r := Record{
 			At: at, RequestID: record.NewRequestIDAt(at), CallerID: i64(), Caller: pick(oddStrings),
-			Tenant: pick(oddStrings), RouteGroup: pick([]string{"", "general", `g"2`}), Tier: pick([]string{"", "fast", "deep", `t\x`}),
+			Tenant: pick(oddStrings), RouteGroup: pick([]string{"", "general", `g"2`}), Tier: config.TierName(pick([]string{"", "fast", "deep", `t\x`})),
 			RequestedModel: pick(oddStrings), LogicModel: pick([]string{"", "m1", "m\n2", "é"}), DeploymentID: i64(),
 			Provider: pick(oddStrings), KeyFingerprint: pick(oddStrings), Status: statuses[rng.IntN(len(statuses))],
-			ErrorClass: pick(oddStrings), ErrorCode: pick([]string{"", "queue_full", "queue_shed", codeBudgetExhausted, "rate_limited"}),
+			ErrorClass: adapter.Class(pick(oddStrings)), ErrorCode: pick([]string{"", "queue_full", "queue_shed", codeBudgetExhausted, "rate_limited"}),
 			HTTPStatus: []int{200, 502, 1 << 40}[rng.IntN(3)], LatencyMS: latencies[rng.IntN(len(latencies))],
 			PromptTokens: i64(), CompletionTokens: i64(), CachedTokens: i64(), ReasoningTokens: i64(),
 			UsageEstimated: rng.IntN(2) == 0, CostMicros: i64(), Currency: pick([]string{"", "USD", "CNY"}),
 			Stream: rng.IntN(2) == 0, IdempotencyReplay: rng.IntN(3) == 0, Fallback: pick(oddStrings), ConfigVersion: i64(),
 			Attempts: json.RawMessage(pick(oddTrails)), Needs: record.Needs(rng.IntN(32)), Fields: rng.Uint64(),
 			Degraded: pick([]string{"", "", DegradedStepDown, DegradedCached, DegradedStatic}), Retries: rng.IntN(4),
-			PriorityClass: pick([]string{"", "interactive", "batch"}), Endpoint: pick(oddStrings),
+			PriorityClass: config.PriorityClass(pick([]string{"", "interactive", "batch"})), Endpoint: pick(oddStrings),
 			LimitKind: limit.Kind(pick([]string{"", "rpm", "odd\tkind"})), LimitValue: i64(), LimitResetMS: i64(),
 			ModelAlias: pick(append([]string{"claude-opus-*", "gpt-?-*"}, oddStrings...)),
 		}

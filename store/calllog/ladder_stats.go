@@ -50,7 +50,7 @@ func (lr *ladderRollup) add(r *Record, hour int64) {
 	if r.RouteGroup == "" || r.Tier == "" || r.Status == StatusRejected && r.Degraded == "" {
 		return // before routing, or refused by us: nothing the budget or the ladder did
 	}
-	k := ladderKey{hour: hour, group: r.RouteGroup, tier: r.Tier}
+	k := ladderKey{hour: hour, group: r.RouteGroup, tier: string(r.Tier)}
 	i, ok := lr.at[k]
 	if !ok {
 		i = len(lr.rows)

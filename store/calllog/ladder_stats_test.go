@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"switchyard/routing/config"
 	"switchyard/routing/record"
 )
 
@@ -18,7 +19,7 @@ func TestLadderStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recs []Record
-	add := func(at time.Duration, group, tier, status, code, degraded string, retries int) {
+	add := func(at time.Duration, group string, tier config.TierName, status record.Status, code, degraded string, retries int) {
 		r := Record{At: h0.Add(at), RequestID: record.NewRequestIDAt(h0.Add(at)), RouteGroup: group, Tier: tier,
 			Status: status, ErrorCode: code, Degraded: degraded, Retries: retries, HTTPStatus: 200}
 		if err := normalize(&r); err != nil {

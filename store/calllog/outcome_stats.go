@@ -56,7 +56,7 @@ func (or *outcomeRollup) reset() {
 }
 
 func (or *outcomeRollup) add(r *Record) {
-	k := outcomeKey{minute: floorDiv(r.At.Unix(), 60), group: r.RouteGroup, tier: r.Tier, outcome: OutcomeOf(r.HTTPStatus, r.ErrorCode)}
+	k := outcomeKey{minute: floorDiv(r.At.Unix(), 60), group: r.RouteGroup, tier: string(r.Tier), outcome: OutcomeOf(r.HTTPStatus, r.ErrorCode)}
 	i, ok := or.at[k]
 	if !ok {
 		i = len(or.rows)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"switchyard/routing/config"
 	"switchyard/routing/record"
 )
 
@@ -19,7 +20,7 @@ func TestOutcomeStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recs []Record
-	add := func(at time.Duration, tier, status, code string, httpStatus, latency int) {
+	add := func(at time.Duration, tier config.TierName, status record.Status, code string, httpStatus, latency int) {
 		r := Record{At: h0.Add(at), RequestID: record.NewRequestIDAt(h0.Add(at)), RouteGroup: "default", Tier: tier,
 			Status: status, ErrorCode: code, HTTPStatus: httpStatus, LatencyMS: latency}
 		if err := normalize(&r); err != nil {

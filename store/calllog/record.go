@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"switchyard/routing/adapter"
+	"switchyard/routing/config"
 	"switchyard/routing/limit"
 	"switchyard/routing/record"
 
@@ -32,7 +34,10 @@ var ErrInvalidRecord = errors.New("calllog: invalid record")
 type Record = record.Call
 
 // ValidStatus reports whether s is a known call status.
-func ValidStatus(s string) bool { return record.ValidStatus(s) }
+func ValidStatus(s string) bool { return record.ValidStatus(record.Status(s)) }
+
+// cleanTyped is cleanText for a text column of a named string type.
+func cleanTyped[T ~string](s *T) { *s = T(cleanText(string(*s))) }
 
 // normalize makes r storable and deterministic, so that the same record
 // written twice (a retry, a spill replay) is the same row: the time is
@@ -48,17 +53,20 @@ func normalize(r *Record) error {
 	if r.RequestID == "" {
 		r.RequestID = record.NewRequestID()
 	}
-	if !ValidStatus(r.Status) {
+	if !record.ValidStatus(r.Status) {
 		return fmt.Errorf("%w: request %s: unknown status %q", ErrInvalidRecord, r.RequestID, r.Status)
 	}
 	for _, s := range []*string{
-		&r.RequestID, &r.Caller, &r.Tenant, &r.RouteGroup, &r.Tier, &r.RequestedModel,
-		&r.LogicModel, &r.Provider, &r.KeyFingerprint, &r.ErrorClass, &r.ErrorCode,
-		&r.Currency, &r.Fallback, &r.Degraded, &r.PriorityClass, &r.Endpoint, &r.ModelAlias,
+		&r.RequestID, &r.Caller, &r.Tenant, &r.RouteGroup, &r.RequestedModel,
+		&r.LogicModel, &r.Provider, &r.KeyFingerprint, &r.ErrorCode,
+		&r.Currency, &r.Fallback, &r.Degraded, &r.Endpoint, &r.ModelAlias,
 		&r.PresentedKey,
 	} {
 		*s = cleanText(*s)
 	}
+	cleanTyped(&r.Tier)
+	cleanTyped(&r.ErrorClass)
+	cleanTyped(&r.PriorityClass)
 	r.DroppedFields = cleanFields(r.DroppedFields)
 	r.HTTPStatus = clampInt32(r.HTTPStatus)
 	r.LatencyMS = clampInt32(r.LatencyMS)
@@ -153,14 +161,14 @@ func appendCopyLine(b []byte, r *Record) []byte {
 	b = appendCopyText(b, r.Caller)
 	b = appendCopyText(b, r.Tenant)
 	b = appendCopyText(b, r.RouteGroup)
-	b = appendCopyText(b, r.Tier)
+	b = appendCopyText(b, string(r.Tier))
 	b = appendCopyText(b, r.RequestedModel)
 	b = appendCopyText(b, r.LogicModel)
 	b = appendCopyInt64Ptr(b, r.DeploymentID)
 	b = appendCopyText(b, r.Provider)
 	b = appendCopyText(b, r.KeyFingerprint)
-	b = appendCopyBytes(append(b, '\t'), r.Status)
-	b = appendCopyText(b, r.ErrorClass)
+	b = appendCopyBytes(append(b, '\t'), string(r.Status))
+	b = appendCopyText(b, string(r.ErrorClass))
 	b = appendCopyText(b, r.ErrorCode)
 	b = appendCopyInt(b, int64(r.HTTPStatus))
 	b = appendCopyInt(b, int64(r.LatencyMS))
@@ -184,7 +192,7 @@ func appendCopyLine(b []byte, r *Record) []byte {
 	b = appendCopyInt(b, int64(r.Needs))
 	b = appendCopyInt(b, int64(r.Fields))
 	b = appendCopyText(b, r.Degraded)
-	b = appendCopyText(b, r.PriorityClass)
+	b = appendCopyText(b, string(r.PriorityClass))
 	b = appendCopyIntPtr(b, r.QueueWaitMS)
 	b = appendCopyText(b, r.Endpoint)
 	b = appendCopyText(b, string(r.LimitKind))
@@ -344,13 +352,13 @@ func scanRecord(s scanner) (Record, error) {
 	r.Caller = caller.String
 	r.Tenant = tenant.String
 	r.RouteGroup = routeGroup.String
-	r.Tier = tier.String
+	r.Tier = config.TierName(tier.String)
 	r.RequestedModel = requestedModel.String
 	r.LogicModel = logicModel.String
 	r.DeploymentID = int64Ptr(deploymentID)
 	r.Provider = provider.String
 	r.KeyFingerprint = keyFingerprint.String
-	r.ErrorClass = errorClass.String
+	r.ErrorClass = adapter.Class(errorClass.String)
 	r.ErrorCode = errorCode.String
 	if ttfc.Valid {
 		v := int(ttfc.Int64)
@@ -367,7 +375,7 @@ func scanRecord(s scanner) (Record, error) {
 	r.Attempts = json.RawMessage(attempts)
 	r.Needs, r.Fields = record.Needs(needs), uint64(fields)
 	r.Degraded = degraded.String
-	r.PriorityClass = class.String
+	r.PriorityClass = config.PriorityClass(class.String)
 	if queueWait.Valid {
 		v := int(queueWait.Int64)
 		r.QueueWaitMS = &v

@@ -224,7 +224,7 @@ var QueueRefusalCodes = []string{"queue_full", "queue_shed"}
 // add counts r, a row the batch stores.
 func (ru *rollups) add(r *Record) {
 	hour := unixHour(r.At)
-	k := statKey{hour: hour, caller: r.Caller, tier: r.Tier, logicModel: r.LogicModel, currency: r.Currency}
+	k := statKey{hour: hour, caller: r.Caller, tier: string(r.Tier), logicModel: r.LogicModel, currency: r.Currency}
 	i, ok := ru.statAt[k]
 	if !ok {
 		i = len(ru.stats)
@@ -264,7 +264,7 @@ func (ru *rollups) addQueue(r *Record, hour int64) {
 	if r.QueueWaitMS == nil && !refused {
 		return
 	}
-	k := queueKey{hour: hour, class: r.PriorityClass}
+	k := queueKey{hour: hour, class: string(r.PriorityClass)}
 	i, ok := ru.queueAt[k]
 	if !ok {
 		i = len(ru.queues)

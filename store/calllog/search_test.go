@@ -77,7 +77,7 @@ func TestSearchFiltersAndKeysetPagination(t *testing.T) {
 		{"tier", Filter{Tier: "deep"}, func(r Record) bool { return r.Tier == "deep" }},
 		{"logic model", Filter{LogicModel: "gpt-4.1"}, func(r Record) bool { return r.LogicModel == "gpt-4.1" }},
 		{"provider", Filter{Provider: "dashscope"}, func(r Record) bool { return r.Provider == "dashscope" }},
-		{"status rejected", Filter{Status: StatusRejected}, func(r Record) bool { return r.Status == StatusRejected }},
+		{"status rejected", Filter{Status: string(StatusRejected)}, func(r Record) bool { return r.Status == StatusRejected }},
 		{"error class", Filter{ErrorClass: "server"}, func(r Record) bool { return r.ErrorClass == "server" }},
 		{"http status 503", Filter{HTTPStatus: 503}, func(r Record) bool { return r.HTTPStatus == 503 }},
 		{"http status 200", Filter{HTTPStatus: 200}, func(r Record) bool { return r.HTTPStatus == 200 }},
@@ -85,7 +85,7 @@ func TestSearchFiltersAndKeysetPagination(t *testing.T) {
 		{"presented key", Filter{PresentedKey: "sy-Revokd…a1b2c3"}, func(r Record) bool { return r.PresentedKey == "sy-Revokd…a1b2c3" }},
 		{"presented key and status", Filter{PresentedKey: "…0badf00d", HTTPStatus: 401},
 			func(r Record) bool { return r.PresentedKey == "…0badf00d" && r.HTTPStatus == 401 }},
-		{"combined", Filter{Caller: "alpha", Status: StatusOK, From: base},
+		{"combined", Filter{Caller: "alpha", Status: string(StatusOK), From: base},
 			func(r Record) bool { return r.Caller == "alpha" && r.Status == StatusOK && !r.At.Before(base) }},
 		{"request id", Filter{RequestID: recs[17].RequestID}, func(r Record) bool { return r.RequestID == recs[17].RequestID }},
 		{"front door", Filter{Endpoint: "messages"}, func(r Record) bool { return r.Endpoint == "messages" }},
@@ -147,7 +147,7 @@ func TestSearchFiltersAndKeysetPagination(t *testing.T) {
 	if _, err := Search(ctx, db, Filter{ErrorCode: "bad\x00code"}); !errors.Is(err, ErrInvalidFilter) {
 		t.Errorf("error code with a NUL: err = %v, want ErrInvalidFilter", err)
 	}
-	p, err := Search(ctx, db, Filter{Status: StatusRejected, Limit: 1})
+	p, err := Search(ctx, db, Filter{Status: string(StatusRejected), Limit: 1})
 	if err != nil || len(p.Rows) != 1 || p.Rows[0].LogicModel != "" || p.Rows[0].Provider != "" {
 		t.Errorf("rejected row = %+v, %v; want empty model fields", p.Rows, err)
 	}

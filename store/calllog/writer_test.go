@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"switchyard/routing/config"
 	"switchyard/routing/record"
 
 	"github.com/google/go-cmp/cmp"
@@ -31,7 +32,7 @@ func sampleRecord(at time.Time, caller string, i int) Record {
 		CallerID:         new(int64(42)),
 		Caller:           caller,
 		RouteGroup:       "general",
-		Tier:             []string{"fast", "standard", "deep"}[i%3],
+		Tier:             []config.TierName{"fast", "standard", "deep"}[i%3],
 		RequestedModel:   "standard",
 		LogicModel:       []string{"qwen3-max", "gpt-4.1"}[i%2],
 		DeploymentID:     new(int64(7)),

@@ -400,7 +400,7 @@ func TestInstanceCapQueuesAndShedsBatchFirst(t *testing.T) {
 		if got, want := testID(doc, "calllog-field-queue-wait").Text(), strconv.Itoa(*r.QueueWaitMS)+" ms"; got != want {
 			t.Errorf("detail of %s: queue wait %q, want %q", r.RequestID, got, want)
 		}
-		if got := testID(doc, "calllog-field-class").Text(); got != r.PriorityClass {
+		if got := testID(doc, "calllog-field-class").Text(); got != string(r.PriorityClass) {
 			t.Errorf("detail of %s: class %q, want %q", r.RequestID, got, r.PriorityClass)
 		}
 		break

@@ -141,7 +141,7 @@ func TestRetryBudgetHoldsAcrossTwoInstances(t *testing.T) {
 			res, body := post(t, e, key, "/v1/chat/completions", fastHello)
 			requests.Add(1)
 			switch code, _ := errCode(t, body); {
-			case res.StatusCode == 503 && code == routing.CodeRetryBudgetExhausted:
+			case res.StatusCode == 503 && code == string(routing.CodeRetryBudgetExhausted):
 				exhausted.Add(1)
 				sample.Store([]any{res.Header.Clone(), string(body)})
 			case res.StatusCode == 502 && code == "upstream_error": // the whole chain, within the budget
@@ -172,7 +172,7 @@ func TestRetryBudgetHoldsAcrossTwoInstances(t *testing.T) {
 		t.Fatalf("503 without its wait or words: %v %s", hdr, body)
 	}
 	r := waitLadderRow(t, e1, hdr.Get("X-Request-Id"))
-	if r.Status.String != "upstream_error" || r.Code.String != routing.CodeRetryBudgetExhausted || r.HTTP != 503 || !strings.Contains(r.Attempts, `"code": "retry_budget_exhausted"`) {
+	if r.Status.String != "upstream_error" || r.Code.String != string(routing.CodeRetryBudgetExhausted) || r.HTTP != 503 || !strings.Contains(r.Attempts, `"code": "retry_budget_exhausted"`) {
 		t.Fatalf("call log: %+v", r)
 	}
 

@@ -206,29 +206,29 @@ func (m *Metrics) Handler() http.Handler {
 // Finished counts one data-plane request: its outcome, latency, first-chunk
 // time, tokens, cost and upstream attempts.
 func (m *Metrics) Finished(c *record.Call, tr *routing.Trail, elapsed time.Duration) {
-	ep := endpointLabel(c.Endpoint)
-	rs := m.requestSeries(requestLabels{c.Caller, c.Tier, c.LogicModel, c.Status, c.ErrorClass, ep})
+	ep, tier := endpointLabel(c.Endpoint), string(c.Tier)
+	rs := m.requestSeries(requestLabels{c.Caller, tier, c.LogicModel, string(c.Status), string(c.ErrorClass), ep})
 	rs.count.Inc()
 	rs.duration.Observe(elapsed.Seconds())
 	if c.TTFCMS != nil {
-		m.TTFC.WithLabelValues(c.Tier).Observe(float64(*c.TTFCMS) / 1000)
+		m.TTFC.WithLabelValues(tier).Observe(float64(*c.TTFCMS) / 1000)
 	}
 	for _, tk := range [...]struct {
 		kind string
 		n    *int64
 	}{{"prompt", c.PromptTokens}, {"completion", c.CompletionTokens}, {"cached", c.CachedTokens}, {"reasoning", c.ReasoningTokens}} {
 		if tk.n != nil && *tk.n > 0 {
-			m.tokenSeries(tokenLabels{c.Caller, c.Tier, c.LogicModel, tk.kind}).Add(float64(*tk.n))
+			m.tokenSeries(tokenLabels{c.Caller, tier, c.LogicModel, tk.kind}).Add(float64(*tk.n))
 		}
 	}
 	if c.CostMicros != nil && *c.CostMicros > 0 {
 		m.Cost.WithLabelValues(c.Caller, c.Currency).Add(float64(*c.CostMicros) / 1e6)
 	}
 	if c.Degraded != "" {
-		m.Degraded.WithLabelValues(c.RouteGroup, c.Tier, c.Degraded).Inc()
+		m.Degraded.WithLabelValues(c.RouteGroup, tier, c.Degraded).Inc()
 	}
-	if c.ErrorCode == routing.CodeRetryBudgetExhausted {
-		m.Budget.WithLabelValues(c.RouteGroup, c.Tier).Inc()
+	if c.ErrorCode == string(routing.CodeRetryBudgetExhausted) {
+		m.Budget.WithLabelValues(c.RouteGroup, tier).Inc()
 	}
 	for _, f := range c.DroppedFields {
 		m.Dropped.WithLabelValues(ep, tr.ServedProtocol, frontdoor.FieldLabel(f)).Inc()
@@ -238,7 +238,7 @@ func (m *Metrics) Finished(c *record.Call, tr *routing.Trail, elapsed time.Durat
 		case "ok":
 			m.Attempts.WithLabelValues(a.Provider, "ok").Inc()
 		case "failed":
-			m.Attempts.WithLabelValues(a.Provider, a.Class).Inc()
+			m.Attempts.WithLabelValues(a.Provider, string(a.Class)).Inc()
 		}
 	}
 }

@@ -1014,9 +1014,9 @@ func Row(r record.Call, link string) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var50 string
-		templ_7745c5c3_Var50, templ_7745c5c3_Err = templruntime.NewAttributeExpression(r.Status).Resolve(ctx)
+		templ_7745c5c3_Var50, templ_7745c5c3_Err = templruntime.NewAttributeExpression(string(r.Status)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 234, Col: 72}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 234, Col: 80}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var50)
 		if templ_7745c5c3_Err != nil {
@@ -1123,9 +1123,9 @@ func Row(r record.Call, link string) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var57 string
-		templ_7745c5c3_Var57, templ_7745c5c3_Err = templ.JoinStringErrs(components.Dash(r.Tier))
+		templ_7745c5c3_Var57, templ_7745c5c3_Err = templ.JoinStringErrs(components.Dash(string(r.Tier)))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 247, Col: 28}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 247, Col: 36}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var57))
 		if templ_7745c5c3_Err != nil {
@@ -1135,7 +1135,7 @@ func Row(r record.Call, link string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if r.RequestedModel != "" && r.RequestedModel != r.Tier {
+		if r.RequestedModel != "" && r.RequestedModel != string(r.Tier) {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 117, "<div class=\"muted mono small-text\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1290,9 +1290,9 @@ func Row(r record.Call, link string) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var66 string
-			templ_7745c5c3_Var66, templ_7745c5c3_Err = templ.JoinStringErrs(r.ErrorClass)
+			templ_7745c5c3_Var66, templ_7745c5c3_Err = templ.JoinStringErrs(string(r.ErrorClass))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 275, Col: 37}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 275, Col: 45}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var66))
 			if templ_7745c5c3_Err != nil {
@@ -1302,7 +1302,7 @@ func Row(r record.Call, link string) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if r.ErrorCode != "" && r.ErrorCode != r.ErrorClass {
+			if r.ErrorCode != "" && r.ErrorCode != string(r.ErrorClass) {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 135, "<div class=\"muted mono\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -2020,9 +2020,9 @@ func Detail(p DetailPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var101 string
-			templ_7745c5c3_Var101, templ_7745c5c3_Err = templ.JoinStringErrs(p.Rec.Status)
+			templ_7745c5c3_Var101, templ_7745c5c3_Err = templ.JoinStringErrs(string(p.Rec.Status))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 409, Col: 72}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 409, Col: 80}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var101))
 			if templ_7745c5c3_Err != nil {
@@ -2033,9 +2033,9 @@ func Detail(p DetailPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var102 string
-			templ_7745c5c3_Var102, templ_7745c5c3_Err = templ.JoinStringErrs(components.Dash(p.Rec.ErrorClass))
+			templ_7745c5c3_Var102, templ_7745c5c3_Err = templ.JoinStringErrs(components.Dash(string(p.Rec.ErrorClass)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 410, Col: 76}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 410, Col: 84}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var102))
 			if templ_7745c5c3_Err != nil {
@@ -2157,9 +2157,9 @@ func Detail(p DetailPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var110 string
-			templ_7745c5c3_Var110, templ_7745c5c3_Err = templ.JoinStringErrs(components.Dash(p.Rec.PriorityClass))
+			templ_7745c5c3_Var110, templ_7745c5c3_Err = templ.JoinStringErrs(components.Dash(string(p.Rec.PriorityClass)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 425, Col: 103}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 425, Col: 111}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var110))
 			if templ_7745c5c3_Err != nil {
@@ -2196,9 +2196,9 @@ func Detail(p DetailPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var113 string
-			templ_7745c5c3_Var113, templ_7745c5c3_Err = templ.JoinStringErrs(components.Dash(p.Rec.Tier))
+			templ_7745c5c3_Var113, templ_7745c5c3_Err = templ.JoinStringErrs(components.Dash(string(p.Rec.Tier)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 428, Col: 50}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages/calllogs/calllogs.templ`, Line: 428, Col: 58}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var113))
 			if templ_7745c5c3_Err != nil {

@@ -44,9 +44,9 @@ func CSVRecord(r record.Call) []string {
 		ttfc = strconv.Itoa(*r.TTFCMS)
 	}
 	fields := []string{
-		r.At.UTC().Format(time.RFC3339Nano), r.RequestID, r.Endpoint, r.Caller, r.PresentedKey, r.Tenant, r.RouteGroup, r.Tier,
-		r.RequestedModel, r.LogicModel, r.Provider, i64Cell(r.DeploymentID), r.KeyFingerprint, r.Status, strconv.Itoa(r.HTTPStatus),
-		r.ErrorClass, r.ErrorCode, strconv.Itoa(r.LatencyMS), ttfc, num(r.PromptTokens), num(r.CompletionTokens),
+		r.At.UTC().Format(time.RFC3339Nano), r.RequestID, r.Endpoint, r.Caller, r.PresentedKey, r.Tenant, r.RouteGroup, string(r.Tier),
+		r.RequestedModel, r.LogicModel, r.Provider, i64Cell(r.DeploymentID), r.KeyFingerprint, string(r.Status), strconv.Itoa(r.HTTPStatus),
+		string(r.ErrorClass), r.ErrorCode, strconv.Itoa(r.LatencyMS), ttfc, num(r.PromptTokens), num(r.CompletionTokens),
 		num(r.CachedTokens), cost, r.Currency, yesNo(none), yesNo(r.Stream), i64Cell(r.ConfigVersion),
 	}
 	for i, f := range fields {

@@ -33,9 +33,9 @@ func ExplainDegraded(d routing.Degraded) string {
 		if d.Scope != "" {
 			s += " (" + d.Scope + " scope)"
 		}
-		return s + ", because every candidate failed (" + d.Failure + ")"
+		return s + ", because every candidate failed (" + string(d.Failure) + ")"
 	case routing.DegradedStatic:
-		return "answered with the route group's static answer (finish_reason static_answer), because every candidate failed (" + d.Failure + ")"
+		return "answered with the route group's static answer (finish_reason static_answer), because every candidate failed (" + string(d.Failure) + ")"
 	}
 	return "degraded: " + d.Level
 }

@@ -65,8 +65,8 @@ func Steps(tr routing.Trail) []Step {
 		if i+1 < len(tr.Attempts) {
 			next = &tr.Attempts[i+1]
 		}
-		st := Step{Outcome: a.Outcome, Phase: "run", Model: a.Model, Deployment: a.Deployment, Provider: a.Provider,
-			Key: a.Key, Class: a.Class, Status: a.Status, LatencyMS: a.LatencyMS, Fallback: a.Fallback, Detail: a.Reason}
+		st := Step{Outcome: string(a.Outcome), Phase: "run", Model: a.Model, Deployment: a.Deployment, Provider: a.Provider,
+			Key: a.Key, Class: string(a.Class), Status: a.Status, LatencyMS: a.LatencyMS, Fallback: a.Fallback, Detail: a.Reason}
 		switch a.Outcome {
 		case "ok":
 			st.Kind = "ok"
@@ -201,7 +201,7 @@ func ExplainAttempt(a routing.Attempt, next *routing.Attempt) string {
 	}
 	s := "failed"
 	if a.Class != "" {
-		s += " (" + a.Class + ")"
+		s += " (" + string(a.Class) + ")"
 	}
 	return s + http + "; " + then
 }

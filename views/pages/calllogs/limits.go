@@ -53,7 +53,7 @@ func queueName(r record.Call) string {
 	if r.PriorityClass == "" {
 		return "its priority class's queue"
 	}
-	return "the " + r.PriorityClass + " queue"
+	return "the " + string(r.PriorityClass) + " queue"
 }
 
 // LimitWords names the limit in a phrase, e.g. "the rate limit of 2
@@ -178,7 +178,7 @@ func ExplainLimit(r record.Call) string {
 	}
 	on := ""
 	if r.Tier != "" {
-		on = " on tier " + r.Tier
+		on = " on tier " + string(r.Tier)
 	}
 	http := ""
 	if r.HTTPStatus != 0 {

@@ -167,11 +167,11 @@ type Choices struct {
 // Statuses are the call statuses with their labels.
 var Statuses = []components.Option{
 	{Value: "", Label: "Any status"},
-	{Value: record.StatusOK, Label: "ok"},
-	{Value: record.StatusUpstreamError, Label: "upstream error"},
-	{Value: record.StatusRejected, Label: "rejected by us"},
-	{Value: record.StatusClientCancelled, Label: "client cancelled"},
-	{Value: record.StatusInterrupted, Label: "interrupted by shutdown"},
+	{Value: string(record.StatusOK), Label: "ok"},
+	{Value: string(record.StatusUpstreamError), Label: "upstream error"},
+	{Value: string(record.StatusRejected), Label: "rejected by us"},
+	{Value: string(record.StatusClientCancelled), Label: "client cancelled"},
+	{Value: string(record.StatusInterrupted), Label: "interrupted by shutdown"},
 }
 
 // Endpoints are the front doors a call may have come through.
@@ -262,7 +262,7 @@ type DetailPage struct {
 }
 
 // StatusBadge returns the badge kind and label of a call status.
-func StatusBadge(s string) (kind, text string) {
+func StatusBadge(s record.Status) (kind, text string) {
 	switch s {
 	case record.StatusOK:
 		return "ok", "ok"
@@ -275,7 +275,7 @@ func StatusBadge(s string) (kind, text string) {
 	case record.StatusInterrupted:
 		return "warn", "interrupted"
 	}
-	return "", s
+	return "", string(s)
 }
 
 // DetailURL links a call's detail; at (the row's time) makes the lookup exact.
@@ -349,7 +349,7 @@ func Skips(steps []Step) []Step {
 func SkippedLead(rec record.Call) string {
 	tier := "the requested model"
 	if rec.Tier != "" {
-		tier = "tier " + rec.Tier
+		tier = "tier " + string(rec.Tier)
 	}
 	s := "No vendor was called: every candidate of " + tier + " was skipped"
 	if rec.HTTPStatus != 0 {
@@ -451,7 +451,7 @@ func Summarize(r record.Call) Tried {
 		if a.Outcome == "ok" {
 			step += " ok"
 		} else if a.Class != "" {
-			step += " " + a.Class
+			step += " " + string(a.Class)
 		} else {
 			step += " failed"
 		}

@@ -79,7 +79,7 @@ func Color(i int) string { return Palette[i%len(Palette)] }
 
 // StatusColor is the colour of a call status (record.Status*), "" for
 // anything else.
-func StatusColor(status string) string {
+func StatusColor(status record.Status) string {
 	switch status {
 	case record.StatusOK:
 		return ColorOK
