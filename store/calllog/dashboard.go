@@ -65,7 +65,7 @@ func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
 	case 24 * time.Hour:
 		step = "day"
 	default:
-		return nil, fmt.Errorf("%w: step must be an hour or a day", ErrInvalidFilter)
+		return nil, invalidFilter("step must be an hour or a day")
 	}
 	group := "''"
 	switch q.GroupBy {
@@ -73,7 +73,7 @@ func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
 	case GroupCaller, GroupTier, GroupLogicModel:
 		group = q.GroupBy
 	default:
-		return nil, fmt.Errorf("%w: unknown grouping %q", ErrInvalidFilter, q.GroupBy)
+		return nil, invalidFilter("unknown grouping %q", q.GroupBy)
 	}
 	if q.To.IsZero() {
 		q.To = time.Now()
@@ -283,7 +283,7 @@ func QueueSeries(ctx context.Context, db Queryer, from, to time.Time, step time.
 	case 24 * time.Hour:
 		unit = "day"
 	default:
-		return nil, fmt.Errorf("%w: step must be an hour or a day", ErrInvalidFilter)
+		return nil, invalidFilter("step must be an hour or a day")
 	}
 	if to.IsZero() {
 		to = time.Now()
