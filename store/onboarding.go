@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"switchyard/routing/config"
+	"switchyard/routing/live"
 	"switchyard/store/secrets"
 )
 
@@ -188,7 +189,7 @@ func (s *Store) Onboard(ctx context.Context, b OnboardingBatch) (OnboardingResul
 			}
 			out.CallerKey, out.CallerKeyPrefix = plain, k.Prefix
 			// Delivered on commit: every instance learns the new key at once.
-			if _, err := tx.ExecContext(ctx, `SELECT pg_notify($1, 'keys')`, NotifyChannel); err != nil {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, live.KeysNotice.Payload()); err != nil {
 				return err
 			}
 		}

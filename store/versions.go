@@ -14,10 +14,11 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"switchyard/routing/config"
+	"switchyard/routing/live"
 )
 
 // NotifyChannel is the PostgreSQL channel every instance listens on. The
-// payload says what changed: "version:N" or "keys".
+// payload says what changed, as a live.Notice.
 const NotifyChannel = "switchyard_config"
 
 // ErrDraftChanged refuses a publish whose draft changed after the operator
@@ -176,7 +177,7 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 			return fmt.Errorf("store: insert version %d: %w", v.Number, err)
 		}
 		out.Version = v
-		_, err = tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, fmt.Sprintf("version:%d", v.Number))
+		_, err = tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, live.VersionNotice(v.Number).Payload())
 		return err
 	})
 	return out, err
@@ -235,8 +236,8 @@ func (s *Store) ConfigEpoch(ctx context.Context) (int64, error) {
 }
 
 // notify tells every instance that something live changed.
-func (s *Store) notify(ctx context.Context, payload string) error {
-	_, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, payload)
+func (s *Store) notify(ctx context.Context, n live.Notice) error {
+	_, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, n.Payload())
 	return err
 }
 
