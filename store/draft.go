@@ -68,7 +68,7 @@ func loadProviders(ctx context.Context, q sqlx.QueryerContext, s *config.Snapsho
 		Region      string `db:"region"`
 		AuthURL     string `db:"auth_url"`
 	}
-	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes, headers, pass_headers, api_version, region, auth_url FROM providers`); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes, headers, pass_headers, api_version, region, auth_url, sandbox FROM providers`); err != nil {
 		return loadFail("providers", err)
 	}
 	provIdx := map[int64]int{}

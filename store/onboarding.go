@@ -96,8 +96,8 @@ func (s *Store) Onboard(ctx context.Context, b OnboardingBatch) (OnboardingResul
 		}
 		p := b.Provider
 		if err := tx.GetContext(ctx, &out.ProviderID,
-			`INSERT INTO providers (name, protocol, base_url, enabled, timeout_ms, notes, api_version, region, auth_url) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) RETURNING id`,
-			p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes, p.APIVersion, p.Region, p.AuthURL); err != nil {
+			`INSERT INTO providers (name, protocol, base_url, enabled, timeout_ms, notes, api_version, region, auth_url, sandbox) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) RETURNING id`,
+			p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes, p.APIVersion, p.Region, p.AuthURL, p.Sandbox); err != nil {
 			return uniqueField(err, "provider_name", "provider name "+strconv.Quote(p.Name))
 		}
 		for _, k := range b.Keys {

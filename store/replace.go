@@ -62,6 +62,7 @@ var (
 		{"api_version", "text", func(r *providerRow) any { return r.p.APIVersion }},
 		{"region", "text", func(r *providerRow) any { return r.p.Region }},
 		{"auth_url", "text", func(r *providerRow) any { return r.p.AuthURL }},
+		{"sandbox", "boolean", func(r *providerRow) any { return r.p.Sandbox }},
 		{"headers", "jsonb", func(r *providerRow) any { return r.headers }},
 		{"pass_headers", "jsonb", func(r *providerRow) any { return r.pass }},
 	}

@@ -129,7 +129,10 @@ type Provider struct {
 	Region string `yaml:"region,omitempty" json:"region,omitempty"`
 	// AuthURL is the Entra ID token endpoint of an Azure provider whose
 	// keys are client credentials; empty: Microsoft's public cloud.
-	AuthURL string        `yaml:"auth_url,omitempty" json:"auth_url,omitempty"`
+	AuthURL string `yaml:"auth_url,omitempty" json:"auth_url,omitempty"`
+	// Sandbox marks the local fake vendor (onboarding's sandbox template):
+	// canned replies, not a real model. The console badges it.
+	Sandbox bool          `yaml:"sandbox,omitempty" json:"sandbox,omitempty"`
 	Keys    []ProviderKey `yaml:"keys" json:"keys"`
 	// Headers are sent with every request to the vendor (see headers.go).
 	Headers []ProviderHeader `yaml:"headers,omitempty" json:"headers,omitempty"`

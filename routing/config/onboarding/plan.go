@@ -162,7 +162,7 @@ func Build(cat *Catalog, ch Choices, draft config.Snapshot) (*Plan, config.Field
 // planProvider plans the new provider.
 func (p *Plan) planProvider(ch Choices, draft config.Snapshot, errs config.FieldErrors) {
 	t := p.Template
-	p.Provider = config.Provider{Name: strings.TrimSpace(ch.ProviderName), Protocol: t.Protocol, BaseURL: strings.TrimSpace(ch.BaseURL), Enabled: true, TimeoutMS: 60000, Notes: providerNotes(t)}
+	p.Provider = config.Provider{Name: strings.TrimSpace(ch.ProviderName), Protocol: t.Protocol, BaseURL: strings.TrimSpace(ch.BaseURL), Enabled: true, TimeoutMS: 60000, Notes: providerNotes(t), Sandbox: t.Sandbox}
 	for field, msg := range config.ValidateProvider(p.Provider) {
 		switch field {
 		case "name":
