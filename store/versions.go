@@ -123,14 +123,7 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 		var old string
 		var oldSnap config.Snapshot
 		if in.RollbackTo != 0 {
-			if err := tx.GetContext(ctx, &old, `SELECT snapshot FROM config_versions WHERE number=$1`, in.RollbackTo); err != nil {
-				return fmt.Errorf("store: version %d: %w", in.RollbackTo, notFound(err))
-			}
-			var err error
-			if oldSnap, err = config.Decode([]byte(old)); err != nil {
-				return fmt.Errorf("store: version %d does not decode: %w", in.RollbackTo, err)
-			}
-			if out.Notes, err = replaceDraft(ctx, tx, oldSnap); err != nil {
+			if old, oldSnap, out.Notes, err = restoreVersion(ctx, tx, in.RollbackTo); err != nil {
 				return err
 			}
 			rollbackOf = &in.RollbackTo
@@ -142,16 +135,10 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 		if err != nil {
 			return err
 		}
-		result := in.Check(snap)
-		standing := latest.Standing()
-		given := append(slices.Clone(in.Acknowledge), config.StandingKeys(standing)...)
-		if blocking := result.Unacknowledged(given); len(blocking) > 0 {
-			return &ChecksFailedError{Result: result, Blocking: blocking}
-		}
-		if result.Acknowledged, err = result.Acknowledge(in.Acknowledge); err != nil {
+		result, err := publishChecks(in, snap, latest)
+		if err != nil {
 			return err
 		}
-		result.Acknowledged = append(result.Acknowledged, result.Carry(standing, in.Acknowledge)...)
 		// A rollback that restored the old version exactly (no key left out)
 		// publishes its text as it is; the same snapshot encodes to the same
 		// bytes, so this only saves encoding it again.
@@ -181,6 +168,41 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 		return err
 	})
 	return out, err
+}
+
+// restoreVersion makes the draft version n again (a rollback) and returns
+// n's text, its snapshot and what the replace left out.
+func restoreVersion(ctx context.Context, tx *sqlx.Tx, n int64) (string, config.Snapshot, []ReplaceNote, error) {
+	var old string
+	if err := tx.GetContext(ctx, &old, `SELECT snapshot FROM config_versions WHERE number=$1`, n); err != nil {
+		return "", config.Snapshot{}, nil, fmt.Errorf("store: version %d: %w", n, notFound(err))
+	}
+	snap, err := config.Decode([]byte(old))
+	if err != nil {
+		return "", config.Snapshot{}, nil, fmt.Errorf("store: version %d does not decode: %w", n, err)
+	}
+	notes, err := replaceDraft(ctx, tx, snap)
+	if err != nil {
+		return "", config.Snapshot{}, nil, err
+	}
+	return old, snap, notes, nil
+}
+
+// publishChecks runs the publish checks on snap: a finding neither
+// acknowledged now nor standing from the live version blocks the publish.
+func publishChecks(in PublishInput, snap config.Snapshot, latest Version) (config.Result, error) {
+	result := in.Check(snap)
+	standing := latest.Standing()
+	given := append(slices.Clone(in.Acknowledge), config.StandingKeys(standing)...)
+	if blocking := result.Unacknowledged(given); len(blocking) > 0 {
+		return result, &ChecksFailedError{Result: result, Blocking: blocking}
+	}
+	var err error
+	if result.Acknowledged, err = result.Acknowledge(in.Acknowledge); err != nil {
+		return result, err
+	}
+	result.Acknowledged = append(result.Acknowledged, result.Carry(standing, in.Acknowledge)...)
+	return result, nil
 }
 
 // Versions lists versions, newest first, without their snapshots.
