@@ -35,7 +35,6 @@ var longFuncs = map[string]string{
 	// Being split now.
 	// Not yet split.
 	"routing/config/configtest/large.go:Generate":  "test fixture generator",
-	"views/pages/dashboard/series.go:Charts":       "dashboard",
 	"views/pages/dashboard/outcomes.go:ErrorChart": "dashboard",
 	"store/storetest/pgbouncer.go:PgBouncer":       "test support",
 	"handlers/onboarding.go:Onboarding.readPost":   "handler",
