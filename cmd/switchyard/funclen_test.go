@@ -34,15 +34,14 @@ var longFuncs = map[string]string{
 	"routing/frontdoor/responses_input.go:responsesState.message": "front-door parsing",
 	// Being split now.
 	// Not yet split.
-	"routing/config/configtest/large.go:Generate":  "test fixture generator",
-	"views/pages/dashboard/outcomes.go:ErrorChart": "dashboard",
-	"store/storetest/pgbouncer.go:PgBouncer":       "test support",
-	"handlers/onboarding.go:Onboarding.readPost":   "handler",
-	"handlers/calllogs.go:callLogFilter":           "handler",
-	"handlers/testroute.go:Handler.explainRoute":   "handler",
-	"handlers/testroute.go:sendResult":             "handler",
-	"routing/callermsg.go:Told.Text":               "caller messages",
-	"e2e/bench/loadgen/main.go:main":               "load generator",
+	"routing/config/configtest/large.go:Generate": "test fixture generator",
+	"store/storetest/pgbouncer.go:PgBouncer":      "test support",
+	"handlers/onboarding.go:Onboarding.readPost":  "handler",
+	"handlers/calllogs.go:callLogFilter":          "handler",
+	"handlers/testroute.go:Handler.explainRoute":  "handler",
+	"handlers/testroute.go:sendResult":            "handler",
+	"routing/callermsg.go:Told.Text":              "caller messages",
+	"e2e/bench/loadgen/main.go:main":              "load generator",
 }
 
 // funcName is how longFuncs names a function: Recv.Name for a method.
