@@ -35,7 +35,6 @@ var longFuncs = map[string]string{
 	// Being split now.
 	// Not yet split.
 	"routing/config/configtest/large.go:Generate": "test fixture generator",
-	"store/storetest/pgbouncer.go:PgBouncer":      "test support",
 	"handlers/onboarding.go:Onboarding.readPost":  "handler",
 	"handlers/calllogs.go:callLogFilter":          "handler",
 	"handlers/testroute.go:Handler.explainRoute":  "handler",
