@@ -34,13 +34,12 @@ var longFuncs = map[string]string{
 	"routing/frontdoor/responses_input.go:responsesState.message": "front-door parsing",
 	// Being split now.
 	// Not yet split.
-	"routing/config/configtest/large.go:Generate": "test fixture generator",
-	"handlers/onboarding.go:Onboarding.readPost":  "handler",
-	"handlers/calllogs.go:callLogFilter":          "handler",
-	"handlers/testroute.go:Handler.explainRoute":  "handler",
-	"handlers/testroute.go:sendResult":            "handler",
-	"routing/callermsg.go:Told.Text":              "caller messages",
-	"e2e/bench/loadgen/main.go:main":              "load generator",
+	"handlers/onboarding.go:Onboarding.readPost": "handler",
+	"handlers/calllogs.go:callLogFilter":         "handler",
+	"handlers/testroute.go:Handler.explainRoute": "handler",
+	"handlers/testroute.go:sendResult":           "handler",
+	"routing/callermsg.go:Told.Text":             "caller messages",
+	"e2e/bench/loadgen/main.go:main":             "load generator",
 }
 
 // funcName is how longFuncs names a function: Recv.Name for a method.
