@@ -39,7 +39,6 @@ var longFuncs = map[string]string{
 	"handlers/testroute.go:Handler.explainRoute": "handler",
 	"handlers/testroute.go:sendResult":           "handler",
 	"routing/callermsg.go:Told.Text":             "caller messages",
-	"e2e/bench/loadgen/main.go:main":             "load generator",
 }
 
 // funcName is how longFuncs names a function: Recv.Name for a method.
