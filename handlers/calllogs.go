@@ -37,10 +37,11 @@ func (h *Handler) CallLogsSearch(c echo.Context) error {
 	} else {
 		res.Window = describeWindow(cf)
 		page, err := calllog.Search(ctx, h.CallLogs, cf)
+		var refused *calllog.FilterError
 		switch {
-		case errors.Is(err, calllog.ErrInvalidFilter):
+		case errors.As(err, &refused):
 			// What the store refuses is input it cannot read.
-			res.Err, status = strings.TrimPrefix(err.Error(), "calllog: invalid filter: "), http.StatusBadRequest
+			res.Err, status = refused.Reason, http.StatusBadRequest
 		case err != nil:
 			return err
 		default:

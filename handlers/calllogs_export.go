@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -37,8 +36,9 @@ func (h *Handler) CallLogsExport(c echo.Context) error {
 	// The first page is read before the headers go out, so a refused
 	// filter is still an error status.
 	page, err := calllog.Search(ctx, h.CallLogs, cf)
-	if errors.Is(err, calllog.ErrInvalidFilter) {
-		return c.String(http.StatusBadRequest, strings.TrimPrefix(err.Error(), "calllog: invalid filter: "))
+	var refused *calllog.FilterError
+	if errors.As(err, &refused) {
+		return c.String(http.StatusBadRequest, refused.Reason)
 	}
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/lib/pq"
 
 	"switchyard/routing/config"
+	"switchyard/routing/live"
 )
 
 // Caller API keys are credentials, not configuration. A key belongs to a
@@ -29,7 +30,7 @@ func (s *Store) CreateCallerKey(ctx context.Context, callerName, name, actor str
 	if err != nil {
 		return "", k, fmt.Errorf("store: create caller key: %w", err)
 	}
-	return plaintext, k, s.notify(ctx, "keys")
+	return plaintext, k, s.notify(ctx, live.KeysNotice)
 }
 
 func insertCallerKey(ctx context.Context, q sqlx.QueryerContext, callerName, name, actor string) (string, config.CallerKey, error) {
@@ -47,7 +48,7 @@ func (s *Store) RevokeCallerKey(ctx context.Context, keyID int64, actor string) 
 	if err := rowsAffected(res, err); err != nil {
 		return fmt.Errorf("store: revoke caller key %d: %w", keyID, err)
 	}
-	return s.notify(ctx, "keys")
+	return s.notify(ctx, live.KeysNotice)
 }
 
 // CallerKeyCaller returns the name of the caller a key belongs to.

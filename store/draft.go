@@ -70,7 +70,7 @@ func loadProviders(ctx context.Context, q sqlx.QueryerContext, s *config.Snapsho
 		Project     string `db:"project"`
 		QuirksJSON  []byte `db:"quirks"`
 	}
-	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes, headers, pass_headers, api_version, region, auth_url, project, quirks FROM providers`); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &providers, `SELECT id, name, protocol, base_url, enabled, timeout_ms, notes, headers, pass_headers, api_version, region, auth_url, project, quirks, sandbox FROM providers`); err != nil {
 		return loadFail("providers", err)
 	}
 	provIdx := map[int64]int{}

@@ -6,16 +6,19 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+
+	"switchyard/routing/live"
 )
 
-// Listen delivers the payloads of NotifyChannel until ctx ends. After a lost
-// connection it delivers "reconnect", since notifications may have been
+// Listen delivers the notices of NotifyChannel until ctx ends (a payload it
+// does not know as a live.NoticeUnknown). After a lost connection it
+// delivers live.ReconnectNotice, since notifications may have been
 // missed meanwhile; the receiver should then reload everything. It listens
 // on ListenDSN: a pooler in transaction mode cannot keep a LISTEN session.
 // It returns at once even while PostgreSQL is unreachable, and stops
 // reconnecting when ctx ends.
-func (s *Store) Listen(ctx context.Context, log *slog.Logger) <-chan string {
-	out := make(chan string, 16)
+func (s *Store) Listen(ctx context.Context, log *slog.Logger) <-chan live.Notice {
+	out := make(chan live.Notice, 16)
 	l := pq.NewListener(s.ListenDSN(), 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
 		switch ev {
 		case pq.ListenerEventConnectionAttemptFailed, pq.ListenerEventDisconnected:
@@ -43,12 +46,12 @@ func (s *Store) Listen(ctx context.Context, log *slog.Logger) <-chan string {
 				if !ok {
 					return
 				}
-				payload := "reconnect"
+				note := live.ReconnectNotice
 				if n != nil {
-					payload = n.Extra
+					note, _ = live.ParseNotice(n.Extra) // unknown: something may have changed
 				}
 				select {
-				case out <- payload:
+				case out <- note:
 				default: // a reload is already pending
 				}
 			}

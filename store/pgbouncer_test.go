@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"switchyard/routing/config"
+	"switchyard/routing/live"
 	"switchyard/routing/record"
 	"switchyard/store"
 	"switchyard/store/calllog"
@@ -113,7 +114,7 @@ func TestStoreThroughPgBouncer(t *testing.T) {
 	// Every notification heard on the direct connection, collected as it
 	// arrives (the listener drops payloads nobody reads).
 	var heardMu sync.Mutex
-	heard := map[string]bool{}
+	heard := map[live.Notice]bool{}
 	go func() {
 		for n := range notes {
 			heardMu.Lock()
@@ -121,7 +122,7 @@ func TestStoreThroughPgBouncer(t *testing.T) {
 			heardMu.Unlock()
 		}
 	}()
-	waitNote := func(want string, poke bool) {
+	waitNote := func(want live.Notice, poke bool) {
 		t.Helper()
 		deadline := time.Now().Add(15 * time.Second)
 		for {
@@ -132,10 +133,10 @@ func TestStoreThroughPgBouncer(t *testing.T) {
 				return
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("no %q notification on the direct connection", want)
+				t.Fatalf("no %q notification on the direct connection", want.Payload())
 			}
 			if poke {
-				if _, err := st.DB().ExecContext(ctx, `SELECT pg_notify($1, $2)`, store.NotifyChannel, want); err != nil {
+				if _, err := st.DB().ExecContext(ctx, `SELECT pg_notify($1, $2)`, store.NotifyChannel, want.Payload()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -144,12 +145,12 @@ func TestStoreThroughPgBouncer(t *testing.T) {
 	}
 	// Wait until the listener is in place so the publish below cannot slip
 	// past it.
-	waitNote("ping", true)
+	waitNote(live.KeysNotice, true)
 	out, err := st.Publish(ctx, store.PublishInput{Author: "ops", Message: "first", Check: check})
 	if err != nil {
 		t.Fatalf("publish through the pooler: %v", err)
 	}
-	waitNote(fmt.Sprintf("version:%d", out.Version.Number), false)
+	waitNote(live.VersionNotice(out.Version.Number), false)
 
 	// Many clients at once, each a few rounds of console and data-plane work.
 	const workers, rounds = 12, 5
@@ -227,7 +228,7 @@ func TestStoreThroughPgBouncer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second publish: %v", err)
 	}
-	waitNote(fmt.Sprintf("version:%d", out2.Version.Number), false)
+	waitNote(live.VersionNotice(out2.Version.Number), false)
 	vs, err := st.Versions(ctx, 10)
 	if err != nil || len(vs) != 2 {
 		t.Fatalf("versions: %d, %v", len(vs), err)

@@ -20,8 +20,8 @@ func (s *Store) CreateProvider(ctx context.Context, p config.Provider) (int64, e
 	var id int64
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		err := tx.QueryRowxContext(ctx,
-			`INSERT INTO providers (name, protocol, base_url, enabled, timeout_ms, notes, api_version, region, auth_url, project, quirks) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) RETURNING id`,
-			p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes, p.APIVersion, p.Region, p.AuthURL, p.Project, quirksJSON(p.Quirks)).Scan(&id)
+			`INSERT INTO providers (name, protocol, base_url, enabled, timeout_ms, notes, api_version, region, auth_url, project, quirks, sandbox) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) RETURNING id`,
+			p.Name, p.Protocol, p.BaseURL, p.Enabled, p.TimeoutMS, p.Notes, p.APIVersion, p.Region, p.AuthURL, p.Project, quirksJSON(p.Quirks), p.Sandbox).Scan(&id)
 		if err != nil {
 			return uniqueField(err, "name", "provider name "+strconv.Quote(p.Name))
 		}

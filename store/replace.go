@@ -57,6 +57,7 @@ var (
 		{"region", "text", func(r *providerRow) any { return r.p.Region }},
 		{"auth_url", "text", func(r *providerRow) any { return r.p.AuthURL }},
 		{"project", "text", func(r *providerRow) any { return r.p.Project }},
+		{"sandbox", "boolean", func(r *providerRow) any { return r.p.Sandbox }},
 		{"headers", "jsonb", func(r *providerRow) any { return r.headers }},
 		{"pass_headers", "jsonb", func(r *providerRow) any { return r.pass }},
 		{"quirks", "jsonb", func(r *providerRow) any { return rawJSON(quirksJSON(r.p.Quirks)) }},

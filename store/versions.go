@@ -13,11 +13,12 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"switchyard/routing/config"
+	"switchyard/routing/live"
 	"switchyard/store/rows"
 )
 
 // NotifyChannel is the PostgreSQL channel every instance listens on. The
-// payload says what changed: "version:N" or "keys".
+// payload says what changed, as a live.Notice.
 const NotifyChannel = "switchyard_config"
 
 // Publish stores the draft as a new immutable version. It locks the draft
@@ -48,14 +49,7 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 		var old string
 		var oldSnap config.Snapshot
 		if in.RollbackTo != 0 {
-			if err := tx.GetContext(ctx, &old, `SELECT snapshot FROM config_versions WHERE number=$1`, in.RollbackTo); err != nil {
-				return fmt.Errorf("store: version %d: %w", in.RollbackTo, notFound(err))
-			}
-			var err error
-			if oldSnap, err = config.Decode([]byte(old)); err != nil {
-				return fmt.Errorf("store: version %d does not decode: %w", in.RollbackTo, err)
-			}
-			if out.Notes, err = replaceDraft(ctx, tx, oldSnap); err != nil {
+			if old, oldSnap, out.Notes, err = restoreVersion(ctx, tx, in.RollbackTo); err != nil {
 				return err
 			}
 			rollbackOf = &in.RollbackTo
@@ -67,16 +61,10 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 		if err != nil {
 			return err
 		}
-		result := in.Check(snap)
-		standing := latest.Standing()
-		given := append(slices.Clone(in.Acknowledge), config.StandingKeys(standing)...)
-		if blocking := result.Unacknowledged(given); len(blocking) > 0 {
-			return &ChecksFailedError{Result: result, Blocking: blocking}
-		}
-		if result.Acknowledged, err = result.Acknowledge(in.Acknowledge); err != nil {
+		result, err := publishChecks(in, snap, latest)
+		if err != nil {
 			return err
 		}
-		result.Acknowledged = append(result.Acknowledged, result.Carry(standing, in.Acknowledge)...)
 		// A rollback that restored the old version exactly (no key left out)
 		// publishes its text as it is; the same snapshot encodes to the same
 		// bytes, so this only saves encoding it again.
@@ -102,10 +90,45 @@ func (s *Store) Publish(ctx context.Context, in PublishInput) (PublishOutcome, e
 			return fmt.Errorf("store: insert version %d: %w", v.Number, err)
 		}
 		out.Version = v
-		_, err = tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, fmt.Sprintf("version:%d", v.Number))
+		_, err = tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, live.VersionNotice(v.Number).Payload())
 		return err
 	})
 	return out, err
+}
+
+// restoreVersion makes the draft version n again (a rollback) and returns
+// n's text, its snapshot and what the replace left out.
+func restoreVersion(ctx context.Context, tx *sqlx.Tx, n int64) (string, config.Snapshot, []ReplaceNote, error) {
+	var old string
+	if err := tx.GetContext(ctx, &old, `SELECT snapshot FROM config_versions WHERE number=$1`, n); err != nil {
+		return "", config.Snapshot{}, nil, fmt.Errorf("store: version %d: %w", n, notFound(err))
+	}
+	snap, err := config.Decode([]byte(old))
+	if err != nil {
+		return "", config.Snapshot{}, nil, fmt.Errorf("store: version %d does not decode: %w", n, err)
+	}
+	notes, err := replaceDraft(ctx, tx, snap)
+	if err != nil {
+		return "", config.Snapshot{}, nil, err
+	}
+	return old, snap, notes, nil
+}
+
+// publishChecks runs the publish checks on snap: a finding neither
+// acknowledged now nor standing from the live version blocks the publish.
+func publishChecks(in PublishInput, snap config.Snapshot, latest Version) (config.Result, error) {
+	result := in.Check(snap)
+	standing := latest.Standing()
+	given := append(slices.Clone(in.Acknowledge), config.StandingKeys(standing)...)
+	if blocking := result.Unacknowledged(given); len(blocking) > 0 {
+		return result, &ChecksFailedError{Result: result, Blocking: blocking}
+	}
+	var err error
+	if result.Acknowledged, err = result.Acknowledge(in.Acknowledge); err != nil {
+		return result, err
+	}
+	result.Acknowledged = append(result.Acknowledged, result.Carry(standing, in.Acknowledge)...)
+	return result, nil
 }
 
 // Versions lists versions, newest first, without their snapshots.
@@ -161,8 +184,8 @@ func (s *Store) ConfigEpoch(ctx context.Context) (int64, error) {
 }
 
 // notify tells every instance that something live changed.
-func (s *Store) notify(ctx context.Context, payload string) error {
-	_, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, payload)
+func (s *Store) notify(ctx context.Context, n live.Notice) error {
+	_, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, n.Payload())
 	return err
 }
 

@@ -351,6 +351,7 @@ func readProvider(r *textReader, ind int, p *Provider) {
 	p.Region = r.optStr(ind, "region")
 	p.Project = r.optStr(ind, "project")
 	p.AuthURL = r.optStr(ind, "auth_url")
+	p.Sandbox = r.optBool(ind, "sandbox")
 	p.Keys = readList(r, ind, "keys", false, func(r *textReader, ind int, k *ProviderKey) {
 		k.ID = r.int(ind, "id")
 		k.Label = r.str(ind, "label")

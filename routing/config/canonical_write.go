@@ -305,6 +305,7 @@ func writeProvider(w *textWriter, ind int, p *Provider) {
 	w.optStr(ind, "region", p.Region)
 	w.optStr(ind, "project", p.Project)
 	w.optStr(ind, "auth_url", p.AuthURL)
+	w.optBool(ind, "sandbox", p.Sandbox)
 	writeList(w, ind, "keys", p.Keys, false, func(w *textWriter, ind int, k *ProviderKey) {
 		w.int(ind, "id", k.ID)
 		w.str(ind, "label", k.Label)

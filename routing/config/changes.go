@@ -46,7 +46,18 @@ func Changes(a, b Snapshot) []Change {
 	match(a.Tenants, b.Tenants, func(t Tenant) string { return t.Name }, func(x, y *Tenant) {
 		add(objectChanges(ObjectRef{Kind: "tenant", Name: pick(x, y, func(t *Tenant) string { return t.Name }), ID: pick(x, y, func(t *Tenant) int64 { return t.ID })}, x, y)...)
 	})
-	match(a.Providers, b.Providers, func(p Provider) string { return p.Name }, func(x, y *Provider) {
+	add(providerChanges(a.Providers, b.Providers)...)
+	add(modelChanges(a.LogicModels, b.LogicModels)...)
+	add(groupChanges(a.RouteGroups, b.RouteGroups)...)
+	add(callerChanges(a.Callers, b.Callers)...)
+	return out
+}
+
+// providerChanges are the changes of providers, their keys and headers.
+func providerChanges(a, b []Provider) []Change {
+	var out []Change
+	add := func(c ...Change) { out = append(out, c...) }
+	match(a, b, func(p Provider) string { return p.Name }, func(x, y *Provider) {
 		ref := ObjectRef{Kind: "provider", Name: pick(x, y, func(p *Provider) string { return p.Name }), ID: pick(x, y, func(p *Provider) int64 { return p.ID })}
 		add(objectChanges(ref, x, y)...)
 		if x == nil || y == nil {
@@ -72,7 +83,14 @@ func Changes(a, b Snapshot) []Change {
 			add(objectChanges(hr, hx, hy)...)
 		})
 	})
-	match(a.LogicModels, b.LogicModels, func(m LogicModel) string { return m.Code }, func(x, y *LogicModel) {
+	return out
+}
+
+// modelChanges are the changes of logic models and their deployments.
+func modelChanges(a, b []LogicModel) []Change {
+	var out []Change
+	add := func(c ...Change) { out = append(out, c...) }
+	match(a, b, func(m LogicModel) string { return m.Code }, func(x, y *LogicModel) {
 		ref := ObjectRef{Kind: "logic_model", Name: pick(x, y, func(m *LogicModel) string { return m.Code }), ID: pick(x, y, func(m *LogicModel) int64 { return m.ID })}
 		ref.Model, ref.ModelID = ref.Name, ref.ID
 		add(objectChanges(ref, x, y)...)
@@ -85,7 +103,14 @@ func Changes(a, b Snapshot) []Change {
 			add(objectChanges(dr, dx, dy)...)
 		})
 	})
-	match(a.RouteGroups, b.RouteGroups, func(g RouteGroup) string { return g.Name }, func(x, y *RouteGroup) {
+	return out
+}
+
+// groupChanges are the changes of route groups, their tiers, candidates and aliases.
+func groupChanges(a, b []RouteGroup) []Change {
+	var out []Change
+	add := func(c ...Change) { out = append(out, c...) }
+	match(a, b, func(g RouteGroup) string { return g.Name }, func(x, y *RouteGroup) {
 		ref := ObjectRef{Kind: "route_group", Name: pick(x, y, func(g *RouteGroup) string { return g.Name }), ID: pick(x, y, func(g *RouteGroup) int64 { return g.ID })}
 		add(objectChanges(ref, x, y)...)
 		if x == nil || y == nil {
@@ -113,7 +138,14 @@ func Changes(a, b Snapshot) []Change {
 		})
 		add(aliasChanges(ref, x.Aliases, y.Aliases)...)
 	})
-	match(a.Callers, b.Callers, func(c Caller) string { return c.Name }, func(x, y *Caller) {
+	return out
+}
+
+// callerChanges are the changes of callers, their limits and keys.
+func callerChanges(a, b []Caller) []Change {
+	var out []Change
+	add := func(c ...Change) { out = append(out, c...) }
+	match(a, b, func(c Caller) string { return c.Name }, func(x, y *Caller) {
 		ref := ObjectRef{Kind: "caller", Name: pick(x, y, func(c *Caller) string { return c.Name }), ID: pick(x, y, func(c *Caller) int64 { return c.ID })}
 		add(objectChanges(ref, x, y)...)
 		if x == nil || y == nil {

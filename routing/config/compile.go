@@ -224,108 +224,19 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 		callersByName: map[string]*RCaller{},
 	}
 	for _, p := range s.Providers {
-		rp := &RProvider{ID: p.ID, Name: p.Name, Protocol: p.Protocol, BaseURL: p.BaseURL, Enabled: p.Enabled, Timeout: ms(p.TimeoutMS),
-			APIVersion: p.APIVersion, Region: p.Region, Project: p.Project, AuthURL: p.AuthURL, Quirks: slices.Clone(p.Quirks)}
-		for _, k := range p.Keys {
-			secret, ok := creds.ProviderKeySecrets[k.ID]
-			if !ok {
-				return nil, fmt.Errorf("config: provider %s: key %d (%s) has no stored secret", p.Name, k.ID, k.Fingerprint)
-			}
-			rp.Keys = append(rp.Keys, RKey{ID: k.ID, Label: k.Label, Fingerprint: k.Fingerprint, Status: k.Status, Secret: secret, Bearer: []string{"Bearer " + secret}})
-			if k.Status == KeyActive {
-				rp.ActiveKey = append(rp.ActiveKey, k.ID)
-			}
-		}
-		for _, h := range p.Headers {
-			if rp.Headers == nil {
-				rp.Headers = http.Header{}
-			}
-			v := h.Value
-			if h.Secret {
-				hs, ok := creds.ProviderHeaderSecrets[h.SecretID]
-				if !ok || hs.ProviderID != p.ID {
-					return nil, fmt.Errorf("config: provider %s: secret header %s (%d) has no stored value for this provider", p.Name, h.Name, h.SecretID)
-				}
-				v = hs.Value
-			}
-			rp.Headers[http.CanonicalHeaderKey(h.Name)] = []string{v}
-		}
-		for _, n := range p.PassHeaders {
-			rp.Pass = append(rp.Pass, http.CanonicalHeaderKey(n))
-		}
-		if len(rp.Pass) == 0 {
-			rp.Pass = DefaultPassHeaders[p.Protocol]
+		rp, err := compileProvider(p, creds)
+		if err != nil {
+			return nil, err
 		}
 		rt.Providers[p.Name] = rp
 	}
 	for _, m := range s.LogicModels {
-		rm := &RModel{ID: m.ID, Code: m.Code, Kind: m.Kind, EmbeddingDimension: m.EmbeddingDimension, QueryPrefix: m.QueryPrefix, DocumentPrefix: m.DocumentPrefix}
-		for _, d := range m.Deployments {
-			p := rt.Providers[d.Provider]
-			if p == nil {
-				return nil, fmt.Errorf("config: deployment %d of %s: unknown provider %q", d.ID, m.Code, d.Provider)
-			}
-			if _, dup := rt.Deployments[d.ID]; dup {
-				return nil, fmt.Errorf("config: deployment id %d appears twice", d.ID)
-			}
-			rd := &RDeployment{
-				ID: d.ID, Model: rm, Provider: p, UpstreamModel: d.UpstreamModel, Weight: d.Weight, Enabled: d.Enabled, Parked: d.Parked,
-				MaxConcurrency: d.MaxConcurrency, MaxInflightTokens: d.MaxInflightTokens, Prices: d.Prices, Capabilities: d.Capabilities,
-				StrictFields: d.StrictFields, EmbeddingBatchLimit: d.EmbeddingBatchLimit, Timeout: ms(d.TimeoutMS),
-			}
-			rd.label = rd.Label() // every attempt of every request names it
-			if d.Breaker != nil {
-				rd.Breaker = *d.Breaker
-			}
-			switch {
-			case !d.Enabled:
-				rd.StaticSkip = reason.Of(reason.DisabledByOperator)
-			case d.Parked:
-				rd.StaticSkip = reason.Of(reason.Parked)
-			case !p.Enabled:
-				rd.StaticSkip = reason.Reason{Code: reason.ProviderDisabled, Provider: p.Name}
-			case len(p.ActiveKey) == 0:
-				rd.StaticSkip = reason.Reason{Code: reason.NoActiveKey, Provider: p.Name}
-			}
-			rm.Deployments = append(rm.Deployments, rd)
-			rt.Deployments[d.ID] = rd
-		}
-		rt.Models[m.Code] = rm
-	}
-	for _, g := range s.RouteGroups {
-		rg := &RGroup{ID: g.ID, Name: g.Name, Tenant: g.Tenant}
-		compileResilience(g, rg)
-		rt.Groups[g.Name] = rg
-	}
-	for _, g := range s.RouteGroups {
-		rg := rt.Groups[g.Name]
-		if g.Fallback != "" && g.Fallback != FallbackNone {
-			if rg.Fallback = rt.Groups[g.Fallback]; rg.Fallback == nil {
-				return nil, fmt.Errorf("config: route group %s: unknown fallback group %q", g.Name, g.Fallback)
-			}
-		}
-		if err := compileAliases(g, rg, rt.Models); err != nil {
+		if err := rt.compileModel(m); err != nil {
 			return nil, err
 		}
-		for i, name := range TierNames {
-			rtier := &RTier{Name: name}
-			if t := g.Tier(name); t != nil {
-				rtier.Timeout, rtier.FirstChunk = ms(t.TimeoutMS), ms(t.FirstChunkTimeoutMS)
-				for _, c := range t.Candidates {
-					m := rt.Models[c.LogicModel]
-					if m == nil {
-						return nil, fmt.Errorf("config: route group %s tier %s: unknown logic model %q", g.Name, name, c.LogicModel)
-					}
-					rc := RCandidate{Model: m, Priority: c.Priority, Weight: c.Weight, Parked: c.Parked}
-					if n := len(rtier.Levels); n > 0 && rtier.Levels[n-1].Priority == c.Priority {
-						rtier.Levels[n-1].Candidates = append(rtier.Levels[n-1].Candidates, rc)
-					} else {
-						rtier.Levels = append(rtier.Levels, Level{Priority: c.Priority, Candidates: []RCandidate{rc}})
-					}
-				}
-			}
-			rg.Tiers[i] = rtier
-		}
+	}
+	if err := rt.compileGroups(s.RouteGroups); err != nil {
+		return nil, err
 	}
 	for _, c := range s.Callers {
 		g := rt.Groups[c.RouteGroup]
@@ -342,6 +253,139 @@ func Compile(version int64, s Snapshot, creds Credentials) (*Runtime, error) {
 	}
 	rt.callerKeys = creds.CallerKeys
 	return rt, nil
+}
+
+// compileProvider is p with its keys' and secret headers' values.
+func compileProvider(p Provider, creds Credentials) (*RProvider, error) {
+	rp := &RProvider{ID: p.ID, Name: p.Name, Protocol: p.Protocol, BaseURL: p.BaseURL, Enabled: p.Enabled, Timeout: ms(p.TimeoutMS),
+		APIVersion: p.APIVersion, Region: p.Region, Project: p.Project, AuthURL: p.AuthURL, Quirks: slices.Clone(p.Quirks)}
+	for _, k := range p.Keys {
+		secret, ok := creds.ProviderKeySecrets[k.ID]
+		if !ok {
+			return nil, fmt.Errorf("config: provider %s: key %d (%s) has no stored secret", p.Name, k.ID, k.Fingerprint)
+		}
+		rp.Keys = append(rp.Keys, RKey{ID: k.ID, Label: k.Label, Fingerprint: k.Fingerprint, Status: k.Status, Secret: secret, Bearer: []string{"Bearer " + secret}})
+		if k.Status == KeyActive {
+			rp.ActiveKey = append(rp.ActiveKey, k.ID)
+		}
+	}
+	for _, h := range p.Headers {
+		if rp.Headers == nil {
+			rp.Headers = http.Header{}
+		}
+		v := h.Value
+		if h.Secret {
+			hs, ok := creds.ProviderHeaderSecrets[h.SecretID]
+			if !ok || hs.ProviderID != p.ID {
+				return nil, fmt.Errorf("config: provider %s: secret header %s (%d) has no stored value for this provider", p.Name, h.Name, h.SecretID)
+			}
+			v = hs.Value
+		}
+		rp.Headers[http.CanonicalHeaderKey(h.Name)] = []string{v}
+	}
+	for _, n := range p.PassHeaders {
+		rp.Pass = append(rp.Pass, http.CanonicalHeaderKey(n))
+	}
+	if len(rp.Pass) == 0 {
+		rp.Pass = DefaultPassHeaders[p.Protocol]
+	}
+	return rp, nil
+}
+
+// compileModel adds the logic model m and its deployments.
+func (rt *Runtime) compileModel(m LogicModel) error {
+	rm := &RModel{ID: m.ID, Code: m.Code, Kind: m.Kind, EmbeddingDimension: m.EmbeddingDimension, QueryPrefix: m.QueryPrefix, DocumentPrefix: m.DocumentPrefix}
+	for _, d := range m.Deployments {
+		p := rt.Providers[d.Provider]
+		if p == nil {
+			return fmt.Errorf("config: deployment %d of %s: unknown provider %q", d.ID, m.Code, d.Provider)
+		}
+		if _, dup := rt.Deployments[d.ID]; dup {
+			return fmt.Errorf("config: deployment id %d appears twice", d.ID)
+		}
+		rd := compileDeployment(rm, p, d)
+		rm.Deployments = append(rm.Deployments, rd)
+		rt.Deployments[d.ID] = rd
+	}
+	rt.Models[m.Code] = rm
+	return nil
+}
+
+// compileDeployment is d of model rm on provider p, with the skip its
+// settings alone decide.
+func compileDeployment(rm *RModel, p *RProvider, d Deployment) *RDeployment {
+	rd := &RDeployment{
+		ID: d.ID, Model: rm, Provider: p, UpstreamModel: d.UpstreamModel, Weight: d.Weight, Enabled: d.Enabled, Parked: d.Parked,
+		MaxConcurrency: d.MaxConcurrency, MaxInflightTokens: d.MaxInflightTokens, Prices: d.Prices, Capabilities: d.Capabilities,
+		StrictFields: d.StrictFields, EmbeddingBatchLimit: d.EmbeddingBatchLimit, Timeout: ms(d.TimeoutMS),
+	}
+	rd.label = rd.Label() // every attempt of every request names it
+	if d.Breaker != nil {
+		rd.Breaker = *d.Breaker
+	}
+	switch {
+	case !d.Enabled:
+		rd.StaticSkip = reason.Of(reason.DisabledByOperator)
+	case d.Parked:
+		rd.StaticSkip = reason.Of(reason.Parked)
+	case !p.Enabled:
+		rd.StaticSkip = reason.Reason{Code: reason.ProviderDisabled, Provider: p.Name}
+	case len(p.ActiveKey) == 0:
+		rd.StaticSkip = reason.Reason{Code: reason.NoActiveKey, Provider: p.Name}
+	}
+	return rd
+}
+
+// compileGroups adds the route groups: every group first, so fallbacks
+// resolve, then each one's fallback, aliases and tiers.
+func (rt *Runtime) compileGroups(groups []RouteGroup) error {
+	for _, g := range groups {
+		rg := &RGroup{ID: g.ID, Name: g.Name, Tenant: g.Tenant}
+		compileResilience(g, rg)
+		rt.Groups[g.Name] = rg
+	}
+	for _, g := range groups {
+		rg := rt.Groups[g.Name]
+		if g.Fallback != "" && g.Fallback != FallbackNone {
+			if rg.Fallback = rt.Groups[g.Fallback]; rg.Fallback == nil {
+				return fmt.Errorf("config: route group %s: unknown fallback group %q", g.Name, g.Fallback)
+			}
+		}
+		if err := compileAliases(g, rg, rt.Models); err != nil {
+			return err
+		}
+		for i, name := range TierNames {
+			rtier, err := rt.compileTier(g, name)
+			if err != nil {
+				return err
+			}
+			rg.Tiers[i] = rtier
+		}
+	}
+	return nil
+}
+
+// compileTier is g's tier name, its candidates in levels of priority.
+func (rt *Runtime) compileTier(g RouteGroup, name TierName) (*RTier, error) {
+	rtier := &RTier{Name: name}
+	t := g.Tier(name)
+	if t == nil {
+		return rtier, nil
+	}
+	rtier.Timeout, rtier.FirstChunk = ms(t.TimeoutMS), ms(t.FirstChunkTimeoutMS)
+	for _, c := range t.Candidates {
+		m := rt.Models[c.LogicModel]
+		if m == nil {
+			return nil, fmt.Errorf("config: route group %s tier %s: unknown logic model %q", g.Name, name, c.LogicModel)
+		}
+		rc := RCandidate{Model: m, Priority: c.Priority, Weight: c.Weight, Parked: c.Parked}
+		if n := len(rtier.Levels); n > 0 && rtier.Levels[n-1].Priority == c.Priority {
+			rtier.Levels[n-1].Candidates = append(rtier.Levels[n-1].Candidates, rc)
+		} else {
+			rtier.Levels = append(rtier.Levels, Level{Priority: c.Priority, Candidates: []RCandidate{rc}})
+		}
+	}
+	return rtier, nil
 }
 
 // WithCallerKeys returns a copy of rt that authenticates with keys. Caller

@@ -138,6 +138,9 @@ type Provider struct {
 	// keys are client credentials (empty: Microsoft's public cloud), or the
 	// OAuth2 token endpoint of a Vertex AI provider (empty: Google's).
 	AuthURL string        `yaml:"auth_url,omitempty" json:"auth_url,omitempty"`
+	// Sandbox marks the local fake vendor (onboarding's sandbox template):
+	// canned replies, not a real model. The console badges it.
+	Sandbox bool `yaml:"sandbox,omitempty" json:"sandbox,omitempty"`
 	Keys    []ProviderKey `yaml:"keys" json:"keys"`
 	// Headers are sent with every request to the vendor (see headers.go).
 	Headers []ProviderHeader `yaml:"headers,omitempty" json:"headers,omitempty"`

@@ -29,7 +29,7 @@ type Source interface {
 	CallerKeysState(ctx context.Context) (string, error)
 	// ConfigEpoch grows with every publish and caller-key change.
 	ConfigEpoch(ctx context.Context) (int64, error)
-	Listen(ctx context.Context, log *slog.Logger) <-chan string
+	Listen(ctx context.Context, log *slog.Logger) <-chan Notice
 }
 
 // Cached is everything a Runtime is compiled from: the version, its
@@ -203,7 +203,7 @@ func (l *Loader) Run(ctx context.Context) {
 				notes = nil
 				continue
 			}
-			l.Reload(ctx, n == "keys" || n == "reconnect")
+			l.Reload(ctx, n.ReloadsKeys())
 		case <-t.C:
 			l.Reload(ctx, false)
 		}

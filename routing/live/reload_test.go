@@ -40,7 +40,7 @@ func (f *fakeSource) LiveCallerKeys(context.Context) (map[[32]byte]string, error
 }
 func (f *fakeSource) CallerKeysState(context.Context) (string, error)    { return "0/0/0", f.err() }
 func (f *fakeSource) ConfigEpoch(context.Context) (int64, error)         { return 3, f.err() }
-func (f *fakeSource) Listen(context.Context, *slog.Logger) <-chan string { return nil }
+func (f *fakeSource) Listen(context.Context, *slog.Logger) <-chan Notice { return nil }
 
 // A check that reaches PostgreSQL again clears "cannot check the live
 // version"; a version that does not load stays reported across an outage

@@ -54,6 +54,15 @@ const (
 	RetryBudgetExhausted Code = "retry_budget_exhausted"
 )
 
+// Codes lists every code, in the order declared above: the list tests walk
+// to prove each code has words (a test checks it holds every Code constant).
+var Codes = []Code{
+	Legacy, DisabledByOperator, Parked, CandidateParked, ProviderDisabled, NoActiveKey, LacksCapability,
+	WrongKind, AlreadyInChain, NoDeployments, ChainFull, Unhealthy, BreakerOpen, OverCapacity,
+	OverTokenCapacity, LoadUnavailable, NoProtocol, NoKeys, KeysCooling, KeysQuarantined, KeysTried,
+	UnsupportedParameter, RetryBudgetExhausted,
+}
+
 // Reason is one skip: a code and the parameters it needs.
 type Reason struct {
 	Code       Code   `json:"code"`
@@ -128,56 +137,65 @@ func UntilOf(t time.Time) int64 {
 // String is the reason in the few words of the caller's error message, e.g.
 // "parked" or "lacks vision".
 func (r Reason) String() string {
-	switch r.Code {
-	case Legacy:
-		return r.Detail
-	case DisabledByOperator:
-		return "disabled"
-	case Parked:
-		return "parked"
-	case CandidateParked:
-		return "candidate parked"
-	case ProviderDisabled:
-		return "provider " + r.Provider + " disabled"
-	case NoActiveKey:
-		return "provider " + r.Provider + " has no active key"
-	case LacksCapability:
-		return "lacks " + r.Capability
-	case WrongKind:
-		return "is " + withArticle(r.Kind) + " model; this is " + withArticle(r.Want) + " request"
-	case AlreadyInChain:
-		return "already in the chain"
-	case NoDeployments:
-		return "has no deployments"
-	case ChainFull:
-		return "beyond the chain's limit of " + strconv.Itoa(r.Max) + " steps"
-	case Unhealthy:
-		return "unhealthy"
-	case BreakerOpen:
-		return "breaker open"
-	case OverCapacity:
-		return "at max concurrency (" + strconv.Itoa(r.Max) + ")"
-	case OverTokenCapacity:
-		return "at max in-flight tokens (" + strconv.Itoa(r.Max) + ")"
-	case LoadUnavailable:
-		return "load counter unavailable: " + r.Detail
-	case NoProtocol:
-		return "protocol " + r.Protocol + " is not implemented"
-	case NoKeys:
-		return "no keys"
-	case KeysCooling:
-		return "all keys cooling"
-	case KeysQuarantined:
-		return "all keys quarantined"
-	case KeysTried:
-		return "all keys tried"
-	case UnsupportedParameter:
-		return "cannot carry parameter " + r.Param + " (" + r.Protocol + " protocol)"
-	case RetryBudgetExhausted:
-		return "not tried: the retry budget of tier " + r.Tier + " is spent (" + strconv.Itoa(r.Percent) + "% of first attempts, at least " +
-			strconv.Itoa(r.PerSecond) + "/s, over " + (time.Duration(r.WindowMS) * time.Millisecond).String() + ")"
+	if s, ok := r.words(); ok {
+		return s
 	}
 	return string(r.Code)
+}
+
+// words is String for the codes it knows; ok false for one it has no words
+// for (a test walks every code).
+func (r Reason) words() (string, bool) {
+	switch r.Code {
+	case Legacy:
+		return r.Detail, true
+	case DisabledByOperator:
+		return "disabled", true
+	case Parked:
+		return "parked", true
+	case CandidateParked:
+		return "candidate parked", true
+	case ProviderDisabled:
+		return "provider " + r.Provider + " disabled", true
+	case NoActiveKey:
+		return "provider " + r.Provider + " has no active key", true
+	case LacksCapability:
+		return "lacks " + r.Capability, true
+	case WrongKind:
+		return "is " + withArticle(r.Kind) + " model; this is " + withArticle(r.Want) + " request", true
+	case AlreadyInChain:
+		return "already in the chain", true
+	case NoDeployments:
+		return "has no deployments", true
+	case ChainFull:
+		return "beyond the chain's limit of " + strconv.Itoa(r.Max) + " steps", true
+	case Unhealthy:
+		return "unhealthy", true
+	case BreakerOpen:
+		return "breaker open", true
+	case OverCapacity:
+		return "at max concurrency (" + strconv.Itoa(r.Max) + ")", true
+	case OverTokenCapacity:
+		return "at max in-flight tokens (" + strconv.Itoa(r.Max) + ")", true
+	case LoadUnavailable:
+		return "load counter unavailable: " + r.Detail, true
+	case NoProtocol:
+		return "protocol " + r.Protocol + " is not implemented", true
+	case NoKeys:
+		return "no keys", true
+	case KeysCooling:
+		return "all keys cooling", true
+	case KeysQuarantined:
+		return "all keys quarantined", true
+	case KeysTried:
+		return "all keys tried", true
+	case UnsupportedParameter:
+		return "cannot carry parameter " + r.Param + " (" + r.Protocol + " protocol)", true
+	case RetryBudgetExhausted:
+		return "not tried: the retry budget of tier " + r.Tier + " is spent (" + strconv.Itoa(r.Percent) + "% of first attempts, at least " +
+			strconv.Itoa(r.PerSecond) + "/s, over " + (time.Duration(r.WindowMS) * time.Millisecond).String() + ")", true
+	}
+	return "", false
 }
 
 // UnmarshalJSON reads a Reason, and also the plain strings call logs held

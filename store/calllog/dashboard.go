@@ -2,6 +2,7 @@ package calllog
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
@@ -59,13 +60,32 @@ type Point struct {
 // Series returns points ordered by time, then group. Steps without calls
 // have no point.
 func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
+	query, args, err := seriesSQL(q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("calllog: series: %w", err)
+	}
+	defer rows.Close()
+	points, sums, err := scanSeries(rows)
+	if err != nil {
+		return nil, err
+	}
+	latencies(points, sums)
+	return points, nil
+}
+
+// seriesSQL is the roll-up query of q and its arguments.
+func seriesSQL(q SeriesQuery) (string, []any, error) {
 	step := "hour"
 	switch q.Step {
 	case 0, time.Hour:
 	case 24 * time.Hour:
 		step = "day"
 	default:
-		return nil, fmt.Errorf("%w: step must be an hour or a day", ErrInvalidFilter)
+		return "", nil, invalidFilter("step must be an hour or a day")
 	}
 	group := "''"
 	switch q.GroupBy {
@@ -73,7 +93,7 @@ func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
 	case GroupCaller, GroupTier, GroupLogicModel:
 		group = q.GroupBy
 	default:
-		return nil, fmt.Errorf("%w: unknown grouping %q", ErrInvalidFilter, q.GroupBy)
+		return "", nil, invalidFilter("unknown grouping %q", q.GroupBy)
 	}
 	if q.To.IsZero() {
 		q.To = time.Now()
@@ -102,12 +122,12 @@ func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
 		ARRAY[` + strings.Join(hist, ", ") + `]
 		FROM call_stats WHERE ` + strings.Join(where, " AND ") + `
 		GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`
-	rows, err := db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("calllog: series: %w", err)
-	}
-	defer rows.Close()
+	return query, args, nil
+}
 
+// scanSeries reads the roll-up rows into points, one per time and group
+// (currencies folded in), with each point's latency sum beside it.
+func scanSeries(rows *sql.Rows) ([]Point, []int64, error) {
 	var (
 		points []Point
 		sums   []int64 // latency_sum_ms per point
@@ -124,7 +144,7 @@ func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
 		if err := rows.Scan(&t, &g, &cur, &x.Requests, &x.Errors, &x.Rejected, &x.Cancelled,
 			&x.PromptTokens, &x.CompletionTokens, &x.CachedTokens, &x.ReasoningTokens,
 			&cost, &latSum, &histVals); err != nil {
-			return nil, fmt.Errorf("calllog: series: %w", err)
+			return nil, nil, fmt.Errorf("calllog: series: %w", err)
 		}
 		t = t.UTC()
 		n := len(points)
@@ -151,8 +171,14 @@ func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("calllog: series: %w", err)
+		return nil, nil, fmt.Errorf("calllog: series: %w", err)
 	}
+	return points, sums, nil
+}
+
+// latencies fills each point's quantiles and mean from its histogram and
+// latency sum.
+func latencies(points []Point, sums []int64) {
 	for i := range points {
 		p := &points[i]
 		p.P50MS = HistogramQuantile(p.Hist[:], 0.50)
@@ -165,7 +191,6 @@ func Series(ctx context.Context, db Queryer, q SeriesQuery) ([]Point, error) {
 			p.MeanMS = float64(sums[i]) / float64(n)
 		}
 	}
-	return points, nil
 }
 
 // HistogramQuantile estimates the q-quantile (0 < q <= 1) in milliseconds of
@@ -283,7 +308,7 @@ func QueueSeries(ctx context.Context, db Queryer, from, to time.Time, step time.
 	case 24 * time.Hour:
 		unit = "day"
 	default:
-		return nil, fmt.Errorf("%w: step must be an hour or a day", ErrInvalidFilter)
+		return nil, invalidFilter("step must be an hour or a day")
 	}
 	if to.IsZero() {
 		to = time.Now()

@@ -137,7 +137,7 @@ func LadderSeries(ctx context.Context, db Queryer, q LadderQuery) ([]LadderPoint
 	case 24 * time.Hour:
 		step = "day"
 	default:
-		return nil, fmt.Errorf("%w: step must be an hour or a day", ErrInvalidFilter)
+		return nil, invalidFilter("step must be an hour or a day")
 	}
 	if q.To.IsZero() {
 		q.To = time.Now()

@@ -137,7 +137,7 @@ func OutcomeSeries(ctx context.Context, db Queryer, q OutcomeQuery) ([]OutcomePo
 	case 24 * time.Hour:
 		unit = "day"
 	default:
-		return nil, fmt.Errorf("%w: step must be a minute, an hour or a day", ErrInvalidFilter)
+		return nil, invalidFilter("step must be a minute, an hour or a day")
 	}
 	hist := make([]string, latencyBuckets)
 	for i := range hist {

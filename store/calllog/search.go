@@ -33,6 +33,21 @@ var (
 	ErrInvalidFilter = errors.New("calllog: invalid filter")
 )
 
+// FilterError is a filter the call log cannot run; Reason says why, in
+// words for the operator who typed it. It is ErrInvalidFilter to errors.Is.
+type FilterError struct {
+	Reason string
+}
+
+func (e *FilterError) Error() string { return ErrInvalidFilter.Error() + ": " + e.Reason }
+
+// Is makes every FilterError ErrInvalidFilter.
+func (e *FilterError) Is(target error) bool { return target == ErrInvalidFilter }
+
+func invalidFilter(format string, args ...any) error {
+	return &FilterError{Reason: fmt.Sprintf(format, args...)}
+}
+
 // Filter selects call logs. Zero fields do not filter; set fields must all
 // match. From is inclusive, To exclusive.
 //
@@ -140,21 +155,21 @@ func checkFilter(f Filter) error {
 		{"error code", f.ErrorCode}, {"caller key", f.PresentedKey},
 	} {
 		if !ValidText(v.v) {
-			return fmt.Errorf("%w: %s must be at most %d characters of text without control characters", ErrInvalidFilter, v.name, MaxTextLen)
+			return invalidFilter("%s must be at most %d characters of text without control characters", v.name, MaxTextLen)
 		}
 	}
 	if f.Deployment < 0 {
-		return fmt.Errorf("%w: deployment must be a deployment id", ErrInvalidFilter)
+		return invalidFilter("deployment must be a deployment id")
 	}
 	if f.HTTPStatus != 0 && !ValidHTTPStatus(f.HTTPStatus) {
-		return fmt.Errorf("%w: HTTP status must be a number from 100 to 599", ErrInvalidFilter)
+		return invalidFilter("HTTP status must be a number from 100 to 599")
 	}
 	for _, t := range []struct {
 		name string
 		t    time.Time
 	}{{"from", f.From}, {"to", f.To}} {
 		if !t.t.IsZero() && !ValidTime(t.t) {
-			return fmt.Errorf("%w: %s must be between the years 1 and 9999", ErrInvalidFilter, t.name)
+			return invalidFilter("%s must be between the years 1 and 9999", t.name)
 		}
 	}
 	return nil
@@ -239,7 +254,7 @@ func buildSearch(ctx context.Context, db Queryer, f Filter) (searchSQL, error) {
 	}
 	// What searchQuery would refuse is refused before any name is looked up.
 	if f.Status != "" && !ValidStatus(f.Status) {
-		return searchSQL{}, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
+		return searchSQL{}, invalidFilter("unknown status %q", f.Status)
 	}
 	if f.Cursor != "" {
 		if _, _, err := decodeCursor(f.Cursor); err != nil {
@@ -313,7 +328,7 @@ func searchQuery(f Filter, names resolvedNames) (searchSQL, error) {
 		return searchSQL{}, err
 	}
 	if f.Status != "" && !ValidStatus(f.Status) {
-		return searchSQL{}, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
+		return searchSQL{}, invalidFilter("unknown status %q", f.Status)
 	}
 	b := &searchBuilder{page: " LIMIT " + strconv.Itoa(limit+1)}
 	if err := b.bound(f); err != nil {
@@ -546,7 +561,7 @@ func encodeCursor(at time.Time, requestID string) string {
 }
 
 func decodeCursor(c string) (time.Time, string, error) {
-	malformed := fmt.Errorf("%w: malformed cursor", ErrInvalidFilter)
+	malformed := invalidFilter("malformed cursor")
 	if len(c) > 4*MaxTextLen {
 		return time.Time{}, "", malformed
 	}

@@ -55,6 +55,20 @@ func PgBouncer(t testing.TB, dsn string) string {
 	if host == "" {
 		host = "127.0.0.1"
 	}
+	listenPort, args := pgBouncerConfig(t, u, host, port)
+	exited, showLog := startPgBouncer(t, bin, args)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(listenPort))
+	waitListening(t, addr, exited, showLog)
+	pooled := *u
+	pooled.Host = addr
+	return pooled.String()
+}
+
+// pgBouncerConfig writes a transaction-mode configuration in front of
+// host:port for u's user into a temporary directory and returns the port
+// it listens on and PgBouncer's arguments.
+func pgBouncerConfig(t testing.TB, u *url.URL, host, port string) (int, []string) {
+	t.Helper()
 	userName := u.User.Username()
 	password, hasPassword := u.User.Password()
 
@@ -105,6 +119,13 @@ func PgBouncer(t testing.TB, dsn string) string {
 		}
 		args = append([]string{"-u", runAs}, args...)
 	}
+	return listenPort, args
+}
+
+// startPgBouncer runs PgBouncer until the test ends (its log shown when the
+// test failed); exited closes when it exits.
+func startPgBouncer(t testing.TB, bin string, args []string) (exited chan struct{}, showLog func() string) {
+	t.Helper()
 	var logMu sync.Mutex
 	var logBuf bytes.Buffer
 	cmd := exec.Command(bin, args...)
@@ -114,7 +135,7 @@ func PgBouncer(t testing.TB, dsn string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("storetest: start pgbouncer: %v", err)
 	}
-	exited := make(chan struct{})
+	exited = make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	stop := func() {
 		_ = cmd.Process.Signal(syscall.SIGINT) // immediate shutdown
@@ -125,7 +146,7 @@ func PgBouncer(t testing.TB, dsn string) string {
 			<-exited
 		}
 	}
-	showLog := func() string {
+	showLog = func() string {
 		logMu.Lock()
 		defer logMu.Unlock()
 		return logBuf.String()
@@ -137,7 +158,12 @@ func PgBouncer(t testing.TB, dsn string) string {
 		}
 	})
 
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(listenPort))
+	return exited, showLog
+}
+
+// waitListening waits until PgBouncer accepts connections on addr.
+func waitListening(t testing.TB, addr string, exited chan struct{}, showLog func() string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for {
@@ -154,9 +180,6 @@ func PgBouncer(t testing.TB, dsn string) string {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	pooled := *u
-	pooled.Host = addr
-	return pooled.String()
 }
 
 // freePort returns a loopback TCP port that was free a moment ago.

@@ -336,8 +336,13 @@ func TestOnboardingSandboxEndToEnd(t *testing.T) {
 		t.Error("the published snapshot carries the caller key")
 	}
 	snap, _, _ := e.Store.Draft(t.Context())
-	if len(snap.Providers) != 1 || !strings.Contains(snap.Providers[0].Notes, "LOCAL SANDBOX") {
-		t.Errorf("sandbox provider not labelled: %+v", snap.Providers)
+	if len(snap.Providers) != 1 || !snap.Providers[0].Sandbox || !strings.Contains(snap.Providers[0].Notes, "LOCAL SANDBOX") {
+		t.Errorf("sandbox provider not marked: %+v", snap.Providers)
+	}
+	// The providers page badges it from the mark, not from its notes.
+	_, page := c.Get("/providers")
+	if !strings.Contains(webtest.TestID(page, "provider-"+snap.Providers[0].Name).Text(), "local sandbox") {
+		t.Error("the providers page does not badge the sandbox provider")
 	}
 }
 

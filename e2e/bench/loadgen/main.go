@@ -72,13 +72,9 @@ func main() {
 		IdleConnTimeout:     time.Minute,
 		DisableCompression:  true,
 	}}
-	payload := []byte(*body)
-
 	n := int(float64(*rate) * duration.Seconds())
-	lat := make([]time.Duration, n)
-	ttfb := make([]time.Duration, n)
-	ttfc := make([]time.Duration, n)
-	status := make([]int, n)
+	ld := &load{client: client, url: *url, key: *key, payload: []byte(*body), stream: *stream,
+		lat: make([]time.Duration, n), ttfb: make([]time.Duration, n), ttfc: make([]time.Duration, n), status: make([]int, n)}
 	var maxLag atomic.Int64
 	var wg sync.WaitGroup
 	interval := time.Second / time.Duration(*rate)
@@ -91,63 +87,81 @@ func main() {
 		if lag := time.Since(at); lag > time.Duration(maxLag.Load()) {
 			maxLag.Store(int64(lag))
 		}
-		wg.Go(func() {
-			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, *url, bytes.NewReader(payload))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+*key)
-			t0 := time.Now()
-			res, err := client.Do(req)
-			if err != nil {
-				status[i] = -1
-				return
-			}
-			defer res.Body.Close()
-			status[i] = res.StatusCode
-			if !*stream {
-				_, _ = io.Copy(io.Discard, res.Body)
-				lat[i] = time.Since(t0)
-				return
-			}
-			br := bufio.NewReaderSize(res.Body, 16<<10)
-			if _, err := br.Peek(1); err == nil {
-				ttfb[i] = time.Since(t0)
-			}
-			for {
-				line, err := br.ReadSlice('\n')
-				if ttfc[i] == 0 && hasContent(line) {
-					ttfc[i] = time.Since(t0)
-				}
-				if err != nil {
-					break
-				}
-			}
-			lat[i] = time.Since(t0)
-		})
+		wg.Go(func() { ld.send(i) })
 	}
 	wg.Wait()
+	r := ld.result()
+	r.MaxLagUS = time.Duration(maxLag.Load()).Microseconds()
+	_ = json.NewEncoder(os.Stdout).Encode(r)
+}
 
+// load is one run: what to send, and each request's timings and status.
+type load struct {
+	client          *http.Client
+	url, key        string
+	payload         []byte
+	stream          bool
+	lat, ttfb, ttfc []time.Duration
+	status          []int
+}
+
+// send sends request i and records its status and timings.
+func (ld *load) send(i int) {
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, ld.url, bytes.NewReader(ld.payload))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+ld.key)
+	t0 := time.Now()
+	res, err := ld.client.Do(req)
+	if err != nil {
+		ld.status[i] = -1
+		return
+	}
+	defer res.Body.Close()
+	ld.status[i] = res.StatusCode
+	if !ld.stream {
+		_, _ = io.Copy(io.Discard, res.Body)
+		ld.lat[i] = time.Since(t0)
+		return
+	}
+	br := bufio.NewReaderSize(res.Body, 16<<10)
+	if _, err := br.Peek(1); err == nil {
+		ld.ttfb[i] = time.Since(t0)
+	}
+	for {
+		line, err := br.ReadSlice('\n')
+		if ld.ttfc[i] == 0 && hasContent(line) {
+			ld.ttfc[i] = time.Since(t0)
+		}
+		if err != nil {
+			break
+		}
+	}
+	ld.lat[i] = time.Since(t0)
+}
+
+// result counts the run: successes' percentiles, failures by status.
+func (ld *load) result() result {
 	var r result
 	r.Statuses = map[int]int{}
 	var okLat, okTTFB, okTTFC []time.Duration
-	for i := range n {
-		if status[i] != http.StatusOK || (*stream && ttfc[i] == 0) {
+	for i := range ld.status {
+		if ld.status[i] != http.StatusOK || (ld.stream && ld.ttfc[i] == 0) {
 			r.Errors++
-			r.Statuses[status[i]]++
+			r.Statuses[ld.status[i]]++
 			continue
 		}
 		r.OK++
-		okLat = append(okLat, lat[i])
-		if *stream {
-			okTTFB, okTTFC = append(okTTFB, ttfb[i]), append(okTTFC, ttfc[i])
+		okLat = append(okLat, ld.lat[i])
+		if ld.stream {
+			okTTFB, okTTFC = append(okTTFB, ld.ttfb[i]), append(okTTFC, ld.ttfc[i])
 		}
 	}
 	r.Latency = pcts(okLat)
-	if *stream {
+	if ld.stream {
 		fb, fc := pcts(okTTFB), pcts(okTTFC)
 		r.FirstByte, r.Content = &fb, &fc
 	}
-	r.MaxLagUS = time.Duration(maxLag.Load()).Microseconds()
-	_ = json.NewEncoder(os.Stdout).Encode(r)
+	return r
 }
 
 // hasContent reports an SSE data line whose chunk carries text.

@@ -52,7 +52,17 @@ func Generate(sz Size, baseURL string) config.Snapshot {
 	for i := range sz.Tenants {
 		s.Tenants = append(s.Tenants, config.Tenant{Name: fmt.Sprintf("tenant-%02d", i), Description: describe(i, "business unit")})
 	}
+	openai := genProviders(&s, sz, baseURL)
+	chat, embed := genModels(&s, sz, openai)
+	genGroups(&s, sz, chat, embed)
+	genCallers(&s, sz)
+	config.Canonicalize(&s)
+	return s
+}
 
+// genProviders adds the providers and returns the names of the enabled
+// OpenAI-protocol ones, for embedding models.
+func genProviders(s *config.Snapshot, sz Size, baseURL string) []string {
 	protocols := []config.Protocol{config.ProtocolOpenAI, config.ProtocolOpenAI, config.ProtocolAnthropic, config.ProtocolOpenAI, config.ProtocolGemini}
 	var openai []string // names of enabled OpenAI-protocol providers, for embedding models
 	for i := range sz.Providers {
@@ -74,8 +84,13 @@ func Generate(sz Size, baseURL string) config.Snapshot {
 		s.Providers = append(s.Providers, p)
 	}
 
+	return openai
+}
+
+// genModels adds the logic models with their deployments and returns the
+// chat and embedding models' codes.
+func genModels(s *config.Snapshot, sz Size, openai []string) (chat, embed []string) {
 	nModels := max(1, sz.Deployments/deploymentsPerModel)
-	var chat, embed []string
 	for m := range nModels {
 		lm := config.LogicModel{Code: fmt.Sprintf("model-%04d", m), Kind: config.KindChat, Description: describe(m, "model family")}
 		if m%20 == 19 && len(openai) > 0 {
@@ -96,34 +111,7 @@ func Generate(sz Size, baseURL string) config.Snapshot {
 			} else {
 				provider = s.Providers[(m*7+j*11)%len(s.Providers)].Name
 			}
-			d := config.Deployment{
-				Provider:      provider,
-				UpstreamModel: fmt.Sprintf("vendor-%04d-%c", m, 'a'+j),
-				Weight:        weights[j],
-				Enabled:       !(j == 1 && m%13 == 0),
-				Prices: config.Prices{
-					InputMicros:  config.Micros(150_000 + 50_000*(m%17)),
-					OutputMicros: config.Micros(600_000 + 200_000*(m%17)),
-					Currency:     "USD",
-				},
-				Capabilities: config.Capabilities{Thinking: m%4 == 0, Vision: m%3 == 0, Tools: m%5 != 0, StructuredOutput: j == 0 && m%6 == 0},
-			}
-			if m%2 == 0 {
-				d.Prices.CachedMicros = d.Prices.InputMicros / 10
-			}
-			if m%3 == 0 {
-				d.MaxConcurrency = 16 << (j % 3)
-			}
-			if j == n-1 && n > 1 {
-				d.TimeoutMS = 20000
-			}
-			if lm.Kind == config.KindEmbedding {
-				d.EmbeddingBatchLimit = 256
-			}
-			if m%50 == 0 {
-				d.Breaker = &config.BreakerSettings{Window: 100, MinCalls: 30, FailurePercent: 50, OpenMS: 30000, HalfOpenProbes: 2}
-			}
-			lm.Deployments = append(lm.Deployments, d)
+			lm.Deployments = append(lm.Deployments, genDeployment(m, j, n, provider, weights[j], lm.Kind))
 		}
 		if lm.Kind == config.KindEmbedding {
 			embed = append(embed, lm.Code)
@@ -133,6 +121,43 @@ func Generate(sz Size, baseURL string) config.Snapshot {
 		s.LogicModels = append(s.LogicModels, lm)
 	}
 
+	return chat, embed
+}
+
+// genDeployment is deployment j of n of model m.
+func genDeployment(m, j, n int, provider string, weight int, kind config.Kind) config.Deployment {
+	d := config.Deployment{
+		Provider:      provider,
+		UpstreamModel: fmt.Sprintf("vendor-%04d-%c", m, 'a'+j),
+		Weight:        weight,
+		Enabled:       !(j == 1 && m%13 == 0),
+		Prices: config.Prices{
+			InputMicros:  config.Micros(150_000 + 50_000*(m%17)),
+			OutputMicros: config.Micros(600_000 + 200_000*(m%17)),
+			Currency:     "USD",
+		},
+		Capabilities: config.Capabilities{Thinking: m%4 == 0, Vision: m%3 == 0, Tools: m%5 != 0, StructuredOutput: j == 0 && m%6 == 0},
+	}
+	if m%2 == 0 {
+		d.Prices.CachedMicros = d.Prices.InputMicros / 10
+	}
+	if m%3 == 0 {
+		d.MaxConcurrency = 16 << (j % 3)
+	}
+	if j == n-1 && n > 1 {
+		d.TimeoutMS = 20000
+	}
+	if kind == config.KindEmbedding {
+		d.EmbeddingBatchLimit = 256
+	}
+	if m%50 == 0 {
+		d.Breaker = &config.BreakerSettings{Window: 100, MinCalls: 30, FailurePercent: 50, OpenMS: 30000, HalfOpenProbes: 2}
+	}
+	return d
+}
+
+// genGroups adds the route groups, each tier with its candidates.
+func genGroups(s *config.Snapshot, sz Size, chat, embed []string) {
 	for g := range sz.Groups {
 		rg := config.RouteGroup{Name: fmt.Sprintf("group-%04d", g), Description: describe(g, "product line")}
 		if sz.Tenants > 0 && g%25 == 24 {
@@ -168,6 +193,10 @@ func Generate(sz Size, baseURL string) config.Snapshot {
 		s.RouteGroups = append(s.RouteGroups, rg)
 	}
 
+}
+
+// genCallers adds the callers with their limits and budgets.
+func genCallers(s *config.Snapshot, sz Size) {
 	for c := range sz.Callers {
 		g := &s.RouteGroups[c%max(1, len(s.RouteGroups))]
 		cl := config.Caller{
@@ -192,8 +221,6 @@ func Generate(sz Size, baseURL string) config.Snapshot {
 		}
 		s.Callers = append(s.Callers, cl)
 	}
-	config.Canonicalize(&s)
-	return s
 }
 
 // splitWeights gives n deployments weights that sum to 100 over the

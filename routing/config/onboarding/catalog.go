@@ -346,125 +346,142 @@ var (
 // embedding dimension) and valid as a logic model and a deployment.
 func (c *Catalog) Validate(env config.Env) error {
 	var errs []error
-	bad := func(t *Template, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("template %q: %s", t.Code, fmt.Sprintf(format, args...)))
-	}
 	seen := map[string]bool{}
 	for i := range c.Templates {
 		t := &c.Templates[i]
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("template %q: %s", t.Code, fmt.Sprintf(format, args...)))
+		}
 		if !templateCodeRE.MatchString(t.Code) {
-			bad(t, "code must be 1–41 lower-case letters, digits or '-'")
+			bad("code must be 1–41 lower-case letters, digits or '-'")
 		}
 		if seen[t.Code] {
-			bad(t, "code is used twice")
+			bad("code is used twice")
 		}
 		seen[t.Code] = true
-		if strings.TrimSpace(t.Name) == "" {
-			bad(t, "name is required")
-		}
-		sup, ok := env.Implemented[t.Protocol]
-		if !ok || !sup.Chat {
-			bad(t, "protocol %q is not implemented by this build", t.Protocol)
-		}
-		if msg := config.ValidateBaseURL(t.BaseURL); msg != "" {
-			bad(t, "base_url %s", msg)
-		}
-		fe := config.ValidateProvider(config.Provider{Name: t.Provider, Protocol: t.Protocol, BaseURL: t.BaseURL, TimeoutMS: 60000,
-			APIVersion: t.APIVersion, Region: t.Region, AuthURL: t.AuthURL})
-		if fe["name"] != "" {
-			bad(t, "provider name %q: %s", t.Provider, fe["name"])
-		}
-		for _, f := range []string{"api_version", "region", "auth_url"} {
-			if fe[f] != "" {
-				bad(t, "%s %s", f, fe[f])
-			}
-		}
-		// A template names no project: that is the operator's own.
-		if field, msg := cloudSettingMissing(config.Provider{Protocol: t.Protocol, APIVersion: t.APIVersion, Region: t.Region}); msg != "" && field != "project" {
-			bad(t, "%s", msg)
-		}
-		azureOnly, bedrockOnly := t.APIVersion != "" || t.AuthURL != "", t.Region != ""
-		if (azureOnly && !t.HasSetting("api_version")) || (bedrockOnly && !t.HasSetting("region")) {
-			bad(t, "api_version and auth_url are Azure settings, region a Bedrock or Vertex AI one")
-		}
-		if t.KeyOptional {
-			if fe := config.ValidateProviderKey("", t.DefaultKey, true); len(fe) > 0 {
-				bad(t, "default_key %s", fe["secret"])
-			}
-		}
-		seenQuirk := map[config.Quirk]bool{}
-		for _, q := range t.Quirks {
-			switch {
-			case !slices.Contains(config.TemplateQuirks, q):
-				bad(t, "quirk %q is not known", q)
-			case seenQuirk[q]:
-				bad(t, "quirk %q is listed twice", q)
-			case t.Protocol != config.ProtocolOpenAI:
-				bad(t, "quirks are for OpenAI-compatible vendors only")
-			}
-			seenQuirk[q] = true
-		}
-		if len(t.Models) == 0 && !t.CustomModels {
-			bad(t, "has no models; list some or set custom_models")
-		}
-		codes := map[string]string{}
-		for _, m := range t.Models {
-			where := "model " + quoted(m.Upstream)
-			if strings.TrimSpace(m.Upstream) == "" {
-				bad(t, "a model has no upstream name")
-				continue
-			}
-			if prev, dup := codes[m.Code()]; dup {
-				bad(t, "%s and %s share logic model code %q", where, quoted(prev), m.Code())
-			}
-			codes[m.Code()] = m.Upstream
-			if m.Kind != config.KindChat && m.Kind != config.KindEmbedding {
-				bad(t, "%s: kind must be chat or embedding", where)
-			}
-			if m.Capabilities == nil {
-				bad(t, "%s: capabilities are missing (write thinking/vision/tools, even when false)", where)
-			}
-			if !config.ValidTier(string(m.Tier)) {
-				bad(t, "%s: tier must be fast, standard or deep", where)
-			}
-			if m.Kind == config.KindEmbedding {
-				if m.Dimension <= 0 {
-					bad(t, "%s: an embedding model needs its dimension", where)
-				}
-				if !sup.Embeddings {
-					bad(t, "%s: protocol %s has no embeddings API in this build", where, t.Protocol)
-				}
-			} else if m.Dimension != 0 || m.BatchLimit != 0 {
-				bad(t, "%s: only embedding models have a dimension and batch limit", where)
-			}
-			if m.BatchLimit < 0 {
-				bad(t, "%s: batch_limit must be 0 (not published) or positive", where)
-			}
-			switch p := m.Price; {
-			case p == nil:
-				bad(t, "%s: price is missing (write price: unknown when it is not published)", where)
-			case p.Known:
-				if !asOfRE.MatchString(p.AsOf) {
-					bad(t, "%s: a known price needs as_of (YYYY-MM or YYYY-MM-DD)", where)
-				}
-				if strings.TrimSpace(p.Source) == "" {
-					bad(t, "%s: a known price needs its source", where)
-				}
-			}
-			lm := config.LogicModel{Code: m.Code(), Kind: m.Kind, EmbeddingDimension: m.Dimension}
-			for field, msg := range config.ValidateLogicModel(lm) {
-				bad(t, "%s: logic model %s %s", where, field, msg)
-			}
-			d := config.Deployment{Provider: t.Provider, UpstreamModel: m.Upstream, Weight: 100, Enabled: true, Prices: m.Price.Prices(), Capabilities: m.Caps(), EmbeddingBatchLimit: m.BatchLimit}
-			for field, msg := range config.ValidateDeployment(d) {
-				bad(t, "%s: deployment %s %s", where, field, msg)
-			}
-		}
+		t.validate(env, bad)
 	}
 	if len(c.Templates) == 0 {
 		errs = append(errs, errors.New("no templates"))
 	}
 	return errors.Join(errs...)
+}
+
+// validate checks a template and its models, telling bad each problem.
+func (t *Template) validate(env config.Env, bad func(format string, args ...any)) {
+	if strings.TrimSpace(t.Name) == "" {
+		bad("name is required")
+	}
+	sup, ok := env.Implemented[t.Protocol]
+	if !ok || !sup.Chat {
+		bad("protocol %q is not implemented by this build", t.Protocol)
+	}
+	if msg := config.ValidateBaseURL(t.BaseURL); msg != "" {
+		bad("base_url %s", msg)
+	}
+	t.validateSettings(bad)
+	if t.KeyOptional {
+		if fe := config.ValidateProviderKey("", t.DefaultKey, true); len(fe) > 0 {
+			bad("default_key %s", fe["secret"])
+		}
+	}
+	if len(t.Models) == 0 && !t.CustomModels {
+		bad("has no models; list some or set custom_models")
+	}
+	codes := map[string]string{}
+	for _, m := range t.Models {
+		if strings.TrimSpace(m.Upstream) == "" {
+			bad("a model has no upstream name")
+			continue
+		}
+		where := "model " + quoted(m.Upstream)
+		if prev, dup := codes[m.Code()]; dup {
+			bad("%s and %s share logic model code %q", where, quoted(prev), m.Code())
+		}
+		codes[m.Code()] = m.Upstream
+		t.validateModel(m, sup, func(format string, args ...any) { bad("%s"+format, append([]any{where}, args...)...) })
+	}
+}
+
+// validateSettings checks the provider the template creates: its name,
+// its cloud settings and its wire quirks.
+func (t *Template) validateSettings(bad func(format string, args ...any)) {
+	fe := config.ValidateProvider(config.Provider{Name: t.Provider, Protocol: t.Protocol, BaseURL: t.BaseURL, TimeoutMS: 60000,
+		APIVersion: t.APIVersion, Region: t.Region, AuthURL: t.AuthURL})
+	if fe["name"] != "" {
+		bad("provider name %q: %s", t.Provider, fe["name"])
+	}
+	for _, f := range []string{"api_version", "region", "auth_url"} {
+		if fe[f] != "" {
+			bad("%s %s", f, fe[f])
+		}
+	}
+	// A template names no project: that is the operator's own.
+	if field, msg := cloudSettingMissing(config.Provider{Protocol: t.Protocol, APIVersion: t.APIVersion, Region: t.Region}); msg != "" && field != "project" {
+		bad("%s", msg)
+	}
+	azureOnly, regional := t.APIVersion != "" || t.AuthURL != "", t.Region != ""
+	if (azureOnly && !t.HasSetting("api_version")) || (regional && !t.HasSetting("region")) {
+		bad("api_version and auth_url are Azure settings, region a Bedrock or Vertex AI one")
+	}
+	seenQuirk := map[config.Quirk]bool{}
+	for _, q := range t.Quirks {
+		switch {
+		case !slices.Contains(config.TemplateQuirks, q):
+			bad("quirk %q is not known", q)
+		case seenQuirk[q]:
+			bad("quirk %q is listed twice", q)
+		case t.Protocol != config.ProtocolOpenAI:
+			bad("quirks are for OpenAI-compatible vendors only")
+		}
+		seenQuirk[q] = true
+	}
+}
+
+// validateModel checks one model of the template; bad's messages follow
+// the model's name.
+func (t *Template) validateModel(m Model, sup config.ProtocolSupport, bad func(format string, args ...any)) {
+	if m.Kind != config.KindChat && m.Kind != config.KindEmbedding {
+		bad(": kind must be chat or embedding")
+	}
+	if m.Capabilities == nil {
+		bad(": capabilities are missing (write thinking/vision/tools, even when false)")
+	}
+	if !config.ValidTier(string(m.Tier)) {
+		bad(": tier must be fast, standard or deep")
+	}
+	if m.Kind == config.KindEmbedding {
+		if m.Dimension <= 0 {
+			bad(": an embedding model needs its dimension")
+		}
+		if !sup.Embeddings {
+			bad(": protocol %s has no embeddings API in this build", t.Protocol)
+		}
+	} else if m.Dimension != 0 || m.BatchLimit != 0 {
+		bad(": only embedding models have a dimension and batch limit")
+	}
+	if m.BatchLimit < 0 {
+		bad(": batch_limit must be 0 (not published) or positive")
+	}
+	switch p := m.Price; {
+	case p == nil:
+		bad(": price is missing (write price: unknown when it is not published)")
+	case p.Known:
+		if !asOfRE.MatchString(p.AsOf) {
+			bad(": a known price needs as_of (YYYY-MM or YYYY-MM-DD)")
+		}
+		if strings.TrimSpace(p.Source) == "" {
+			bad(": a known price needs its source")
+		}
+	}
+	lm := config.LogicModel{Code: m.Code(), Kind: m.Kind, EmbeddingDimension: m.Dimension}
+	for field, msg := range config.ValidateLogicModel(lm) {
+		bad(": logic model %s %s", field, msg)
+	}
+	d := config.Deployment{Provider: t.Provider, UpstreamModel: m.Upstream, Weight: 100, Enabled: true, Prices: m.Price.Prices(), Capabilities: m.Caps(), EmbeddingBatchLimit: m.BatchLimit}
+	for field, msg := range config.ValidateDeployment(d) {
+		bad(": deployment %s %s", field, msg)
+	}
 }
 
 func quoted(s string) string { return `"` + s + `"` }

@@ -167,7 +167,7 @@ func Build(cat *Catalog, ch Choices, draft config.Snapshot) (*Plan, config.Field
 func (p *Plan) planProvider(ch Choices, draft config.Snapshot, errs config.FieldErrors) {
 	t := p.Template
 	p.Provider = config.Provider{Name: strings.TrimSpace(ch.ProviderName), Protocol: t.Protocol, BaseURL: strings.TrimSpace(ch.BaseURL), Enabled: true, TimeoutMS: 60000, Notes: providerNotes(t),
-		Quirks: t.ProviderQuirks()}
+		Quirks: t.ProviderQuirks(), Sandbox: t.Sandbox}
 	if t.HasSetting("api_version") {
 		p.Provider.APIVersion, p.Provider.AuthURL = strings.TrimSpace(ch.APIVersion), strings.TrimSpace(ch.AuthURL)
 	}

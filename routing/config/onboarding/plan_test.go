@@ -101,6 +101,9 @@ func TestPlanSandboxFirstInstall(t *testing.T) {
 	if !strings.Contains(s.Providers[0].Notes, "LOCAL SANDBOX") {
 		t.Errorf("provider notes %q do not label the sandbox", s.Providers[0].Notes)
 	}
+	if !s.Providers[0].Sandbox {
+		t.Error("the sandbox template's provider is not marked Sandbox")
+	}
 }
 
 func TestPlanFillsTierWithoutSuggestion(t *testing.T) {

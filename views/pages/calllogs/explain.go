@@ -82,76 +82,8 @@ func Steps(tr routing.Trail) []Step {
 }
 
 // ExplainSkip turns a skip reason of the plan or the executor into a
-// sentence an operator can act on.
-func ExplainSkip(r reason.Reason) string {
-	switch r.Code {
-	case "":
-		return "skipped (no reason recorded)"
-	case reason.Legacy:
-		if r.Detail == "" {
-			return "skipped (no reason recorded)"
-		}
-		return "skipped: " + r.Detail
-	case reason.Parked:
-		return "skipped: parked — the deployment is kept in the configuration without traffic"
-	case reason.CandidateParked:
-		return "skipped: the candidate is parked — it is kept in the tier's chain without traffic"
-	case reason.DisabledByOperator:
-		return "skipped: the deployment is disabled by an operator"
-	case reason.ProviderDisabled:
-		return "skipped: provider " + r.Provider + " is disabled by an operator, so none of its deployments serve"
-	case reason.NoActiveKey:
-		return "skipped: provider " + r.Provider + " has no active key — add or enable a key in its pool"
-	case reason.LacksCapability:
-		return "skipped: the request needs " + capabilityWords(r.Capability) + ", which this deployment does not offer (its capabilities lack " + r.Capability + ")"
-	case reason.Unhealthy:
-		return "skipped: unhealthy — the health checker marked the deployment down after failed probes and calls"
-	case reason.AlreadyInChain:
-		return "skipped: the same deployment is already earlier in the chain, so it is not tried twice"
-	case reason.NoDeployments:
-		return "skipped: the logic model has no deployments to serve it"
-	case reason.ChainFull:
-		return "skipped: the chain already holds " + strconv.Itoa(r.Max) + " entries at this level, the most one request considers; lower the number of candidates or deployments"
-	case reason.WrongKind:
-		return "skipped: the candidate is " + components.WithArticle(r.Kind) + " model and this is " + components.WithArticle(r.Want) + " request (chat and embedding models never stand in for each other)"
-	case reason.BreakerOpen:
-		return "skipped: its circuit breaker is open after too many server errors, timeouts or network failures; it lets a few probes through once the open period ends"
-	case reason.OverCapacity:
-		return "skipped: at max concurrency of " + strconv.Itoa(r.Max) + " — every slot is busy with requests in flight (or requests of this instance are queued for it), so the next step was tried; when every step is at capacity the request waits in its class's queue"
-	case reason.OverTokenCapacity:
-		return "skipped: at max in-flight tokens of " + strconv.Itoa(r.Max) + " — the request's estimated tokens do not fit beside those of the requests in flight, so the next step was tried; when every step is at capacity the request waits in its class's queue"
-	case reason.LoadUnavailable:
-		return "skipped: the shared load counter could not be read (" + r.Detail + ")"
-	case reason.NoProtocol:
-		return "skipped: protocol " + r.Protocol + " is not implemented in this build of Switchyard"
-	case reason.NoKeys:
-		return "skipped: the provider has no usable key in its pool"
-	case reason.KeysCooling:
-		return "skipped: all keys are cooling after the vendor rate-limited them; they are used again once their Retry-After passes"
-	case reason.KeysQuarantined:
-		return "skipped: all keys are quarantined after the vendor refused them (auth or billing); an operator must re-enable them on the Providers page"
-	case reason.KeysTried:
-		return "skipped: every key of the provider was already tried for this request"
-	case reason.RetryBudgetExhausted:
-		return "not tried: the retry budget of tier " + r.Tier + " was spent — retries may be " + strconv.Itoa(r.Percent) + "% of the tier's first attempts (at least " +
-			strconv.Itoa(r.PerSecond) + "/s) over " + ms(r.WindowMS) + ", across instances — so the caller got the last failure as 503 retry_budget_exhausted"
-	case reason.UnsupportedParameter:
-		return "skipped: the request sets " + r.Param + ", which the " + r.Protocol + " protocol cannot carry without changing the answer (see \"Request fields\" in the manual, /manual/fields.md)"
-	}
-	return "skipped: " + r.String()
-}
-
-func capabilityWords(c string) string {
-	switch c {
-	case "thinking":
-		return "thinking (reasoning)"
-	case "vision":
-		return "vision (image input)"
-	case "tools":
-		return "tools (function calling)"
-	}
-	return c
-}
+// sentence an operator can act on (components.SkipWords).
+func ExplainSkip(r reason.Reason) string { return components.SkipWords(r) }
 
 // ExplainAttempt says what happened in one attempt and what the router did
 // next. next is the following trail entry, or nil when this was the last.

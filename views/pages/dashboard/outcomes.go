@@ -61,20 +61,9 @@ func Causes(points []OutcomePoint) []ErrorCause {
 	return out
 }
 
-// ErrorChart is the error rate from the outcome roll-up: every non-2xx as
-// a share of requests. Ungrouped, one line per cause (the most frequent
-// ones, the rest as "other") and one for every cause together; by tier,
-// one line per tier.
-func ErrorChart(points []OutcomePoint, times []time.Time, byTier bool) Chart {
-	c := Chart{TestID: "chart-errors", Title: "Error rate", Unit: "% of requests, every non-2xx", Times: times, Format: Percent, NoData: len(points) == 0}
-	idx := make(map[int64]int, len(times))
-	for i, t := range times {
-		idx[t.Unix()] = i
-	}
-	line := func(p OutcomePoint) string { return p.Outcome }
-	if byTier {
-		line = func(p OutcomePoint) string { return orNone(p.Tier, "(no tier)") }
-	}
+// errorLines labels each error line, busiest first (past maxCauses, by
+// code, "other"), and returns the labels in order.
+func errorLines(points []OutcomePoint, line func(OutcomePoint) string, byTier bool) (map[string]string, []string) {
 	counts := map[string]int64{}
 	for _, p := range points {
 		if p.Outcome != "" {
@@ -98,6 +87,24 @@ func ErrorChart(points []OutcomePoint, times []time.Time, byTier bool) Chart {
 			order = append(order, l)
 		}
 	}
+	return label, order
+}
+
+// ErrorChart is the error rate from the outcome roll-up: every non-2xx as
+// a share of requests. Ungrouped, one line per cause (the most frequent
+// ones, the rest as "other") and one for every cause together; by tier,
+// one line per tier.
+func ErrorChart(points []OutcomePoint, times []time.Time, byTier bool) Chart {
+	c := Chart{TestID: "chart-errors", Title: "Error rate", Unit: "% of requests, every non-2xx", Times: times, Format: Percent, NoData: len(points) == 0}
+	idx := make(map[int64]int, len(times))
+	for i, t := range times {
+		idx[t.Unix()] = i
+	}
+	line := func(p OutcomePoint) string { return p.Outcome }
+	if byTier {
+		line = func(p OutcomePoint) string { return orNone(p.Tier, "(no tier)") }
+	}
+	label, order := errorLines(points, line, byTier)
 	n := len(times)
 	total := make([]int64, n)
 	bad := map[string][]int64{}

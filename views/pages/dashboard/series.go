@@ -91,11 +91,36 @@ func (b *bucket) latencyCount() int64 {
 // grouped, each chart has one line per group (the busiest seven, the rest
 // summed as "other").
 func Charts(points []Point, times []time.Time, groupBy string, quantile Quantile) []Chart {
-	idx := make(map[int64]int, len(times))
-	for i, t := range times {
-		idx[t.Unix()] = i
+	line, order := lineLabels(points, groupBy)
+	grid := gridOf(points, times, line, order)
+	noData := len(points) == 0
+	mk := func(id, title, unit string, f func(float64) string) Chart {
+		return Chart{TestID: id, Title: title, Unit: unit, Times: times, Format: f, NoData: noData}
 	}
-	// Pick the groups that get a line.
+	cs := chartSet{
+		req:  mk("chart-requests", "Requests", "per "+stepWord(times), Compact),
+		err:  mk("chart-errors", "Error rate", "% of requests", Percent),
+		lat:  mk("chart-latency", "Latency", "ms, calls not rejected", Millis),
+		tok:  mk("chart-tokens", "Tokens", "per "+stepWord(times), Compact),
+		cost: mk("chart-cost", "Cost", "per "+stepWord(times), Compact),
+		plot: plotter{n: len(times), quantile: quantile},
+	}
+	currencies := currenciesOf(points)
+	if groupBy == "" {
+		all := make([]bucket, len(times))
+		if len(order) > 0 {
+			all = grid[order[0]]
+		}
+		cs.overall(all, currencies)
+	} else {
+		cs.grouped(order, grid, currencies, stepWord(times))
+	}
+	return []Chart{cs.req, cs.err, cs.lat, cs.tok, cs.cost}
+}
+
+// lineLabels picks the groups that get a line, busiest first: each group's
+// line label, and the labels in order (past maxGroups, "other").
+func lineLabels(points []Point, groupBy string) (map[string]string, []string) {
 	reqs := map[string]int64{}
 	for _, p := range points {
 		reqs[p.Group] += p.Requests
@@ -127,6 +152,15 @@ func Charts(points []Point, times []time.Time, groupBy string, quantile Quantile
 			order = append(order, label)
 		}
 	}
+	return line, order
+}
+
+// gridOf sums the points into one bucket per line and time.
+func gridOf(points []Point, times []time.Time, line map[string]string, order []string) map[string][]bucket {
+	idx := make(map[int64]int, len(times))
+	for i, t := range times {
+		idx[t.Unix()] = i
+	}
 	grid := map[string][]bucket{}
 	for _, l := range order {
 		grid[l] = make([]bucket, len(times))
@@ -138,99 +172,109 @@ func Charts(points []Point, times []time.Time, groupBy string, quantile Quantile
 		}
 		grid[line[p.Group]][i].add(p)
 	}
-	noData := len(points) == 0
-	n := len(times)
-	mk := func(id, title, unit string, f func(float64) string) Chart {
-		return Chart{TestID: id, Title: title, Unit: unit, Times: times, Format: f, NoData: noData}
-	}
-	reqC := mk("chart-requests", "Requests", "per "+stepWord(times), Compact)
-	errC := mk("chart-errors", "Error rate", "% of requests", Percent)
-	latC := mk("chart-latency", "Latency", "ms, calls not rejected", Millis)
-	tokC := mk("chart-tokens", "Tokens", "per "+stepWord(times), Compact)
-	costC := mk("chart-cost", "Cost", "per "+stepWord(times), Compact)
+	return grid
+}
 
-	series := func(name string, f func(b *bucket) (float64, bool), buckets []bucket) Series {
-		s := Series{Name: name, Values: make([]float64, n), Has: make([]bool, n)}
-		for i := range buckets {
-			s.Values[i], s.Has[i] = f(&buckets[i])
-		}
-		return s
-	}
-	count := func(get func(b *bucket) int64) func(b *bucket) (float64, bool) {
-		return func(b *bucket) (float64, bool) { return float64(get(b)), true }
-	}
-	errRate := func(b *bucket) (float64, bool) { return rate(b.errors, b.requests), b.requests > 0 }
-	non2xx := func(b *bucket) (float64, bool) {
-		return rate(b.errors+b.rejected+b.cancelled, b.requests), b.requests > 0
-	}
-	rejRate := func(b *bucket) (float64, bool) { return rate(b.rejected, b.requests), b.requests > 0 }
-	quant := func(q float64) func(b *bucket) (float64, bool) {
-		return func(b *bucket) (float64, bool) {
-			if b.latencyCount() == 0 {
-				return 0, false
-			}
-			return quantile(b.hist, q), true
-		}
-	}
-	currencies := currenciesOf(points)
-	costIn := func(cur string) func(b *bucket) (float64, bool) {
-		// A chart plots coordinates: whole currency units as a float are
-		// exact enough to draw; amounts as text use components.Money.
-		return func(b *bucket) (float64, bool) { return float64(b.costMicros[cur]) / 1e6, true }
-	}
+// plotter turns buckets into series.
+type plotter struct {
+	n        int
+	quantile Quantile
+}
 
-	if groupBy == "" {
-		var all []bucket
-		if len(order) > 0 {
-			all = grid[order[0]]
-		} else {
-			all = make([]bucket, n)
-		}
-		colored := func(s Series, color string) Series { s.Color = color; return s }
-		reqC.Series = []Series{
-			colored(series("requests", count(func(b *bucket) int64 { return b.requests }), all), ColorRequests),
-			colored(series("upstream errors", count(func(b *bucket) int64 { return b.errors }), all), StatusColor(record.StatusUpstreamError)),
-			colored(series("rejected by us", count(func(b *bucket) int64 { return b.rejected }), all), StatusColor(record.StatusRejected)),
-		}
-		errC.Series = []Series{
-			colored(series("upstream errors", errRate, all), StatusColor(record.StatusUpstreamError)),
-			colored(series("rejected by us", rejRate, all), StatusColor(record.StatusRejected)),
-		}
-		latC.Series = []Series{series("p50", quant(0.5), all), series("p95", quant(0.95), all)}
-		tokC.Series = []Series{
-			series("prompt", count(func(b *bucket) int64 { return b.prompt }), all),
-			series("completion", count(func(b *bucket) int64 { return b.completion }), all),
-			series("cached", count(func(b *bucket) int64 { return b.cached }), all),
-		}
-		for _, cur := range currencies {
-			costC.Series = append(costC.Series, series(orNone(cur, "no currency"), costIn(cur), all))
-		}
-		if len(currencies) == 0 {
-			costC.Series = []Series{series("cost", count(func(*bucket) int64 { return 0 }), all)}
-		}
-	} else {
-		cur := ""
-		if len(currencies) > 0 {
-			cur = currencies[0]
-		}
-		for _, l := range order {
-			b := grid[l]
-			reqC.Series = append(reqC.Series, series(l, count(func(b *bucket) int64 { return b.requests }), b))
-			errC.Series = append(errC.Series, series(l, non2xx, b))
-			latC.Series = append(latC.Series, series(l+" p95", quant(0.95), b))
-			tokC.Series = append(tokC.Series, series(l, count(func(b *bucket) int64 { return b.prompt + b.completion }), b))
-			costC.Series = append(costC.Series, series(l, costIn(cur), b))
-		}
-		errC.Note = "Every non-2xx answer (upstream errors, our refusals and 503s, cancellations) as a share of each group's requests."
-		tokC.Note = "Prompt + completion tokens."
-		if cur != "" {
-			costC.Unit = cur + " per " + stepWord(times)
-		}
-		if len(currencies) > 1 {
-			costC.Note = "Only " + cur + " is drawn; the tables below list every currency."
-		}
+func (pl plotter) series(name string, f func(b *bucket) (float64, bool), buckets []bucket) Series {
+	s := Series{Name: name, Values: make([]float64, pl.n), Has: make([]bool, pl.n)}
+	for i := range buckets {
+		s.Values[i], s.Has[i] = f(&buckets[i])
 	}
-	return []Chart{reqC, errC, latC, tokC, costC}
+	return s
+}
+
+func count(get func(b *bucket) int64) func(b *bucket) (float64, bool) {
+	return func(b *bucket) (float64, bool) { return float64(get(b)), true }
+}
+
+func errRate(b *bucket) (float64, bool) { return rate(b.errors, b.requests), b.requests > 0 }
+
+func rejRate(b *bucket) (float64, bool) { return rate(b.rejected, b.requests), b.requests > 0 }
+
+func non2xx(b *bucket) (float64, bool) {
+	return rate(b.errors+b.rejected+b.cancelled, b.requests), b.requests > 0
+}
+
+func (pl plotter) quant(q float64) func(b *bucket) (float64, bool) {
+	return func(b *bucket) (float64, bool) {
+		if b.latencyCount() == 0 {
+			return 0, false
+		}
+		return pl.quantile(b.hist, q), true
+	}
+}
+
+// costIn is a bucket's cost in cur. A chart plots coordinates: whole
+// currency units as a float are exact enough to draw; amounts as text use
+// components.Money.
+func costIn(cur string) func(b *bucket) (float64, bool) {
+	return func(b *bucket) (float64, bool) { return float64(b.costMicros[cur]) / 1e6, true }
+}
+
+// chartSet is the dashboard's five charts being filled.
+type chartSet struct {
+	req, err, lat, tok, cost Chart
+	plot                     plotter
+}
+
+// overall fills the charts of all traffic: a line per status, quantile,
+// token kind and currency.
+func (cs *chartSet) overall(all []bucket, currencies []string) {
+	s := cs.plot.series
+	colored := func(s Series, color string) Series { s.Color = color; return s }
+	cs.req.Series = []Series{
+		colored(s("requests", count(func(b *bucket) int64 { return b.requests }), all), ColorRequests),
+		colored(s("upstream errors", count(func(b *bucket) int64 { return b.errors }), all), StatusColor(record.StatusUpstreamError)),
+		colored(s("rejected by us", count(func(b *bucket) int64 { return b.rejected }), all), StatusColor(record.StatusRejected)),
+	}
+	cs.err.Series = []Series{
+		colored(s("upstream errors", errRate, all), StatusColor(record.StatusUpstreamError)),
+		colored(s("rejected by us", rejRate, all), StatusColor(record.StatusRejected)),
+	}
+	cs.lat.Series = []Series{s("p50", cs.plot.quant(0.5), all), s("p95", cs.plot.quant(0.95), all)}
+	cs.tok.Series = []Series{
+		s("prompt", count(func(b *bucket) int64 { return b.prompt }), all),
+		s("completion", count(func(b *bucket) int64 { return b.completion }), all),
+		s("cached", count(func(b *bucket) int64 { return b.cached }), all),
+	}
+	for _, cur := range currencies {
+		cs.cost.Series = append(cs.cost.Series, s(orNone(cur, "no currency"), costIn(cur), all))
+	}
+	if len(currencies) == 0 {
+		cs.cost.Series = []Series{s("cost", count(func(*bucket) int64 { return 0 }), all)}
+	}
+}
+
+// grouped fills the charts with a line per group; cost in the first
+// currency only.
+func (cs *chartSet) grouped(order []string, grid map[string][]bucket, currencies []string, step string) {
+	s := cs.plot.series
+	cur := ""
+	if len(currencies) > 0 {
+		cur = currencies[0]
+	}
+	for _, l := range order {
+		b := grid[l]
+		cs.req.Series = append(cs.req.Series, s(l, count(func(b *bucket) int64 { return b.requests }), b))
+		cs.err.Series = append(cs.err.Series, s(l, non2xx, b))
+		cs.lat.Series = append(cs.lat.Series, s(l+" p95", cs.plot.quant(0.95), b))
+		cs.tok.Series = append(cs.tok.Series, s(l, count(func(b *bucket) int64 { return b.prompt + b.completion }), b))
+		cs.cost.Series = append(cs.cost.Series, s(l, costIn(cur), b))
+	}
+	cs.err.Note = "Every non-2xx answer (upstream errors, our refusals and 503s, cancellations) as a share of each group's requests."
+	cs.tok.Note = "Prompt + completion tokens."
+	if cur != "" {
+		cs.cost.Unit = cur + " per " + step
+	}
+	if len(currencies) > 1 {
+		cs.cost.Note = "Only " + cur + " is drawn; the tables below list every currency."
+	}
 }
 
 func currenciesOf(points []Point) []string {

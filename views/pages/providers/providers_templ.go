@@ -120,7 +120,7 @@ func List(p ListPage) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if strings.HasPrefix(r.Notes, "LOCAL SANDBOX") {
+				if r.Sandbox {
 					templ_7745c5c3_Err = components.Badge("warn", "local sandbox").Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

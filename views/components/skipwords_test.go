@@ -1,0 +1,29 @@
+package components
+
+import (
+	"strings"
+	"testing"
+
+	"switchyard/routing/reason"
+)
+
+// Every skip code has the console's sentence: walking reason.Codes (which
+// a test in routing/reason proves complete), none falls back to the
+// caller's short words.
+func TestEverySkipCodeHasWords(t *testing.T) {
+	for _, c := range reason.Codes {
+		r := reason.Reason{Code: c, Detail: "detail", Provider: "p", Capability: "vision", Kind: "chat", Want: "embedding", Max: 3,
+			Protocol: "openai", Param: "n", Tier: "fast", Percent: 10, PerSecond: 1, WindowMS: 10000}
+		got, ok := skipSentence(r)
+		if !ok || got == "" {
+			t.Errorf("skip code %q has no words in SkipWords", c)
+		}
+	}
+}
+
+func TestSkipWordsFallsBackToTheCallerWords(t *testing.T) {
+	got := SkipWords(reason.Reason{Code: "from_a_newer_build"})
+	if !strings.HasPrefix(got, "skipped: ") || !strings.Contains(got, "from_a_newer_build") {
+		t.Errorf("SkipWords(unknown) = %q", got)
+	}
+}
