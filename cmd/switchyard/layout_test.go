@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"io"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -351,5 +357,172 @@ func TestLayoutTopLevel(t *testing.T) {
 	sort.Strings(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("top level of the repository:\n got  %q\n want %q", got, want)
+	}
+}
+
+// storeIO names what of a store package does input/output: its exported
+// functions that take a context, a database or Redis handle, and its
+// exported types with a method that takes a context (the handles
+// themselves, such as calllog.Queryer or loginguard.Guard).
+func storeIO(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io := map[string]bool{}
+	doesIO := func(fields *ast.FieldList, marks ...string) bool {
+		if fields == nil {
+			return false
+		}
+		for _, f := range fields.List {
+			typ := types.ExprString(f.Type)
+			for _, m := range marks {
+				if strings.Contains(typ, m) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					if d.Name.IsExported() && doesIO(d.Type.Params, "context.Context", "Queryer", "sql.", "redis.") {
+						io[d.Name.Name] = true
+					}
+					continue
+				}
+				recv := d.Recv.List[0].Type
+				if s, ok := recv.(*ast.StarExpr); ok {
+					recv = s.X
+				}
+				if id, ok := recv.(*ast.Ident); ok && id.IsExported() && doesIO(d.Type.Params, "context.Context") {
+					io[id.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					ts, ok := s.(*ast.TypeSpec)
+					if !ok || !ts.Name.IsExported() {
+						continue
+					}
+					if it, ok := ts.Type.(*ast.InterfaceType); ok {
+						for _, m := range it.Methods.List {
+							if ft, ok := m.Type.(*ast.FuncType); ok && doesIO(ft.Params, "context.Context") {
+								io[ts.Name.Name] = true
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return io
+}
+
+// storeIOUses names each use, in one handler source file, of what a store
+// package does input/output with (ioOf maps import path to storeIO).
+func storeIOUses(t *testing.T, name string, src any, ioOf map[string]map[string]bool) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := map[string]map[string]bool{}
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		io, ok := ioOf[p]
+		if !ok {
+			continue
+		}
+		n := path.Base(p)
+		if imp.Name != nil {
+			n = imp.Name.Name
+		}
+		local[n] = io
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && local[x.Name][sel.Sel.Name] {
+			out = append(out, fset.Position(sel.Pos()).String()+": "+x.Name+"."+sel.Sel.Name)
+		}
+		return true
+	})
+	return out
+}
+
+// handlerIO reads the input/output of every value package handlers may
+// import, from the repository's sources.
+func handlerIO(t *testing.T, root string) map[string]map[string]bool {
+	ioOf := map[string]map[string]bool{}
+	for _, p := range handlerValuePackages {
+		ioOf[p] = storeIO(t, filepath.Join(root, strings.TrimPrefix(p, module+"/")))
+	}
+	return ioOf
+}
+
+// TestHandlersCallNoStoreIO: handlers import the store's value packages for
+// their values only; a query function or a database or Redis handle of one
+// is reached through the interface the handler declares.
+func TestHandlersCallNoStoreIO(t *testing.T) {
+	root := repoRoot(t)
+	ioOf := handlerIO(t, root)
+	files, err := filepath.Glob(filepath.Join(root, "handlers", "*", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, _ := filepath.Glob(filepath.Join(root, "handlers", "*.go"))
+	for _, name := range append(top, files...) {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		for _, u := range storeIOUses(t, name, nil, ioOf) {
+			t.Errorf("%s: handlers reach storage through the interfaces they declare", u)
+		}
+	}
+}
+
+// TestStoreIOUsesNamesQueriesAndHandles: the check above finds a call-log
+// query, its database handle and the Redis-backed sign-in guard, under any
+// import name, and lets their value types and pure rules through.
+func TestStoreIOUsesNamesQueriesAndHandles(t *testing.T) {
+	ioOf := handlerIO(t, repoRoot(t))
+	src := `package handlers
+
+import (
+	cl "switchyard/store/calllog"
+	"switchyard/store/redis/loginguard"
+)
+
+func f(db cl.Queryer, g *loginguard.Guard) {
+	_, _ = cl.Search(nil, db, cl.Filter{})
+	_ = cl.ValidText("x")
+	_ = loginguard.Normalize("x")
+	var _ loginguard.Verdict
+	_ = cl.Reader{DB: db}
+}
+`
+	var got []string
+	for _, u := range storeIOUses(t, "h.go", src, ioOf) {
+		got = append(got, u[strings.LastIndex(u, " ")+1:])
+	}
+	want := []string{"cl.Queryer", "loginguard.Guard", "cl.Search", "cl.Reader"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
