@@ -12,11 +12,27 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"switchyard/handlers/httpx"
+	"switchyard/routing"
 	"switchyard/routing/config"
 	"switchyard/store/calllog"
 	"switchyard/views/components"
 	"switchyard/views/pages/calllogs"
 )
+
+// CallLogReader is what the console reads of the call logs: the search and
+// one request's detail, the dashboard's series and costs, and the traffic
+// shapes the impact preview replays. The assembly hands it calllog.Reader
+// over the database; handlers never hold the database themselves.
+type CallLogReader interface {
+	Search(ctx context.Context, f calllog.Filter) (calllog.Page, error)
+	Get(ctx context.Context, requestID string, at time.Time) (calllog.Record, error)
+	Costs(ctx context.Context, from, to time.Time) ([]calllog.CostRow, error)
+	Series(ctx context.Context, q calllog.SeriesQuery) ([]calllog.Point, error)
+	QueueSeries(ctx context.Context, from, to time.Time, step time.Duration) ([]calllog.QueuePoint, error)
+	OutcomeSeries(ctx context.Context, q calllog.OutcomeQuery) ([]calllog.OutcomePoint, error)
+	LadderSeries(ctx context.Context, q calllog.LadderQuery) ([]calllog.LadderPoint, error)
+	Shapes(ctx context.Context, from, to time.Time) (shapes []routing.TrafficShape, truncated bool, err error)
+}
 
 // CallLogsSearch shows the call-log search; an htmx request gets only the
 // results fragment. Input that cannot be read (control characters, invalid
@@ -36,7 +52,7 @@ func (h *Handler) CallLogsSearch(c echo.Context) error {
 		}
 	} else {
 		res.Window = describeWindow(cf)
-		page, err := calllog.Search(ctx, h.CallLogs, cf)
+		page, err := h.CallLogs.Search(ctx, cf)
 		var refused *calllog.FilterError
 		switch {
 		case errors.As(err, &refused):
@@ -308,7 +324,7 @@ func (h *Handler) CallLogShow(c echo.Context) error {
 			}
 		}
 	}
-	rec, err := calllog.Get(c.Request().Context(), h.CallLogs, id, at)
+	rec, err := h.CallLogs.Get(c.Request().Context(), id, at)
 	if errors.Is(err, calllog.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, "No call log with request id "+id+". Rows are written a moment after a request ends: if it just ran, reload in a second.")
 	}

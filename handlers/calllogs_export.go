@@ -35,7 +35,7 @@ func (h *Handler) CallLogsExport(c echo.Context) error {
 	ctx := c.Request().Context()
 	// The first page is read before the headers go out, so a refused
 	// filter is still an error status.
-	page, err := calllog.Search(ctx, h.CallLogs, cf)
+	page, err := h.CallLogs.Search(ctx, cf)
 	var refused *calllog.FilterError
 	if errors.As(err, &refused) {
 		return c.String(http.StatusBadRequest, refused.Reason)
@@ -64,7 +64,7 @@ func (h *Handler) CallLogsExport(c echo.Context) error {
 			return nil // a client gone away ends the export; the status is sent
 		}
 		cf.Cursor = page.Next
-		if page, err = calllog.Search(ctx, h.CallLogs, cf); err != nil {
+		if page, err = h.CallLogs.Search(ctx, cf); err != nil {
 			return nil // mid-stream: the status is sent; the file ends short
 		}
 	}

@@ -40,8 +40,8 @@ func (h *Handler) Dashboard(c echo.Context) error {
 	p.To, p.Step = now, step
 	p.From = now.Add(-d).Truncate(step) // whole steps: the oldest one is shown in full
 
-	db := h.CallLogs
-	points, err := h.dashboardCharts(ctx, db, &p)
+	logs := h.CallLogs
+	points, err := h.dashboardCharts(ctx, logs, &p)
 	if err != nil {
 		return err
 	}
@@ -52,13 +52,13 @@ func (h *Handler) Dashboard(c echo.Context) error {
 		pts := points
 		if b.group != p.GroupBy || p.Step < time.Hour {
 			// Daily points are enough for a breakdown of the whole range.
-			if pts, err = dashboardSeries(ctx, db, calllog.SeriesQuery{From: p.From.Truncate(time.Hour), To: p.To, Step: 24 * time.Hour, GroupBy: b.group}); err != nil {
+			if pts, err = dashboardSeries(ctx, logs, calllog.SeriesQuery{From: p.From.Truncate(time.Hour), To: p.To, Step: 24 * time.Hour, GroupBy: b.group}); err != nil {
 				return err
 			}
 		}
 		*b.dst = dashboard.Aggregate(pts, calllog.HistogramQuantile)
 	}
-	costs, err := calllog.Costs(ctx, db, p.From, p.To)
+	costs, err := logs.Costs(ctx, p.From, p.To)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (h *Handler) Dashboard(c echo.Context) error {
 			CachedTokens: c.CachedTokens, CostMicros: c.CostMicros}
 	}
 	p.States, p.StatesNote = h.deploymentStates(ctx)
-	if p.Resilience, err = h.dashboardResilience(ctx, db, p.From.Truncate(time.Hour), p.To, max(step, time.Hour)); err != nil {
+	if p.Resilience, err = h.dashboardResilience(ctx, logs, p.From.Truncate(time.Hour), p.To, max(step, time.Hour)); err != nil {
 		return err
 	}
 
@@ -85,16 +85,16 @@ func (h *Handler) Dashboard(c echo.Context) error {
 // non-2xx by cause from the per-minute outcome roll-up; a per-minute range
 // draws requests and latency from it too, tokens and cost (rolled up by
 // the hour) per hour.
-func (h *Handler) dashboardCharts(ctx context.Context, db calllog.Queryer, p *dashboard.Page) ([]dashboard.Point, error) {
+func (h *Handler) dashboardCharts(ctx context.Context, logs CallLogReader, p *dashboard.Page) ([]dashboard.Point, error) {
 	hourly, hourFrom := p.Step, p.From
 	if p.Step < time.Hour {
 		hourly, hourFrom = time.Hour, p.From.Truncate(time.Hour)
 	}
-	points, err := dashboardSeries(ctx, db, calllog.SeriesQuery{From: hourFrom, To: p.To, Step: hourly, GroupBy: p.GroupBy})
+	points, err := dashboardSeries(ctx, logs, calllog.SeriesQuery{From: hourFrom, To: p.To, Step: hourly, GroupBy: p.GroupBy})
 	if err != nil {
 		return nil, err
 	}
-	outcomes, err := dashboardOutcomes(ctx, db, p.From, p.To, p.Step)
+	outcomes, err := dashboardOutcomes(ctx, logs, p.From, p.To, p.Step)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (h *Handler) dashboardCharts(ctx context.Context, db calllog.Queryer, p *da
 	if p.Step < time.Hour {
 		p.Totals.Requests = p.Totals.Outcomes // the hourly roll-up holds calls before the range
 	}
-	queues, err := dashboardQueues(ctx, db, hourFrom, p.To, hourly)
+	queues, err := dashboardQueues(ctx, logs, hourFrom, p.To, hourly)
 	if err != nil {
 		return nil, err
 	}
@@ -132,8 +132,8 @@ func (h *Handler) dashboardCharts(ctx context.Context, db calllog.Queryer, p *da
 }
 
 // dashboardOutcomes reads the outcome roll-up as the Dashboard's view model.
-func dashboardOutcomes(ctx context.Context, db calllog.Queryer, from, to time.Time, step time.Duration) ([]dashboard.OutcomePoint, error) {
-	pts, err := calllog.OutcomeSeries(ctx, db, calllog.OutcomeQuery{From: from, To: to, Step: step})
+func dashboardOutcomes(ctx context.Context, logs CallLogReader, from, to time.Time, step time.Duration) ([]dashboard.OutcomePoint, error) {
+	pts, err := logs.OutcomeSeries(ctx, calllog.OutcomeQuery{From: from, To: to, Step: step})
 	if err != nil {
 		return nil, err
 	}
@@ -146,8 +146,8 @@ func dashboardOutcomes(ctx context.Context, db calllog.Queryer, from, to time.Ti
 
 // dashboardSeries reads the roll-up series as the Dashboard's view model
 // (views do not import the store).
-func dashboardSeries(ctx context.Context, db calllog.Queryer, q calllog.SeriesQuery) ([]dashboard.Point, error) {
-	pts, err := calllog.Series(ctx, db, q)
+func dashboardSeries(ctx context.Context, logs CallLogReader, q calllog.SeriesQuery) ([]dashboard.Point, error) {
+	pts, err := logs.Series(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -161,8 +161,8 @@ func dashboardSeries(ctx context.Context, db calllog.Queryer, q calllog.SeriesQu
 }
 
 // dashboardQueues reads the queue roll-up as the Dashboard's view model.
-func dashboardQueues(ctx context.Context, db calllog.Queryer, from, to time.Time, step time.Duration) ([]dashboard.QueuePoint, error) {
-	pts, err := calllog.QueueSeries(ctx, db, from, to, step)
+func dashboardQueues(ctx context.Context, logs CallLogReader, from, to time.Time, step time.Duration) ([]dashboard.QueuePoint, error) {
+	pts, err := logs.QueueSeries(ctx, from, to, step)
 	if err != nil {
 		return nil, err
 	}

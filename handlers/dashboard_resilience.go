@@ -13,8 +13,8 @@ import (
 // dashboardResilience reads the retry budget and ladder section: the
 // ladder_stats series over the range and, for the live configuration, each
 // tier's budget and step-down rule with its state on this instance.
-func (h *Handler) dashboardResilience(ctx context.Context, db calllog.Queryer, from, to time.Time, step time.Duration) (dashboard.Resilience, error) {
-	pts, err := calllog.LadderSeries(ctx, db, calllog.LadderQuery{From: from, To: to, Step: step})
+func (h *Handler) dashboardResilience(ctx context.Context, logs CallLogReader, from, to time.Time, step time.Duration) (dashboard.Resilience, error) {
+	pts, err := logs.LadderSeries(ctx, calllog.LadderQuery{From: from, To: to, Step: step})
 	if err != nil {
 		return dashboard.Resilience{}, err
 	}

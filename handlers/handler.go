@@ -16,7 +16,6 @@ import (
 
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
-	"switchyard/store/calllog"
 	"switchyard/store/rows"
 	"switchyard/views/components"
 	"switchyard/views/layout"
@@ -69,8 +68,8 @@ type Handler struct {
 	Logins      LoginStore
 	Accounts    AccountStore
 	Wizard      WizardStore
-	// CallLogs is the database the call-log queries (store/calllog) read.
-	CallLogs calllog.Queryer
+	// CallLogs reads the call logs (search, detail, dashboard series).
+	CallLogs CallLogReader
 
 	Sessions *scs.SessionManager
 	Log      *slog.Logger
@@ -93,12 +92,12 @@ type Handler struct {
 	SignIn *SignIn
 }
 
-// UseStorage points every area at s, and the call-log queries at db.
-func (h *Handler) UseStorage(s Storage, db calllog.Queryer) {
+// UseStorage points every area at s, and the call-log reads at logs.
+func (h *Handler) UseStorage(s Storage, logs CallLogReader) {
 	h.Drafts, h.Providers, h.LogicModels, h.RouteGroups = s, s, s, s
 	h.Callers, h.Tenants, h.Versions = s, s, s
 	h.ProbeLog, h.JobLog, h.Logins, h.Accounts, h.Wizard = s, s, s, s, s
-	h.CallLogs = db
+	h.CallLogs = logs
 }
 
 // page builds the frame of a console page.

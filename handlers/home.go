@@ -74,7 +74,7 @@ const topCallers = 10
 // their month against their budget.
 func (h *Handler) overviewSpend(ctx context.Context, rt *config.Runtime, now time.Time, b *overview.Board) error {
 	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
-	costs, err := calllog.Costs(ctx, h.CallLogs, month, now)
+	costs, err := h.CallLogs.Costs(ctx, month, now)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"switchyard/routing"
 	"switchyard/routing/config"
-	"switchyard/store/calllog"
 	"switchyard/store/rows"
 )
 
@@ -48,7 +47,7 @@ func (h *Handler) impactBase(ctx context.Context) impactBase {
 	qctx, cancel := context.WithTimeout(ctx, impactQueryTimeout)
 	defer cancel()
 	now := time.Now()
-	shapes, truncated, err := calllog.Shapes(qctx, h.CallLogs, now.Add(-ImpactWindow), now)
+	shapes, truncated, err := h.CallLogs.Shapes(qctx, now.Add(-ImpactWindow), now)
 	if err != nil {
 		h.Log.Warn("impact preview: call-log shapes", "err", err)
 		return impactBase{problem: "The call log could not be read for the replay: " + err.Error()}

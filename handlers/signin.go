@@ -23,15 +23,26 @@ type SignInOptions struct {
 	TrustedProxies []netip.Prefix
 }
 
+// LoginGuard counts failed sign-ins and keeps the lockouts the console shows
+// and clears; the assembly hands it *loginguard.Guard over Redis.
+type LoginGuard interface {
+	Check(ctx context.Context, user, ip string) loginguard.Verdict
+	Fail(ctx context.Context, user, ip string) loginguard.Verdict
+	Succeed(ctx context.Context, user string)
+	Clear(ctx context.Context, kind loginguard.Kind, name string) error
+	Locks(ctx context.Context) ([]loginguard.Lock, error)
+	Settings() loginguard.Settings
+}
+
 // SignIn throttles failed console logins and admin API tokens. A nil
 // *SignIn throttles nothing (console-only tests).
 type SignIn struct {
-	Guard          *loginguard.Guard
+	Guard          LoginGuard
 	TrustedProxies []netip.Prefix
 }
 
 // NewSignIn returns the throttle of an instance.
-func NewSignIn(g *loginguard.Guard, trusted []netip.Prefix) *SignIn {
+func NewSignIn(g LoginGuard, trusted []netip.Prefix) *SignIn {
 	return &SignIn{Guard: g, TrustedProxies: trusted}
 }
 

@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"io"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -42,6 +48,8 @@ type importRule struct {
 	// buildOnly: the rule holds for what the package's build imports; its
 	// tests may import the forbidden packages.
 	buildOnly bool
+	// except are patterns under a forbidden root that stay allowed.
+	except []string
 }
 
 func within(root string) func(string) bool {
@@ -79,14 +87,17 @@ var importRules = []importRule{
 	},
 	{
 		// Handlers reach storage only through the small interfaces each
-		// console area declares (ProviderStore in handlers/providers.go, …),
-		// which the assembly fills with *store.Store. The values they pass
-		// live in store/rows (no queries); call logs are read through
-		// store/calllog's queries over the database the assembly hands them.
-		// Their tests build a real store to run against PostgreSQL.
-		name:      "handlers import no store root: storage only through the interfaces they declare",
+		// console area declares (ProviderStore in handlers/providers.go,
+		// CallLogReader in handlers/calllogs.go, LoginGuard in
+		// handlers/signin.go, …), which the assembly fills. Their build may
+		// import a store package only for the values it passes; the excepted
+		// ones are named with why, and TestHandlersCallNoStoreIO checks that
+		// handlers use them for values only. Their tests build a real store
+		// to run against PostgreSQL.
+		name:      "handlers import no store package but the value packages: storage only through the interfaces they declare",
 		from:      within(module + "/handlers"),
-		forbidden: []string{module + "/store"},
+		forbidden: []string{module + "/store/..."},
+		except:    handlerValuePackages,
 		buildOnly: true,
 	},
 	{
@@ -104,6 +115,16 @@ var importRules = []importRule{
 		from:      func(p string) bool { return !under(p, module+"/cmd") },
 		forbidden: []string{module + "/cmd/..."},
 	},
+}
+
+// handlerValuePackages are the store packages whose values handlers pass
+// through their interfaces; their queries are never called from handlers.
+var handlerValuePackages = []string{
+	module + "/store/rows",             // the rows the store interfaces take and return; no queries
+	module + "/store/calllog",          // the call-log filter, rows and series types, and the filter's value rules
+	module + "/store/redis/keypool",    // provider keys' runtime states (KeyState, its statuses)
+	module + "/store/redis/limits",     // a caller's limit request, decision and usage
+	module + "/store/redis/loginguard", // sign-in verdicts, lock kinds and thresholds, and name normalising
 }
 
 // matches reports whether importPath is matched by pattern.
@@ -131,7 +152,7 @@ func violations(pkgs []pkg) []string {
 			}
 			for _, imp := range imports {
 				for _, f := range r.forbidden {
-					if !matches(imp, f) {
+					if !matches(imp, f) || slices.ContainsFunc(r.except, func(e string) bool { return matches(imp, e) }) {
 						continue
 					}
 					v := p.ImportPath + " -> " + imp + " (" + r.name + ")"
@@ -181,6 +202,10 @@ func TestViolationsNamesEachForbiddenArrow(t *testing.T) {
 		{"switchyard/web/gateway", "switchyard/e2e/fakevendor"},
 		{"switchyard/handlers", "switchyard/store"},
 		{"switchyard/handlers/httpx", "switchyard/store"},
+		{"switchyard/handlers", "switchyard/store/secrets"},
+		{"switchyard/handlers", "switchyard/store/redis/healthboard"},
+		{"switchyard/handlers", "switchyard/store/storetest"},
+		{"switchyard/handlers/httpx", "switchyard/store/lastgood"},
 	}
 	for _, f := range buildOnly {
 		got := violations([]pkg{{ImportPath: f.from, Imports: []string{f.imp}}})
@@ -216,7 +241,7 @@ func TestViolationsAllowsTheLayeredArrows(t *testing.T) {
 		{ImportPath: "switchyard/views/pages/models", Imports: []string{"switchyard/views/components", "switchyard/routing/config", "github.com/a-h/templ"}},
 		{ImportPath: "switchyard/store", Imports: []string{"github.com/jmoiron/sqlx", "github.com/lib/pq", "switchyard/routing/config"}, XTestImports: []string{"switchyard/store/storetest"}},
 		{ImportPath: "switchyard/store/redis/limits", Imports: []string{"github.com/redis/go-redis/v9"}},
-		{ImportPath: "switchyard/handlers", Imports: []string{"github.com/labstack/echo/v4", "switchyard/store/rows", "switchyard/store/calllog", "switchyard/store/redis/keypool", "switchyard/views/pages/models", "switchyard/routing", "switchyard/web/metrics"}, TestImports: []string{"switchyard/store"}, XTestImports: []string{"switchyard/web/webtest", "switchyard/store"}},
+		{ImportPath: "switchyard/handlers", Imports: []string{"github.com/labstack/echo/v4", "switchyard/store/rows", "switchyard/store/calllog", "switchyard/store/redis/keypool", "switchyard/store/redis/limits", "switchyard/store/redis/loginguard", "switchyard/views/pages/models", "switchyard/routing", "switchyard/web/metrics"}, TestImports: []string{"switchyard/store", "switchyard/store/storetest"}, XTestImports: []string{"switchyard/web/webtest", "switchyard/store"}},
 		{ImportPath: "switchyard/web", Imports: []string{"switchyard/handlers", "switchyard/views/layout", "switchyard/store"}},
 		{ImportPath: "switchyard/cmd/switchyard", Imports: []string{"switchyard/web/gateway", "switchyard/web"}},
 		{ImportPath: "switchyard/web/gateway", XTestImports: []string{"switchyard/web/gateway/gatewaytest", "switchyard/e2e/fakevendor"}},
@@ -332,5 +357,172 @@ func TestLayoutTopLevel(t *testing.T) {
 	sort.Strings(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("top level of the repository:\n got  %q\n want %q", got, want)
+	}
+}
+
+// storeIO names what of a store package does input/output: its exported
+// functions that take a context, a database or Redis handle, and its
+// exported types with a method that takes a context (the handles
+// themselves, such as calllog.Queryer or loginguard.Guard).
+func storeIO(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io := map[string]bool{}
+	doesIO := func(fields *ast.FieldList, marks ...string) bool {
+		if fields == nil {
+			return false
+		}
+		for _, f := range fields.List {
+			typ := types.ExprString(f.Type)
+			for _, m := range marks {
+				if strings.Contains(typ, m) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					if d.Name.IsExported() && doesIO(d.Type.Params, "context.Context", "Queryer", "sql.", "redis.") {
+						io[d.Name.Name] = true
+					}
+					continue
+				}
+				recv := d.Recv.List[0].Type
+				if s, ok := recv.(*ast.StarExpr); ok {
+					recv = s.X
+				}
+				if id, ok := recv.(*ast.Ident); ok && id.IsExported() && doesIO(d.Type.Params, "context.Context") {
+					io[id.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					ts, ok := s.(*ast.TypeSpec)
+					if !ok || !ts.Name.IsExported() {
+						continue
+					}
+					if it, ok := ts.Type.(*ast.InterfaceType); ok {
+						for _, m := range it.Methods.List {
+							if ft, ok := m.Type.(*ast.FuncType); ok && doesIO(ft.Params, "context.Context") {
+								io[ts.Name.Name] = true
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return io
+}
+
+// storeIOUses names each use, in one handler source file, of what a store
+// package does input/output with (ioOf maps import path to storeIO).
+func storeIOUses(t *testing.T, name string, src any, ioOf map[string]map[string]bool) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := map[string]map[string]bool{}
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		io, ok := ioOf[p]
+		if !ok {
+			continue
+		}
+		n := path.Base(p)
+		if imp.Name != nil {
+			n = imp.Name.Name
+		}
+		local[n] = io
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && local[x.Name][sel.Sel.Name] {
+			out = append(out, fset.Position(sel.Pos()).String()+": "+x.Name+"."+sel.Sel.Name)
+		}
+		return true
+	})
+	return out
+}
+
+// handlerIO reads the input/output of every value package handlers may
+// import, from the repository's sources.
+func handlerIO(t *testing.T, root string) map[string]map[string]bool {
+	ioOf := map[string]map[string]bool{}
+	for _, p := range handlerValuePackages {
+		ioOf[p] = storeIO(t, filepath.Join(root, strings.TrimPrefix(p, module+"/")))
+	}
+	return ioOf
+}
+
+// TestHandlersCallNoStoreIO: handlers import the store's value packages for
+// their values only; a query function or a database or Redis handle of one
+// is reached through the interface the handler declares.
+func TestHandlersCallNoStoreIO(t *testing.T) {
+	root := repoRoot(t)
+	ioOf := handlerIO(t, root)
+	files, err := filepath.Glob(filepath.Join(root, "handlers", "*", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, _ := filepath.Glob(filepath.Join(root, "handlers", "*.go"))
+	for _, name := range append(top, files...) {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		for _, u := range storeIOUses(t, name, nil, ioOf) {
+			t.Errorf("%s: handlers reach storage through the interfaces they declare", u)
+		}
+	}
+}
+
+// TestStoreIOUsesNamesQueriesAndHandles: the check above finds a call-log
+// query, its database handle and the Redis-backed sign-in guard, under any
+// import name, and lets their value types and pure rules through.
+func TestStoreIOUsesNamesQueriesAndHandles(t *testing.T) {
+	ioOf := handlerIO(t, repoRoot(t))
+	src := `package handlers
+
+import (
+	cl "switchyard/store/calllog"
+	"switchyard/store/redis/loginguard"
+)
+
+func f(db cl.Queryer, g *loginguard.Guard) {
+	_, _ = cl.Search(nil, db, cl.Filter{})
+	_ = cl.ValidText("x")
+	_ = loginguard.Normalize("x")
+	var _ loginguard.Verdict
+	_ = cl.Reader{DB: db}
+}
+`
+	var got []string
+	for _, u := range storeIOUses(t, "h.go", src, ioOf) {
+		got = append(got, u[strings.LastIndex(u, " ")+1:])
+	}
+	want := []string{"cl.Queryer", "loginguard.Guard", "cl.Search", "cl.Reader"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

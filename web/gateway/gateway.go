@@ -309,7 +309,7 @@ func (g *Gateway) buildConsole(o Options) {
 	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
 	g.Console = &handlers.Handler{Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
 		Keys: g.Keys, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
-	g.Console.UseStorage(o.Store, o.Store.DB())
+	g.Console.UseStorage(o.Store, calllog.Reader{DB: o.Store.DB()})
 	g.Console.SignIn = handlers.NewSignIn(loginguard.New(o.Redis, loginguard.Options{Prefix: o.RedisPrefix, Settings: o.SignIn.Settings, Logger: log, Timeout: o.RedisTimeout}), o.SignIn.TrustedProxies)
 	cat, catErr := loadCatalog(o, log)
 	wizard := handlers.NewOnboarding(g.Console, cat, catErr, &onboarding.Verifier{Adapters: Adapters(), Client: UpstreamClient()})

@@ -21,6 +21,7 @@ import (
 	"switchyard/handlers"
 	"switchyard/routing/adapter"
 	"switchyard/store"
+	"switchyard/store/calllog"
 	"switchyard/store/storetest"
 	"switchyard/web"
 )
@@ -46,7 +47,7 @@ func New(t testing.TB, configure ...func(*handlers.Handler)) *Env {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sm := web.NewSessions(st, false)
 	h := &handlers.Handler{Sessions: sm, Log: log, Env: Implemented, BaseURL: "http://gateway.test"}
-	h.UseStorage(st, st.DB())
+	h.UseStorage(st, calllog.Reader{DB: st.DB()})
 	for _, f := range configure {
 		f(h)
 	}
