@@ -140,7 +140,7 @@ func TestMessagesTranslationEscapes(t *testing.T) {
 		"c\"1", `{"a":"\"x\""}`,
 		"c\"1", "[tool error] bad \"input\"", "data:image/png;base64,iV/BOR+w=="}
 	if len(r.Conversation()) != 5 {
-		t.Fatalf("%d messages: %s", len(r.Conversation()), r.Body)
+		t.Fatalf("%d messages: %s", len(r.Conversation()), r.ChatBody())
 	}
 	for i := range want {
 		if got[i] != want[i] {

@@ -118,6 +118,27 @@ type messagesTop struct {
 }
 
 func parseAnthropicMessages(body []byte, needMax bool) (*adapter.ChatRequest, error) {
+	t, err := translateMessages(body, needMax, newChatChecker())
+	if err != nil {
+		return nil, err
+	}
+	return t.canonical(needMax)
+}
+
+// messagesChatBody is the OpenAI chat body of a checked Messages body, the
+// translation canonical deferred.
+func messagesChatBody(body []byte, needMax bool) []byte {
+	t, err := translateMessages(body, needMax, newChatWriter(len(body)))
+	if err != nil {
+		return nil
+	}
+	b, _ := t.chat.finish(&t.out)
+	return b
+}
+
+// translateMessages reads a Messages body, its conversation into chat
+// (written, or only checked) and its settings into out.
+func translateMessages(body []byte, needMax bool, chat chatWriter) (*messagesTranslation, error) {
 	if err := parseCheckBody(body); err != nil {
 		return nil, err
 	}
@@ -139,7 +160,7 @@ func parseAnthropicMessages(body []byte, needMax bool) (*adapter.ChatRequest, er
 	case !top.messages.Exists():
 		return nil, parseErrorf("messages", "messages is required")
 	}
-	t.chat = newChatWriter(len(body))
+	t.chat = chat
 	if err := t.conversation(top); err != nil {
 		return nil, err
 	}
@@ -154,7 +175,7 @@ func parseAnthropicMessages(body []byte, needMax bool) (*adapter.ChatRequest, er
 			return nil, err
 		}
 	}
-	return t.canonical()
+	return t, nil
 }
 
 // topLevel reads the top-level members: the ones the translation carries
@@ -271,14 +292,30 @@ func (t *messagesTranslation) conversation(top messagesTop) *RequestError {
 	return nil
 }
 
-// canonical parses the chat body written so far into the canonical
-// request and adds what the chat body does not carry.
-func (t *messagesTranslation) canonical() (*adapter.ChatRequest, error) {
-	chatBody, jerr := t.chat.finish(&t.out)
+// canonical parses the checked translation into the canonical request
+// and adds what the chat body does not carry. The chat parser reads the
+// settings; the messages were checked as it would read them, and their
+// chat body and typed view are built on first use (a request passed
+// natively never reads either): messagesChatBody writes the translation
+// again.
+func (t *messagesTranslation) canonical(needMax bool) (*adapter.ChatRequest, error) {
+	settings, jerr := t.chat.finish(&t.out)
 	if jerr != nil {
 		return nil, parseErrorf("", "cannot read the request: %v", jerr)
 	}
-	r, perr := ParseChatRequest(chatBody)
+	body, chat := t.body, t.chat
+	r, perr := parseChat(settings, func(r *adapter.ChatRequest) *RequestError {
+		if chat.err != nil {
+			return chat.err
+		}
+		r.DeferBody(func() []byte { return messagesChatBody(body, needMax) })
+		r.Defer(func() []adapter.Message {
+			b := r.ChatBody()
+			msgs, _ := parseMessages(b, gjson.Get(wire.View(b), "messages"), &adapter.ChatRequest{})
+			return msgs
+		}, chat.vision, chat.tools)
+		return nil
+	})
 	if perr != nil {
 		return nil, perr
 	}
