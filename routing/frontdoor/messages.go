@@ -305,16 +305,7 @@ func (t *messagesTranslation) canonical(needMax bool) (*adapter.ChatRequest, err
 	}
 	body, chat := t.body, t.chat
 	r, perr := parseChat(settings, func(r *adapter.ChatRequest) *RequestError {
-		if chat.err != nil {
-			return chat.err
-		}
-		r.DeferBody(func() []byte { return messagesChatBody(body, needMax) })
-		r.Defer(func() []adapter.Message {
-			b := r.ChatBody()
-			msgs, _ := parseMessages(b, gjson.Get(wire.View(b), "messages"), &adapter.ChatRequest{})
-			return msgs
-		}, chat.vision, chat.tools)
-		return nil
+		return chat.deferChat(r, func() []byte { return messagesChatBody(body, needMax) })
 	})
 	if perr != nil {
 		return nil, perr

@@ -278,3 +278,19 @@ func (w *chatWriter) finish(s any) ([]byte, error) {
 	b = append(b, "],"...)
 	return append(b, rest[1:]...), nil
 }
+
+// deferChat is the chat parser's check of a checker's messages: the first
+// refusal, else the chat body (build writes it) and its typed view left to
+// build on first use.
+func (w *chatWriter) deferChat(r *adapter.ChatRequest, build func() []byte) *RequestError {
+	if w.err != nil {
+		return w.err
+	}
+	r.DeferBody(build)
+	r.Defer(func() []adapter.Message {
+		b := r.ChatBody()
+		msgs, _ := parseMessages(b, gjson.Get(wire.View(b), "messages"), &adapter.ChatRequest{})
+		return msgs
+	}, w.vision, w.tools)
+	return nil
+}
