@@ -16,10 +16,12 @@ import (
 // parsed into the canonical ChatRequest. The caller's body is kept whole
 // for Anthropic-protocol deployments (native pass-through: nothing is
 // judged, fields, roles and block types this build does not know pass);
-// for the others it is translated into an OpenAI chat body (written turn
-// by turn, messages_chat.go, never a tree of the document), which
-// ParseChatRequest then reads like any chat-completions request, so the
-// field policy, the router and the adapters treat both doors alike. What
+// for the others it is translated into an OpenAI chat body (turn by turn,
+// messages_chat.go, never a tree of the document) that the chat parser
+// reads like any chat-completions request, so the field policy, the router
+// and the adapters treat both doors alike. Parsing checks the translation
+// without writing it; the chat body is written when a translating adapter
+// first reads it (ChatRequest.ChatBody). What
 // the translation leaves out is recorded in the request's Drops, what it
 // cannot carry in Untranslatable (MessagesPolicy, messages_policy.go, is
 // the table of both).
