@@ -195,11 +195,12 @@ func openaiChatBody(r *ChatRequest, model string, stream bool, caps config.Capab
 			return nil, unsupportedField(f)
 		}
 	}
-	root := gjson.Parse(wire.View(r.Body))
+	body := r.ChatBody()
+	root := gjson.Parse(wire.View(body))
 	if !root.IsObject() {
 		return nil, &Error{Class: ClassBadRequest, Code: "invalid_request", Message: "the chat request body is not a JSON object"}
 	}
-	out := make([]byte, 0, len(r.Body)+len(model)+64)
+	out := make([]byte, 0, len(body)+len(model)+64)
 	out = append(out, `{"model":`...)
 	out = wire.AppendString(out, model)
 	if stream {

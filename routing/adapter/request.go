@@ -10,6 +10,9 @@ import (
 // unknown fields pass through) and a typed view that the translating adapters
 // and the router read. ParseChatRequest builds it; nothing mutates it after.
 type ChatRequest struct {
+	// Body is the chat body when the parser has it at once; a door that
+	// translates may defer it instead (DeferBody), and every reader of the
+	// body goes through ChatBody.
 	Body []byte
 
 	Model string
@@ -66,6 +69,36 @@ type ChatRequest struct {
 	Native *Native
 
 	deferred *deferredMessages
+	body     *deferredBody
+}
+
+// deferredBody is a door's chat translation checked but not written: a
+// request passed natively to a deployment of the door's own protocol never
+// reads it, and it costs about the body's size.
+type deferredBody struct {
+	once  sync.Once
+	build func() []byte
+	body  []byte
+}
+
+// DeferBody leaves the chat body to build on its first use: the door
+// checked the translation whole, so building it cannot fail.
+func (r *ChatRequest) DeferBody(build func() []byte) {
+	r.Body = nil
+	r.body = &deferredBody{build: build}
+}
+
+// ChatBody is the OpenAI chat body, built on first use when the door
+// deferred it (safe for concurrent use).
+func (r *ChatRequest) ChatBody() []byte {
+	d := r.body
+	if d == nil {
+		return r.Body
+	}
+	d.once.Do(func() {
+		d.body, d.build = d.build(), nil
+	})
+	return d.body
 }
 
 // deferredMessages is a conversation checked but not built: a request

@@ -84,7 +84,7 @@ func TestCodexRequest(t *testing.T) {
 	if !slices.Equal(names, []string{"exec_command", "apply_patch", "view_image"}) || !rr.Tools["apply_patch"].Custom {
 		t.Fatalf("tools %v, names %+v", names, rr.Tools)
 	}
-	if p := gjson.GetBytes(r.Body, `tools.#(function.name=="apply_patch").function`); p.Get("parameters.properties.input.type").Str != "string" ||
+	if p := gjson.GetBytes(r.ChatBody(), `tools.#(function.name=="apply_patch").function`); p.Get("parameters.properties.input.type").Str != "string" ||
 		!strings.Contains(p.Get("description").Str, "lark grammar") {
 		t.Fatalf("apply_patch: %s", p.Raw)
 	}

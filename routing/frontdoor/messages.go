@@ -16,10 +16,12 @@ import (
 // parsed into the canonical ChatRequest. The caller's body is kept whole
 // for Anthropic-protocol deployments (native pass-through: nothing is
 // judged, fields, roles and block types this build does not know pass);
-// for the others it is translated into an OpenAI chat body (written turn
-// by turn, messages_chat.go, never a tree of the document), which
-// ParseChatRequest then reads like any chat-completions request, so the
-// field policy, the router and the adapters treat both doors alike. What
+// for the others it is translated into an OpenAI chat body (turn by turn,
+// messages_chat.go, never a tree of the document) that the chat parser
+// reads like any chat-completions request, so the field policy, the router
+// and the adapters treat both doors alike. Parsing checks the translation
+// without writing it; the chat body is written when a translating adapter
+// first reads it (ChatRequest.ChatBody). What
 // the translation leaves out is recorded in the request's Drops, what it
 // cannot carry in Untranslatable (MessagesPolicy, messages_policy.go, is
 // the table of both).
@@ -118,6 +120,27 @@ type messagesTop struct {
 }
 
 func parseAnthropicMessages(body []byte, needMax bool) (*adapter.ChatRequest, error) {
+	t, err := translateMessages(body, needMax, newChatChecker())
+	if err != nil {
+		return nil, err
+	}
+	return t.canonical(needMax)
+}
+
+// messagesChatBody is the OpenAI chat body of a checked Messages body, the
+// translation canonical deferred.
+func messagesChatBody(body []byte, needMax bool) []byte {
+	t, err := translateMessages(body, needMax, newChatWriter(len(body)))
+	if err != nil {
+		return nil
+	}
+	b, _ := t.chat.finish(&t.out)
+	return b
+}
+
+// translateMessages reads a Messages body, its conversation into chat
+// (written, or only checked) and its settings into out.
+func translateMessages(body []byte, needMax bool, chat chatWriter) (*messagesTranslation, error) {
 	if err := parseCheckBody(body); err != nil {
 		return nil, err
 	}
@@ -139,7 +162,7 @@ func parseAnthropicMessages(body []byte, needMax bool) (*adapter.ChatRequest, er
 	case !top.messages.Exists():
 		return nil, parseErrorf("messages", "messages is required")
 	}
-	t.chat = newChatWriter(len(body))
+	t.chat = chat
 	if err := t.conversation(top); err != nil {
 		return nil, err
 	}
@@ -154,7 +177,7 @@ func parseAnthropicMessages(body []byte, needMax bool) (*adapter.ChatRequest, er
 			return nil, err
 		}
 	}
-	return t.canonical()
+	return t, nil
 }
 
 // topLevel reads the top-level members: the ones the translation carries
@@ -271,14 +294,21 @@ func (t *messagesTranslation) conversation(top messagesTop) *RequestError {
 	return nil
 }
 
-// canonical parses the chat body written so far into the canonical
-// request and adds what the chat body does not carry.
-func (t *messagesTranslation) canonical() (*adapter.ChatRequest, error) {
-	chatBody, jerr := t.chat.finish(&t.out)
+// canonical parses the checked translation into the canonical request
+// and adds what the chat body does not carry. The chat parser reads the
+// settings; the messages were checked as it would read them, and their
+// chat body and typed view are built on first use (a request passed
+// natively never reads either): messagesChatBody writes the translation
+// again.
+func (t *messagesTranslation) canonical(needMax bool) (*adapter.ChatRequest, error) {
+	settings, jerr := t.chat.finish(&t.out)
 	if jerr != nil {
 		return nil, parseErrorf("", "cannot read the request: %v", jerr)
 	}
-	r, perr := ParseChatRequest(chatBody)
+	body, chat := t.body, t.chat
+	r, perr := parseChat(settings, func(r *adapter.ChatRequest) *RequestError {
+		return chat.deferChat(r, func() []byte { return messagesChatBody(body, needMax) })
+	})
 	if perr != nil {
 		return nil, perr
 	}

@@ -3,6 +3,8 @@ package frontdoor
 import (
 	"encoding/json"
 
+	"github.com/tidwall/gjson"
+
 	"switchyard/routing/adapter"
 	"switchyard/routing/wire"
 )
@@ -78,10 +80,19 @@ type chatMessage struct {
 	toolCallID  string
 }
 
-// chatWriter appends a chat body's messages.
+// chatWriter appends a chat body's messages, or, checking, only checks
+// each message as the chat parser would read it.
 type chatWriter struct {
 	buf   []byte
 	count int
+	// check writes each message alone into buf and reads it back
+	// (parseMessage) instead of appending it: the chat body is not kept.
+	// err is the first message the chat parser would refuse; vision and
+	// tools what its conversation needs.
+	check         bool
+	err           *RequestError
+	vision, tools bool
+	read          *chatRead
 	// held is an assistant message not yet written (holding): the tool
 	// calls that follow it in its turn join it, parallel calls of one turn
 	// being one message.
@@ -94,6 +105,20 @@ func newChatWriter(size int) chatWriter {
 	w := chatWriter{buf: make([]byte, 0, size+64)}
 	w.buf = append(w.buf, `{"messages":[`...)
 	return w
+}
+
+// chatRead is where a checker reads each message back, one for all.
+type chatRead struct {
+	msg  adapter.Message
+	slot [1]adapter.ContentPart
+	// What a translation of the translation cannot carry is not this
+	// door's: canonical replaces it with the door's own.
+	scratch adapter.ChatRequest
+}
+
+// newChatChecker checks a chat body's messages without writing it.
+func newChatChecker() chatWriter {
+	return chatWriter{check: true}
 }
 
 // text appends a message with string content.
@@ -137,11 +162,43 @@ func (w *chatWriter) add(m *chatMessage) {
 }
 
 func (w *chatWriter) write(m *chatMessage) {
+	if w.check {
+		w.checkMessage(m)
+		return
+	}
 	if w.count > 0 {
 		w.buf = append(w.buf, ',')
 	}
 	w.count++
-	b := append(w.buf, `{"role":`...)
+	w.buf = m.appendJSON(w.buf)
+}
+
+// checkMessage reads m back as the chat parser reads the message at its
+// position in the chat body, keeping the first refusal.
+func (w *chatWriter) checkMessage(m *chatMessage) {
+	i := w.count
+	w.count++
+	if w.err != nil {
+		return
+	}
+	if w.read == nil {
+		w.read = new(chatRead)
+	}
+	w.buf = m.appendJSON(w.buf[:0])
+	rd := w.read
+	rd.msg = adapter.Message{}
+	if w.err = parseMessage(w.buf, i, gjson.Parse(wire.View(w.buf)), &rd.msg, rd.slot[:], &rd.scratch); w.err != nil {
+		return
+	}
+	w.tools = w.tools || len(rd.msg.ToolCalls) > 0 || rd.msg.Role == "tool"
+	for _, p := range rd.msg.Content {
+		w.vision = w.vision || p.Type == "image_url"
+	}
+}
+
+// appendJSON appends m as a chat message object.
+func (m *chatMessage) appendJSON(b []byte) []byte {
+	b = append(b, `{"role":`...)
 	b = wire.AppendString(b, m.role)
 	switch {
 	case m.parts != nil:
@@ -179,7 +236,7 @@ func (w *chatWriter) write(m *chatMessage) {
 		b = append(b, `,"tool_call_id":`...)
 		b = wire.AppendString(b, m.toolCallID)
 	}
-	w.buf = append(b, '}')
+	return append(b, '}')
 }
 
 func (p *chatPart) appendJSON(b []byte) []byte {
@@ -206,13 +263,34 @@ func (p *chatPart) appendJSON(b []byte) []byte {
 }
 
 // finish closes the messages and adds the settings (an object with at
-// least the model): the whole chat body.
+// least the model): the whole chat body. A checker's body has no
+// messages: its settings alone.
 func (w *chatWriter) finish(s any) ([]byte, error) {
 	w.flush()
 	rest, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
 	}
-	b := append(w.buf, "],"...)
+	b := w.buf
+	if w.check {
+		b = append(make([]byte, 0, len(rest)+16), `{"messages":[`...)
+	}
+	b = append(b, "],"...)
 	return append(b, rest[1:]...), nil
+}
+
+// deferChat is the chat parser's check of a checker's messages: the first
+// refusal, else the chat body (build writes it) and its typed view left to
+// build on first use.
+func (w *chatWriter) deferChat(r *adapter.ChatRequest, build func() []byte) *RequestError {
+	if w.err != nil {
+		return w.err
+	}
+	r.DeferBody(build)
+	r.Defer(func() []adapter.Message {
+		b := r.ChatBody()
+		msgs, _ := parseMessages(b, gjson.Get(wire.View(b), "messages"), &adapter.ChatRequest{})
+		return msgs
+	}, w.vision, w.tools)
+	return nil
 }

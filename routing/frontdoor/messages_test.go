@@ -147,8 +147,8 @@ func TestParseMessagesTranslation(t *testing.T) {
 	if tr := r.Conversation()[3]; tr.Role != "tool" || tr.Text() != "[tool error] boom" {
 		t.Fatalf("tool result: %+v", tr)
 	}
-	if gjson.GetBytes(r.Body, "tool_choice.function.name").Str != "f" {
-		t.Fatalf("tool_choice: %s", r.Body)
+	if gjson.GetBytes(r.ChatBody(), "tool_choice.function.name").Str != "f" {
+		t.Fatalf("tool_choice: %s", r.ChatBody())
 	}
 }
 
@@ -195,7 +195,7 @@ func FuzzParseMessagesRequest(f *testing.F) {
 			t.Fatal("accepted without its native body or model")
 		}
 		if err == nil && len(r.Conversation()) == 0 {
-			t.Fatalf("accepted, but its translation has no messages: %s", r.Body)
+			t.Fatalf("accepted, but its translation has no messages: %s", r.ChatBody())
 		}
 		var re *RequestError
 		if err != nil && !errors.As(err, &re) {

@@ -254,6 +254,13 @@ func parseRole(s string) (string, bool) {
 // The returned request keeps body as its Body and its strings may share
 // body's memory: the caller must not modify body afterwards.
 func ParseChatRequest(body []byte) (*adapter.ChatRequest, error) {
+	return parseChat(body, nil)
+}
+
+// parseChat is ParseChatRequest; a door that checked its translation's
+// messages itself passes a body whose messages are empty and messages, the
+// check of the messages it read (in the place checkMessages has).
+func parseChat(body []byte, messages func(*adapter.ChatRequest) *RequestError) (*adapter.ChatRequest, error) {
 	if err := parseCheckBody(body); err != nil {
 		return nil, err
 	}
@@ -284,7 +291,7 @@ func ParseChatRequest(body []byte) (*adapter.ChatRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err = c.finish(body, r); err != nil {
+	if err = c.finish(body, r, messages); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -300,7 +307,7 @@ type chatTop struct {
 
 // finish checks what needs every member read: the model, the stream
 // options, the token bound and the messages.
-func (c *chatTop) finish(body []byte, r *adapter.ChatRequest) *RequestError {
+func (c *chatTop) finish(body []byte, r *adapter.ChatRequest, messages func(*adapter.ChatRequest) *RequestError) *RequestError {
 	if !c.hasModel || strings.TrimSpace(r.Model) == "" {
 		return parseErrorf("model", "model is required")
 	}
@@ -313,6 +320,9 @@ func (c *chatTop) finish(body []byte, r *adapter.ChatRequest) *RequestError {
 	}
 	if !c.messages.Exists() {
 		return parseErrorf("messages", "messages is required")
+	}
+	if messages != nil {
+		return messages(r)
 	}
 	return checkMessages(body, c.messages, r)
 }

@@ -47,8 +47,8 @@ func FuzzParseResponsesRequest(f *testing.F) {
 		if r.Chat == nil || r.Chat.Native == nil || r.Model == "" || !utf8.Valid(body) || len(r.Chat.Conversation()) == 0 {
 			t.Fatalf("accepted %s into %+v", body, r)
 		}
-		if _, err := ParseChatRequest(r.Chat.Body); err != nil {
-			t.Fatalf("the translation %s is refused by the chat parser: %v", r.Chat.Body, err)
+		if _, err := ParseChatRequest(r.Chat.ChatBody()); err != nil {
+			t.Fatalf("the translation %s is refused by the chat parser: %v", r.Chat.ChatBody(), err)
 		}
 		var top map[string]json.RawMessage
 		if err := json.Unmarshal(body, &top); err != nil {

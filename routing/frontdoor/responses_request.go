@@ -118,11 +118,35 @@ func (st *responsesState) drop(path string) {
 // whatever the input. The returned request keeps body as its Body: the
 // caller must not modify body afterwards.
 func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
+	st, err := translateResponses(body, newChatChecker())
+	if err != nil {
+		return nil, err
+	}
+	if err := st.buildChat(); err != nil {
+		return nil, err
+	}
+	return st.r, nil
+}
+
+// responsesChatBody is the chat-completions body of a checked Responses
+// body, the translation buildChat deferred.
+func responsesChatBody(body []byte) []byte {
+	st, err := translateResponses(body, newChatWriter(len(body)))
+	if err != nil {
+		return nil
+	}
+	b, _ := st.msgs.finish(st.settings())
+	return b
+}
+
+// translateResponses reads a Responses body, its conversation into msgs
+// (written, or only checked) and its other chat members into chat.
+func translateResponses(body []byte, msgs chatWriter) (*responsesState, *RequestError) {
 	if err := parseCheckBody(body); err != nil {
 		return nil, err
 	}
 	r := &ResponsesRequest{Body: body}
-	st := &responsesState{body: body, r: r, chat: map[string]any{}, msgs: newChatWriter(len(body))}
+	st := &responsesState{body: body, r: r, chat: map[string]any{}, msgs: msgs}
 	var (
 		seen = map[string]bool{}
 		err  *RequestError
@@ -156,10 +180,7 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 	if err = st.input(st.inputV); err != nil {
 		return nil, err
 	}
-	if err = st.buildChat(); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return st, nil
 }
 
 // field reads one known top-level member: the conversation, the stream,
@@ -315,35 +336,52 @@ var responsesKnown = map[string]bool{
 	"service_tier": true, "prompt": true,
 }
 
-// buildChat writes the chat-completions body of the translation and parses
-// it into the canonical request, so every adapter reads it as it reads a
-// chat caller's.
-func (st *responsesState) buildChat() *RequestError {
-	r := st.r
-	st.chat["model"] = r.Model
-	if r.Stream {
+// settings are the chat body's members other than messages.
+func (st *responsesState) settings() map[string]any {
+	st.chat["model"] = st.r.Model
+	if st.r.Stream {
 		st.chat["stream"] = true
 	}
-	b, err := st.msgs.finish(st.chat)
+	return st.chat
+}
+
+// buildChat parses the checked translation into the canonical request, so
+// every adapter reads it as it reads a chat caller's. The chat parser
+// reads the settings; the messages were checked as it would read them, and
+// their chat body and typed view are built on first use (a request passed
+// natively never reads either): responsesChatBody writes the translation
+// again.
+func (st *responsesState) buildChat() *RequestError {
+	r := st.r
+	b, err := st.msgs.finish(st.settings())
 	if err != nil {
 		return parseErrorf("", "could not translate the request: %v", err)
 	}
-	chat, perr := ParseChatRequest(b)
+	body, msgs := st.body, st.msgs
+	chat, perr := parseChat(b, func(c *adapter.ChatRequest) *RequestError {
+		return msgs.deferChat(c, func() []byte { return responsesChatBody(body) })
+	})
 	if perr != nil {
 		// The translation is built from checked parts; a refusal here is a
 		// request the chat side cannot take (e.g. an assistant message
 		// without content), told in chat terms.
-		var re *RequestError
-		if errors.As(perr, &re) {
-			return &RequestError{Param: responsesParam(re.Param), Message: re.Message, Code: re.Code}
-		}
-		return parseErrorf("", "%v", perr)
+		return responsesRefusal(perr)
 	}
 	chat.Native = &adapter.Native{Door: adapter.DoorResponses, Body: r.Body, Protocol: config.ProtocolOpenAI, PassesIf: responsesNative,
 		Params: responsesParams, View: r}
 	chat.Drops, chat.Untranslatable = st.drops, st.untranslatable
 	r.Chat = chat
 	return nil
+}
+
+// responsesRefusal is the chat parser's refusal of the translation named
+// by the Responses field it came from.
+func responsesRefusal(err error) *RequestError {
+	var re *RequestError
+	if errors.As(err, &re) {
+		return &RequestError{Param: responsesParam(re.Param), Message: re.Message, Code: re.Code}
+	}
+	return parseErrorf("", "%v", err)
 }
 
 // responsesParam names a chat field of the translation by the Responses

@@ -39,8 +39,8 @@ func respParse(t *testing.T, body string) *ResponsesRequest {
 func chatOf(t *testing.T, r *ResponsesRequest) map[string]any {
 	t.Helper()
 	var m map[string]any
-	if err := json.Unmarshal(r.Chat.Body, &m); err != nil {
-		t.Fatalf("chat body: %v\n%s", err, r.Chat.Body)
+	if err := json.Unmarshal(r.Chat.ChatBody(), &m); err != nil {
+		t.Fatalf("chat body: %v\n%s", err, r.Chat.ChatBody())
 	}
 	return m
 }
@@ -153,8 +153,8 @@ func TestParseResponsesRequestCodexShaped(t *testing.T) {
 			t.Errorf("%s: verdict %+v, want drops %v", p, v, want)
 		}
 	}
-	if !strings.Contains(string(r.Chat.Body), `"prompt_cache_key":"0199a1b2-c3d4"`) || string(r.Echo.PromptCacheKey) != `"0199a1b2-c3d4"` {
-		t.Fatalf("prompt_cache_key in the translation %s / echoed %s", r.Chat.Body, r.Echo.PromptCacheKey)
+	if !strings.Contains(string(r.Chat.ChatBody()), `"prompt_cache_key":"0199a1b2-c3d4"`) || string(r.Echo.PromptCacheKey) != `"0199a1b2-c3d4"` {
+		t.Fatalf("prompt_cache_key in the translation %s / echoed %s", r.Chat.ChatBody(), r.Echo.PromptCacheKey)
 	}
 }
 

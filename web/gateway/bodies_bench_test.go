@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"switchyard/routing/config"
 	"switchyard/web/gateway/gatewaytest"
 )
 
@@ -129,7 +130,9 @@ func rssMB() float64 {
 }
 
 // BenchmarkBodyBurstRSS sends the shape that amplified memory most, 9 MB
-// bodies of 300,000 tiny turns: 8 at once to /v1/messages, then 16 at once
+// bodies of 300,000 tiny turns: 8 at once to /v1/messages translated for an
+// OpenAI-protocol deployment (messages), 8 at once to /v1/messages passed
+// natively to an Anthropic-protocol one (messages-native), then 16 at once
 // to /v1/chat/completions, with a body budget large enough to admit them
 // all. Per burst it reports the peak RSS above the resting RSS measured
 // once before any burst (peak-MB), per MB of body bytes in flight at that
@@ -145,18 +148,32 @@ func BenchmarkBodyBurstRSS(b *testing.B) {
 	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/messages") {
+			_, _ = io.WriteString(w, `{"id":"msg_x","type":"message","role":"assistant","model":"claude-x","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`)
+			return
+		}
 		_, _ = io.WriteString(w, `{"id":"x","object":"chat.completion","created":1,"model":"fake-small","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	}))
 	b.Cleanup(stub.Close)
 	e := gatewaytest.New(b, gatewaytest.Options{BodyBytesInFlight: 512 << 20})
 	e.FakeURL = stub.URL
 	key := e.Simple()
+	// A caller whose group serves on an Anthropic-protocol deployment:
+	// its /v1/messages bodies pass natively, never translated.
+	nb := e.Build()
+	nb.Provider("claude", config.ProtocolAnthropic, "", "sk-ant-key-0000-0009")
+	nb.Model(config.LogicModel{Code: "claude", Kind: config.KindChat}, config.Deployment{Provider: "claude", UpstreamModel: "claude-x", Weight: 100, Enabled: true,
+		Prices: config.Prices{InputMicros: config.Unit, OutputMicros: config.Unit, Currency: "USD"}, Capabilities: config.Capabilities{Tools: true, Vision: true, Thinking: true}})
+	native := []config.Candidate{{LogicModel: "claude", Weight: 100}}
+	nb.Group("native", map[config.TierName][]config.Candidate{config.TierFast: native, config.TierStandard: native, config.TierDeep: native})
+	_, nativeKey := nb.Caller(config.Caller{Name: "native-app", RouteGroup: "native"})
+	e.Publish("native world")
 	body := tinyTurnsBody(300_000)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	bursts := []struct {
-		name, path string
-		conc       int
-	}{{"messages", "/v1/messages", 8}, {"chat", "/v1/chat/completions", 16}}
+		name, path, key string
+		conc            int
+	}{{"messages", "/v1/messages", key, 8}, {"messages-native", "/v1/messages", nativeKey, 8}, {"chat", "/v1/chat/completions", key, 16}}
 	rest := settledRSS(2 * time.Second)
 	b.Logf("body %.1f MB of 300,000 turns; resting RSS %.0f MB", float64(len(body))/(1<<20), rest)
 	peak := make([]float64, len(bursts))
@@ -166,7 +183,7 @@ func BenchmarkBodyBurstRSS(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for i, burst := range bursts {
-			maxRSS, maxIn := burstRSS(b, client, e.URL+burst.path, key, body, burst.conc, func() float64 {
+			maxRSS, maxIn := burstRSS(b, client, e.URL+burst.path, burst.key, body, burst.conc, func() float64 {
 				return float64(e.GW.Journey.BodyBytes.InFlight()) / (1 << 20)
 			})
 			peak[i] += maxRSS - rest
