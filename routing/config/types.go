@@ -137,10 +137,10 @@ type Provider struct {
 	// AuthURL is the Entra ID token endpoint of an Azure provider whose
 	// keys are client credentials (empty: Microsoft's public cloud), or the
 	// OAuth2 token endpoint of a Vertex AI provider (empty: Google's).
-	AuthURL string        `yaml:"auth_url,omitempty" json:"auth_url,omitempty"`
+	AuthURL string `yaml:"auth_url,omitempty" json:"auth_url,omitempty"`
 	// Sandbox marks the local fake vendor (onboarding's sandbox template):
 	// canned replies, not a real model. The console badges it.
-	Sandbox bool `yaml:"sandbox,omitempty" json:"sandbox,omitempty"`
+	Sandbox bool          `yaml:"sandbox,omitempty" json:"sandbox,omitempty"`
 	Keys    []ProviderKey `yaml:"keys" json:"keys"`
 	// Headers are sent with every request to the vendor (see headers.go).
 	Headers []ProviderHeader `yaml:"headers,omitempty" json:"headers,omitempty"`
