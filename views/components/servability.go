@@ -56,7 +56,9 @@ func VerdictWhy(v routing.TierVerdict) string {
 	return "Serving with " + strconv.Itoa(v.Serving) + " deployment(s) — " + why + "."
 }
 
-// CauseWords is one skip cause with how many it left out.
+// CauseWords is one skip cause with how many it left out: the causes a
+// tier's verdict counts have a short counted form, every other code the
+// sentence SkipWords gives it (the one place a code becomes words).
 func CauseWords(c routing.Cause) string {
 	n := strconv.Itoa(c.Count)
 	r := c.Reason
@@ -92,7 +94,7 @@ func CauseWords(c routing.Cause) string {
 	case reason.ChainFull:
 		return n + " beyond the chain's limit of " + strconv.Itoa(r.Max)
 	}
-	return n + " × " + r.String()
+	return n + " × " + strings.TrimPrefix(SkipWords(r), "skipped: ")
 }
 
 // UnservableCount is how many route group × tiers cannot serve.

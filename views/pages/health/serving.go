@@ -89,7 +89,7 @@ func whys(r Row, rules Rules) []Why {
 			w.Text = "Down by health score: " + Pct(r.Score) + " over the last " + Dur(rules.Window) + " (" + components.I64(r.Samples) +
 				" samples) is below " + Pct(rules.DownBelow) + ". It comes back after " + strconv.Itoa(rules.RecoverProbes) + " successful probes in a row."
 		default:
-			w.Text = "Not serving: " + b.String() + "."
+			w.Text = "Not serving: " + strings.TrimPrefix(components.SkipWords(b), "skipped: ") + "."
 		}
 		out = append(out, w)
 	}
