@@ -220,13 +220,7 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 		return x
 	}
 	x.Target, x.Explicit, x.Forced = target.Name(), target.Explicit != nil, target.Forced
-	if x.Alias = target.Alias; x.Alias != "" {
-		if a := caller.Group.Alias(f.Model); a != nil && a.Model != nil {
-			x.AliasModel = a.Model.Code
-		} else if a != nil {
-			x.AliasTier = string(a.Tier)
-		}
-	}
+	explainAlias(x, caller, target, f.Model)
 	target, stepped := routing.StepDown(caller, target, reasoning, h.Ops.SLA())
 
 	needs := routing.Needs{Kind: kind}
@@ -241,7 +235,28 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 	}
 	x.Pool = poolWords(caller.Group, p.Fallback, x.Tier)
 
-	live := h.liveState(ctx)
+	explainPlan(x, h.liveState(ctx), p, chat)
+	x.Limits = h.peekLimits(ctx, caller, x.Tier)
+	x.Resilience = h.explainResilience(ctx, caller.Group, x.Tier, stepped)
+	return x
+}
+
+// explainAlias names, when the target came through a model alias, what the
+// alias points at: a model, or else a tier.
+func explainAlias(x *testroute.Explain, caller *config.RCaller, target routing.Target, model string) {
+	if x.Alias = target.Alias; x.Alias != "" {
+		if a := caller.Group.Alias(model); a != nil && a.Model != nil {
+			x.AliasModel = a.Model.Code
+		} else if a != nil {
+			x.AliasTier = string(a.Tier)
+		}
+	}
+}
+
+// explainPlan lists the plan's steps with their live state and, for a chat
+// request, how each deployment's wire would carry it; then the skipped
+// candidates with the reason each was left out.
+func explainPlan(x *testroute.Explain, live liveView, p *routing.Plan, chat *adapter.ChatRequest) {
 	x.StateNote = strings.Join(live.notes, "; ")
 	for i, s := range p.Steps {
 		ps := live.step(i+1, s)
@@ -262,9 +277,6 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 		x.Skips = append(x.Skips, testroute.SkipView{Model: s.Model, Deployment: s.Deployment, Reason: string(s.Reason.Code),
 			Words: calllogs.ExplainSkip(s.Reason), Fallback: s.Fallback})
 	}
-	x.Limits = h.peekLimits(ctx, caller, x.Tier)
-	x.Resilience = h.explainResilience(ctx, caller.Group, x.Tier, stepped)
-	return x
 }
 
 func poolWords(g, fallback *config.RGroup, tier string) string {
