@@ -81,36 +81,9 @@ func (b badInput) Error() string { return b.msg }
 // as typed; the calllog.Filter is what runs. A preset range is pinned to
 // the anchor (set on pagination links) so later pages see the same window.
 func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filter, error) {
-	q := func(k string) string { return strings.TrimSpace(c.QueryParam(k)) }
-	f := calllogs.Filter{
-		Range: q("range"), From: q("from"), To: q("to"), Anchor: q("anchor"),
-		Caller: q("caller"), Tier: q("tier"), LogicModel: q("logic_model"), Provider: q("provider"),
-		Status: q("status"), ErrorClass: q("error_class"), RequestID: q("request_id"), Cursor: q("cursor"),
-		Endpoint: q("endpoint"), Deployment: q("deployment"), Key: q("key"), DroppedField: q("dropped_field"),
-		HTTPStatus: q("http_status"), ErrorCode: q("error_code"), CallerKey: q("caller_key"),
-		Tail: q("tail") == "1",
-	}
-	for _, v := range []struct {
-		name string
-		v    *string
-	}{
-		{"range", &f.Range}, {"from", &f.From}, {"to", &f.To}, {"anchor", &f.Anchor}, {"caller", &f.Caller},
-		{"tier", &f.Tier}, {"logic model", &f.LogicModel}, {"provider", &f.Provider}, {"status", &f.Status},
-		{"error class", &f.ErrorClass}, {"request id", &f.RequestID}, {"front door", &f.Endpoint},
-		{"deployment", &f.Deployment}, {"key", &f.Key}, {"dropped field", &f.DroppedField},
-		{"HTTP status", &f.HTTPStatus}, {"error code", &f.ErrorCode}, {"caller key", &f.CallerKey},
-	} {
-		if !calllog.ValidText(*v.v) {
-			*v.v = "" // not echoed into the form: it is what could not be read
-			if f.Range == "" {
-				f.Range = calllogs.DefaultRange
-			}
-			return f, calllog.Filter{}, badInput{v.name + " must be at most " + strconv.Itoa(calllog.MaxTextLen) + " characters of text, without control characters"}
-		}
-	}
-	if !validCursor(f.Cursor) {
-		f.Cursor = ""
-		return f, calllog.Filter{}, badInput{"the page cursor is damaged: start the search again"}
+	f := readCallLogForm(c)
+	if err := checkCallLogText(&f); err != nil {
+		return f, calllog.Filter{}, err
 	}
 	if f.Range == "" {
 		f.Range = calllogs.DefaultRange
@@ -147,38 +120,88 @@ func callLogFilter(c echo.Context, now time.Time) (calllogs.Filter, calllog.Filt
 	if f.RequestID != "" {
 		return f, cf, nil // a request id is exact: search all time
 	}
+	err := callLogWindow(&f, &cf, now)
+	return f, cf, err
+}
+
+// readCallLogForm reads the search parameters as typed, trimmed.
+func readCallLogForm(c echo.Context) calllogs.Filter {
+	q := func(k string) string { return strings.TrimSpace(c.QueryParam(k)) }
+	return calllogs.Filter{
+		Range: q("range"), From: q("from"), To: q("to"), Anchor: q("anchor"),
+		Caller: q("caller"), Tier: q("tier"), LogicModel: q("logic_model"), Provider: q("provider"),
+		Status: q("status"), ErrorClass: q("error_class"), RequestID: q("request_id"), Cursor: q("cursor"),
+		Endpoint: q("endpoint"), Deployment: q("deployment"), Key: q("key"), DroppedField: q("dropped_field"),
+		HTTPStatus: q("http_status"), ErrorCode: q("error_code"), CallerKey: q("caller_key"),
+		Tail: q("tail") == "1",
+	}
+}
+
+// checkCallLogText rejects a field that is not plain text of bounded length,
+// or a damaged page cursor. The offending value is cleared so it is not
+// echoed back into the form.
+func checkCallLogText(f *calllogs.Filter) error {
+	for _, v := range []struct {
+		name string
+		v    *string
+	}{
+		{"range", &f.Range}, {"from", &f.From}, {"to", &f.To}, {"anchor", &f.Anchor}, {"caller", &f.Caller},
+		{"tier", &f.Tier}, {"logic model", &f.LogicModel}, {"provider", &f.Provider}, {"status", &f.Status},
+		{"error class", &f.ErrorClass}, {"request id", &f.RequestID}, {"front door", &f.Endpoint},
+		{"deployment", &f.Deployment}, {"key", &f.Key}, {"dropped field", &f.DroppedField},
+		{"HTTP status", &f.HTTPStatus}, {"error code", &f.ErrorCode}, {"caller key", &f.CallerKey},
+	} {
+		if !calllog.ValidText(*v.v) {
+			*v.v = "" // not echoed into the form: it is what could not be read
+			if f.Range == "" {
+				f.Range = calllogs.DefaultRange
+			}
+			return badInput{v.name + " must be at most " + strconv.Itoa(calllog.MaxTextLen) + " characters of text, without control characters"}
+		}
+	}
+	if !validCursor(f.Cursor) {
+		f.Cursor = ""
+		return badInput{"the page cursor is damaged: start the search again"}
+	}
+	return nil
+}
+
+// callLogWindow sets the time window of cf from the form's range: a preset
+// range ends at the anchor (pinned on the first page), a custom range at
+// the typed from/to.
+func callLogWindow(f *calllogs.Filter, cf *calllog.Filter, now time.Time) error {
 	if d, ok := calllogs.RangeDuration(f.Range); ok {
 		end := now
 		if f.Anchor != "" {
 			sec, err := strconv.ParseInt(f.Anchor, 10, 64)
 			if err != nil || sec <= 0 {
-				return f, cf, badInput{"anchor must be a unix time in seconds"}
+				return badInput{"anchor must be a unix time in seconds"}
 			}
 			end = time.Unix(sec, 0).UTC()
 			if !calllog.ValidTime(end) || !calllog.ValidTime(end.Add(-d)) {
-				return f, cf, badInput{"anchor must be a unix time in seconds between the years 1 and 9999"}
+				return badInput{"anchor must be a unix time in seconds between the years 1 and 9999"}
 			}
 		} else if f.Cursor == "" {
 			f.Anchor = strconv.FormatInt(now.Unix()+1, 10)
 			end = time.Unix(now.Unix()+1, 0)
 		}
 		cf.From, cf.To = end.Add(-d), end
-		return f, cf, nil
+		return nil
 	}
 	if f.Range != "custom" {
-		return f, cf, errors.New("range must be 15m, 1h, 24h, 7d or custom")
+		return errors.New("range must be 15m, 1h, 24h, 7d or custom")
 	}
 	var err error
 	if cf.From, err = parseFormTime(f.From); err != nil {
-		return f, cf, badInput{"from: " + err.Error()}
+		return badInput{"from: " + err.Error()}
 	}
 	if cf.To, err = parseFormTime(f.To); err != nil {
-		return f, cf, badInput{"to: " + err.Error()}
+		return badInput{"to: " + err.Error()}
 	}
 	if !cf.From.IsZero() && !cf.To.IsZero() && !cf.From.Before(cf.To) {
-		return f, cf, errors.New("from must be before to")
+		return errors.New("from must be before to")
 	}
-	return f, cf, nil
+	return nil
 }
 
 // validCode: an error code is snake_case text (no_available_model).

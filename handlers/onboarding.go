@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -357,7 +358,19 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 		f.Groups = append(f.Groups, g.Name)
 	}
 
-	purpose := onboardingKeyPurpose(c)
+	wp.keys = o.readKeys(onboardingKeyPurpose(c), params, &f)
+	readModels(tpl, snap, params, &f)
+	f.Pending = o.pendingChanges(c, snap)
+	wp.form, wp.choices = f, wizardChoices(tpl, f, wp.keys)
+	return wp, nil
+}
+
+// readKeys reads the provider keys of a wizard post: the sealed ones from
+// earlier steps, minus those dropped, then newly pasted ones, which are
+// sealed at once. It returns the plaintext keys (for this request only) and
+// records the sealed tokens and any errors on f.
+func (o *Onboarding) readKeys(purpose string, params url.Values, f *onbview.Form) []string {
+	var keys []string
 	dropped := params["drop_key"]
 	for _, tok := range params["sealed_key"] {
 		if tok == "" || slices.Contains(dropped, tok) {
@@ -368,24 +381,30 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 			f.Errors.Add("keys", "A key entered earlier could not be read back (it is kept for an hour and only for you); paste it again")
 			continue
 		}
-		if !slices.Contains(wp.keys, plain) {
-			wp.keys = append(wp.keys, plain)
+		if !slices.Contains(keys, plain) {
+			keys = append(keys, plain)
 			f.Keys = append(f.Keys, onbview.SealedKey{Token: tok, Fingerprint: config.KeyFingerprint(plain)})
 		}
 	}
 	for _, k := range params["key"] {
 		k = strings.TrimSpace(k)
-		if k == "" || slices.Contains(wp.keys, k) {
+		if k == "" || slices.Contains(keys, k) {
 			continue
 		}
 		if fe := config.ValidateProviderKey("", k, true); len(fe) > 0 {
 			f.Errors.Add("keys", "The key "+config.KeyFingerprint(k)+" "+fe["secret"])
 			continue
 		}
-		wp.keys = append(wp.keys, k)
+		keys = append(keys, k)
 		f.Keys = append(f.Keys, onbview.SealedKey{Token: o.Wizard.SealTransient(k, purpose, onboardingKeyTTL), Fingerprint: config.KeyFingerprint(k)})
 	}
+	return keys
+}
 
+// readModels reads the model picks of a wizard post onto f: the template's
+// models with their tiers and "separate" choices, and the listed custom
+// models with those picked.
+func readModels(tpl *onboarding.Template, snap config.Snapshot, params url.Values, f *onbview.Form) {
 	posted := params.Get("posted") == "1"
 	picked := map[string]bool{}
 	for _, m := range params["model"] {
@@ -418,9 +437,12 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 	for _, l := range params["custom_pick"] {
 		f.ListedPicked[l] = true
 	}
-	f.Pending = o.pendingChanges(c, snap)
+}
 
-	ch := onboarding.Choices{Template: tpl.Code, ProviderName: f.ProviderName, BaseURL: f.BaseURL, Keys: wp.keys,
+// wizardChoices turns a parsed wizard form into the choices the plan is
+// built from.
+func wizardChoices(tpl *onboarding.Template, f onbview.Form, keys []string) onboarding.Choices {
+	ch := onboarding.Choices{Template: tpl.Code, ProviderName: f.ProviderName, BaseURL: f.BaseURL, Keys: keys,
 		APIVersion: f.APIVersion, Region: f.Region, AuthURL: f.AuthURL, Project: f.Project,
 		Group: f.Group, NewGroup: f.NewGroup, Caller: f.Caller}
 	for _, r := range f.Models {
@@ -434,8 +456,7 @@ func (o *Onboarding) readPost(c echo.Context) (*wizardPost, error) {
 			ch.Custom = append(ch.Custom, l)
 		}
 	}
-	wp.form, wp.choices = f, ch
-	return wp, nil
+	return ch
 }
 
 // modelRows lists a template's models; picked nil means "first showing":

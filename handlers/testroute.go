@@ -220,13 +220,7 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 		return x
 	}
 	x.Target, x.Explicit, x.Forced = target.Name(), target.Explicit != nil, target.Forced
-	if x.Alias = target.Alias; x.Alias != "" {
-		if a := caller.Group.Alias(f.Model); a != nil && a.Model != nil {
-			x.AliasModel = a.Model.Code
-		} else if a != nil {
-			x.AliasTier = string(a.Tier)
-		}
-	}
+	explainAlias(x, caller, target, f.Model)
 	target, stepped := routing.StepDown(caller, target, reasoning, h.Ops.SLA())
 
 	needs := routing.Needs{Kind: kind}
@@ -241,7 +235,28 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 	}
 	x.Pool = poolWords(caller.Group, p.Fallback, x.Tier)
 
-	live := h.liveState(ctx)
+	explainPlan(x, h.liveState(ctx), p, chat)
+	x.Limits = h.peekLimits(ctx, caller, x.Tier)
+	x.Resilience = h.explainResilience(ctx, caller.Group, x.Tier, stepped)
+	return x
+}
+
+// explainAlias names, when the target came through a model alias, what the
+// alias points at: a model, or else a tier.
+func explainAlias(x *testroute.Explain, caller *config.RCaller, target routing.Target, model string) {
+	if x.Alias = target.Alias; x.Alias != "" {
+		if a := caller.Group.Alias(model); a != nil && a.Model != nil {
+			x.AliasModel = a.Model.Code
+		} else if a != nil {
+			x.AliasTier = string(a.Tier)
+		}
+	}
+}
+
+// explainPlan lists the plan's steps with their live state and, for a chat
+// request, how each deployment's wire would carry it; then the skipped
+// candidates with the reason each was left out.
+func explainPlan(x *testroute.Explain, live liveView, p *routing.Plan, chat *adapter.ChatRequest) {
 	x.StateNote = strings.Join(live.notes, "; ")
 	for i, s := range p.Steps {
 		ps := live.step(i+1, s)
@@ -262,9 +277,6 @@ func (h *Handler) explainRoute(c echo.Context, rt *config.Runtime, f testroute.F
 		x.Skips = append(x.Skips, testroute.SkipView{Model: s.Model, Deployment: s.Deployment, Reason: string(s.Reason.Code),
 			Words: calllogs.ExplainSkip(s.Reason), Fallback: s.Fallback})
 	}
-	x.Limits = h.peekLimits(ctx, caller, x.Tier)
-	x.Resilience = h.explainResilience(ctx, caller.Group, x.Tier, stepped)
-	return x
 }
 
 func poolWords(g, fallback *config.RGroup, tier string) string {
@@ -566,86 +578,116 @@ func sendResult(out TestResult, embedding bool) testroute.SendResult {
 	}
 	r.DegradedWords = calllogs.DegradedWords(out.Trail)
 	if out.Status >= 200 && out.Status < 300 {
-		if embedding {
-			var e struct {
-				Data []struct {
-					Embedding []float64 `json:"embedding"`
-				} `json:"data"`
-			}
-			if json.Unmarshal(out.Body, &e) == nil && len(e.Data) > 0 {
-				r.Answer = fmt.Sprintf("%d embedding(s) of %d dimensions", len(e.Data), len(e.Data[0].Embedding))
-				return r
-			}
-		} else if gjson.GetBytes(out.Body, "object").Str == "response" {
-			// A Responses answer: its output text, else its first function call.
-			var text strings.Builder
-			for _, it := range gjson.GetBytes(out.Body, "output").Array() {
-				for _, part := range it.Get("content").Array() {
-					if part.Get("type").Str == "output_text" {
-						text.WriteString(part.Get("text").Str)
-					}
-				}
-			}
-			if r.Answer = text.String(); r.Answer == "" {
-				if fc := gjson.GetBytes(out.Body, `output.#(type=="function_call")`); fc.Exists() {
-					r.Answer = "(the model called a tool: " + fc.Raw + ")"
-				}
-			}
-			if r.Answer != "" {
-				return r
-			}
-		} else if gjson.GetBytes(out.Body, "type").Str == "message" {
-			// A Messages answer: its text, else its first tool call.
-			var text strings.Builder
-			for _, b := range gjson.GetBytes(out.Body, "content").Array() {
-				if b.Get("type").Str == "text" {
-					text.WriteString(b.Get("text").Str)
-				}
-			}
-			if r.Answer = text.String(); r.Answer == "" {
-				if tu := gjson.GetBytes(out.Body, `content.#(type=="tool_use")`); tu.Exists() {
-					r.Answer = "(the model called a tool: " + tu.Raw + ")"
-				}
-			}
-			if r.Answer != "" {
-				return r
-			}
-		} else {
-			var cc struct {
-				Choices []struct {
-					Message struct {
-						Content   string            `json:"content"`
-						ToolCalls []json.RawMessage `json:"tool_calls"`
-					} `json:"message"`
-				} `json:"choices"`
-			}
-			if json.Unmarshal(out.Body, &cc) == nil && len(cc.Choices) > 0 {
-				r.Answer = cc.Choices[0].Message.Content
-				if r.Answer == "" && len(cc.Choices[0].Message.ToolCalls) > 0 {
-					r.Answer = "(the model called a tool: " + string(cc.Choices[0].Message.ToolCalls[0]) + ")"
-				}
-				if r.Answer != "" {
-					return r
-				}
-			}
+		if r.Answer = answerText(out.Body, embedding); r.Answer == "" {
+			r.Answer = truncateBytes(out.Body, 4000)
 		}
-		r.Answer = truncateBytes(out.Body, 4000)
 		return r
 	}
+	r.Error = errorText(out)
+	return r
+}
+
+// answerText is what a successful answer says, read by its shape (an
+// embedding list, a Responses or Messages answer, else chat completions);
+// "" when the body is none of them or says nothing.
+func answerText(body []byte, embedding bool) string {
+	switch {
+	case embedding:
+		return embeddingAnswer(body)
+	case gjson.GetBytes(body, "object").Str == "response":
+		return responsesAnswer(body)
+	case gjson.GetBytes(body, "type").Str == "message":
+		return messagesAnswer(body)
+	default:
+		return chatAnswer(body)
+	}
+}
+
+// embeddingAnswer counts the embeddings and their dimensions.
+func embeddingAnswer(body []byte) string {
+	var e struct {
+		Data []struct {
+			Embedding []float64 `json:"embedding"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &e) == nil && len(e.Data) > 0 {
+		return fmt.Sprintf("%d embedding(s) of %d dimensions", len(e.Data), len(e.Data[0].Embedding))
+	}
+	return ""
+}
+
+// responsesAnswer is a Responses answer's output text, else its first
+// function call.
+func responsesAnswer(body []byte) string {
+	var text strings.Builder
+	for _, it := range gjson.GetBytes(body, "output").Array() {
+		for _, part := range it.Get("content").Array() {
+			if part.Get("type").Str == "output_text" {
+				text.WriteString(part.Get("text").Str)
+			}
+		}
+	}
+	if text.Len() > 0 {
+		return text.String()
+	}
+	if fc := gjson.GetBytes(body, `output.#(type=="function_call")`); fc.Exists() {
+		return "(the model called a tool: " + fc.Raw + ")"
+	}
+	return ""
+}
+
+// messagesAnswer is a Messages answer's text, else its first tool call.
+func messagesAnswer(body []byte) string {
+	var text strings.Builder
+	for _, b := range gjson.GetBytes(body, "content").Array() {
+		if b.Get("type").Str == "text" {
+			text.WriteString(b.Get("text").Str)
+		}
+	}
+	if text.Len() > 0 {
+		return text.String()
+	}
+	if tu := gjson.GetBytes(body, `content.#(type=="tool_use")`); tu.Exists() {
+		return "(the model called a tool: " + tu.Raw + ")"
+	}
+	return ""
+}
+
+// chatAnswer is a chat completion's first message, else its first tool call.
+func chatAnswer(body []byte) string {
+	var cc struct {
+		Choices []struct {
+			Message struct {
+				Content   string            `json:"content"`
+				ToolCalls []json.RawMessage `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(body, &cc) != nil || len(cc.Choices) == 0 {
+		return ""
+	}
+	m := cc.Choices[0].Message
+	if m.Content == "" && len(m.ToolCalls) > 0 {
+		return "(the model called a tool: " + string(m.ToolCalls[0]) + ")"
+	}
+	return m.Content
+}
+
+// errorText is a failed answer's error object, indented, else its body cut
+// short, else the status's words.
+func errorText(out TestResult) string {
 	var e struct {
 		Error json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(out.Body, &e) == nil && len(e.Error) > 0 {
 		if pretty, err := json.MarshalIndent(json.RawMessage(e.Error), "", "  "); err == nil {
-			r.Error = string(pretty)
-			return r
+			return string(pretty)
 		}
 	}
-	r.Error = truncateBytes(out.Body, 4000)
-	if r.Error == "" {
-		r.Error = http.StatusText(out.Status)
+	if t := truncateBytes(out.Body, 4000); t != "" {
+		return t
 	}
-	return r
+	return http.StatusText(out.Status)
 }
 
 func truncateBytes(b []byte, n int) string {
