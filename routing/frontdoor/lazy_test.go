@@ -3,10 +3,13 @@ package frontdoor
 import (
 	"bytes"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/tidwall/gjson"
 
 	"switchyard/routing/adapter"
 )
@@ -180,5 +183,34 @@ func TestChatCheckerRefusesAsTheChatParser(t *testing.T) {
 			return c.deferChat(r, func() []byte { return body })
 		})
 		sameTranslation(t, fmt.Sprintf("messages %d", i), lazy, lerr, body, eager, eerr)
+	}
+}
+
+// The chat door builds a small body's conversation at once and defers a
+// large one's: both give the same conversation and the same needs.
+func TestChatDoorDeferredConversationMatchesEager(t *testing.T) {
+	turns := `{"role":"system","content":"s"},` +
+		`{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"https://x/i.png"}}]},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"r"}`
+	for _, pad := range []int{0, eagerMessagesBytes} {
+		body := []byte(`{"model":"m","messages":[` + turns + `,{"role":"user","content":"` + strings.Repeat("x", pad) + `"}]}`)
+		r, err := ParseChatRequest(body)
+		if err != nil {
+			t.Fatalf("pad %d: %v", pad, err)
+		}
+		if deferred := r.Messages == nil; deferred != (len(body) > eagerMessagesBytes) {
+			t.Errorf("pad %d (%d bytes): deferred %v", pad, len(body), deferred)
+		}
+		want, perr := parseMessages(body, gjson.GetBytes(body, "messages"), &adapter.ChatRequest{})
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		if got := r.Conversation(); !reflect.DeepEqual(got, want) {
+			t.Errorf("pad %d: conversation differs:\n got %+v\nwant %+v", pad, got, want)
+		}
+		if !r.NeedsVision() || !r.NeedsTools() {
+			t.Errorf("pad %d: vision %v tools %v, want both", pad, r.NeedsVision(), r.NeedsTools())
+		}
 	}
 }

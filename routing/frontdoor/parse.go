@@ -791,13 +791,24 @@ func parseTool(body []byte, i int, v gjson.Result, r *adapter.ChatRequest) (t ad
 	return t, true, nil
 }
 
-// checkMessages checks every message and defers the typed view
+// eagerMessagesBytes is the body size up to which the typed view is built
+// at once: for the common small request the view costs less than the
+// bookkeeping of deferring it.
+const eagerMessagesBytes = 64 << 10
+
+// checkMessages checks every message and, in a body over
+// eagerMessagesBytes, defers the typed view
 // (adapter.ChatRequest.Defer): a request forwarded as sent never builds it.
 // What a translation cannot carry is recorded now; the deferred build
 // reads the same checked messages again.
 func checkMessages(body []byte, v gjson.Result, r *adapter.ChatRequest) *RequestError {
 	if !v.IsArray() {
 		return parseWant("messages", v, "an array")
+	}
+	if len(body) <= eagerMessagesBytes {
+		msgs, err := parseMessages(body, v, r)
+		r.Messages = msgs
+		return err
 	}
 	var (
 		m             adapter.Message
