@@ -215,6 +215,21 @@ func (Bedrock) Embed(context.Context, Target, *EmbedRequest) (*EmbedResult, erro
 	return nil, &Error{Class: ClassBadRequest, Code: "unsupported", Message: "embeddings on Bedrock are not supported by this build"}
 }
 
+// bedrockPost sends a signed JSON request to the model's operation
+// (converse, invoke) and reads a successful answer whole; a failed one is
+// classified from its exception.
+func (b Bedrock) bedrockPost(ctx context.Context, t Target, op string, body []byte) (raw []byte, status int, err error) {
+	resp, e := b.bedrockSend(ctx, t, http.MethodPost, bedrockURL(t, op), body, "application/json")
+	if e != nil {
+		return nil, 0, e
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, 0, bedrockFail(resp)
+	}
+	raw, err = vendorReadBody(ctx, resp)
+	return raw, resp.StatusCode, err
+}
+
 // ListModels makes the smallest signed Converse call (one token), which
 // verifies the credential, the region and the model.
 func (b Bedrock) ListModels(ctx context.Context, t Target) (*ModelList, error) {
@@ -222,13 +237,8 @@ func (b Bedrock) ListModels(ctx context.Context, t Target) (*ModelList, error) {
 		return nil, &Error{Class: ClassBadRequest, Code: "no_model", Message: "Bedrock lists no models to a runtime credential; verify with a model"}
 	}
 	body := []byte(`{"messages":[{"role":"user","content":[{"text":"ping"}]}],"inferenceConfig":{"maxTokens":1}}`)
-	resp, e := b.bedrockSend(ctx, t, http.MethodPost, bedrockURL(t, "converse"), body, "application/json")
-	if e != nil {
-		return nil, e
+	if _, _, err := b.bedrockPost(ctx, t, "converse", body); err != nil {
+		return nil, err
 	}
-	if resp.StatusCode/100 != 2 {
-		return nil, bedrockFail(resp)
-	}
-	resp.Body.Close()
 	return &ModelList{Models: []string{t.UpstreamModel}}, nil
 }

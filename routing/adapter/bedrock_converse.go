@@ -244,14 +244,7 @@ func (b Bedrock) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResul
 	if e != nil {
 		return nil, e
 	}
-	resp, e := b.bedrockSend(ctx, t, http.MethodPost, bedrockURL(t, "converse"), body, "application/json")
-	if e != nil {
-		return nil, e
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, bedrockFail(resp)
-	}
-	raw, err := vendorReadBody(ctx, resp)
+	raw, status, err := b.bedrockPost(ctx, t, "converse", body)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +256,7 @@ func (b Bedrock) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResul
 		Usage      *converseUsage `json:"usage"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, openaiMalformed(resp.StatusCode, "a Converse answer that is not JSON")
+		return nil, openaiMalformed(status, "a Converse answer that is not JSON")
 	}
 	finish, fe := converseFinish(out.StopReason)
 	msg := translatedMessage{Role: "assistant"}
@@ -284,7 +277,7 @@ func (b Bedrock) Chat(ctx context.Context, t Target, r *ChatRequest) (*ChatResul
 	u := out.Usage.usage()
 	res := &ChatResult{Body: translatedCompletionBody(vendorCompletionID(), t.UpstreamModel, time.Now(), msg, finish, u), FinishReason: finish, Usage: u}
 	if fe != nil {
-		fe.Status = resp.StatusCode
+		fe.Status = status
 		return estimateResult(res, r), fe
 	}
 	return estimateResult(res, r), nil

@@ -80,18 +80,11 @@ func (b Bedrock) invokeChat(ctx context.Context, t Target, r *ChatRequest) (*Cha
 	if err != nil {
 		return nil, err
 	}
-	resp, e := b.bedrockSend(ctx, t, http.MethodPost, bedrockURL(t, "invoke"), body, "application/json")
-	if e != nil {
-		return nil, e
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, bedrockFail(resp)
-	}
-	raw, err := vendorReadBody(ctx, resp)
+	raw, status, err := b.bedrockPost(ctx, t, "invoke", body)
 	if err != nil {
 		return nil, err
 	}
-	return anthropicNativeResult(raw, resp.StatusCode, r)
+	return anthropicNativeResult(raw, status, r)
 }
 
 // invokeStream opens InvokeModelWithResponseStream; its chunks are

@@ -80,22 +80,7 @@ func entraTokenURL(authority, tenant string) string {
 // cached, when the cached one is within RefreshBefore of its expiry, or
 // when fresh asks to drop it (the service refused it).
 func (e *EntraTokens) Token(ctx context.Context, t Target, c EntraCredential, fresh bool) (string, *Error) {
-	src := e.source(t, c, fresh)
-	type got struct {
-		tok *oauth2.Token
-		err error
-	}
-	ch := make(chan got, 1)
-	go func() { tok, err := src.Token(); ch <- got{tok, err} }()
-	select {
-	case <-ctx.Done():
-		return "", ClassifyTransport(ctx, ctx.Err())
-	case g := <-ch:
-		if g.err != nil {
-			return "", entraFailure(g.err, c)
-		}
-		return g.tok.AccessToken, nil
-	}
+	return fetchToken(ctx, e.source(t, c, fresh), func(err error) *Error { return entraFailure(err, c) })
 }
 
 func (e *EntraTokens) source(t Target, c EntraCredential, fresh bool) oauth2.TokenSource {

@@ -82,22 +82,7 @@ func (g *GoogleTokens) Token(ctx context.Context, t Target, fresh bool) (string,
 	if !ok {
 		return "", &Error{Class: ClassAuth, Code: "service_account", Message: "the key is not a service account's JSON key file"}
 	}
-	src := g.source(t, sa, fresh)
-	type got struct {
-		tok *oauth2.Token
-		err error
-	}
-	ch := make(chan got, 1)
-	go func() { tok, err := src.Token(); ch <- got{tok, err} }()
-	select {
-	case <-ctx.Done():
-		return "", ClassifyTransport(ctx, ctx.Err())
-	case r := <-ch:
-		if r.err != nil {
-			return "", googleTokenFailure(r.err)
-		}
-		return r.tok.AccessToken, nil
-	}
+	return fetchToken(ctx, g.source(t, sa, fresh), googleTokenFailure)
 }
 
 func (g *GoogleTokens) source(t Target, sa ServiceAccount, fresh bool) oauth2.TokenSource {
