@@ -98,6 +98,19 @@ type Trail struct {
 	first          [1]Attempt
 }
 
+// Made is how many calls the trail made to vendors: its attempts that were
+// tried, not the steps it skipped (a spent retry budget, a deployment at
+// capacity), which cost the vendor nothing.
+func (t *Trail) Made() int {
+	n := 0
+	for _, a := range t.Attempts {
+		if a.Outcome != AttemptSkipped {
+			n++
+		}
+	}
+	return n
+}
+
 // add appends an attempt; the first one (most requests make one) needs no
 // allocation of its own.
 func (tr *Trail) add(a Attempt) {

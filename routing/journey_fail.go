@@ -36,7 +36,7 @@ const msgShuttingDown = "this gateway instance is shutting down and cut the requ
 func (x *exchange) failed(f *Failure) {
 	h := x.a.Header
 	h.Set("X-Switchyard-Tier", x.tierHeader())
-	h.Set("X-Switchyard-Attempts", strconv.Itoa(len(x.trail.Attempts)))
+	h.Set("X-Switchyard-Attempts", strconv.Itoa(x.trail.Made()))
 	x.rec.ErrorCode, x.rec.ErrorClass = string(f.Code), f.Class
 	switch {
 	case f.Class == adapter.ClassCancelled && shuttingDown(x.ctx):

@@ -175,6 +175,10 @@ func TestRetryBudgetHoldsAcrossTwoInstances(t *testing.T) {
 	if r.Status.String != "upstream_error" || r.Code.String != string(routing.CodeRetryBudgetExhausted) || r.HTTP != 503 || !strings.Contains(r.Attempts, `"code": "retry_budget_exhausted"`) {
 		t.Fatalf("call log: %+v", r)
 	}
+	// The header counts the calls made, not the step the budget refused.
+	if made := strings.Count(r.Attempts, `"outcome": "failed"`); made == 0 || hdr.Get("X-Switchyard-Attempts") != strconv.Itoa(made) {
+		t.Fatalf("X-Switchyard-Attempts %q, but the trail made %d calls: %s", hdr.Get("X-Switchyard-Attempts"), made, r.Attempts)
+	}
 
 	if m := scrape(t, e1); !strings.Contains(m, `switchyard_retry_budget_exhausted_total{group="default",tier="fast"}`) {
 		t.Fatal("/metrics does not count the requests the budget stopped")
