@@ -24,10 +24,8 @@ const maxFuncBody = 80
 var longFuncs = map[string]string{
 	// The Responses door turns one input item into chat messages.
 	"routing/frontdoor/responses_input.go:responsesState.message": "front-door parsing",
-	// Translators: one protocol pair each, long because the pair is.
-	"routing/adapter/chat_anthropic.go:Anthropic.translate":    "translator",
+	// The Anthropic stream translator: one event switch.
 	"routing/adapter/chat_anthropic.go:anthropicStream.handle": "translator",
-	"routing/adapter/chat_gemini.go:geminiTranslate":           "translator",
 }
 
 // funcName is how longFuncs names a function: Recv.Name for a method.

@@ -252,61 +252,14 @@ func anthropicToolName(s string) string {
 	return string(b)
 }
 
+// translate writes a chat request as a Messages request: the
+// conversation, the sampling settings, the tools, thinking and metadata.
 func (a Anthropic) translate(model string, r *ChatRequest, stream bool) (*anthropicRequest, error) {
 	req := &anthropicRequest{Model: model, Stream: stream, StopSequences: r.Stop}
-	var system []string
-	var msgs []anthropicMessageParam
-	for i, m := range r.Conversation() {
-		var role string
-		var blocks []anthropicContentBlock
-		var err error
-		switch m.Role {
-		case "system", "developer":
-			if s := m.Text(); s != "" {
-				system = append(system, s)
-			}
-			continue
-		case "user":
-			role = "user"
-			blocks, err = anthropicParts(m.Content)
-		case "assistant":
-			role = "assistant"
-			blocks, err = anthropicAssistant(m)
-		case "tool":
-			role = "user"
-			blocks, err = anthropicToolResult(m)
-		default:
-			return nil, vendorBadRequest("messages[%d]: role %q is not supported", i, m.Role)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(blocks) == 0 {
-			continue // Anthropic rejects empty content
-		}
-		// Anthropic requires alternating roles: merge a run of one role.
-		if n := len(msgs); n > 0 && msgs[n-1].Role == role {
-			msgs[n-1].Content = append(msgs[n-1].Content, blocks...)
-			continue
-		}
-		msgs = append(msgs, anthropicMessageParam{Role: role, Content: blocks})
+	var err error
+	if req.Messages, req.System, err = anthropicConversation(r); err != nil {
+		return nil, err
 	}
-	for i := range msgs {
-		if msgs[i].Role == "user" {
-			anthropicToolResultsFirst(msgs[i].Content)
-		}
-	}
-	if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
-		anthropicTrimPrefill(&msgs[n-1])
-		if len(msgs[n-1].Content) == 0 {
-			msgs = msgs[:n-1]
-		}
-	}
-	if msgs == nil {
-		msgs = []anthropicMessageParam{}
-	}
-	req.Messages = msgs
-	req.System = strings.Join(system, "\n\n")
 
 	req.MaxTokens = a.defaultMaxTokens()
 	if r.MaxTokens != nil && *r.MaxTokens > 0 {
@@ -323,34 +276,8 @@ func (a Anthropic) translate(model string, r *ChatRequest, stream bool) (*anthro
 		req.TopP = nil
 	}
 
-	if len(r.Tools) > 0 {
-		for _, tl := range r.Tools {
-			req.Tools = append(req.Tools, anthropicTool{
-				Name: tl.Name, Description: tl.Description, InputSchema: vendorToolSchema(tl.Parameters),
-			})
-		}
-		tc, err := parseVendorToolChoice(r.ToolChoice)
-		if err != nil {
-			return nil, err
-		}
-		switch tc.Mode {
-		case "auto":
-			req.ToolChoice = &anthropicToolChoice{Type: "auto"}
-		case "required":
-			req.ToolChoice = &anthropicToolChoice{Type: "any"}
-		case "none":
-			req.ToolChoice = &anthropicToolChoice{Type: "none"}
-		case "function":
-			req.ToolChoice = &anthropicToolChoice{Type: "tool", Name: tc.Name}
-		}
-		if r.ParallelToolCalls != nil && !*r.ParallelToolCalls {
-			if req.ToolChoice == nil {
-				req.ToolChoice = &anthropicToolChoice{Type: "auto"}
-			}
-			if req.ToolChoice.Type != "none" {
-				req.ToolChoice.DisableParallelToolUse = true
-			}
-		}
+	if err := anthropicTools(req, r); err != nil {
+		return nil, err
 	}
 
 	req.TopK = r.TopK
@@ -380,6 +307,100 @@ func (a Anthropic) translate(model string, r *ChatRequest, stream bool) (*anthro
 		req.Metadata = &anthropicMetadata{UserID: r.User}
 	}
 	return req, nil
+}
+
+// anthropicConversation writes the messages as alternating Messages
+// turns, tool results first in a user turn and an assistant prefill
+// trimmed; the system messages are joined into the system prompt.
+func anthropicConversation(r *ChatRequest) ([]anthropicMessageParam, string, error) {
+	var system []string
+	var msgs []anthropicMessageParam
+	for i, m := range r.Conversation() {
+		var role string
+		var blocks []anthropicContentBlock
+		var err error
+		switch m.Role {
+		case "system", "developer":
+			if s := m.Text(); s != "" {
+				system = append(system, s)
+			}
+			continue
+		case "user":
+			role = "user"
+			blocks, err = anthropicParts(m.Content)
+		case "assistant":
+			role = "assistant"
+			blocks, err = anthropicAssistant(m)
+		case "tool":
+			role = "user"
+			blocks, err = anthropicToolResult(m)
+		default:
+			return nil, "", vendorBadRequest("messages[%d]: role %q is not supported", i, m.Role)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if len(blocks) == 0 {
+			continue // Anthropic rejects empty content
+		}
+		// Anthropic requires alternating roles: merge a run of one role.
+		if n := len(msgs); n > 0 && msgs[n-1].Role == role {
+			msgs[n-1].Content = append(msgs[n-1].Content, blocks...)
+			continue
+		}
+		msgs = append(msgs, anthropicMessageParam{Role: role, Content: blocks})
+	}
+	for i := range msgs {
+		if msgs[i].Role == "user" {
+			anthropicToolResultsFirst(msgs[i].Content)
+		}
+	}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
+		anthropicTrimPrefill(&msgs[n-1])
+		if len(msgs[n-1].Content) == 0 {
+			msgs = msgs[:n-1]
+		}
+	}
+	if msgs == nil {
+		msgs = []anthropicMessageParam{}
+	}
+	return msgs, strings.Join(system, "\n\n"), nil
+}
+
+// anthropicTools declares the caller's functions, its tool choice and
+// whether tools may run in parallel.
+func anthropicTools(req *anthropicRequest, r *ChatRequest) error {
+	if len(r.Tools) == 0 {
+		return nil
+	}
+	for _, tl := range r.Tools {
+		req.Tools = append(req.Tools, anthropicTool{
+			Name: tl.Name, Description: tl.Description, InputSchema: vendorToolSchema(tl.Parameters),
+		})
+	}
+	tc, err := parseVendorToolChoice(r.ToolChoice)
+	if err != nil {
+		return err
+	}
+	switch tc.Mode {
+	case "auto":
+		req.ToolChoice = &anthropicToolChoice{Type: "auto"}
+	case "required":
+		req.ToolChoice = &anthropicToolChoice{Type: "any"}
+	case "none":
+		req.ToolChoice = &anthropicToolChoice{Type: "none"}
+	case "function":
+		req.ToolChoice = &anthropicToolChoice{Type: "tool", Name: tc.Name}
+	}
+	if r.ParallelToolCalls != nil && !*r.ParallelToolCalls {
+		if req.ToolChoice == nil {
+			req.ToolChoice = &anthropicToolChoice{Type: "auto"}
+		}
+		if req.ToolChoice.Type != "none" {
+			req.ToolChoice.DisableParallelToolUse = true
+		}
+	}
+	return nil
 }
 
 // anthropicParts translates user content: text and image parts.

@@ -184,8 +184,26 @@ func geminiBuild(r *ChatRequest, caps config.Capabilities) ([]byte, error) {
 	return b, nil
 }
 
+// geminiTranslate writes a chat request as a generateContent request: the
+// conversation, the tools and the generation settings.
 func geminiTranslate(r *ChatRequest, caps config.Capabilities) (*geminiRequest, error) {
 	req := &geminiRequest{Contents: []geminiContent{}}
+	if err := geminiConversation(req, r); err != nil {
+		return nil, err
+	}
+	if err := geminiTools(req, r); err != nil {
+		return nil, err
+	}
+	if r.Set.Has("web_search_options") {
+		req.Tools = append(req.Tools, geminiTool{GoogleSearch: &struct{}{}}) // the policy refuses it without the capability
+	}
+	req.GenerationConfig = geminiGeneration(r, caps)
+	return req, nil
+}
+
+// geminiConversation writes the messages as contents (one turn per role
+// run) and the leading system messages as the system instruction.
+func geminiConversation(req *geminiRequest, r *ChatRequest) error {
 	var system, pending []geminiPart // pending: later instructions, for the next user turn
 	names := map[string]string{}     // tool call id → function name, for tool results
 	for i, m := range r.Conversation() {
@@ -215,10 +233,10 @@ func geminiTranslate(r *ChatRequest, caps config.Capabilities) (*geminiRequest, 
 			role = "user"
 			parts, err = geminiToolResult(m, names)
 		default:
-			return nil, vendorBadRequest("messages[%d]: role %q is not supported", i, m.Role)
+			return vendorBadRequest("messages[%d]: role %q is not supported", i, m.Role)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if role == "user" && len(pending) > 0 {
 			parts, pending = append(pending, parts...), nil
@@ -240,35 +258,43 @@ func geminiTranslate(r *ChatRequest, caps config.Capabilities) (*geminiRequest, 
 		req.SystemInstruction = &geminiContent{Parts: system}
 	}
 
-	if len(r.Tools) > 0 {
-		decls := make([]geminiFunctionDecl, 0, len(r.Tools))
-		for _, tl := range r.Tools {
-			params, err := geminiSchema(tl.Parameters)
-			if err != nil {
-				return nil, err
-			}
-			decls = append(decls, geminiFunctionDecl{Name: tl.Name, Description: tl.Description, Parameters: params})
-		}
-		req.Tools = []geminiTool{{FunctionDeclarations: decls}}
-		tc, err := parseVendorToolChoice(r.ToolChoice)
-		if err != nil {
-			return nil, err
-		}
-		switch tc.Mode {
-		case "auto":
-			req.ToolConfig = &geminiToolConfig{geminiFunctionCallingConfig{Mode: "AUTO"}}
-		case "required":
-			req.ToolConfig = &geminiToolConfig{geminiFunctionCallingConfig{Mode: "ANY"}}
-		case "none":
-			req.ToolConfig = &geminiToolConfig{geminiFunctionCallingConfig{Mode: "NONE"}}
-		case "function":
-			req.ToolConfig = &geminiToolConfig{geminiFunctionCallingConfig{Mode: "ANY", AllowedFunctionNames: []string{tc.Name}}}
-		}
-	}
+	return nil
+}
 
-	if r.Set.Has("web_search_options") {
-		req.Tools = append(req.Tools, geminiTool{GoogleSearch: &struct{}{}}) // the policy refuses it without the capability
+// geminiTools declares the caller's functions and its tool choice.
+func geminiTools(req *geminiRequest, r *ChatRequest) error {
+	if len(r.Tools) == 0 {
+		return nil
 	}
+	decls := make([]geminiFunctionDecl, 0, len(r.Tools))
+	for _, tl := range r.Tools {
+		params, err := geminiSchema(tl.Parameters)
+		if err != nil {
+			return err
+		}
+		decls = append(decls, geminiFunctionDecl{Name: tl.Name, Description: tl.Description, Parameters: params})
+	}
+	req.Tools = []geminiTool{{FunctionDeclarations: decls}}
+	tc, err := parseVendorToolChoice(r.ToolChoice)
+	if err != nil {
+		return err
+	}
+	switch tc.Mode {
+	case "auto":
+		req.ToolConfig = &geminiToolConfig{geminiFunctionCallingConfig{Mode: "AUTO"}}
+	case "required":
+		req.ToolConfig = &geminiToolConfig{geminiFunctionCallingConfig{Mode: "ANY"}}
+	case "none":
+		req.ToolConfig = &geminiToolConfig{geminiFunctionCallingConfig{Mode: "NONE"}}
+	case "function":
+		req.ToolConfig = &geminiToolConfig{geminiFunctionCallingConfig{Mode: "ANY", AllowedFunctionNames: []string{tc.Name}}}
+	}
+	return nil
+}
+
+// geminiGeneration is the generation config, nil when the caller set
+// nothing it carries.
+func geminiGeneration(r *ChatRequest, caps config.Capabilities) *geminiGenConfig {
 	gc := &geminiGenConfig{Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, StopSequences: r.Stop}
 	if r.MaxTokens != nil && *r.MaxTokens > 0 {
 		gc.MaxOutputTokens = r.MaxTokens
@@ -308,9 +334,9 @@ func geminiTranslate(r *ChatRequest, caps config.Capabilities) (*geminiRequest, 
 	if gc.Temperature != nil || gc.TopP != nil || gc.TopK != nil || gc.MaxOutputTokens != nil || len(gc.StopSequences) > 0 ||
 		gc.ResponseMimeType != "" || gc.ThinkingConfig != nil || gc.CandidateCount > 0 || gc.Seed != nil ||
 		gc.FrequencyPenalty != nil || gc.PresencePenalty != nil {
-		req.GenerationConfig = gc
+		return gc
 	}
-	return req, nil
+	return nil
 }
 
 func geminiParts(parts []ContentPart) ([]geminiPart, error) {
