@@ -73,6 +73,7 @@ generate:
 ## lint: vet, gofmt, go.mod/go.sum tidy, and generated templ code in sync with its sources
 lint:
 	go vet ./...
+	go vet -tags bench ./e2e/bench/
 	@if ! out=$$(go mod tidy -diff 2>&1); then echo "go.mod/go.sum are not tidy; run go mod tidy and commit:"; echo "$$out"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@go tool templ generate -path views >/dev/null 2>&1

@@ -291,7 +291,7 @@ func newBenchConfig(t *testing.T, st *store.Store, fakeBase string) benchConfig 
 		limits = append(limits, config.TierLimit{Tier: tn, RPM: 100_000_000, TPM: 1_000_000_000_000, DailyTokens: 1_000_000_000_000})
 	}
 	caller := func(name, group string, class config.PriorityClass) string {
-		id, err := st.CreateCaller(ctx, config.Caller{Name: name, RouteGroup: group, PriorityClass: class, Enabled: true, Limits: limits, MonthlyBudgetMicros: 1e8 * config.Unit, BudgetCurrency: "USD"})
+		_, err := st.CreateCaller(ctx, config.Caller{Name: name, RouteGroup: group, PriorityClass: class, Enabled: true, Limits: limits, MonthlyBudgetMicros: 1e8 * config.Unit, BudgetCurrency: "USD"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -74,17 +74,20 @@ func TestRetryBudgetOutage(t *testing.T) {
 	if _, err := st.AddProviderKey(ctx, pid, "", "sk-bench-outage-key-0001"); err != nil {
 		t.Fatal(err)
 	}
+	// Each phase has deployments of its own: the first phase leaves its
+	// deployments marked down on the health board, and a second phase
+	// sharing them would measure that state instead of the budget.
 	never := &config.BreakerSettings{Window: 1_000_000, MinCalls: 1_000_000}
-	var chain []config.Candidate
-	for i := 1; i <= 3; i++ {
-		code := fmt.Sprintf("m%d", i)
-		mid, err := st.CreateLogicModel(ctx, config.LogicModel{Code: code, Kind: config.KindChat})
-		must(mid, err)
-		must(st.CreateDeployment(ctx, mid, config.Deployment{Provider: "fake", UpstreamModel: "outage-" + code, Weight: 100, Enabled: true, Breaker: never}))
-		chain = append(chain, config.Candidate{LogicModel: code, Priority: i, Weight: 100})
-	}
+	chains := map[string][]config.Candidate{}
 	keys := map[string]string{}
 	for _, name := range []string{"storm", "budgeted"} {
+		for i := 1; i <= 3; i++ {
+			code := fmt.Sprintf("%s-m%d", name, i)
+			mid, err := st.CreateLogicModel(ctx, config.LogicModel{Code: code, Kind: config.KindChat})
+			must(mid, err)
+			must(st.CreateDeployment(ctx, mid, config.Deployment{Provider: "fake", UpstreamModel: "outage-" + code, Weight: 100, Enabled: true, Breaker: never}))
+			chains[name] = append(chains[name], config.Candidate{LogicModel: code, Priority: i, Weight: 100})
+		}
 		g := config.RouteGroup{Name: name}
 		if name == "storm" {
 			g.RetryBudget = &config.RetryBudget{Off: true}
@@ -101,7 +104,7 @@ func TestRetryBudgetOutage(t *testing.T) {
 	snap, _, _ := st.Draft(ctx)
 	for _, g := range snap.RouteGroups {
 		for _, tr := range g.Tiers {
-			for _, c := range chain {
+			for _, c := range chains[g.Name] {
 				must(st.AddCandidate(ctx, tr.ID, c))
 			}
 		}
@@ -118,14 +121,16 @@ func TestRetryBudgetOutage(t *testing.T) {
 	rbWaitOK(t, "http://"+gwAddr+"/healthz")
 	url := "http://" + gwAddr + "/v1/chat/completions"
 	const body = `{"model":"fast","messages":[{"role":"user","content":"outage"}]}`
-	for i := 0; ; i++ { // serving once the configuration is loaded
-		if ok, _ := rbSend(url, keys["storm"], body); ok == 200 {
-			break
+	for _, caller := range []string{"storm", "budgeted"} { // both serving once the configuration is loaded
+		for i := 0; ; i++ {
+			if ok, _ := rbSend(url, keys[caller], body); ok == 200 {
+				break
+			}
+			if i > 100 {
+				t.Fatalf("the gateway does not serve %s", caller)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		if i > 100 {
-			t.Fatal("the gateway does not serve")
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 
 	req, _ := http.NewRequest(http.MethodPut, "http://"+fakeAddr+"/_fake/rules", strings.NewReader(`[{"fault":{"status":500}}]`))
