@@ -134,8 +134,10 @@ func TestGatewayVersusDirect(t *testing.T) {
 	waitServes(t, streamsGW)
 	idle2 := rssKB(gw2.Process.Pid)
 	streamRSS, open := holdStreams(t, fakeAddr, streamsGW, gw2.Process.Pid)
-	fmt.Fprintf(report, "gateway RSS          idle %.1f MB | with %d concurrent streams open %.1f MB (a second instance without the in-flight cap: idle %.1f MB)\n",
-		float64(idleRSS)/1024, open, float64(streamRSS)/1024, float64(idle2)/1024)
+	time.Sleep(afterStreams) // what the process gives back once they have closed
+	closedRSS := rssKB(gw2.Process.Pid)
+	fmt.Fprintf(report, "gateway RSS          idle %.1f MB | with %d concurrent streams open %.1f MB | %s after they closed %.1f MB (a second instance without the in-flight cap: idle %.1f MB)\n",
+		float64(idleRSS)/1024, open, float64(streamRSS)/1024, afterStreams, float64(closedRSS)/1024, float64(idle2)/1024)
 
 	prioritisation(t, bin, fakeAddr, b, gwBase, report)
 

@@ -28,12 +28,14 @@ import (
 // are in external_test.go.
 
 var (
-	rate     = envInt("BENCH_RATE", 1000)           // req/s of the fixed-rate phases
-	phase    = envDur("BENCH_PHASE", 5*time.Second) // length of each fixed-rate phase
-	rounds   = envInt("BENCH_ROUNDS", 3)            // direct/gateway phases alternate this many times
-	workers  = envInt("BENCH_WORKERS", 64)          // closed-loop throughput concurrency
-	streams  = envInt("BENCH_STREAMS", 1000)        // concurrent streams for the RSS check
-	bodyChat = `{"model":"standard","messages":[{"role":"user","content":"benchmark"}]}`
+	rate    = envInt("BENCH_RATE", 1000)           // req/s of the fixed-rate phases
+	phase   = envDur("BENCH_PHASE", 5*time.Second) // length of each fixed-rate phase
+	rounds  = envInt("BENCH_ROUNDS", 3)            // direct/gateway phases alternate this many times
+	workers = envInt("BENCH_WORKERS", 64)          // closed-loop throughput concurrency
+	streams = envInt("BENCH_STREAMS", 1000)        // concurrent streams for the RSS check
+	// how long after the streams close the RSS is read again
+	afterStreams = envDur("BENCH_AFTER_STREAMS", time.Minute)
+	bodyChat     = `{"model":"standard","messages":[{"role":"user","content":"benchmark"}]}`
 )
 
 func envInt(k string, d int) int {
