@@ -38,9 +38,12 @@ func TestGatewayVersusDirect(t *testing.T) {
 	profiles := os.Getenv("BENCH_PROFILE_DIR") // collect CPU and allocation profiles of the gateway here
 	w := newBenchWorld(t, bin)
 	fake, fakeAddr, fakeBase, st, b := w.fake, w.fakeAddr, w.fakeBase, w.st, w.b
-	// The floor: one net/http hop with nothing else, in front of the same vendor.
+	// The floors: one net/http hop with nothing else, and nginx, in front
+	// of the same vendor.
 	plainAddr := freeAddr(t)
 	plainProc := startProc(t, filepath.Join(bin, "plainproxy"), nil, "-addr", plainAddr, "-upstream", "http://"+fakeAddr)
+	nginxAddr := freeAddr(t)
+	nginxOn := startNginx(t, nginxAddr, fakeAddr)
 
 	gwAddr := freeAddr(t)
 	env := gatewayEnv(t, gwAddr, w.dsn)
@@ -54,9 +57,16 @@ func TestGatewayVersusDirect(t *testing.T) {
 	waitOK(t, gwBase+"/healthz")
 	direct := target{name: "direct", url: fakeBase + "/chat/completions", key: "sk-bench-key-0000-xxxx"}
 	gateway := target{name: "gateway", url: gwBase + "/v1/chat/completions", key: b.callerKey}
-	plain := target{name: "plain", url: "http://" + plainAddr + "/v1/chat/completions", key: direct.key}
+	floors := []floor{{target: target{name: "plain proxy", url: "http://" + plainAddr + "/v1/chat/completions", key: direct.key},
+		what: "Go net/http, one hop and nothing else", cpu: cpuGroup{name: "plain proxy", pid: plainProc.Process.Pid}}}
+	if nginxOn {
+		floors = append(floors, floor{target: target{name: "nginx", url: "http://" + nginxAddr + "/v1/chat/completions", key: direct.key},
+			what: "Debian's nginx, upstream keep-alive", cpu: cpuGroup{name: "nginx", comm: "nginx"}})
+	}
 	waitServes(t, gateway)
-	waitServes(t, plain)
+	for _, f := range floors {
+		waitServes(t, f.target)
+	}
 	idleRSS := rssKB(gw.Process.Pid)
 
 	report := &strings.Builder{}
@@ -64,7 +74,7 @@ func TestGatewayVersusDirect(t *testing.T) {
 	fmt.Fprintf(report, "the fake vendor pauses 2 ms between a stream's role chunk and its first content chunk; limits, breakers, call logging on; SWITCHYARD_MAX_INFLIGHT=%d\n", inflightCap)
 
 	pid := gw.Process.Pid
-	procs := benchProcs{gateway: pid, fake: fake.Process.Pid, plain: plainProc.Process.Pid}
+	procs := benchProcs{gateway: pid, fake: fake.Process.Pid}
 	idleSmall := idleCPU(pid)
 
 	// Configuration at scale first, on a fresh instance, so its RSS peak is
@@ -109,7 +119,7 @@ func TestGatewayVersusDirect(t *testing.T) {
 	waitLive(t, gwBase, scale.lastVersion+1)
 	var small figures
 	if scenariosOn {
-		small = scenarios(t, bin, procs, direct, gateway, &plain)
+		small = scenarios(t, bin, procs, direct, gateway, floors)
 		small.print(report, "1 route group")
 		fmt.Fprintf(report, "gateway CPU per request at %d req/s: %.3f ms\n", rate, small.cpuPerReq.Seconds()*1000)
 		large.print(report, fmt.Sprintf("%d route groups, %d deployments, %d callers", scale.groups, scale.deployments, scale.callers))
@@ -348,28 +358,25 @@ type figures struct {
 	dFC99, gFC99           time.Duration
 	cpuPerReq              time.Duration
 	maxLag                 time.Duration
-	// The plain Go proxy, when measured: latency at the fixed rate,
-	// maximum throughput, stream first content.
-	plain                  bool
-	pP50, pP99, pFC, pFC99 time.Duration
-	pRPS                   float64
+	// The floors, when measured: latency at the fixed rate, maximum
+	// throughput, stream first content.
+	floors []floorFigures
 	// Where the CPU went while each path was saturated.
-	dSplit, pSplit, gSplit cpuSplit
+	dSplit, gSplit cpuSplit
 }
 
 // benchProcs are the processes the CPU split names by pid.
-type benchProcs struct{ gateway, fake, plain int }
+type benchProcs struct{ gateway, fake int }
 
 // scenarios measures latency at the fixed rate, maximum throughput and
-// stream timings, direct and through the gateway (and, when plain is set,
-// through the plain Go proxy), interleaved.
-func scenarios(t *testing.T, bin string, procs benchProcs, direct, gateway target, plain *target) figures {
+// stream timings, direct, through the gateway and through each floor,
+// interleaved.
+func scenarios(t *testing.T, bin string, procs benchProcs, direct, gateway target, floors []floor) figures {
 	var f figures
-	f.plain = plain != nil
 	var dp50, dp99, gp50, gp99, dfb, gfb, dfc, gfc, dfc99, gfc99 []time.Duration
-	var pp50, pp99, pfc, pfc99 []time.Duration
-	var drps, grps, prps []float64
-	var dsplits, gsplits, psplits []cpuSplit
+	fs := make([]floorSamples, len(floors))
+	var drps, grps []float64
+	var dsplits, gsplits []cpuSplit
 	var cpu, served int64
 	pid := procs.gateway
 	for range rounds {
@@ -383,9 +390,9 @@ func scenarios(t *testing.T, bin string, procs benchProcs, direct, gateway targe
 		f.gErrors += g.Errors
 		f.countStatuses(g)
 		f.maxLag = max(f.maxLag, us(d.MaxLagUS), us(g.MaxLagUS))
-		if plain != nil {
-			p := loadgen(t, bin, *plain, bodyChat, rate, phase, false)
-			pp50, pp99 = append(pp50, us(p.Latency.P50US)), append(pp99, us(p.Latency.P99US))
+		for i, fl := range floors {
+			p := loadgen(t, bin, fl.target, bodyChat, rate, phase, false)
+			fs[i].p50, fs[i].p99 = append(fs[i].p50, us(p.Latency.P50US)), append(fs[i].p99, us(p.Latency.P99US))
 		}
 	}
 	vendor, driver := cpuGroup{name: "fake vendor", pid: procs.fake}, cpuGroup{name: "wrk", comm: "wrk"}
@@ -396,9 +403,9 @@ func scenarios(t *testing.T, bin string, procs benchProcs, direct, gateway targe
 			{name: "PostgreSQL", comm: "postgres"}, {name: "Redis", comm: "redis-server"}, driver})
 		grps, gsplits = append(grps, r), append(gsplits, s)
 		f.gFailed += failed
-		if plain != nil {
-			r, _, s := wrkSplit(t, *plain, bodyChat, workers, throughputPhase, []cpuGroup{{name: "plain proxy", pid: procs.plain}, vendor, driver})
-			prps, psplits = append(prps, r), append(psplits, s)
+		for i, fl := range floors {
+			r, _, s := wrkSplit(t, fl.target, bodyChat, workers, throughputPhase, []cpuGroup{fl.cpu, vendor, driver})
+			fs[i].rps, fs[i].splits = append(fs[i].rps, r), append(fs[i].splits, s)
 		}
 	}
 	for range rounds {
@@ -409,18 +416,17 @@ func scenarios(t *testing.T, bin string, procs benchProcs, direct, gateway targe
 		dfc99, gfc99 = append(dfc99, us(d.Content.P99US)), append(gfc99, us(g.Content.P99US))
 		f.gErrors += g.Errors
 		f.countStatuses(g)
-		if plain != nil {
-			p := loadgen(t, bin, *plain, streamBody, rate/5, phase/2, true)
-			pfc, pfc99 = append(pfc, us(p.Content.P50US)), append(pfc99, us(p.Content.P99US))
+		for i, fl := range floors {
+			p := loadgen(t, bin, fl.target, streamBody, rate/5, phase/2, true)
+			fs[i].fc, fs[i].fc99 = append(fs[i].fc, us(p.Content.P50US)), append(fs[i].fc99, us(p.Content.P99US))
 		}
 	}
 	f.dP50, f.dP99, f.gP50, f.gP99 = median(dp50), median(dp99), median(gp50), median(gp99)
 	f.dRPS, f.gRPS = median(drps), median(grps)
 	f.dFB, f.gFB, f.dFC, f.gFC, f.dFC99, f.gFC99 = median(dfb), median(gfb), median(dfc), median(gfc), median(dfc99), median(gfc99)
 	f.dSplit, f.gSplit = medianSplit(dsplits), medianSplit(gsplits)
-	if plain != nil {
-		f.pP50, f.pP99, f.pFC, f.pFC99, f.pRPS = median(pp50), median(pp99), median(pfc), median(pfc99), median(prps)
-		f.pSplit = medianSplit(psplits)
+	for i, fl := range floors {
+		f.floors = append(f.floors, fs[i].figures(fl))
 	}
 	if served > 0 {
 		f.cpuPerReq = time.Duration(cpu) * clockTick / time.Duration(served)
@@ -447,14 +453,11 @@ func (f figures) print(w io.Writer, what string) {
 		f.dRPS, f.gRPS, f.gRPS/f.dRPS, workers, f.gFailed)
 	fmt.Fprintf(w, "stream @%d req/s     first byte direct %s gateway %s added %s | first content direct %s gateway %s added %s (p99 added %s)\n",
 		rate/5, ms(f.dFB), ms(f.gFB), ms(f.gFB-f.dFB), ms(f.dFC), ms(f.gFC), ms(f.gFC-f.dFC), ms(f.gFC99-f.dFC99))
-	if f.plain {
-		fmt.Fprintf(w, "plain Go proxy       one net/http hop and nothing else, same vendor and drivers: adds p50 %s p99 %s @%d req/s | max %.0f req/s, ratio to direct %.3f (gateway/plain proxy %.3f) | stream first content added %s (p99 %s)\n",
-			ms(f.pP50-f.dP50), ms(f.pP99-f.dP99), rate, f.pRPS, f.pRPS/f.dRPS, f.gRPS/f.pRPS, ms(f.pFC-f.dFC), ms(f.pFC99-f.dFC99))
-	}
+	f.printFloors(w)
 	fmt.Fprintf(w, "CPU per request while saturated (wrk, medians)\n")
 	fmt.Fprintf(w, "  direct             %s\n", f.dSplit)
-	if f.plain {
-		fmt.Fprintf(w, "  plain Go proxy     %s\n", f.pSplit)
+	for _, fl := range f.floors {
+		fmt.Fprintf(w, "  %-18s %s\n", fl.name, fl.split)
 	}
 	fmt.Fprintf(w, "  gateway            %s\n", f.gSplit)
 }

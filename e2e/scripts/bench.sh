@@ -13,6 +13,12 @@ if ! command -v wrk >/dev/null 2>&1; then
 	echo "==> installing wrk (apt)"
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null
 fi
+# A floor: Debian's nginx as a reverse proxy (installed once; run by the
+# bench itself on a loopback port, never as a service).
+if ! command -v nginx >/dev/null 2>&1; then
+	echo "==> installing nginx-light (apt)"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
+fi
 # The open-loop driver, and the plain Go proxy the gateway is compared with.
 go build -o bin/loadgen ./e2e/bench/loadgen
 go build -o bin/plainproxy ./e2e/bench/plainproxy
