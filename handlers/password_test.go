@@ -106,3 +106,32 @@ func TestSessionWrittenBackAfterAResetIsRefused(t *testing.T) {
 		t.Fatalf("the written-back session: %d %q, want the login", res.StatusCode, res.Header.Get("Location"))
 	}
 }
+
+// Lowering a user's role signs them out at once (their next request goes
+// to the login page) and revokes every admin API token they created; the
+// answer says so. Raising a role ends nothing.
+func TestDemotionSignsTheUserOut(t *testing.T) {
+	env := webtest.New(t)
+	admin := env.Login(t, "ops", store.RoleAdmin)
+	lead := env.Login(t, "lead", store.RoleAdmin).NoRedirects()
+	lid, _ := settingsUserID(t, env, "lead")
+	tok, _, err := env.Store.CreateAdminToken(t.Context(), "lead-read", store.RoleViewer, "lead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin.HTMX = true
+	res, doc := admin.PostForm("/settings/users/"+itoa(lid)+"/role", url.Values{"role": {"viewer"}})
+	if said := webtest.TestID(doc, "users-notice").Text(); res.StatusCode != http.StatusOK || !strings.Contains(said, "signed out of every session") || !strings.Contains(said, "admin API token they created is revoked") {
+		t.Fatalf("demotion: %d %q", res.StatusCode, said)
+	}
+	if res, _ := lead.Get("/providers"); res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/login") {
+		t.Fatalf("the demoted user's session: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	if _, err := env.Store.AuthenticateAdminToken(t.Context(), tok); err == nil {
+		t.Fatal("the demoted user's viewer token still works")
+	}
+	res, doc = admin.PostForm("/settings/users/"+itoa(lid)+"/role", url.Values{"role": {"admin"}})
+	if said := webtest.TestID(doc, "users-notice").Text(); res.StatusCode != http.StatusOK || strings.Contains(said, "signed out") {
+		t.Fatalf("promotion: %d %q", res.StatusCode, said)
+	}
+}
