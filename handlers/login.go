@@ -76,7 +76,8 @@ func (h *Handler) Login(c echo.Context) error {
 	}
 	h.Sessions.Put(ctx, SessionUserKey, u.ID)
 	h.Sessions.Put(ctx, SessionEpochKey, u.AccessEpoch)
-	// Remember whose session this is, so disabling the user ends it.
+	// Remember whose session this is, and under which access epoch, so
+	// ending the user's access (store.EndUserAccess) ends it.
 	if err := h.Logins.RecordSession(ctx, u.ID, h.Sessions.Token(ctx), time.Now().Add(h.Sessions.Lifetime)); err != nil {
 		return err
 	}

@@ -159,7 +159,7 @@ func endUserAccess(ctx context.Context, tx *sqlx.Tx, userID int64, cause AccessE
 }
 
 // RecordSession remembers that the console session token belongs to user
-// (so DisableUser can end it) and forgets expired ones. Call it at login,
+// (so EndUserAccess can end it) and forgets expired ones. Call it at login,
 // after the session token was renewed.
 func (s *Store) RecordSession(ctx context.Context, userID int64, token string, expiry time.Time) error {
 	if token == "" {

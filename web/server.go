@@ -159,8 +159,10 @@ func (s *Server) consoleChain(opts Options) []echo.MiddlewareFunc {
 	}
 }
 
-// requireUser loads the signed-in user; anonymous visitors go to the login
-// page. A route whose action (access.ForRoute) the user's role lacks
+// requireUser loads the signed-in user; anonymous visitors, and sessions
+// from before the user's access was last ended, go to the login page. A
+// user who must change their password reaches only the change-password
+// page (toPasswordChange). A route whose action (access.ForRoute) the user's role lacks
 // answers 403 with a sentence naming what the role cannot do, GET pages
 // included (the onboarding wizard, New and Edit forms).
 func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
