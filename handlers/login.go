@@ -24,10 +24,16 @@ type LoginStore interface {
 	ForgetSession(ctx context.Context, token string) error
 	Login(ctx context.Context, username, password string) (rows.User, error)
 	RecordSession(ctx context.Context, userID int64, token string, expiry time.Time) error
+	ChangePassword(ctx context.Context, id int64, password, again string) error
 }
 
 // SessionUserKey is the session entry holding the signed-in user id.
 const SessionUserKey = "user_id"
+
+// SessionEpochKey is the session entry holding the user's access epoch at
+// sign-in (rows.User.AccessEpoch): once the user's access is ended, the
+// epoch moves on and the session is refused.
+const SessionEpochKey = "access_epoch"
 
 // LoginPage shows the login form.
 func (h *Handler) LoginPage(c echo.Context) error {
@@ -69,11 +75,16 @@ func (h *Handler) Login(c echo.Context) error {
 		return err
 	}
 	h.Sessions.Put(ctx, SessionUserKey, u.ID)
-	// Remember whose session this is, so disabling the user ends it.
+	h.Sessions.Put(ctx, SessionEpochKey, u.AccessEpoch)
+	// Remember whose session this is, and under which access epoch, so
+	// ending the user's access (store.EndUserAccess) ends it.
 	if err := h.Logins.RecordSession(ctx, u.ID, h.Sessions.Token(ctx), time.Now().Add(h.Sessions.Lifetime)); err != nil {
 		return err
 	}
-	h.Log.Info("console login", "user", u.Username, "role", u.Role)
+	h.Log.Info("console login", "user", u.Username, "role", u.Role, "must_change_password", u.MustChangePassword)
+	if u.MustChangePassword {
+		return c.Redirect(http.StatusSeeOther, PasswordChangeURL(c.FormValue("next")))
+	}
 	return c.Redirect(http.StatusSeeOther, safeNext(c.FormValue("next")))
 }
 

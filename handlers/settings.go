@@ -119,7 +119,7 @@ func (h *Handler) SettingsLockoutClear(c echo.Context) error {
 func userViews(us []rows.User) []settings.User {
 	var out []settings.User
 	for _, u := range us {
-		out = append(out, settings.User{ID: u.ID, Username: u.Username, Role: u.Role, CreatedAt: u.CreatedAt})
+		out = append(out, settings.User{ID: u.ID, Username: u.Username, Role: u.Role, CreatedAt: u.CreatedAt, MustChangePassword: u.MustChangePassword})
 	}
 	return out
 }
@@ -286,8 +286,9 @@ func (h *Handler) SettingsTokenRevoke(c echo.Context) error {
 }
 
 // SettingsUserRole makes another user an admin or a viewer. Nobody changes
-// their own role, so an admin remains; a user who becomes a viewer loses
-// the admin-role API tokens they created.
+// their own role, so an admin remains; a user whose role is lowered is
+// signed out and loses the admin API tokens they created
+// (rows.AccessEndDemoted).
 func (h *Handler) SettingsUserRole(c echo.Context) error {
 	id, err := idParam(c, "id")
 	if err != nil {
@@ -309,25 +310,30 @@ func (h *Handler) SettingsUserRole(c echo.Context) error {
 		}
 		return notFoundOr(err)
 	}
-	h.Log.Info("console user role changed", "user_id", id, "username", ch.Username, "from", ch.From, "to", ch.To, "tokens_revoked", ch.TokensRevoked, "by", me.Name)
+	h.Log.Info("console user role changed", "user_id", id, "username", ch.Username, "from", ch.From, "to", ch.To, "sessions_ended", ch.SessionsEnded, "tokens_revoked", ch.TokensRevoked, "by", me.Name)
 	msg := "User " + ch.Username + " is now " + article(ch.To) + " " + ch.To + "."
 	if ch.From == ch.To {
 		msg = "User " + ch.Username + " already was " + article(ch.To) + " " + ch.To + "."
 	}
-	switch ch.TokensRevoked {
-	case 0:
-	case 1:
-		msg += " The admin API token they created is revoked."
-	default:
-		msg += " The " + strconv.FormatInt(ch.TokensRevoked, 10) + " admin API tokens they created are revoked."
+	if rows.RoleLowered(ch.From, ch.To) {
+		msg += " They are signed out of every session"
+		switch ch.TokensRevoked {
+		case 0:
+			msg += "."
+		case 1:
+			msg += ", and the admin API token they created is revoked."
+		default:
+			msg += ", and the " + strconv.FormatInt(ch.TokensRevoked, 10) + " admin API tokens they created are revoked."
+		}
 	}
 	return h.usersDone(c, msg)
 }
 
 // SettingsUserPassword resets another user's password: to the one the
 // admin typed, or to a generated one shown exactly once in this answer
-// (never a redirect, never a log line). The user's sessions end and the
-// admin API tokens they created are revoked. An admin
+// (never a redirect, never a log line). The user's sessions end, the
+// admin API tokens they created are revoked (rows.AccessEndPasswordReset),
+// and they choose their own password at their next sign-in. An admin
 // who lost their own password asks another admin, or runs
 // `switchyard reset-password <user>` on the server.
 func (h *Handler) SettingsUserPassword(c echo.Context) error {

@@ -22,6 +22,11 @@ const (
 	JobLost           = rows.JobLost
 	RoleAdmin         = rows.RoleAdmin
 	RoleViewer        = rows.RoleViewer
+
+	AccessEndDisabled                  = rows.AccessEndDisabled
+	AccessEndDemoted                   = rows.AccessEndDemoted
+	AccessEndPasswordReset             = rows.AccessEndPasswordReset
+	AccessEndRemovedByIdentityProvider = rows.AccessEndRemovedByIdentityProvider
 )
 
 type (
@@ -43,6 +48,8 @@ type (
 	Disabled          = rows.Disabled
 	PasswordReset     = rows.PasswordReset
 	RoleChange        = rows.RoleChange
+	AccessEndCause    = rows.AccessEndCause
+	AccessEnded       = rows.AccessEnded
 	ChecksFailedError = rows.ChecksFailedError
 	Version           = rows.Version
 	PublishInput      = rows.PublishInput

@@ -34,7 +34,7 @@ func TestResetPasswordEndsThatUsersSessionsAndTokens(t *testing.T) {
 	opsRead, _, _ := st.CreateAdminToken(ctx, "ops-read", store.RoleViewer, "ops")
 	keepTok, _, _ := st.CreateAdminToken(ctx, "keeper-ci", store.RoleAdmin, "keeper")
 
-	r, err := st.ResetPasswordByName(ctx, "ops", "new-password-2")
+	r, err := st.ResetPasswordByName(ctx, "ops", "new-password-2", true)
 	if err != nil || r.UserID != ops || r.SessionsEnded != 1 || r.TokensRevoked != 2 {
 		t.Fatalf("reset %+v, %v", r, err)
 	}
@@ -60,7 +60,7 @@ func TestResetPasswordEndsThatUsersSessionsAndTokens(t *testing.T) {
 	if _, err := st.ResetPassword(ctx, keep, "short"); err == nil {
 		t.Fatal("a 5-character password was accepted")
 	}
-	if _, err := st.ResetPasswordByName(ctx, "nobody", "new-password-2"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.ResetPasswordByName(ctx, "nobody", "new-password-2", true); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown user: %v", err)
 	}
 	if _, err := st.DisableUser(ctx, keep); err != nil {
@@ -74,9 +74,10 @@ func TestResetPasswordEndsThatUsersSessionsAndTokens(t *testing.T) {
 	}
 }
 
-// Becoming a viewer revokes the admin-role tokens the user created (not
-// their viewer tokens, not other users'); the role is what UserByID reads.
-func TestSetUserRoleDemotionRevokesAdminTokens(t *testing.T) {
+// Becoming a viewer ends the user's access (EndUserAccess): every admin API
+// token they created, admin or viewer role, is revoked, and not other
+// users'; the role is what UserByID reads.
+func TestSetUserRoleDemotionRevokesTheirTokens(t *testing.T) {
 	st, _ := storetest.New(t)
 	ctx := context.Background()
 	must := storetest.Must[int64](t)
@@ -87,19 +88,19 @@ func TestSetUserRoleDemotionRevokesAdminTokens(t *testing.T) {
 	otherTok, _, _ := st.CreateAdminToken(ctx, "keeper-ci", store.RoleAdmin, "keeper")
 
 	c, err := st.SetUserRole(ctx, ops, store.RoleViewer)
-	if err != nil || c.Username != "ops" || c.From != store.RoleAdmin || c.To != store.RoleViewer || c.TokensRevoked != 1 {
+	if err != nil || c.Username != "ops" || c.From != store.RoleAdmin || c.To != store.RoleViewer || c.TokensRevoked != 2 {
 		t.Fatalf("role change %+v, %v", c, err)
 	}
 	if u, err := st.UserByID(ctx, ops); err != nil || u.Role != store.RoleViewer {
 		t.Fatalf("user after: %+v, %v", u, err)
 	}
-	if _, err := st.AuthenticateAdminToken(ctx, adminTok); !errors.Is(err, store.ErrBadLogin) {
-		t.Fatalf("the demoted user's admin token: %v", err)
-	}
-	for name, tok := range map[string]string{"their viewer": viewerTok, "another user's": otherTok} {
-		if _, err := st.AuthenticateAdminToken(ctx, tok); err != nil {
-			t.Fatalf("%s token: %v", name, err)
+	for name, tok := range map[string]string{"admin": adminTok, "viewer": viewerTok} {
+		if _, err := st.AuthenticateAdminToken(ctx, tok); !errors.Is(err, store.ErrBadLogin) {
+			t.Fatalf("the demoted user's %s token: %v", name, err)
 		}
+	}
+	if _, err := st.AuthenticateAdminToken(ctx, otherTok); err != nil {
+		t.Fatalf("another user's token: %v", err)
 	}
 	if c, err := st.SetUserRole(ctx, ops, store.RoleAdmin); err != nil || c.TokensRevoked != 0 || c.From != store.RoleViewer {
 		t.Fatalf("promotion %+v, %v", c, err)

@@ -30,6 +30,8 @@ func (s *Server) routes(opts Options) {
 
 	con := s.Echo.Group("", append(s.consoleChain(opts), s.requireUser, h.DraftState)...)
 	con.GET("/", h.Home)
+	con.GET(handlers.PasswordChangePath, h.PasswordPage)
+	con.POST(handlers.PasswordChangePath, h.PasswordChange)
 	onboardingRoutes(con, opts.Onboarding)
 	providerRoutes(con, h)
 	logicModelRoutes(con, h)

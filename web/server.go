@@ -159,8 +159,10 @@ func (s *Server) consoleChain(opts Options) []echo.MiddlewareFunc {
 	}
 }
 
-// requireUser loads the signed-in user; anonymous visitors go to the login
-// page. A route whose action (access.ForRoute) the user's role lacks
+// requireUser loads the signed-in user; anonymous visitors, and sessions
+// from before the user's access was last ended, go to the login page. A
+// user who must change their password reaches only the change-password
+// page (toPasswordChange). A route whose action (access.ForRoute) the user's role lacks
 // answers 403 with a sentence naming what the role cannot do, GET pages
 // included (the onboarding wizard, New and Edit forms).
 func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
@@ -178,12 +180,43 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return err
 		}
-		httpx.SetPrincipal(c, httpx.Principal{UserID: u.ID, Name: u.Username, Role: u.Role})
+		// A session signed in before the user's access was last ended
+		// (disabled, demoted, password reset, removed by the identity
+		// provider) is over, even one a request in flight wrote back.
+		if s.sessions.GetInt64(ctx, handlers.SessionEpochKey) != u.AccessEpoch {
+			_ = s.sessions.Destroy(ctx)
+			return s.toLogin(c)
+		}
+		httpx.SetPrincipal(c, httpx.Principal{UserID: u.ID, Name: u.Username, Role: u.Role, MustChangePassword: u.MustChangePassword})
+		if u.MustChangePassword && c.Path() != handlers.PasswordChangePath {
+			return toPasswordChange(c)
+		}
 		if a, ok := allowed(u.Role, c); !ok {
 			return echo.NewHTTPError(http.StatusForbidden, access.Refusal(u.Role, a))
 		}
 		return next(c)
 	}
+}
+
+// toPasswordChange answers any console route but the change-password page
+// for a user who must change their password: pages redirect there (and
+// back afterwards), htmx requests are told to go there, other changes are
+// refused.
+func toPasswordChange(c echo.Context) error {
+	r := c.Request()
+	if r.Header.Get("HX-Request") == "true" {
+		// Back to the page the fragment was asked from, not the fragment.
+		back := "/"
+		if u, err := url.Parse(r.Header.Get("HX-Current-URL")); err == nil && u.Path != "" {
+			back = u.RequestURI()
+		}
+		c.Response().Header().Set("HX-Redirect", handlers.PasswordChangeURL(back))
+		return c.NoContent(http.StatusForbidden)
+	}
+	if mutating(c.Request().Method) {
+		return echo.NewHTTPError(http.StatusForbidden, "Choose your own password first, at "+handlers.PasswordChangePath+".")
+	}
+	return c.Redirect(http.StatusSeeOther, handlers.PasswordChangeURL(r.URL.RequestURI()))
 }
 
 func (s *Server) toLogin(c echo.Context) error {

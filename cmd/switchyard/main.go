@@ -271,7 +271,13 @@ func bootstrapAdmin(ctx context.Context, st *store.Store, cfg Config) (string, e
 	if pw == "" {
 		pw, generated = rows.RandomPassword(), true
 	}
-	if _, err := st.CreateUser(ctx, cfg.AdminUser, pw, store.RoleAdmin); err != nil {
+	create := st.CreateUser
+	if generated {
+		// Whoever reads the start message knows it: the admin chooses
+		// their own at the first sign-in.
+		create = st.CreateUserToChangePassword
+	}
+	if _, err := create(ctx, cfg.AdminUser, pw, store.RoleAdmin); err != nil {
 		// Several instances starting at once on an empty database race to
 		// create the first admin; the ones that lose find it created.
 		if n, cerr := st.CountUsers(ctx); cerr == nil && n > 0 {
@@ -280,7 +286,7 @@ func bootstrapAdmin(ctx context.Context, st *store.Store, cfg Config) (string, e
 		return "", fmt.Errorf("create the first admin: %w", err)
 	}
 	if generated {
-		return fmt.Sprintf("Log in as %s with password %s (generated once; set SWITCHYARD_ADMIN_PASSWORD to choose it).", cfg.AdminUser, pw), nil
+		return fmt.Sprintf("Log in as %s with password %s (generated once; you choose your own at the first sign-in; set SWITCHYARD_ADMIN_PASSWORD to choose it beforehand).", cfg.AdminUser, pw), nil
 	}
 	return fmt.Sprintf("Log in as %s with the password from SWITCHYARD_ADMIN_PASSWORD.", cfg.AdminUser), nil
 }

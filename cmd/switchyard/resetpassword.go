@@ -23,7 +23,8 @@ Gives a console user a new password, ends their sessions and revokes the
 admin API tokens they created, for an admin who is locked out. It needs only the database (SWITCHYARD_DATABASE_URL) and
 does not start the server; it also lifts a sign-in lockout of that user in
 Redis (SWITCHYARD_REDIS_URL, SWITCHYARD_REDIS_PREFIX) when Redis answers.
-Without -password-stdin it generates the password and prints it once.
+Without -password-stdin it generates the password and prints it once, and
+the user must change it at their next sign-in.
 `
 
 // resetPassword is the reset-password command: args are the words after
@@ -58,7 +59,9 @@ func resetPassword(ctx context.Context, args []string, in io.Reader, out, diag i
 		return fmt.Errorf("reset-password: %w", err)
 	}
 	defer st.Close()
-	r, err := st.ResetPasswordByName(ctx, username, password)
+	// A generated password is seen by whoever reads the output: the user
+	// replaces it at sign-in. One read from stdin was chosen by its sender.
+	r, err := st.ResetPasswordByName(ctx, username, password, !*fromStdin)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		names := "none"
@@ -82,7 +85,7 @@ func resetPassword(ctx context.Context, args []string, in io.Reader, out, diag i
 		fmt.Fprintf(out, "The password of %s is reset%s.\n", r.Username, ended)
 		return nil
 	}
-	fmt.Fprintf(out, "New password of %s%s (shown once; only its hash is stored):\n%s\n", r.Username, ended, password)
+	fmt.Fprintf(out, "New password of %s%s (shown once; only its hash is stored; they choose their own at the next sign-in):\n%s\n", r.Username, ended, password)
 	return nil
 }
 

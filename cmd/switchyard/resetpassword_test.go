@@ -12,7 +12,7 @@ import (
 )
 
 // The reset-password command sets a new password (generated and printed
-// once, or read from standard input), ends the user's sessions, revokes the
+// once, to be changed at the next sign-in, or read from standard input), ends the user's sessions, revokes the
 // admin API tokens they created, lifts their
 // sign-in lockout in Redis, and names the users when the name is unknown.
 func TestResetPasswordCommand(t *testing.T) {
@@ -54,8 +54,8 @@ func TestResetPasswordCommand(t *testing.T) {
 	if !strings.Contains(out.String(), "shown once") || len(pw) != 23 {
 		t.Fatalf("output %q", out.String())
 	}
-	if _, err := st.Login(ctx, "admin", pw); err != nil {
-		t.Fatalf("the printed password does not log in: %v", err)
+	if u, err := st.Login(ctx, "admin", pw); err != nil || !u.MustChangePassword {
+		t.Fatalf("the printed password: %+v, %v; want a sign-in that must change it", u, err)
 	}
 	if v := g.Check(ctx, "admin", ""); v.Blocked {
 		t.Fatalf("the lockout was not lifted: %+v (%s)", v, diag.String())
@@ -68,8 +68,8 @@ func TestResetPasswordCommand(t *testing.T) {
 	if strings.Contains(out.String(), "chosen-password-7") {
 		t.Fatal("a password read from stdin is printed")
 	}
-	if _, err := st.Login(ctx, "admin", "chosen-password-7"); err != nil {
-		t.Fatalf("the password from stdin does not log in: %v", err)
+	if u, err := st.Login(ctx, "admin", "chosen-password-7"); err != nil || u.MustChangePassword {
+		t.Fatalf("the password from stdin: %+v, %v; want a sign-in that need not change it", u, err)
 	}
 	if err := resetPassword(ctx, []string{"-password-stdin", "admin"}, strings.NewReader("short\n"), &out, &diag); err == nil || !strings.Contains(err.Error(), "at least 10") {
 		t.Fatalf("short password: %v", err)

@@ -102,6 +102,8 @@ var Routes = map[string]Action{
 	// signing in and out is for everyone
 	"POST /login":  Read,
 	"POST /logout": Read,
+	// everyone chooses their own password
+	"POST /account/password": Read,
 	// onboarding wizard: even its pages, so a viewer learns before filling it
 	"GET /onboarding":                          Onboard,
 	"GET /onboarding/templates/:code":          Onboard,

@@ -19,6 +19,9 @@ type Principal struct {
 	UserID int64
 	Name   string // username, or "token:<name>" for an admin token
 	Role   string // admin | viewer
+	// MustChangePassword: a console user who sees only the change-password
+	// page until they choose their own password.
+	MustChangePassword bool
 }
 
 // CanEdit reports whether the principal may change the draft

@@ -26,6 +26,14 @@ type User struct {
 	Username  string    `db:"username"`
 	Role      string    `db:"role"`
 	CreatedAt time.Time `db:"created_at"`
+	// MustChangePassword: the password was generated or set by an admin,
+	// and the console shows the user only the change-password page until
+	// they choose their own.
+	MustChangePassword bool `db:"must_change_password"`
+	// AccessEpoch counts the times the user's access was ended
+	// (EndUserAccess); a console session signed in under an older one is
+	// refused.
+	AccessEpoch int64 `db:"access_epoch"`
 }
 
 // ValidateUser checks a new user's fields.
@@ -80,6 +88,70 @@ func RandomPassword() string {
 	return b.String()
 }
 
+// AccessEndCause says why a user's console sessions and admin API tokens
+// end. Every cause ends the same things, in one transaction
+// (store.EndUserAccess); the cause is told in logs and errors.
+type AccessEndCause string
+
+// The causes that end a user's access.
+const (
+	// AccessEndDisabled: an admin disabled the user.
+	AccessEndDisabled AccessEndCause = "disabled"
+	// AccessEndDemoted: the user's role was lowered (admin to viewer).
+	AccessEndDemoted AccessEndCause = "demoted"
+	// AccessEndPasswordReset: an admin, or the reset-password command,
+	// gave the user a new password.
+	AccessEndPasswordReset AccessEndCause = "password_reset"
+	// AccessEndRemovedByIdentityProvider: the identity provider no longer
+	// puts the user in a group that grants their role.
+	AccessEndRemovedByIdentityProvider AccessEndCause = "removed_by_identity_provider"
+)
+
+// Valid reports whether c is one of the causes above.
+func (c AccessEndCause) Valid() bool {
+	switch c {
+	case AccessEndDisabled, AccessEndDemoted, AccessEndPasswordReset, AccessEndRemovedByIdentityProvider:
+		return true
+	}
+	return false
+}
+
+// AccessEnded is what ending a user's access did.
+type AccessEnded struct {
+	SessionsEnded int64
+	TokensRevoked int64
+}
+
+// RoleLowered reports whether going from one role to another takes
+// permissions away (admin to viewer); an unknown role counts as the
+// lowest.
+func RoleLowered(from, to string) bool {
+	rank := func(role string) int {
+		for i, r := range config.Roles {
+			if r == role {
+				return i
+			}
+		}
+		return len(config.Roles)
+	}
+	return rank(to) > rank(from)
+}
+
+// ValidateNewPassword checks the password a user chooses for themselves:
+// ValidatePassword's rules, the two entries equal, and not the current
+// password (matchesCurrent says whether it is).
+func ValidateNewPassword(password, again string, matchesCurrent bool) config.FieldErrors {
+	f := ValidatePassword(password)
+	switch {
+	case len(f) > 0:
+	case again != password:
+		f.Add("password_again", "does not match the new password")
+	case matchesCurrent:
+		f.Add("password", "must differ from the current password")
+	}
+	return f
+}
+
 // PasswordReset is what a password reset did.
 type PasswordReset struct {
 	UserID        int64
@@ -94,7 +166,9 @@ type PasswordReset struct {
 type RoleChange struct {
 	Username string
 	From, To string
-	// TokensRevoked counts the admin-role API tokens the user created,
-	// revoked when they became a viewer.
+	// SessionsEnded and TokensRevoked count the console sessions ended and
+	// the admin API tokens the user created revoked, when the role was
+	// lowered.
+	SessionsEnded int64
 	TokensRevoked int64
 }

@@ -121,6 +121,9 @@ type User struct {
 	// Role is config.RoleAdmin or config.RoleViewer.
 	Role      string
 	CreatedAt time.Time
+	// MustChangePassword: their password was generated or reset, and they
+	// choose their own at their next sign-in.
+	MustChangePassword bool
 }
 
 // Token is one admin API token as listed (never its secret).
@@ -197,9 +200,9 @@ func resetSessionsWords(n int64) string {
 	case 0:
 		return "They had no open session."
 	case 1:
-		return "Their open session was ended: they log in again with the new password."
+		return "Their open session was ended: they log in again with the new password, then choose their own."
 	}
-	return "Their " + strconv.FormatInt(n, 10) + " open sessions were ended: they log in again with the new password."
+	return "Their " + strconv.FormatInt(n, 10) + " open sessions were ended: they log in again with the new password, then choose their own."
 }
 
 func resetTokensWords(n int64) string {
