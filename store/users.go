@@ -147,7 +147,7 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 }
 
 // ErrUserDisabled refuses a change to a disabled user.
-var ErrUserDisabled = errors.New("store: the user is disabled")
+var ErrUserDisabled = rows.ErrUserDisabled
 
 // ResetPassword gives the enabled user with that id a new password and, in
 // the same transaction, ends their console sessions and revokes the admin

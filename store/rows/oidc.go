@@ -137,6 +137,9 @@ type SSOAccount struct {
 	Role     string
 }
 
+// ErrUserDisabled refuses a change to, or a sign-in of, a disabled user.
+var ErrUserDisabled = errors.New("store: the user is disabled")
+
 // ErrNameTaken refuses to create a single-sign-on user whose name belongs
 // to another user (a local one, or another provider account).
 var ErrNameTaken = errors.New("store: the username belongs to another user")
