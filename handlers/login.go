@@ -37,19 +37,34 @@ const SessionEpochKey = "access_epoch"
 
 // LoginPage shows the login form.
 func (h *Handler) LoginPage(c echo.Context) error {
-	return httpx.Render(c, http.StatusOK, auth.Login(auth.LoginForm{CSRF: httpx.CSRFToken(c), Next: safeNext(c.QueryParam("next"))}), nil)
+	s, err := h.ssoSettings(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return httpx.Render(c, http.StatusOK, auth.Login(h.loginForm(c, s)), nil)
 }
 
 // Login checks credentials and starts a session. Failed attempts are
 // throttled per username and per client address (h.SignIn): while either
 // must wait, the attempt is answered 429 with Retry-After before the
-// password is even checked.
+// password is even checked. While local passwords are switched off (single
+// sign-on), every password sign-in is refused before any check.
 func (h *Handler) Login(c echo.Context) error {
 	ctx := c.Request().Context()
 	username := strings.TrimSpace(c.FormValue("username"))
 	ip := h.SignIn.ClientIP(c.Request())
+	sso, err := h.ssoSettings(ctx)
+	if err != nil {
+		return err
+	}
 	// The username is the caller's string, echoed in the form: bounded.
-	form := auth.LoginForm{CSRF: httpx.CSRFToken(c), Username: httpx.Clip(username, httpx.ShownLen), Next: safeNext(c.FormValue("next"))}
+	form := h.loginForm(c, sso)
+	form.Username, form.Next = httpx.Clip(username, httpx.ShownLen), safeNext(c.FormValue("next"))
+	if sso.Configured() && !sso.LocalPasswords {
+		h.Log.Info("console login refused: local passwords are off", "username", loginguard.Normalize(username), "remote", ip)
+		form.Refusal = auth.LocalPasswordsOff
+		return httpx.Render(c, http.StatusForbidden, auth.Login(form), nil)
+	}
 	if v := h.SignIn.Check(ctx, username, ip); v.Blocked {
 		SetRetryAfter(c, v)
 		form.Throttle = throttleView(v)

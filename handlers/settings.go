@@ -42,7 +42,12 @@ func (h *Handler) settingsPage(c echo.Context) (settings.Page, error) {
 	}
 	pg := h.page(c, "Users & tokens", "settings")
 	csrf, canEdit := httpx.CSRFToken(c), pg.Can.ManageUsers
+	signIn, err := h.signInPanel(c, csrf, canEdit)
+	if err != nil {
+		return settings.Page{}, err
+	}
 	return settings.Page{
+		SignIn:   signIn,
 		Page:     pg,
 		Users:    settings.UsersPanel{Users: userViews(users), Me: httpx.CurrentPrincipal(c).UserID, Form: settings.UserForm{Role: rows.RoleViewer}, CSRF: csrf, CanEdit: canEdit},
 		Lockouts: h.lockoutsPanel(c, csrf, canEdit),

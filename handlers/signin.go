@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,6 +22,9 @@ type SignInOptions struct {
 	// believed. Without them the client address is the TCP peer: headers
 	// are set by the client and would let it pick its own address.
 	TrustedProxies []netip.Prefix
+	// SSORecheck is how often single-sign-on sessions are refreshed at the
+	// identity provider (SWITCHYARD_SSO_RECHECK_INTERVAL); zero never.
+	SSORecheck time.Duration
 }
 
 // LoginGuard counts failed sign-ins and keeps the lockouts the console shows

@@ -190,7 +190,7 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 }
 
 // ErrUserDisabled refuses a change to a disabled user.
-var ErrUserDisabled = errors.New("store: the user is disabled")
+var ErrUserDisabled = rows.ErrUserDisabled
 
 // ResetPassword gives the enabled user with that id a new password, which
 // they must change at their next sign-in (an admin chose or saw it), and in

@@ -28,7 +28,7 @@ func consoleRoute(r *echo.Route) (console, api bool) {
 	case strings.HasPrefix(p, "/admin/api/"):
 		return false, true
 	case p == "/*" || p == "" || strings.HasPrefix(p, "/v1") || strings.HasPrefix(p, "/static") ||
-		strings.HasPrefix(p, "/manual") || slices.Contains([]string{"/healthz", "/readyz", "/metrics", "/favicon.ico", "/login", "/logout"}, p):
+		strings.HasPrefix(p, "/manual") || strings.HasPrefix(p, "/auth/oidc/") || slices.Contains([]string{"/healthz", "/readyz", "/metrics", "/favicon.ico", "/login", "/logout"}, p):
 		return false, false
 	}
 	return r.Method != echo.RouteNotFound, false

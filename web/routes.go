@@ -27,6 +27,8 @@ func (s *Server) routes(opts Options) {
 	pub.GET("/login", h.LoginPage)
 	pub.POST("/login", h.Login)
 	pub.POST("/logout", h.Logout)
+	pub.GET("/auth/oidc/start", h.SSOStart)
+	pub.GET("/auth/oidc/callback", h.SSOCallback)
 
 	con := s.Echo.Group("", append(s.consoleChain(opts), s.requireUser, h.DraftState)...)
 	con.GET("/", h.Home)
@@ -202,7 +204,7 @@ func observeRoutes(con *echo.Group, h *handlers.Handler) {
 	con.POST("/jobs/:name/run", h.JobRunNow)
 }
 
-// settingsRoutes: users and admin API tokens.
+// settingsRoutes: users, admin API tokens and single sign-on.
 func settingsRoutes(con *echo.Group, h *handlers.Handler) {
 	con.GET("/settings", h.Settings)
 	con.POST("/settings/users", h.SettingsUserCreate)
@@ -212,6 +214,7 @@ func settingsRoutes(con *echo.Group, h *handlers.Handler) {
 	con.POST("/settings/lockouts/clear", h.SettingsLockoutClear)
 	con.POST("/settings/tokens", h.SettingsTokenCreate)
 	con.POST("/settings/tokens/:id/revoke", h.SettingsTokenRevoke)
+	con.POST("/settings/sign-in", h.SettingsSignInSave)
 }
 
 // manualRoutes: the operator manual (static/manual); relative links between

@@ -367,6 +367,10 @@ func parseSignIn(c *Config, parseInt func(string, int64, *int64), parseDur func(
 	}
 	parseDur("SWITCHYARD_SIGNIN_BACKOFF", loginguard.DefaultBackoffBase, &s.BackoffBase)
 	parseDur("SWITCHYARD_SIGNIN_LOCKOUT", loginguard.DefaultLockoutFor, &s.LockoutFor)
+	parseDur("SWITCHYARD_SSO_RECHECK_INTERVAL", 5*time.Minute, &c.SignIn.SSORecheck)
+	if c.SignIn.SSORecheck < time.Second {
+		*errs = append(*errs, "SWITCHYARD_SSO_RECHECK_INTERVAL must be at least 1s")
+	}
 	if err := s.Validate(); err != nil {
 		*errs = append(*errs, "sign-in throttle (SWITCHYARD_SIGNIN_*): "+err.Error())
 	}

@@ -24,7 +24,9 @@ admin API tokens they created, for an admin who is locked out. It needs only the
 does not start the server; it also lifts a sign-in lockout of that user in
 Redis (SWITCHYARD_REDIS_URL, SWITCHYARD_REDIS_PREFIX) when Redis answers.
 Without -password-stdin it generates the password and prints it once, and
-the user must change it at their next sign-in.
+the user must change it at their next sign-in. When single sign-on has
+switched local passwords off, it switches them back on (break-glass), so
+the new password can be used.
 `
 
 // resetPassword is the reset-password command: args are the words after
@@ -79,6 +81,7 @@ func resetPassword(ctx context.Context, args []string, in io.Reader, out, diag i
 		return fmt.Errorf("reset-password: %w", err)
 	}
 	clearLockout(ctx, username, diag)
+	breakGlass(ctx, st, diag)
 
 	ended := resetDone(r)
 	if *fromStdin {
@@ -102,6 +105,19 @@ func clearLockout(ctx context.Context, username string, diag io.Writer) {
 		Logger: slog.New(slog.DiscardHandler)})
 	if err := g.Clear(ctx, loginguard.User, username); err != nil {
 		fmt.Fprintf(diag, "note: Redis did not answer, so a sign-in lockout of %s (if any) was not cleared; it ends by itself: %v\n", username, err)
+	}
+}
+
+// breakGlass switches local passwords back on when single sign-on had
+// switched them off, so the reset password can be used: the admin signs
+// in, mends the single-sign-on settings and switches them off again.
+func breakGlass(ctx context.Context, st *store.Store, diag io.Writer) {
+	on, err := st.EnableLocalPasswords(ctx)
+	switch {
+	case err != nil:
+		fmt.Fprintf(diag, "note: local passwords could not be switched back on (%v); if single sign-on switched them off, the new password is refused\n", err)
+	case on:
+		fmt.Fprintln(diag, "note: password sign-in was switched off (single sign-on); it is switched back on for every user. Switch it off again under Users & tokens → Sign-in once single sign-on works.")
 	}
 }
 

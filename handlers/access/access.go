@@ -38,7 +38,7 @@ const (
 	// RunJobs: run a background job now.
 	RunJobs Action = "run-jobs"
 	// ManageUsers: add, disable and change console users, clear lockouts,
-	// and create or revoke admin API tokens.
+	// create or revoke admin API tokens, and set up single sign-on.
 	ManageUsers Action = "manage-users"
 )
 
@@ -172,6 +172,7 @@ var Routes = map[string]Action{
 	"POST /settings/lockouts/clear":            ManageUsers,
 	"POST /settings/tokens":                    ManageUsers,
 	"POST /settings/tokens/:id/revoke":         ManageUsers,
+	"POST /settings/sign-in":                   ManageUsers,
 }
 
 // ForRoute is the action of a route, by method and echo route pattern

@@ -105,12 +105,16 @@ const (
 	// AccessEndRemovedByIdentityProvider: the identity provider no longer
 	// puts the user in a group that grants their role.
 	AccessEndRemovedByIdentityProvider AccessEndCause = "removed_by_identity_provider"
+	// AccessEndRefreshRefused: the identity provider refused to refresh a
+	// single-sign-on session (the account was disabled or its grant
+	// revoked there).
+	AccessEndRefreshRefused AccessEndCause = "identity_provider_refused_refresh"
 )
 
 // Valid reports whether c is one of the causes above.
 func (c AccessEndCause) Valid() bool {
 	switch c {
-	case AccessEndDisabled, AccessEndDemoted, AccessEndPasswordReset, AccessEndRemovedByIdentityProvider:
+	case AccessEndDisabled, AccessEndDemoted, AccessEndPasswordReset, AccessEndRemovedByIdentityProvider, AccessEndRefreshRefused:
 		return true
 	}
 	return false

@@ -126,9 +126,11 @@ type Gateway struct {
 	store    *store.Store
 	wg       sync.WaitGroup
 	stop     context.CancelFunc
-	draining atomic.Bool
-	cutNow   context.CancelFunc
-	pgDown   atomic.Bool // the last PostgreSQL check failed
+	// ssoRecheck is how often single-sign-on sessions are refreshed.
+	ssoRecheck time.Duration
+	draining   atomic.Bool
+	cutNow     context.CancelFunc
+	pgDown     atomic.Bool // the last PostgreSQL check failed
 	// OnPostgresBack runs once when PostgreSQL answers after the instance
 	// started without it (migrations, the first admin); set before Start.
 	OnPostgresBack func(context.Context) error
@@ -310,6 +312,7 @@ func (g *Gateway) buildConsole(o Options) {
 	g.Console = &handlers.Handler{Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
 		Keys: g.Keys, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
 	g.Console.UseStorage(o.Store, calllog.Reader{DB: o.Store.DB()})
+	g.ssoRecheck = o.SignIn.SSORecheck
 	g.Console.SignIn = handlers.NewSignIn(loginguard.New(o.Redis, loginguard.Options{Prefix: o.RedisPrefix, Settings: o.SignIn.Settings, Logger: log, Timeout: o.RedisTimeout}), o.SignIn.TrustedProxies)
 	cat, catErr := loadCatalog(o, log)
 	wizard := handlers.NewOnboarding(g.Console, cat, catErr, &onboarding.Verifier{Adapters: Adapters(), Client: UpstreamClient()})
@@ -359,6 +362,10 @@ func (g *Gateway) Start(ctx context.Context) {
 	go func() { defer g.wg.Done(); _ = g.Reporter.Run(ctx) }()
 	g.wg.Add(1)
 	go func() { defer g.wg.Done(); g.Worker.Run(ctx) }()
+	if g.Console != nil && g.ssoRecheck > 0 {
+		g.wg.Add(1)
+		go func() { defer g.wg.Done(); g.Console.RunSSORecheck(ctx, g.ssoRecheck) }()
+	}
 	g.wg.Add(1)
 	go func() { defer g.wg.Done(); g.watchPostgres(ctx, 2*time.Second, g.OnPostgresBack) }()
 	g.wg.Add(1)

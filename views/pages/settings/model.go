@@ -31,6 +31,7 @@ type Page struct {
 	Users    UsersPanel
 	Lockouts LockoutsPanel
 	Tokens   TokensPanel
+	SignIn   SignInPanel
 }
 
 // LockoutsPanel lists usernames and client addresses locked out after too
