@@ -309,8 +309,9 @@ func (w *chatWriter) deferChat(r *adapter.ChatRequest, skeleton []byte, appendMe
 	size := w.size + 1
 	r.DeferBody(skeleton, size, appendMessages)
 	r.Defer(func() []adapter.Message {
-		// The array alone, dropped once read: the typed view keeps only
-		// the strings it points into.
+		// The messages array alone, not the whole chat body: the view's
+		// strings point into it, and the adapters that copy the body
+		// write their own.
 		b := appendMessages(make([]byte, 0, size))
 		msgs, _ := parseMessages(b, gjson.Parse(wire.View(b)), &adapter.ChatRequest{})
 		return msgs
