@@ -195,12 +195,14 @@ func openaiChatBody(r *ChatRequest, model string, stream bool, caps config.Capab
 			return nil, unsupportedField(f)
 		}
 	}
-	body := r.ChatBody()
+	// A door's deferred translation is written straight into out: the
+	// translation is never held whole beside its copy.
+	body, appendMessages, size := r.chatBodyParts()
 	root := gjson.Parse(wire.View(body))
 	if !root.IsObject() {
 		return nil, &Error{Class: ClassBadRequest, Code: "invalid_request", Message: "the chat request body is not a JSON object"}
 	}
-	out := make([]byte, 0, len(body)+len(model)+64)
+	out := make([]byte, 0, len(body)+size+len(model)+64)
 	out = append(out, `{"model":`...)
 	out = wire.AppendString(out, model)
 	if stream {
@@ -229,12 +231,13 @@ func openaiChatBody(r *ChatRequest, model string, stream bool, caps config.Capab
 		default:
 			key = `"max_tokens"`
 		}
-		if k.Str == "messages" && quirks.Has(config.QuirkNoDeveloperRole) {
-			val = openaiNoDeveloper(v)
-		}
 		out = append(out, ',')
 		out = append(out, key...)
 		out = append(out, ':')
+		if k.Str == "messages" {
+			out = openaiMessages(out, v, appendMessages, quirks)
+			return true
+		}
 		out = append(out, val...)
 		return true
 	})
@@ -258,6 +261,65 @@ func openaiChatBody(r *ChatRequest, model string, stream bool, caps config.Capab
 		out = wire.AppendString(out, e)
 	}
 	return append(out, '}'), nil
+}
+
+// openaiMessages appends the messages array: the body's (v), or, for a
+// door's deferred translation, the one appendMessages writes in its place;
+// developer roles turned into system for vendors that know none.
+func openaiMessages(out []byte, v gjson.Result, appendMessages func([]byte) []byte, quirks config.Quirks) []byte {
+	noDeveloper := quirks.Has(config.QuirkNoDeveloperRole)
+	if appendMessages == nil {
+		if noDeveloper {
+			return append(out, openaiNoDeveloper(v)...)
+		}
+		return append(out, v.Raw...)
+	}
+	at := len(out)
+	out = appendMessages(out)
+	if noDeveloper {
+		written := wire.View(out[at:])
+		if fixed, ok := openaiNoDeveloperInPlace(out[at:]); ok {
+			out = out[:at+len(fixed)]
+		} else if fixed := openaiNoDeveloper(gjson.Parse(written)); fixed != written {
+			out = append(out[:at], fixed...) // fixed is a new string: out's bytes are free to overwrite
+		}
+	}
+	return out
+}
+
+const developerRole, systemRole = `"developer"`, `"system"`
+
+// openaiNoDeveloperInPlace turns every developer role of the messages
+// array msgs into system in msgs' own bytes (the array shrinks), and
+// reports false, msgs untouched, when a role is written otherwise than
+// "developer" (escaped): openaiNoDeveloper then copies it.
+func openaiNoDeveloperInPlace(msgs []byte) ([]byte, bool) {
+	if !bytes.Contains(msgs, []byte("developer")) {
+		return msgs, true
+	}
+	var at []int // where each developer role's value starts
+	ok := true
+	gjson.Parse(wire.View(msgs)).ForEach(func(_, m gjson.Result) bool {
+		if role := m.Get("role"); m.IsObject() && role.Type == gjson.String && role.Str == "developer" {
+			i := role.Index
+			ok = i > 0 && i+len(developerRole) <= len(msgs) && string(msgs[i:i+len(developerRole)]) == developerRole
+			at = append(at, i)
+		}
+		return ok
+	})
+	if !ok || len(at) == 0 {
+		return msgs, ok
+	}
+	w := at[0]
+	for k, i := range at {
+		end := len(msgs)
+		if k+1 < len(at) {
+			end = at[k+1]
+		}
+		w += copy(msgs[w:], systemRole)
+		w += copy(msgs[w:], msgs[i+len(developerRole):end])
+	}
+	return msgs[:w], true
 }
 
 // openaiNoDeveloper is a messages array with every developer message's

@@ -3,6 +3,8 @@ package adapter
 import (
 	"encoding/json"
 	"sync"
+
+	"github.com/tidwall/gjson"
 )
 
 // ChatRequest is a caller's OpenAI chat-completions request: the body as
@@ -12,7 +14,7 @@ import (
 type ChatRequest struct {
 	// Body is the chat body when the parser has it at once; a door that
 	// translates may defer it instead (DeferBody), and every reader of the
-	// body goes through ChatBody.
+	// body goes through ChatBody (an adapter copying it, chatBodyParts).
 	Body []byte
 
 	Model string
@@ -74,31 +76,64 @@ type ChatRequest struct {
 
 // deferredBody is a door's chat translation checked but not written: a
 // request passed natively to a deployment of the door's own protocol never
-// reads it, and it costs about the body's size.
+// reads it, and it costs about the body's size. The door keeps the body's
+// small members written (skeleton, its messages an empty array) and writes
+// the messages array again from the caller's body on each use, so an
+// adapter that copies the body writes the translation straight into its
+// copy instead of holding the translation and the copy at once.
 type deferredBody struct {
-	once  sync.Once
-	build func() []byte
-	body  []byte
+	once     sync.Once
+	skeleton []byte
+	size     int
+	messages func(dst []byte) []byte
+	body     []byte
 }
 
-// DeferBody leaves the chat body to build on its first use: the door
-// checked the translation whole, so building it cannot fail.
-func (r *ChatRequest) DeferBody(build func() []byte) {
+// DeferBody leaves the chat body to write on use: skeleton is the body
+// with "messages":[] (an empty array), appendMessages appends the
+// messages array (about size bytes, "[" to "]") to dst. The door checked
+// the translation whole, so writing it cannot fail.
+func (r *ChatRequest) DeferBody(skeleton []byte, size int, appendMessages func(dst []byte) []byte) {
 	r.Body = nil
-	r.body = &deferredBody{build: build}
+	r.body = &deferredBody{skeleton: skeleton, size: size, messages: appendMessages}
 }
 
-// ChatBody is the OpenAI chat body, built on first use when the door
-// deferred it (safe for concurrent use).
+// ChatBody is the OpenAI chat body, written whole on first use when the
+// door deferred it (safe for concurrent use). An adapter that copies the
+// body reads chatBodyParts instead.
 func (r *ChatRequest) ChatBody() []byte {
 	d := r.body
 	if d == nil {
 		return r.Body
 	}
 	d.once.Do(func() {
-		d.body, d.build = d.build(), nil
+		d.body = d.whole()
 	})
 	return d.body
+}
+
+// whole splices the messages into the skeleton.
+func (d *deferredBody) whole() []byte {
+	at := gjson.GetBytes(d.skeleton, "messages")
+	if at.Index <= 0 || at.Index+len(at.Raw) > len(d.skeleton) {
+		return d.skeleton
+	}
+	b := make([]byte, 0, len(d.skeleton)+d.size)
+	b = append(b, d.skeleton[:at.Index]...)
+	b = d.messages(b)
+	return append(b, d.skeleton[at.Index+len(at.Raw):]...)
+}
+
+// chatBodyParts is the chat body for a copy: the whole body and a nil
+// appendMessages, or, when the door deferred it, the skeleton (its
+// messages member an empty array) and appendMessages, which appends the
+// messages array in the member's place, about size bytes. The parts never
+// change, so concurrent copies read them freely.
+func (r *ChatRequest) chatBodyParts() (body []byte, appendMessages func(dst []byte) []byte, size int) {
+	if d := r.body; d != nil {
+		return d.skeleton, d.messages, d.size
+	}
+	return r.Body, nil, 0
 }
 
 // deferredMessages is a conversation checked but not built: a request

@@ -180,7 +180,9 @@ func TestChatCheckerRefusesAsTheChatParser(t *testing.T) {
 		}
 		eager, eerr := ParseChatRequest(body)
 		lazy, lerr := parseChat(settings, func(r *adapter.ChatRequest) *RequestError {
-			return c.deferChat(r, func() []byte { return body })
+			return c.deferChat(r, settings, func(dst []byte) []byte {
+				return append(dst, gjson.GetBytes(body, "messages").Raw...)
+			})
 		})
 		sameTranslation(t, fmt.Sprintf("messages %d", i), lazy, lerr, body, eager, eerr)
 	}

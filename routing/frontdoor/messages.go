@@ -20,8 +20,10 @@ import (
 // messages_chat.go, never a tree of the document) that the chat parser
 // reads like any chat-completions request, so the field policy, the router
 // and the adapters treat both doors alike. Parsing checks the translation
-// without writing it; the chat body is written when a translating adapter
-// first reads it (ChatRequest.ChatBody). What
+// without writing it; the messages are written again from the caller's
+// body each time an adapter reads them, the OpenAI adapter's straight into
+// the body it sends (ChatRequest.DeferBody), so a translated request holds
+// the caller's body and the one sent, never a third copy between. What
 // the translation leaves out is recorded in the request's Drops, what it
 // cannot carry in Untranslatable (MessagesPolicy, messages_policy.go, is
 // the table of both).
@@ -127,15 +129,14 @@ func parseAnthropicMessages(body []byte, needMax bool) (*adapter.ChatRequest, er
 	return t.canonical(needMax)
 }
 
-// messagesChatBody is the OpenAI chat body of a checked Messages body, the
-// translation canonical deferred.
-func messagesChatBody(body []byte, needMax bool) []byte {
-	t, err := translateMessages(body, needMax, newChatWriter(len(body)))
+// appendMessagesChat appends the OpenAI messages array of a checked
+// Messages body to dst, the translation canonical deferred.
+func appendMessagesChat(dst, body []byte, needMax bool) []byte {
+	t, err := translateMessages(body, needMax, appendingChat(dst))
 	if err != nil {
-		return nil
+		return append(dst, "[]"...)
 	}
-	b, _ := t.chat.finish(&t.out)
-	return b
+	return t.chat.closeArray()
 }
 
 // translateMessages reads a Messages body, its conversation into chat
@@ -298,7 +299,7 @@ func (t *messagesTranslation) conversation(top messagesTop) *RequestError {
 // and adds what the chat body does not carry. The chat parser reads the
 // settings; the messages were checked as it would read them, and their
 // chat body and typed view are built on first use (a request passed
-// natively never reads either): messagesChatBody writes the translation
+// natively never reads either): appendMessagesChat writes the translation
 // again.
 func (t *messagesTranslation) canonical(needMax bool) (*adapter.ChatRequest, error) {
 	settings, jerr := t.chat.finish(&t.out)
@@ -307,7 +308,7 @@ func (t *messagesTranslation) canonical(needMax bool) (*adapter.ChatRequest, err
 	}
 	body, chat := t.body, t.chat
 	r, perr := parseChat(settings, func(r *adapter.ChatRequest) *RequestError {
-		return chat.deferChat(r, func() []byte { return messagesChatBody(body, needMax) })
+		return chat.deferChat(r, settings, func(dst []byte) []byte { return appendMessagesChat(dst, body, needMax) })
 	})
 	if perr != nil {
 		return nil, perr

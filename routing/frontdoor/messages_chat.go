@@ -89,9 +89,12 @@ type chatWriter struct {
 	// (parseMessage) instead of appending it: the chat body is not kept.
 	// err is the first message the chat parser would refuse; vision and
 	// tools what its conversation needs.
+	// size is the length of the messages array the checked messages
+	// make, brackets and commas included.
 	check         bool
 	err           *RequestError
 	vision, tools bool
+	size          int
 	read          *chatRead
 	// held is an assistant message not yet written (holding): the tool
 	// calls that follow it in its turn join it, parallel calls of one turn
@@ -103,8 +106,21 @@ type chatWriter struct {
 // newChatWriter starts a chat body of about size bytes.
 func newChatWriter(size int) chatWriter {
 	w := chatWriter{buf: make([]byte, 0, size+64)}
-	w.buf = append(w.buf, `{"messages":[`...)
-	return w
+	w.buf = append(w.buf, `{"messages":`...)
+	return appendingChat(w.buf)
+}
+
+// appendingChat starts a messages array at the end of dst: closeArray
+// ends it and returns dst with the array.
+func appendingChat(dst []byte) chatWriter {
+	return chatWriter{buf: append(dst, '[')}
+}
+
+// closeArray ends the messages array of a writer (not a checker) and
+// returns its buffer.
+func (w *chatWriter) closeArray() []byte {
+	w.flush()
+	return append(w.buf, ']')
 }
 
 // chatRead is where a checker reads each message back, one for all.
@@ -185,6 +201,7 @@ func (w *chatWriter) checkMessage(m *chatMessage) {
 		w.read = new(chatRead)
 	}
 	w.buf = m.appendJSON(w.buf[:0])
+	w.size += len(w.buf) + 1 // a comma before it, or the array's brackets
 	rd := w.read
 	rd.msg = adapter.Message{}
 	if w.err = parseMessage(w.buf, i, gjson.Parse(wire.View(w.buf)), &rd.msg, rd.slot[:], &rd.scratch); w.err != nil {
@@ -280,16 +297,23 @@ func (w *chatWriter) finish(s any) ([]byte, error) {
 }
 
 // deferChat is the chat parser's check of a checker's messages: the first
-// refusal, else the chat body (build writes it) and its typed view left to
-// build on first use.
-func (w *chatWriter) deferChat(r *adapter.ChatRequest, build func() []byte) *RequestError {
+// refusal, else the chat body and its typed view left to build on use.
+// skeleton is the body the checker finished (its messages an empty
+// array); appendMessages writes the messages array again from the
+// caller's body, which an adapter copying the chat body writes straight
+// into its copy.
+func (w *chatWriter) deferChat(r *adapter.ChatRequest, skeleton []byte, appendMessages func(dst []byte) []byte) *RequestError {
 	if w.err != nil {
 		return w.err
 	}
-	r.DeferBody(build)
+	size := w.size + 1
+	r.DeferBody(skeleton, size, appendMessages)
 	r.Defer(func() []adapter.Message {
-		b := r.ChatBody()
-		msgs, _ := parseMessages(b, gjson.Get(wire.View(b), "messages"), &adapter.ChatRequest{})
+		// The messages array alone, not the whole chat body: the view's
+		// strings point into it, and the adapters that copy the body
+		// write their own.
+		b := appendMessages(make([]byte, 0, size))
+		msgs, _ := parseMessages(b, gjson.Parse(wire.View(b)), &adapter.ChatRequest{})
 		return msgs
 	}, w.vision, w.tools)
 	return nil

@@ -128,15 +128,14 @@ func ParseResponsesRequest(body []byte) (*ResponsesRequest, error) {
 	return st.r, nil
 }
 
-// responsesChatBody is the chat-completions body of a checked Responses
-// body, the translation buildChat deferred.
-func responsesChatBody(body []byte) []byte {
-	st, err := translateResponses(body, newChatWriter(len(body)))
+// appendResponsesChat appends the chat messages array of a checked
+// Responses body to dst, the translation buildChat deferred.
+func appendResponsesChat(dst, body []byte) []byte {
+	st, err := translateResponses(body, appendingChat(dst))
 	if err != nil {
-		return nil
+		return append(dst, "[]"...)
 	}
-	b, _ := st.msgs.finish(st.settings())
-	return b
+	return st.msgs.closeArray()
 }
 
 // translateResponses reads a Responses body, its conversation into msgs
@@ -349,7 +348,7 @@ func (st *responsesState) settings() map[string]any {
 // every adapter reads it as it reads a chat caller's. The chat parser
 // reads the settings; the messages were checked as it would read them, and
 // their chat body and typed view are built on first use (a request passed
-// natively never reads either): responsesChatBody writes the translation
+// natively never reads either): appendResponsesChat writes the translation
 // again.
 func (st *responsesState) buildChat() *RequestError {
 	r := st.r
@@ -359,7 +358,7 @@ func (st *responsesState) buildChat() *RequestError {
 	}
 	body, msgs := st.body, st.msgs
 	chat, perr := parseChat(b, func(c *adapter.ChatRequest) *RequestError {
-		return msgs.deferChat(c, func() []byte { return responsesChatBody(body) })
+		return msgs.deferChat(c, b, func(dst []byte) []byte { return appendResponsesChat(dst, body) })
 	})
 	if perr != nil {
 		// The translation is built from checked parts; a refusal here is a

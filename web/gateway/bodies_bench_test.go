@@ -136,7 +136,9 @@ func rssMB() float64 {
 // to /v1/chat/completions, with a body budget large enough to admit them
 // all. Per burst it reports the peak RSS above the resting RSS measured
 // once before any burst (peak-MB), per MB of body bytes in flight at that
-// moment's maximum (rss/inflight; the target is at most 3), the RSS
+// moment's maximum (rss/inflight; the target is at most 3, and at most
+// 2.5 for the translated messages burst, whose OpenAI body is written
+// straight from the caller's), the RSS
 // above rest 10 s after the burst with nothing forced (idle-after-MB: what
 // an instance gone idle keeps; the body budget's burst-end collection lets
 // the runtime return the rest), and after a GC cycle forced here and 5 s
