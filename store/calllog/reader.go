@@ -53,6 +53,6 @@ func (r Reader) Shapes(ctx context.Context, from, to time.Time) ([]routing.Traff
 }
 
 // Usage runs UsageOf over r.DB.
-func (r Reader) Usage(ctx context.Context, q UsageQuery) (Usage, error) {
+func (r Reader) Usage(ctx context.Context, q UsageQuery) (UsageSummary, error) {
 	return UsageOf(ctx, r.DB, q)
 }

@@ -29,8 +29,8 @@ type UsageQuery struct {
 	Days int
 }
 
-// Usage is what UsageQuery selected.
-type Usage struct {
+// UsageSummary is what UsageQuery selected.
+type UsageSummary struct {
 	// MonthStart and MonthEnd bound the local calendar month of Now.
 	MonthStart, MonthEnd time.Time
 	// MonthSpend is the spend since MonthStart by currency, in micro-units
@@ -78,7 +78,7 @@ type MinuteRequests struct {
 }
 
 // UsageOf runs q: three queries, each an index range scan per caller.
-func UsageOf(ctx context.Context, db Queryer, q UsageQuery) (Usage, error) {
+func UsageOf(ctx context.Context, db Queryer, q UsageQuery) (UsageSummary, error) {
 	if q.Now.IsZero() {
 		q.Now = time.Now()
 	}
@@ -90,7 +90,7 @@ func UsageOf(ctx context.Context, db Queryer, q UsageQuery) (Usage, error) {
 	}
 	local := q.Now.In(q.Location)
 	y, m, d := local.Date()
-	u := Usage{
+	u := UsageSummary{
 		MonthStart:  time.Date(y, m, 1, 0, 0, 0, 0, q.Location),
 		MonthEnd:    time.Date(y, m+1, 1, 0, 0, 0, 0, q.Location),
 		DaysFrom:    time.Date(y, m, d-q.Days+1, 0, 0, 0, 0, q.Location),
@@ -101,20 +101,20 @@ func UsageOf(ctx context.Context, db Queryer, q UsageQuery) (Usage, error) {
 	if len(callers) == 0 {
 		return u, nil
 	}
-	if err := u.readMonth(ctx, db, callers, q.Now); err != nil {
-		return Usage{}, err
+	if err := readUsageMonth(ctx, db, &u, callers, q.Now); err != nil {
+		return UsageSummary{}, err
 	}
-	if err := u.readDays(ctx, db, callers, q.Now, q.Location); err != nil {
-		return Usage{}, err
+	if err := readUsageDays(ctx, db, &u, callers, q.Now, q.Location); err != nil {
+		return UsageSummary{}, err
 	}
-	if err := u.readMinutes(ctx, db, callers, q.Now); err != nil {
-		return Usage{}, err
+	if err := readUsageMinutes(ctx, db, &u, callers, q.Now); err != nil {
+		return UsageSummary{}, err
 	}
 	return u, nil
 }
 
-// readMonth sums the month so far by logic model and currency.
-func (u *Usage) readMonth(ctx context.Context, db Queryer, callers pq.StringArray, now time.Time) error {
+// readUsageMonth sums the month so far by logic model and currency.
+func readUsageMonth(ctx context.Context, db Queryer, u *UsageSummary, callers pq.StringArray, now time.Time) error {
 	rows, err := db.QueryContext(ctx, `
 		SELECT logic_model, currency, sum(requests)::bigint, sum(errors)::bigint,
 			sum(prompt_tokens)::bigint, sum(completion_tokens)::bigint,
@@ -175,8 +175,8 @@ func sumMicros(m map[string]int64) int64 {
 	return s
 }
 
-// readDays sums tokens per local day and logic model.
-func (u *Usage) readDays(ctx context.Context, db Queryer, callers pq.StringArray, now time.Time, loc *time.Location) error {
+// readUsageDays sums tokens per local day and logic model.
+func readUsageDays(ctx context.Context, db Queryer, u *UsageSummary, callers pq.StringArray, now time.Time, loc *time.Location) error {
 	zone := loc.String()
 	if zone == "Local" || zone == "" {
 		zone = "UTC" // PostgreSQL knows no "Local"; the gateway passes named zones
@@ -204,8 +204,8 @@ func (u *Usage) readDays(ctx context.Context, db Queryer, callers pq.StringArray
 	return nil
 }
 
-// readMinutes counts the last hour's calls per minute and tier.
-func (u *Usage) readMinutes(ctx context.Context, db Queryer, callers pq.StringArray, now time.Time) error {
+// readUsageMinutes counts the last hour's calls per minute and tier.
+func readUsageMinutes(ctx context.Context, db Queryer, u *UsageSummary, callers pq.StringArray, now time.Time) error {
 	rows, err := db.QueryContext(ctx, `
 		SELECT date_trunc('minute', at), coalesce(tier, ''), count(*), count(*) FILTER (WHERE status = 'rejected')
 		FROM call_logs WHERE caller = ANY($1) AND at >= $2 AND at <= $3
