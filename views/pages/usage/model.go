@@ -95,15 +95,15 @@ type Model struct {
 var tiers = []string{"fast", "standard", "deep"}
 
 // RPMChart is the last hour per minute: a line per tier with calls, and a
-// flat line per tier's RPM limit.
+// dashed flat line for each of those tiers' RPM limits.
 func (r Report) RPMChart() dashboard.Chart {
 	times := make([]time.Time, 60)
 	for i := range times {
 		times[i] = r.MinutesFrom.Add(time.Duration(i) * time.Minute)
 	}
 	c := dashboard.Chart{TestID: "usage-rpm-chart", Title: "Requests per minute, last hour", Unit: "requests", Times: times,
-		Note: "Every request, refusals included; a dashed line is a tier's RPM limit.", NoData: len(r.Minutes) == 0,
-		EmptyText: "No requests in the last hour."}
+		Note: "Every request, refusals included; a dashed line is a tier's RPM limit.", EmptyText: "No requests in the last hour."}
+	active := map[string]bool{}
 	for ti, tier := range append(tiers, "") {
 		s := dashboard.Series{Name: tierName(tier), Color: dashboard.Color(ti), Values: make([]float64, 60)}
 		seen := false
@@ -118,9 +118,13 @@ func (r Report) RPMChart() dashboard.Chart {
 		}
 		if seen {
 			c.Series = append(c.Series, s)
+			active[tier] = true
 		}
 	}
 	for _, l := range r.RPMLimits {
+		if !active[l.Tier] {
+			continue // a limit alone would only squash the tiers with calls
+		}
 		s := dashboard.Series{Name: l.Tier + " RPM limit", Color: dashboard.Color(indexOf(tiers, l.Tier)), Values: make([]float64, 60), Dashed: true}
 		for i := range s.Values {
 			s.Values[i] = float64(l.RPM)

@@ -38,6 +38,9 @@ func monthLine(r Report) string {
 // unbudgetedLine says which part of a tenant no budget bounds.
 func unbudgetedLine(r Report) string {
 	n := r.CallersWithoutBudget
+	if n == len(r.Members) {
+		return "None of its callers has a monthly budget: nothing bounds the tenant's spend."
+	}
 	who := strconv.Itoa(n) + " of its " + strconv.Itoa(len(r.Members)) + " callers have"
 	if n == 1 {
 		who = "1 of its " + strconv.Itoa(len(r.Members)) + " callers has"
