@@ -69,6 +69,8 @@ var consolePages = []consolePage{
 	{name: "call-logs", path: "/call-logs"},
 	{name: "call-log", path: "/call-logs/{failover}"},
 	{name: "dashboard", path: "/dashboard"},
+	{name: "usage", path: "/usage?caller=app"},
+	{name: "usage-tenant", path: "/usage?tenant=acme"},
 	{name: "health", path: "/health"},
 	{name: "jobs", path: "/jobs"},
 	{name: "settings", path: "/settings"},

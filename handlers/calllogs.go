@@ -20,9 +20,10 @@ import (
 )
 
 // CallLogReader is what the console reads of the call logs: the search and
-// one request's detail, the dashboard's series and costs, and the traffic
-// shapes the impact preview replays. The assembly hands it calllog.Reader
-// over the database; handlers never hold the database themselves.
+// one request's detail, the dashboard's series and costs, the traffic
+// shapes the impact preview replays, and the usage per caller and tenant.
+// The assembly hands it calllog.Reader over the database; handlers never
+// hold the database themselves.
 type CallLogReader interface {
 	Search(ctx context.Context, f calllog.Filter) (calllog.Page, error)
 	Get(ctx context.Context, requestID string, at time.Time) (calllog.Record, error)
@@ -32,6 +33,8 @@ type CallLogReader interface {
 	OutcomeSeries(ctx context.Context, q calllog.OutcomeQuery) ([]calllog.OutcomePoint, error)
 	LadderSeries(ctx context.Context, q calllog.LadderQuery) ([]calllog.LadderPoint, error)
 	Shapes(ctx context.Context, from, to time.Time) (shapes []routing.TrafficShape, truncated bool, err error)
+	// Usage is a caller's or a tenant's callers' month, days and last hour.
+	Usage(ctx context.Context, q calllog.UsageQuery) (calllog.UsageSummary, error)
 }
 
 // CallLogsSearch shows the call-log search; an htmx request gets only the

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
@@ -82,6 +83,9 @@ type Handler struct {
 	Notices func() []string
 	// Keys reports and clears provider keys' runtime states; nil hides them.
 	Keys KeyStates
+	// Location is the limiter's time zone (SWITCHYARD_TIMEZONE): the month
+	// of the budgets and the days of the Usage page; nil is UTC.
+	Location *time.Location
 	// BaseURL is the public base URL of this instance, for snippets.
 	BaseURL string
 	// Ops reads the live data plane (Test route, dashboard states); nil

@@ -199,6 +199,7 @@ func observeRoutes(con *echo.Group, h *handlers.Handler) {
 	con.GET("/call-logs/export.csv", h.CallLogsExport)
 	con.GET("/call-logs/:request_id", h.CallLogShow)
 	con.GET("/dashboard", h.Dashboard)
+	con.GET("/usage", h.UsagePage)
 	con.GET("/health", h.HealthPage)
 	con.GET("/jobs", h.JobsPage)
 	con.POST("/jobs/:name/run", h.JobRunNow)
@@ -288,6 +289,7 @@ func apiCallerRoutes(api *echo.Group, h *handlers.Handler) {
 	api.PUT("/callers/:id", h.APICallerUpdate)
 	api.DELETE("/callers/:id", h.APICallerDelete)
 	api.GET("/callers/:id/keys", h.APICallerKeys)
+	api.GET("/usage", h.APIUsage)
 	api.POST("/callers/:id/keys", h.APICallerKeyCreate)
 	api.POST("/caller-keys/:id/revoke", h.APICallerKeyRevoke)
 }

@@ -51,3 +51,8 @@ func (r Reader) LadderSeries(ctx context.Context, q LadderQuery) ([]LadderPoint,
 func (r Reader) Shapes(ctx context.Context, from, to time.Time) ([]routing.TrafficShape, bool, error) {
 	return Shapes(ctx, r.DB, from, to)
 }
+
+// Usage runs UsageOf over r.DB.
+func (r Reader) Usage(ctx context.Context, q UsageQuery) (UsageSummary, error) {
+	return UsageOf(ctx, r.DB, q)
+}

@@ -83,6 +83,7 @@ var Nav = []NavItem{
 	{Key: "overview", Label: "Overview", Href: "/", Section: "Observe"},
 	{Key: "calllogs", Label: "Call logs", Href: "/call-logs"},
 	{Key: "dashboard", Label: "Dashboard", Href: "/dashboard"},
+	{Key: "usage", Label: "Usage", Href: "/usage"},
 	{Key: "health", Label: "Health", Href: "/health"},
 	{Key: "jobs", Label: "Jobs", Href: "/jobs"},
 	{Key: "settings", Label: "Users & tokens", Href: "/settings", Section: "Admin"},

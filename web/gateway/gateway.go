@@ -309,7 +309,7 @@ func (g *Gateway) buildDataPlane(o Options, bodies *routing.BodyBudget) {
 func (g *Gateway) buildConsole(o Options) {
 	log := o.Log
 	g.Sessions = web.NewSessions(o.Store, o.CookieSecure)
-	g.Console = &handlers.Handler{Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL,
+	g.Console = &handlers.Handler{Sessions: g.Sessions, Log: log, Env: o.Env, BaseURL: o.PublicURL, Location: o.Location,
 		Keys: g.Keys, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
 	g.Console.UseStorage(o.Store, calllog.Reader{DB: o.Store.DB()})
 	g.ssoRecheck = o.SignIn.SSORecheck

@@ -145,20 +145,29 @@ func New(gauges map[string]func() float64) *Metrics {
 		Help: "Client connections the connection caps closed (idle_per_ip, idle_cap, for_new: the oldest idle first) or refused (refused_at_cap)."}, []string{"reason"})
 	r.MustRegister(m.Requests, m.Duration, m.TTFC, m.Tokens, m.Cost, m.Rejections, m.Attempts, m.Breakers, m.Reloads, m.Live, m.Degraded, m.Budget, m.QueueWait, m.QueueRefused, m.Dropped)
 	for name, f := range gauges {
+		if gaugeHelp[name] == "" {
+			panic("metrics: gauge " + name + " has no help text in gaugeHelp")
+		}
 		r.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: gaugeHelp[name]}, f))
 	}
 	return m
 }
 
+// gaugeHelp lists every callback gauge New accepts, with its help text:
+// the shipped Grafana dashboard's test builds the registry from it.
 var gaugeHelp = map[string]string{
-	"switchyard_calllog_buffer_depth":  "Call-log records waiting in memory.",
-	"switchyard_calllog_spill_bytes":   "Bytes in the call-log spill file (PostgreSQL unavailable).",
-	"switchyard_redis_degraded":        "1 when Redis is unreachable and limits are per instance.",
-	"switchyard_inflight_requests":     "Data-plane requests in flight on this instance.",
-	"switchyard_body_bytes_in_flight":  "Request-body bytes charged to the instance's bound (SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT) now.",
-	"switchyard_config_load_failing":   "1 when the newest published version failed to load here.",
-	"switchyard_goroutines_dataplane":  "Goroutines (for leak checks).",
-	"switchyard_idempotency_unhealthy": "1 when the idempotency store is unreachable.",
+	"switchyard_calllog_buffer_depth":     "Call-log records waiting in memory.",
+	"switchyard_calllog_spill_bytes":      "Bytes in the call-log spill file (PostgreSQL unavailable).",
+	"switchyard_redis_degraded":           "1 when Redis is unreachable and limits are per instance.",
+	"switchyard_inflight_requests":        "Data-plane requests in flight on this instance.",
+	"switchyard_body_bytes_in_flight":     "Request-body bytes charged to the instance's bound (SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT) now.",
+	"switchyard_config_load_failing":      "1 when the newest published version failed to load here.",
+	"switchyard_goroutines_dataplane":     "Goroutines (for leak checks).",
+	"switchyard_config_from_cache":        "1 while this instance serves the last-known-good configuration copy (PostgreSQL unreachable at start).",
+	"switchyard_config_cache_epoch":       "The epoch of the cached configuration copy served; 0 when not serving one.",
+	"switchyard_config_cache_unwitnessed": "1 when the cached copy served had no witness to check it against.",
+	"switchyard_postgres_unreachable":     "1 while PostgreSQL does not answer this instance.",
+	"switchyard_draining":                 "1 while this instance drains for shutdown.",
 }
 
 // Connections registers switchyard_connections_open and

@@ -39,6 +39,8 @@ type Series struct {
 	Color  string
 	Values []float64
 	Has    []bool
+	// Dashed draws the line dashed and without dots (a limit, not data).
+	Dashed bool
 }
 
 func (s Series) has(i int) bool {
@@ -129,10 +131,11 @@ type Tick struct {
 
 // Line is one series' path and its points.
 type Line struct {
-	Name  string
-	Color string
-	D     string
-	Dots  []Dot
+	Name   string
+	Color  string
+	D      string
+	Dots   []Dot
+	Dashed bool
 }
 
 // Dot is one data point, with a tooltip.
@@ -178,7 +181,7 @@ func (c Chart) Layout() Plot {
 		p.XTicks = append(p.XTicks, Tick{Pos: x(i), Label: timeLabel(c.Times, i)})
 	}
 	for si, s := range c.Series {
-		l := Line{Name: s.Name, Color: cmp.Or(s.Color, Color(si))}
+		l := Line{Name: s.Name, Color: cmp.Or(s.Color, Color(si)), Dashed: s.Dashed}
 		var b strings.Builder
 		pen := false
 		for i := 0; i < n; i++ {
@@ -198,6 +201,9 @@ func (c Chart) Layout() Plot {
 			}
 			b.WriteString(num(px) + " " + num(py))
 			pen = true
+			if s.Dashed {
+				continue
+			}
 			l.Dots = append(l.Dots, Dot{X: px, Y: py, Title: s.Name + " · " + timeLabel(c.Times, i) + ": " + format(v)})
 		}
 		l.D = b.String()
@@ -213,6 +219,9 @@ func (p Plot) yOf(v, top float64) float64 {
 	}
 	return p.Y1 - (p.Y1-p.Y0)*v/top
 }
+
+// NiceScale is niceScale, for other pages' charts.
+func NiceScale(max float64) (top, step float64) { return niceScale(max) }
 
 // niceScale returns an axis top >= max and a tick step, both round numbers
 // (1, 2 or 5 × 10^k), with about four steps.

@@ -1,0 +1,5 @@
+BEGIN;
+
+DROP INDEX call_stats_caller;
+
+COMMIT;
