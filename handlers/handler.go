@@ -49,6 +49,7 @@ type Storage interface {
 	LoginStore
 	AccountStore
 	WizardStore
+	AuditStore
 }
 
 // Handler holds the dependencies of every console and API handler. Each
@@ -68,6 +69,8 @@ type Handler struct {
 	Logins      LoginStore
 	Accounts    AccountStore
 	Wizard      WizardStore
+	// Audit reads the audit trail.
+	Audit AuditStore
 	// CallLogs reads the call logs (search, detail, dashboard series).
 	CallLogs CallLogReader
 
@@ -97,6 +100,7 @@ func (h *Handler) UseStorage(s Storage, logs CallLogReader) {
 	h.Drafts, h.Providers, h.LogicModels, h.RouteGroups = s, s, s, s
 	h.Callers, h.Tenants, h.Versions = s, s, s
 	h.ProbeLog, h.JobLog, h.Logins, h.Accounts, h.Wizard = s, s, s, s, s
+	h.Audit = s
 	h.CallLogs = logs
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/audit"
 	"switchyard/handlers/httpx"
 	"switchyard/store/redis/loginguard"
 	"switchyard/store/rows"
@@ -42,6 +43,7 @@ func (h *Handler) Login(c echo.Context) error {
 	ctx := c.Request().Context()
 	username := strings.TrimSpace(c.FormValue("username"))
 	ip := h.SignIn.ClientIP(c.Request())
+	audit.SetActor(c, httpx.Clip(username, httpx.ShownLen))
 	// The username is the caller's string, echoed in the form: bounded.
 	form := auth.LoginForm{CSRF: httpx.CSRFToken(c), Username: httpx.Clip(username, httpx.ShownLen), Next: safeNext(c.FormValue("next"))}
 	if v := h.SignIn.Check(ctx, username, ip); v.Blocked {

@@ -23,12 +23,12 @@ func (s *Server) routes(opts Options) {
 	// Console: server-rendered pages behind a session. Viewers may read;
 	// requireUser refuses their POSTs with 403.
 	h := s.h
-	pub := s.Echo.Group("", s.consoleChain(opts)...)
+	pub := s.Echo.Group("", append(s.consoleChain(opts), s.auditing)...)
 	pub.GET("/login", h.LoginPage)
 	pub.POST("/login", h.Login)
 	pub.POST("/logout", h.Logout)
 
-	con := s.Echo.Group("", append(s.consoleChain(opts), s.requireUser, h.DraftState)...)
+	con := s.Echo.Group("", append(s.consoleChain(opts), s.auditing, s.requireUser, h.DraftState)...)
 	con.GET("/", h.Home)
 	onboardingRoutes(con, opts.Onboarding)
 	providerRoutes(con, h)
@@ -39,17 +39,19 @@ func (s *Server) routes(opts Options) {
 	versionRoutes(con, h)
 	observeRoutes(con, h)
 	settingsRoutes(con, h)
+	auditRoutes(con, h)
 	manualRoutes(con, h)
 
 	// Admin JSON API: token-authenticated, the console's operations with the
 	// same validation, for scripts and CI.
-	api := s.Echo.Group("/admin/api", s.recover, s.offlineGate(), middleware.BodyLimit(opts.ConsoleBodyLimit), s.requireToken)
+	api := s.Echo.Group("/admin/api", s.recover, s.offlineGate(), middleware.BodyLimit(opts.ConsoleBodyLimit), s.auditing, s.requireToken)
 	apiConfigRoutes(api, h)
 	apiProviderRoutes(api, h)
 	apiTenantRoutes(api, h)
 	apiLogicModelRoutes(api, h)
 	apiRouteGroupRoutes(api, h)
 	apiCallerRoutes(api, h)
+	api.GET("/audit", h.APIAuditExport)
 
 	s.Echo.RouteNotFound("/*", func(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "There is no page at "+httpx.Clip(c.Request().URL.Path, httpx.ShownLen)+".")
@@ -210,6 +212,12 @@ func settingsRoutes(con *echo.Group, h *handlers.Handler) {
 	con.POST("/settings/lockouts/clear", h.SettingsLockoutClear)
 	con.POST("/settings/tokens", h.SettingsTokenCreate)
 	con.POST("/settings/tokens/:id/revoke", h.SettingsTokenRevoke)
+}
+
+// auditRoutes: the audit trail and the check of its chain (admins).
+func auditRoutes(con *echo.Group, h *handlers.Handler) {
+	con.GET("/audit", h.AuditPage)
+	con.POST("/audit/verify", h.AuditVerify)
 }
 
 // manualRoutes: the operator manual (static/manual); relative links between

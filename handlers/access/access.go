@@ -170,6 +170,9 @@ var Routes = map[string]Action{
 	"POST /settings/lockouts/clear":            ManageUsers,
 	"POST /settings/tokens":                    ManageUsers,
 	"POST /settings/tokens/:id/revoke":         ManageUsers,
+	"GET /audit":                               ManageUsers,
+	"POST /audit/verify":                       ManageUsers,
+	"GET /admin/api/audit":                     ManageUsers,
 }
 
 // ForRoute is the action of a route, by method and echo route pattern
