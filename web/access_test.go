@@ -220,7 +220,7 @@ func consolePages(t *testing.T, e *echo.Echo, ids map[string]string) []string {
 		"/tenants", "/tenants/new", "/tenants/{tenant}/edit",
 		"/dry-run", "/versions", "/versions/diff?from=1&to=draft", "/versions/1", "/versions/1/rollback", "/config/export", "/config/import",
 		"/test-route", "/test-route?model=standard&caller=app", "/call-logs", "/call-logs/export.csv", "/call-logs/{request}", "/dashboard",
-		"/health", "/jobs", "/settings",
+		"/health", "/jobs", "/settings", "/audit",
 	}
 	covered := map[string]bool{}
 	for i, p := range pages {
