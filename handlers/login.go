@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -87,6 +88,9 @@ func throttleView(v loginguard.Verdict) *auth.Throttle {
 // Logout ends the session.
 func (h *Handler) Logout(c echo.Context) error {
 	ctx := c.Request().Context()
+	if uid := h.Sessions.GetInt64(ctx, SessionUserKey); uid != 0 {
+		audit.Set(c, audit.Object{ID: strconv.FormatInt(uid, 10)})
+	}
 	if tok := h.Sessions.Token(ctx); tok != "" {
 		if err := h.Logins.ForgetSession(ctx, tok); err != nil {
 			h.Log.Warn("forget session", "err", err)

@@ -96,11 +96,11 @@ func (r auditRow) entry() rows.AuditEntry {
 }
 
 // AuditLog lists the rows f selects: newest first, or oldest first from
-// f.AfterID when that is set (an export's pages).
+// f.AfterID when f.Oldest (an export's pages).
 func (s *Store) AuditLog(ctx context.Context, f rows.AuditFilter) ([]rows.AuditEntry, error) {
 	where, args := auditWhere(f)
 	order := "id DESC"
-	if f.AfterID > 0 {
+	if f.Oldest {
 		args = append(args, f.AfterID)
 		where = append(where, "id > $"+strconv.Itoa(len(args)))
 		order = "id"

@@ -133,7 +133,7 @@ func TestAuditLogFilters(t *testing.T) {
 		"since":          {rows.AuditFilter{Since: es[1].At}, 3},
 		"until":          {rows.AuditFilter{Until: es[1].At}, 1},
 		"page back":      {rows.AuditFilter{BeforeID: es[2].ID}, 2},
-		"page forward":   {rows.AuditFilter{AfterID: es[0].ID, Limit: 2}, 2},
+		"page forward":   {rows.AuditFilter{Oldest: true, AfterID: es[0].ID, Limit: 2}, 2},
 		"future":         {rows.AuditFilter{Since: time.Now().Add(time.Hour)}, 0},
 	} {
 		if got := count(tc.f); got != tc.want {

@@ -23,8 +23,10 @@ import (
 // that may change the draft the draft's changed lines before and after.
 //
 // It runs outside the sign-in guards, so a refusal (a viewer's POST, a bad
-// admin token) is recorded too. The row is written after the answer: a
-// failure to write it is logged, not shown to the operator.
+// admin token) is recorded too; the draft's text before a change is read
+// inside them, by auditDraft, so only a signed-in request costs that read.
+// The row is written after the answer: a failure to write it is logged,
+// not shown to the operator.
 func (s *Server) auditing(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		spec, ok := audit.ForRoute(c.Request().Method, c.Path())
@@ -32,13 +34,9 @@ func (s *Server) auditing(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		ctx := context.WithoutCancel(c.Request().Context())
-		before, haveBefore := "", false
-		if spec.Config {
-			before, haveBefore = s.draftText(ctx)
-		}
 		err := next(c)
 		e := s.auditEntry(c, spec, statusOf(c, err))
-		if haveBefore && e.Outcome == rows.OutcomeOK {
+		if before, haveBefore := c.Get(draftBeforeKey).(string); haveBefore && e.Outcome == rows.OutcomeOK {
 			if after, ok := s.draftText(ctx); ok {
 				e.Detail.Before, e.Detail.After = audit.ChangedLines(before, after)
 			}
@@ -53,6 +51,22 @@ func (s *Server) auditing(next echo.HandlerFunc) echo.HandlerFunc {
 			s.log.Info("audit", "id", row.ID, "action", row.Action, "actor", row.Actor, "outcome", row.Outcome, "hash", row.Hash)
 		}
 		return err
+	}
+}
+
+const draftBeforeKey = "switchyard.audit.draft"
+
+// auditDraft keeps the draft's text before a route that may change it
+// (audit.Spec.Config) runs, for auditing's before and after. It runs after
+// the sign-in guards.
+func (s *Server) auditDraft(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if spec, ok := audit.ForRoute(c.Request().Method, c.Path()); ok && spec.Config && s.store != nil {
+			if text, ok := s.draftText(c.Request().Context()); ok {
+				c.Set(draftBeforeKey, text)
+			}
+		}
+		return next(c)
 	}
 }
 

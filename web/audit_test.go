@@ -93,7 +93,9 @@ func TestAuditRecordsEachActionOnce(t *testing.T) {
 			admin.PostForm("/settings/users/"+userID("watcher")+"/password", url.Values{"password": {"reset-secret-pw22"}})
 		}, "user.password_reset", "root", rows.OutcomeOK, ""},
 		{"user disabled", func() { admin.PostForm("/settings/users/"+userID("watcher")+"/disable", nil) }, "user.disable", "root", "", ""},
-		{"lockout cleared", func() { admin.PostForm("/settings/lockouts/clear", url.Values{"kind": {"user"}, "subject": {"watcher"}}) }, "lockout.clear", "root", "", ""},
+		{"lockout cleared", func() {
+			admin.PostForm("/settings/lockouts/clear", url.Values{"kind": {"user"}, "subject": {"watcher"}})
+		}, "lockout.clear", "root", "", ""},
 		{"token created", func() {
 			_, doc := admin.PostForm("/settings/tokens", url.Values{"token_name": {"ci"}, "token_role": {"admin"}})
 			secrets = append(secrets, strings.TrimSpace(webtest.TestID(doc, "token-plaintext").Text()))

@@ -28,7 +28,7 @@ func (s *Server) routes(opts Options) {
 	pub.POST("/login", h.Login)
 	pub.POST("/logout", h.Logout)
 
-	con := s.Echo.Group("", append(s.consoleChain(opts), s.auditing, s.requireUser, h.DraftState)...)
+	con := s.Echo.Group("", append(s.consoleChain(opts), s.auditing, s.requireUser, s.auditDraft, h.DraftState)...)
 	con.GET("/", h.Home)
 	onboardingRoutes(con, opts.Onboarding)
 	providerRoutes(con, h)
@@ -44,7 +44,7 @@ func (s *Server) routes(opts Options) {
 
 	// Admin JSON API: token-authenticated, the console's operations with the
 	// same validation, for scripts and CI.
-	api := s.Echo.Group("/admin/api", s.recover, s.offlineGate(), middleware.BodyLimit(opts.ConsoleBodyLimit), s.auditing, s.requireToken)
+	api := s.Echo.Group("/admin/api", s.recover, s.offlineGate(), middleware.BodyLimit(opts.ConsoleBodyLimit), s.auditing, s.requireToken, s.auditDraft)
 	apiConfigRoutes(api, h)
 	apiProviderRoutes(api, h)
 	apiTenantRoutes(api, h)

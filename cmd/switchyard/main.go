@@ -14,6 +14,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -278,13 +279,18 @@ func bootstrapAdmin(ctx context.Context, st *store.Store, cfg Config) (string, e
 	if pw == "" {
 		pw, generated = rows.RandomPassword(), true
 	}
-	if _, err := st.CreateUser(ctx, cfg.AdminUser, pw, store.RoleAdmin); err != nil {
+	id, err := st.CreateUser(ctx, cfg.AdminUser, pw, store.RoleAdmin)
+	if err != nil {
 		// Several instances starting at once on an empty database race to
 		// create the first admin; the ones that lose find it created.
 		if n, cerr := st.CountUsers(ctx); cerr == nil && n > 0 {
 			return existingLogin(ctx, st, cfg)
 		}
 		return "", fmt.Errorf("create the first admin: %w", err)
+	}
+	if _, err := st.AppendAudit(ctx, rows.AuditEntry{Actor: "switchyard", ActorKind: rows.ActorSystem, Action: rows.AuditFirstAdmin, ObjectKind: "user",
+		ObjectID: strconv.FormatInt(id, 10), ObjectName: cfg.AdminUser, Outcome: rows.OutcomeOK}); err != nil {
+		return "", fmt.Errorf("record the first admin in the audit trail: %w", err)
 	}
 	if generated {
 		return fmt.Sprintf("Log in as %s with password %s (generated once; set SWITCHYARD_ADMIN_PASSWORD to choose it).", cfg.AdminUser, pw), nil

@@ -21,8 +21,12 @@ type AuditAction string
 
 // Actions recorded outside the HTTP routes.
 const (
-	// AuditCLIPasswordReset: `switchyard reset-password`.
-	AuditCLIPasswordReset AuditAction = "user.password_reset"
+	// AuditUserPasswordReset: a password reset, from the console or by
+	// `switchyard reset-password`.
+	AuditUserPasswordReset AuditAction = "user.password_reset"
+	// AuditFirstAdmin: the server created the first admin on an empty
+	// database (actor kind system).
+	AuditFirstAdmin AuditAction = "user.create"
 )
 
 // AuditOutcome is how an audited action ended.
@@ -91,7 +95,9 @@ type AuditFilter struct {
 	Until  time.Time   // before
 	// BeforeID pages backwards: rows with a smaller id (0: from the newest).
 	BeforeID int64
-	// AfterID pages forwards, oldest first (the export); it wins over BeforeID.
+	// Oldest lists oldest first (the export), from after AfterID; BeforeID
+	// is then ignored.
+	Oldest  bool
 	AfterID int64
 	Limit   int
 }
