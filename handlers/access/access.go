@@ -38,7 +38,8 @@ const (
 	// RunJobs: run a background job now.
 	RunJobs Action = "run-jobs"
 	// ManageUsers: add, disable and change console users, clear lockouts,
-	// and create or revoke admin API tokens.
+	// create or revoke admin API tokens, and read and export the audit
+	// trail.
 	ManageUsers Action = "manage-users"
 )
 
@@ -83,7 +84,7 @@ func Describe(a Action) string {
 	case RunJobs:
 		return "run background jobs now"
 	case ManageUsers:
-		return "manage console users and admin API tokens"
+		return "manage console users and admin API tokens, and read the audit trail"
 	}
 	return string(a)
 }
