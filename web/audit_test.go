@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"switchyard/handlers/audit"
+	"switchyard/routing/config"
 	"switchyard/store/rows"
 	"switchyard/web/webtest"
 )
@@ -200,5 +201,80 @@ func TestAuditAdminAPI(t *testing.T) {
 	}
 	if code, _ := call("GET", "/admin/api/audit?since=yesterday", tok, ""); code != http.StatusBadRequest {
 		t.Errorf("a bad since: %d", code)
+	}
+}
+
+// seedRoutable fills the draft with a provider (its key secret), a model,
+// a route group and a caller, so it publishes.
+func seedRoutable(t *testing.T, env *webtest.Env, secret string) (callerID int64) {
+	t.Helper()
+	st, ctx := env.Store, t.Context()
+	must := func(id int64, err error) int64 {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	pid := must(st.CreateProvider(ctx, config.Provider{Name: "openai", Protocol: config.ProtocolOpenAI, BaseURL: "https://api.openai.com/v1", Enabled: true, TimeoutMS: 30000}))
+	if _, err := st.AddProviderKey(ctx, pid, "main", secret); err != nil {
+		t.Fatal(err)
+	}
+	mid := must(st.CreateLogicModel(ctx, config.LogicModel{Code: "small", Kind: config.KindChat}))
+	must(st.CreateDeployment(ctx, mid, config.Deployment{Provider: "openai", UpstreamModel: "gpt-4o-mini", Weight: 100, Enabled: true}))
+	must(st.CreateRouteGroup(ctx, config.RouteGroup{Name: "default"}))
+	snap, _, _ := st.Draft(ctx)
+	for _, tr := range snap.RouteGroups[0].Tiers {
+		must(st.AddCandidate(ctx, tr.ID, config.Candidate{LogicModel: "small", Weight: 100}))
+	}
+	return must(st.CreateCaller(ctx, config.Caller{Name: "app", RouteGroup: "default", PriorityClass: config.ClassInteractive, Enabled: true}))
+}
+
+// Caller keys, publish, import and rollback are one row each; the caller
+// key's plaintext and the provider key's secret are in none.
+func TestAuditRecordsKeysPublishImportRollback(t *testing.T) {
+	env := webtest.New(t)
+	const providerSecret = "sk-provider-SECRET-9876543210"
+	callerID := seedRoutable(t, env, providerSecret)
+	admin := env.Login(t, "root", rows.RoleAdmin)
+	var callerKey string
+	last := func() rows.AuditEntry {
+		list := auditRows(t, env)
+		return list[len(list)-1]
+	}
+	_, doc := admin.PostForm("/callers/"+strconv.FormatInt(callerID, 10)+"/keys", url.Values{"name": {"ci"}})
+	callerKey = strings.TrimSpace(webtest.TestID(doc, "caller-key-plaintext").Text())
+	if e := last(); e.Action != "caller_key.create" || e.ObjectName != "ci" || !strings.HasPrefix(e.Detail.Note, "key #") || callerKey == "" {
+		t.Fatalf("caller key created: %+v (key %q)", e, callerKey)
+	}
+	keys, _ := env.Store.CallerKeys(t.Context(), "app")
+	admin.PostForm("/caller-keys/"+strconv.FormatInt(keys[0].ID, 10)+"/revoke", nil)
+	if e := last(); e.Action != "caller_key.revoke" || e.Outcome != rows.OutcomeOK {
+		t.Fatalf("caller key revoked: %+v", e)
+	}
+	admin.PostForm("/publish", url.Values{"message": {"first"}})
+	if e := last(); e.Action != "config.publish" || e.Outcome != rows.OutcomeOK || !strings.Contains(e.Detail.Note, "version 1") {
+		t.Fatalf("published: %+v", e)
+	}
+	_, _, text := admin.GetRaw("/config/export")
+	text = strings.Replace(text, "tenants: []", "tenants:\n  - name: imported-team", 1)
+	before := len(auditRows(t, env))
+	admin.PostForm("/config/import/apply", url.Values{"text": {text}})
+	if e, n := last(), len(auditRows(t, env)); n != before+1 || e.Action != "config.import" || e.Outcome != rows.OutcomeOK || !strings.Contains(e.Detail.After, "imported-team") {
+		t.Fatalf("imported (%d rows): %+v", n-before, e)
+	}
+	admin.PostForm("/publish", url.Values{"message": {"second"}})
+	admin.PostForm("/versions/1/rollback", url.Values{"message": {"back"}})
+	if e := last(); e.Action != "config.rollback" || e.ObjectID != "1" || e.Outcome != rows.OutcomeOK || !strings.Contains(e.Detail.Before, "imported-team") {
+		t.Fatalf("rolled back: %+v", e)
+	}
+	var dump string
+	if err := env.Store.DB().QueryRowContext(t.Context(), `SELECT string_agg(row_to_json(a)::text, E'\n') FROM audit_log a`).Scan(&dump); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{providerSecret, callerKey, "password-for-tests"} {
+		if strings.Contains(dump, s) {
+			t.Errorf("the secret %q is in the audit trail", s)
+		}
 	}
 }
