@@ -36,7 +36,9 @@ func (s *Server) auditing(next echo.HandlerFunc) echo.HandlerFunc {
 		ctx := context.WithoutCancel(c.Request().Context())
 		err := next(c)
 		e := s.auditEntry(c, spec, statusOf(c, err))
-		if before, haveBefore := c.Get(draftBeforeKey).(string); haveBefore && e.Outcome == rows.OutcomeOK {
+		if f := audit.Get(c); f.Changed() && e.Outcome == rows.OutcomeOK {
+			e.Detail.Before, e.Detail.After = audit.ChangedLines(f.Before, f.After)
+		} else if before, haveBefore := c.Get(draftBeforeKey).(string); haveBefore && e.Outcome == rows.OutcomeOK {
 			if after, ok := s.draftText(ctx); ok {
 				e.Detail.Before, e.Detail.After = audit.ChangedLines(before, after)
 			}

@@ -175,6 +175,10 @@ type Facts struct {
 	// (the username of a sign-in attempt).
 	Actor string
 	Note  string
+	// Before and After are a change to configuration outside the draft
+	// (settings), as text; see Change.
+	Before, After string
+	changed       bool
 }
 
 const factsKey = "switchyard.audit"
@@ -205,6 +209,18 @@ func Note(c echo.Context, note string) {
 	f.Note = note
 	c.Set(factsKey, f)
 }
+
+// Change records a configuration change that is not the draft's (a
+// setting): the row keeps the changed lines of before → after. The texts
+// must hold no secret: blank a secret value, or name only that it changed.
+func Change(c echo.Context, before, after string) {
+	f := Get(c)
+	f.Before, f.After, f.changed = before, after, true
+	c.Set(factsKey, f)
+}
+
+// Changed reports whether a handler recorded a change with Change.
+func (f Facts) Changed() bool { return f.changed }
 
 // SetActor names who acted on a request without a principal.
 func SetActor(c echo.Context, name string) {
