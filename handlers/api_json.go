@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/audit"
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/store/rows"
@@ -181,9 +182,11 @@ func apiList[T any](c echo.Context, name string, xs []T) error {
 	return c.JSON(http.StatusOK, map[string][]T{name: xs})
 }
 
-// audit logs who changed what through the admin API; never bodies.
+// audit logs who changed what through the admin API; never bodies. The
+// id also goes to the request's audit row (a create's path names none).
 func (h *Handler) audit(c echo.Context, action string, id int64) {
 	h.Log.Info("admin api: "+action, "id", id, "by", httpx.CurrentPrincipal(c).Name)
+	audit.Set(c, audit.Object{ID: strconv.FormatInt(id, 10)})
 }
 
 // apiDelete answers DELETE on a resource by numeric id: 204, 404 for an

@@ -11,6 +11,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/audit"
 	"switchyard/handlers/httpx"
 	"switchyard/routing/config"
 	"switchyard/store/rows"
@@ -115,6 +116,7 @@ func (h *Handler) CallerKeyCreate(c echo.Context) error {
 		return h.renderCallerKeys(c, id, callers.KeysPanel{Name: name, Errors: fe}, http.StatusUnprocessableEntity)
 	}
 	h.Log.Info("caller key created", "caller", callerName, "key_id", k.ID, "prefix", k.Prefix, "by", httpx.CurrentPrincipal(c).Name)
+	audit.Note(c, "key #"+strconv.FormatInt(k.ID, 10)+" "+k.Prefix+"…")
 	nk := &callers.NewKey{Plaintext: plain, Prefix: k.Prefix, APIBase: h.publicBaseURL(c) + "/v1"}
 	// "Caller saved. Create an API key below" is done: it goes.
 	httpx.AddOOB(c, "flash", func(context.Context) templ.Component { return layout.FlashCleared() })

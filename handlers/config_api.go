@@ -202,6 +202,7 @@ func (h *Handler) APIPublish(c echo.Context) error {
 		return h.apiPublishError(c, err)
 	}
 	h.Log.Info("configuration published", "version", out.Version.Number, "author", out.Version.Author)
+	auditPublished(c, out.Version.Number, b.Acknowledge)
 	return c.JSON(http.StatusCreated, versionJSON(out.Version, out.Notes))
 }
 
@@ -302,6 +303,7 @@ func (h *Handler) APIRollback(c echo.Context) error {
 		return h.apiPublishError(c, err)
 	}
 	h.Log.Info("configuration rolled back", "version", out.Version.Number, "to", n)
+	auditPublished(c, out.Version.Number, b.Acknowledge)
 	return c.JSON(http.StatusCreated, versionJSON(out.Version, out.Notes))
 }
 

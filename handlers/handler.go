@@ -51,6 +51,7 @@ type Storage interface {
 	AccountStore
 	WizardStore
 	SSOStore
+	AuditStore
 }
 
 // Handler holds the dependencies of every console and API handler. Each
@@ -72,6 +73,8 @@ type Handler struct {
 	Wizard      WizardStore
 	// SSO is single sign-on's storage (settings, provider accounts).
 	SSO SSOStore
+	// Audit reads the audit trail.
+	Audit AuditStore
 	// CallLogs reads the call logs (search, detail, dashboard series).
 	CallLogs CallLogReader
 
@@ -105,6 +108,7 @@ func (h *Handler) UseStorage(s Storage, logs CallLogReader) {
 	h.Callers, h.Tenants, h.Versions = s, s, s
 	h.ProbeLog, h.JobLog, h.Logins, h.Accounts, h.Wizard = s, s, s, s, s
 	h.SSO = s
+	h.Audit = s
 	h.CallLogs = logs
 }
 

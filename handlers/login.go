@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/audit"
 	"switchyard/handlers/httpx"
 	"switchyard/store/redis/loginguard"
 	"switchyard/store/rows"
@@ -53,6 +55,7 @@ func (h *Handler) Login(c echo.Context) error {
 	ctx := c.Request().Context()
 	username := strings.TrimSpace(c.FormValue("username"))
 	ip := h.SignIn.ClientIP(c.Request())
+	audit.SetActor(c, httpx.Clip(username, httpx.ShownLen))
 	sso, err := h.ssoSettings(ctx)
 	if err != nil {
 		return err
@@ -111,6 +114,9 @@ func throttleView(v loginguard.Verdict) *auth.Throttle {
 // Logout ends the session.
 func (h *Handler) Logout(c echo.Context) error {
 	ctx := c.Request().Context()
+	if uid := h.Sessions.GetInt64(ctx, SessionUserKey); uid != 0 {
+		audit.Set(c, audit.Object{ID: strconv.FormatInt(uid, 10)})
+	}
 	if tok := h.Sessions.Token(ctx); tok != "" {
 		if err := h.Logins.ForgetSession(ctx, tok); err != nil {
 			h.Log.Warn("forget session", "err", err)

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/labstack/echo/v4"
 
+	"switchyard/handlers/audit"
 	"switchyard/handlers/httpx"
 	"switchyard/store/rows"
 	"switchyard/views/pages/settings"
@@ -55,6 +57,10 @@ func (h *Handler) SettingsSignInSave(c echo.Context) error {
 			errs.Add("issuer_url", "did not answer as an OpenID Connect provider: "+httpx.Clip(err.Error(), 200))
 		}
 	}
+	before, err := h.SSO.OIDCSettings(ctx)
+	if err != nil {
+		return err
+	}
 	if len(errs) == 0 {
 		if err := h.SSO.SaveOIDCSettings(ctx, u); err != nil {
 			fe, ok := fieldErrors(err)
@@ -76,6 +82,7 @@ func (h *Handler) SettingsSignInSave(c echo.Context) error {
 	}
 	h.Log.Info("sign-in settings saved", "issuer", u.IssuerURL, "client_id", u.ClientID, "local_passwords", u.LocalPasswords,
 		"secret_changed", u.ClientSecret != "", "by", httpx.CurrentPrincipal(c).Name)
+	audit.Change(c, signInAuditText(before, false), signInAuditText(u.OIDCSettings, u.ClientSecret != ""))
 	p.SignIn.Notice = signInNotice(u.OIDCSettings)
 	return httpx.Render(c, http.StatusOK, settings.Show(p), settings.SignIn(p.SignIn))
 }
@@ -96,4 +103,19 @@ func discover(ctx context.Context, issuer string) error {
 	defer cancel()
 	_, err := oidc.NewProvider(oidc.ClientContext(ctx, ssoHTTP), issuer)
 	return err
+}
+
+// signInAuditText is the settings as the audit trail keeps them: the
+// client secret is named as set or changed, never shown.
+func signInAuditText(s rows.OIDCSettings, secretChanged bool) string {
+	secret := "not set"
+	switch {
+	case secretChanged:
+		secret = "changed"
+	case s.SecretFingerprint != "":
+		secret = "set"
+	}
+	return fmt.Sprintf("display name: %s\nissuer: %s\nclient id: %s\nclient secret: %s\nscopes: %s\ngroups claim: %s\nadmin groups: %s\nviewer groups: %s\ndefault role: %s\nlocal passwords: %t\n",
+		s.DisplayName, s.IssuerURL, s.ClientID, secret, strings.Join(s.Scopes, " "), s.GroupsClaim,
+		strings.Join(s.AdminGroups, ", "), strings.Join(s.ViewerGroups, ", "), s.DefaultRole, s.LocalPasswords)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/oauth2"
 
+	"switchyard/handlers/audit"
 	"switchyard/handlers/httpx"
 	"switchyard/store/rows"
 	"switchyard/views/pages/auth"
@@ -142,6 +143,7 @@ func (h *Handler) SSOCallback(c echo.Context) error {
 	if why != "" {
 		return h.ssoRefuse(c, s, why, http.StatusForbidden)
 	}
+	audit.SetActor(c, httpx.Clip(a.Username, httpx.ShownLen))
 	u, why, err := h.ssoAdmit(ctx, a)
 	if err != nil {
 		return err

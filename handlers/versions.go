@@ -230,6 +230,7 @@ func (h *Handler) Publish(c echo.Context) error {
 		return httpx.Render(c, http.StatusUnprocessableEntity, versions.DryRun(p), nil)
 	}
 	h.Log.Info("configuration published", "version", out.Version.Number, "author", out.Version.Author, "message", out.Version.Message, "acknowledged", ackList(acks))
+	auditPublished(c, out.Version.Number, acks)
 	h.flash(c, fmt.Sprintf("Published version %d. Every instance serves it within seconds.", out.Version.Number))
 	return httpx.Redirect(c, "/versions")
 }
@@ -275,6 +276,7 @@ func (h *Handler) VersionRollback(c echo.Context) error {
 		var out rows.PublishOutcome
 		out, err = h.Versions.Publish(c.Request().Context(), rows.PublishInput{Author: httpx.CurrentPrincipal(c).Name, Message: msg, RollbackTo: n, Check: h.publishCheck(c.Request().Context()), Acknowledge: acks})
 		if err == nil {
+			auditPublished(c, out.Version.Number, acks)
 			return h.rolledBack(c, n, out)
 		}
 	}

@@ -23,14 +23,14 @@ func (s *Server) routes(opts Options) {
 	// Console: server-rendered pages behind a session. Viewers may read;
 	// requireUser refuses their POSTs with 403.
 	h := s.h
-	pub := s.Echo.Group("", s.consoleChain(opts)...)
+	pub := s.Echo.Group("", append(s.consoleChain(opts), s.auditing)...)
 	pub.GET("/login", h.LoginPage)
 	pub.POST("/login", h.Login)
 	pub.POST("/logout", h.Logout)
 	pub.GET("/auth/oidc/start", h.SSOStart)
 	pub.GET("/auth/oidc/callback", h.SSOCallback)
 
-	con := s.Echo.Group("", append(s.consoleChain(opts), s.requireUser, h.DraftState)...)
+	con := s.Echo.Group("", append(s.consoleChain(opts), s.auditing, s.requireUser, s.auditDraft, h.DraftState)...)
 	con.GET("/", h.Home)
 	con.GET(handlers.PasswordChangePath, h.PasswordPage)
 	con.POST(handlers.PasswordChangePath, h.PasswordChange)
@@ -43,17 +43,19 @@ func (s *Server) routes(opts Options) {
 	versionRoutes(con, h)
 	observeRoutes(con, h)
 	settingsRoutes(con, h)
+	auditRoutes(con, h)
 	manualRoutes(con, h)
 
 	// Admin JSON API: token-authenticated, the console's operations with the
 	// same validation, for scripts and CI.
-	api := s.Echo.Group("/admin/api", s.recover, s.offlineGate(), middleware.BodyLimit(opts.ConsoleBodyLimit), s.requireToken)
+	api := s.Echo.Group("/admin/api", s.recover, s.offlineGate(), middleware.BodyLimit(opts.ConsoleBodyLimit), s.auditing, s.requireToken, s.auditDraft)
 	apiConfigRoutes(api, h)
 	apiProviderRoutes(api, h)
 	apiTenantRoutes(api, h)
 	apiLogicModelRoutes(api, h)
 	apiRouteGroupRoutes(api, h)
 	apiCallerRoutes(api, h)
+	api.GET("/audit", h.APIAuditExport)
 
 	s.Echo.RouteNotFound("/*", func(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "There is no page at "+httpx.Clip(c.Request().URL.Path, httpx.ShownLen)+".")
@@ -216,6 +218,12 @@ func settingsRoutes(con *echo.Group, h *handlers.Handler) {
 	con.POST("/settings/tokens", h.SettingsTokenCreate)
 	con.POST("/settings/tokens/:id/revoke", h.SettingsTokenRevoke)
 	con.POST("/settings/sign-in", h.SettingsSignInSave)
+}
+
+// auditRoutes: the audit trail and the check of its chain (admins).
+func auditRoutes(con *echo.Group, h *handlers.Handler) {
+	con.GET("/audit", h.AuditPage)
+	con.POST("/audit/verify", h.AuditVerify)
 }
 
 // manualRoutes: the operator manual (static/manual); relative links between

@@ -14,6 +14,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,6 +33,13 @@ func main() {
 	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == "reset-password" {
 		if err := resetPassword(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "switchyard:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "audit" {
+		if err := auditCommand(ctx, os.Args[2:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "switchyard:", err)
 			os.Exit(1)
 		}
@@ -277,13 +285,18 @@ func bootstrapAdmin(ctx context.Context, st *store.Store, cfg Config) (string, e
 		// their own at the first sign-in.
 		create = st.CreateUserToChangePassword
 	}
-	if _, err := create(ctx, cfg.AdminUser, pw, store.RoleAdmin); err != nil {
+	id, err := create(ctx, cfg.AdminUser, pw, store.RoleAdmin)
+	if err != nil {
 		// Several instances starting at once on an empty database race to
 		// create the first admin; the ones that lose find it created.
 		if n, cerr := st.CountUsers(ctx); cerr == nil && n > 0 {
 			return existingLogin(ctx, st, cfg)
 		}
 		return "", fmt.Errorf("create the first admin: %w", err)
+	}
+	if _, err := st.AppendAudit(ctx, rows.AuditEntry{Actor: "switchyard", ActorKind: rows.ActorSystem, Action: rows.AuditFirstAdmin, ObjectKind: "user",
+		ObjectID: strconv.FormatInt(id, 10), ObjectName: cfg.AdminUser, Outcome: rows.OutcomeOK}); err != nil {
+		return "", fmt.Errorf("record the first admin in the audit trail: %w", err)
 	}
 	if generated {
 		return fmt.Sprintf("Log in as %s with password %s (generated once; you choose your own at the first sign-in; set SWITCHYARD_ADMIN_PASSWORD to choose it beforehand).", cfg.AdminUser, pw), nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,6 +85,8 @@ func resetPassword(ctx context.Context, args []string, in io.Reader, out, diag i
 	breakGlass(ctx, st, diag)
 
 	ended := resetDone(r)
+	recordCLI(ctx, st, rows.AuditEntry{Action: rows.AuditUserPasswordReset, ObjectKind: "user", ObjectID: strconv.FormatInt(r.UserID, 10),
+		ObjectName: r.Username, Detail: rows.AuditDetail{Note: "switchyard reset-password" + ended}}, diag)
 	if *fromStdin {
 		fmt.Fprintf(out, "The password of %s is reset%s.\n", r.Username, ended)
 		return nil

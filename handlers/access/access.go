@@ -38,7 +38,8 @@ const (
 	// RunJobs: run a background job now.
 	RunJobs Action = "run-jobs"
 	// ManageUsers: add, disable and change console users, clear lockouts,
-	// create or revoke admin API tokens, and set up single sign-on.
+	// create or revoke admin API tokens, set up single sign-on, and read
+	// and export the audit trail.
 	ManageUsers Action = "manage-users"
 )
 
@@ -83,7 +84,7 @@ func Describe(a Action) string {
 	case RunJobs:
 		return "run background jobs now"
 	case ManageUsers:
-		return "manage console users and admin API tokens"
+		return "manage console users and admin API tokens, and read the audit trail"
 	}
 	return string(a)
 }
@@ -173,6 +174,9 @@ var Routes = map[string]Action{
 	"POST /settings/tokens":                    ManageUsers,
 	"POST /settings/tokens/:id/revoke":         ManageUsers,
 	"POST /settings/sign-in":                   ManageUsers,
+	"GET /audit":                               ManageUsers,
+	"POST /audit/verify":                       ManageUsers,
+	"GET /admin/api/audit":                     ManageUsers,
 }
 
 // ForRoute is the action of a route, by method and echo route pattern

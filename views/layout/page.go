@@ -42,15 +42,16 @@ type Can struct {
 func (p Page) CanEdit() bool { return p.Can.EditConfig }
 
 // nav is the navigation this user is shown: Onboarding only for those who
-// may onboard (its section heading moves to the next entry).
+// may onboard, Audit only for those who manage users (a hidden entry's
+// section heading moves to the next entry).
 func (p Page) nav() []NavItem {
-	if p.Can.Onboard {
+	if p.Can.Onboard && p.Can.ManageUsers {
 		return Nav
 	}
 	out := make([]NavItem, 0, len(Nav))
 	section := ""
 	for _, n := range Nav {
-		if n.Key == "onboarding" {
+		if (n.Key == "onboarding" && !p.Can.Onboard) || (n.Key == "audit" && !p.Can.ManageUsers) {
 			section = n.Section
 			continue
 		}
@@ -87,6 +88,7 @@ var Nav = []NavItem{
 	{Key: "health", Label: "Health", Href: "/health"},
 	{Key: "jobs", Label: "Jobs", Href: "/jobs"},
 	{Key: "settings", Label: "Users & tokens", Href: "/settings", Section: "Admin"},
+	{Key: "audit", Label: "Audit", Href: "/audit"},
 	{Key: "manual", Label: "Manual", Href: "/manual/", Section: "Help"},
 }
 
