@@ -28,6 +28,8 @@ type (
 	User              = rows.User
 	AdminToken        = rows.AdminToken
 	CallerKeyInfo     = rows.CallerKeyInfo
+	NewCallerKey      = rows.NewCallerKey
+	Rotation          = rows.Rotation
 	Probe             = rows.Probe
 	HealthEvent       = rows.HealthEvent
 	JobRun            = rows.JobRun
@@ -53,6 +55,7 @@ var (
 	ErrAliasesChanged   = rows.ErrAliasesChanged
 	ErrNotFound         = rows.ErrNotFound
 	ErrBadLogin         = rows.ErrBadLogin
+	ErrTokenExpired     = rows.ErrTokenExpired
 	ErrDraftChanged     = rows.ErrDraftChanged
 	ErrNothingToPublish = rows.ErrNothingToPublish
 )
