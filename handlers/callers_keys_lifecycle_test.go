@@ -140,4 +140,18 @@ func TestAdminTokenExpiry(t *testing.T) {
 	if _, _, err := env.Store.CreateAdminTokenUntil(t.Context(), "x", store.RoleAdmin, "test", &time.Time{}); err == nil {
 		t.Fatal("a token expiring in the past was made")
 	}
+
+	// The console makes tokens with an expiry and lists it.
+	admin := env.Login(t, "ops", store.RoleAdmin)
+	res, _ := admin.PostForm("/settings/tokens", url.Values{"token_name": {"ci"}, "token_role": {"viewer"}, "token_expires_at": {"yesterday"}})
+	if res.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("bad expiry: %d", res.StatusCode)
+	}
+	res, doc := admin.PostForm("/settings/tokens", url.Values{"token_name": {"ci"}, "token_role": {"viewer"}, "token_expires_at": {"2099-05-01"}})
+	if res.StatusCode != http.StatusOK || !strings.Contains(doc.Find(`[data-testid="token-expires"]`).Text(), "2099-05-01") {
+		t.Fatalf("token with expiry: %d", res.StatusCode)
+	}
+	if !strings.Contains(doc.Find(`[data-testid="token-`+itoa(at.ID)+`"]`).Text(), "expired") {
+		t.Fatal("the expired token is not shown expired")
+	}
 }
