@@ -130,19 +130,22 @@ func hammer(t *testing.T, e *gatewaytest.Env, key string, n int, stop time.Time,
 	}
 }
 
-// TestKeyRotationUnderLoad: while requests flow with the old key, rotating
-// it with a grace period keeps the old key working until the grace
-// instant and refuses it (401) from then on, and the new key has no
-// failed request at any point.
+// TestKeyRotationUnderLoad: while requests flow with the old key to two
+// instances, rotating it with a grace period keeps the old key working on
+// both until the grace instant and refuses it (401) from then on, and the
+// new key has no failed request at any point.
 func TestKeyRotationUnderLoad(t *testing.T) {
 	t.Parallel()
 	e := gatewaytest.New(t, gatewaytest.Options{KeyUseFlush: time.Hour})
 	oldKey := e.Simple()
+	e2 := e.Second(gatewaytest.Options{KeyUseFlush: time.Hour})
 	old := keyOf(t, e, "app")
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var olds, news []shot
-	hammer(t, e, oldKey, 3, time.Now().Add(6*time.Second), &olds, &mu, &wg)
+	for _, env := range []*gatewaytest.Env{e, e2} {
+		hammer(t, env, oldKey, 2, time.Now().Add(6*time.Second), &olds, &mu, &wg)
+	}
 	time.Sleep(300 * time.Millisecond)
 	rotated := time.Now()
 	r, err := e.Store.RotateCallerKey(context.Background(), old.ID, 2*time.Second, "test")
@@ -150,8 +153,12 @@ func TestKeyRotationUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The reload bound: the new key works once the instance has it.
-	waitLiveKey(t, e, r.Plaintext, anyKey)
-	hammer(t, e, r.Plaintext, 3, time.Now().Add(4*time.Second), &news, &mu, &wg)
+	for _, env := range []*gatewaytest.Env{e, e2} {
+		waitLiveKey(t, env, r.Plaintext, anyKey)
+	}
+	for _, env := range []*gatewaytest.Env{e, e2} {
+		hammer(t, env, r.Plaintext, 2, time.Now().Add(4*time.Second), &news, &mu, &wg)
+	}
 	wg.Wait()
 
 	var okInGrace, refusedAfter int
