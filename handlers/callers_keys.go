@@ -251,8 +251,7 @@ func (h *Handler) CallerKeyRotate(c echo.Context) error {
 	}
 	grace, ok := parseGrace(c.FormValue("grace"), c.FormValue("grace_custom"))
 	if !ok {
-		return h.renderCallerKeys(c, callerID, callers.KeysPanel{Errors: config.FieldErrors{"grace": "a grace period is a duration such as 1h or 36h"},
-			Notice: "Not rotated: a grace period is a duration such as 1h or 36h."}, http.StatusUnprocessableEntity)
+		return h.renderCallerKeys(c, callerID, callers.KeysPanel{Problem: "Not rotated: a grace period is a duration such as 1h or 36h."}, http.StatusUnprocessableEntity)
 	}
 	r, err := h.Callers.RotateCallerKey(ctx, keyID, grace, httpx.CurrentPrincipal(c).Name)
 	if err != nil {
@@ -260,7 +259,7 @@ func (h *Handler) CallerKeyRotate(c echo.Context) error {
 		if !ok {
 			return notFoundOr(err)
 		}
-		return h.renderCallerKeys(c, callerID, callers.KeysPanel{Errors: fe, Notice: "Not rotated: " + fe["grace"]}, http.StatusUnprocessableEntity)
+		return h.renderCallerKeys(c, callerID, callers.KeysPanel{Problem: "Not rotated: " + fe["grace"]}, http.StatusUnprocessableEntity)
 	}
 	h.Log.Info("caller key rotated", "caller", callerName, "old_key_id", keyID, "new_key_id", r.New.ID, "revoke_at", r.RevokeAt, "by", httpx.CurrentPrincipal(c).Name)
 	nk := &callers.NewKey{Plaintext: r.Plaintext, Prefix: r.New.Prefix, APIBase: h.publicBaseURL(c) + "/v1"}

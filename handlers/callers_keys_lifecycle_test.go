@@ -67,8 +67,14 @@ func TestCallerKeyCreateWithTermsAndRotate(t *testing.T) {
 		t.Fatalf("old key row %q", got)
 	}
 	// A rotated key is not rotated again.
-	if res, _ = admin.PostForm("/caller-keys/"+itoa(k.ID)+"/rotate", url.Values{"grace": {"1h"}}); res.StatusCode != http.StatusUnprocessableEntity {
+	if res, doc = admin.PostForm("/caller-keys/"+itoa(k.ID)+"/rotate", url.Values{"grace": {"1h"}}); res.StatusCode != http.StatusUnprocessableEntity ||
+		!strings.Contains(webtest.TestID(doc, "caller-keys-problem").Text(), "rotated already") {
 		t.Fatalf("second rotation: %d", res.StatusCode)
+	}
+	keys, _ = env.Store.CallerKeys(t.Context(), "checkout")
+	if res, doc = admin.PostForm("/caller-keys/"+itoa(keys[1].ID)+"/rotate", url.Values{"grace": {"1h"}, "grace_custom": {"soon"}}); res.StatusCode != http.StatusUnprocessableEntity ||
+		webtest.TestID(doc, "caller-keys-problem").Length() != 1 {
+		t.Fatalf("a custom grace that is no duration: %d", res.StatusCode)
 	}
 }
 

@@ -141,6 +141,8 @@ type KeysPanel struct {
 	// Rotated, in the answer to a rotate post, names the old key and when
 	// it stops working.
 	Rotated *Rotated
+	// Problem says why an action on a key was refused (a rotation).
+	Problem string
 	Errors  config.FieldErrors
 	Notice  string
 	CSRF    string
