@@ -75,11 +75,22 @@ type apiCallerKey struct {
 	CreatedBy   string     `json:"created_by"`
 	RevokedAt   *time.Time `json:"revoked_at"`
 	RevokedBy   *string    `json:"revoked_by"`
+	Owner       string     `json:"owner"`
+	ExpiresAt   *time.Time `json:"expires_at"`
+	// Scope: empty lists allow everything.
+	Scope config.KeyScope `json:"scope"`
+	// RotatedFrom is the key this one replaced; RevokeAt, on a rotated
+	// key, the end of its grace period.
+	RotatedFrom  *int64     `json:"rotated_from"`
+	RevokeAt     *time.Time `json:"revoke_at"`
+	LastUsedAt   *time.Time `json:"last_used_at"`
+	LastUsedAddr *string    `json:"last_used_addr"`
 }
 
 func toAPICallerKey(k rows.CallerKeyInfo, callerID int64) apiCallerKey {
 	return apiCallerKey{ID: k.ID, CallerID: callerID, Caller: k.CallerName, Name: k.Name, Prefix: k.Prefix, Fingerprint: k.Fingerprint(),
-		CreatedAt: k.CreatedAt, CreatedBy: k.CreatedBy, RevokedAt: k.RevokedAt, RevokedBy: k.RevokedBy}
+		CreatedAt: k.CreatedAt, CreatedBy: k.CreatedBy, RevokedAt: k.RevokedAt, RevokedBy: k.RevokedBy, Owner: k.Owner, ExpiresAt: k.ExpiresAt,
+		Scope: k.Scope(), RotatedFrom: k.RotatedFrom, RevokeAt: k.RevokeAt, LastUsedAt: k.LastUsedAt, LastUsedAddr: k.LastUsedAddr}
 }
 
 // APICallerKeys lists a caller's keys, revoked ones included.
@@ -108,7 +119,10 @@ func (h *Handler) APICallerKeys(c echo.Context) error {
 }
 
 type apiCallerKeyIn struct {
-	Name string `json:"name"`
+	Name      string          `json:"name"`
+	Owner     string          `json:"owner"`
+	ExpiresAt *time.Time      `json:"expires_at"`
+	Scope     config.KeyScope `json:"scope"`
 }
 
 // apiNewCallerKey is the only answer that carries a caller key's plaintext.
@@ -120,7 +134,8 @@ type apiNewCallerKey struct {
 	Prefix   string `json:"prefix"`
 }
 
-// APICallerKeyCreate makes a new API key for a caller: {"name"}. The
+// APICallerKeyCreate makes a new API key for a caller: {"name", "owner",
+// "expires_at", "scope": {"tiers", "models", "doors"}}, all optional. The
 // plaintext is in this answer only.
 func (h *Handler) APICallerKeyCreate(c echo.Context) error {
 	id, err := apiID(c, "caller")
@@ -139,7 +154,7 @@ func (h *Handler) APICallerKeyCreate(c echo.Context) error {
 	if err := readJSON(c, &in); err != nil {
 		return apiFail(c, err)
 	}
-	plain, k, err := h.Callers.CreateCallerKey(c.Request().Context(), cl.Name, in.Name, httpx.CurrentPrincipal(c).Name)
+	plain, k, err := h.Callers.CreateCallerKeyWith(c.Request().Context(), cl.Name, rows.NewCallerKey(in), httpx.CurrentPrincipal(c).Name)
 	if err != nil && plain == "" {
 		return apiFail(c, orNotFound(err, "caller", id))
 	}
@@ -184,4 +199,52 @@ func (h *Handler) APICallerKeyRevoke(c echo.Context) error {
 		}
 	}
 	return apiFail(c, apiNotFound("caller key", id))
+}
+
+type apiRotateIn struct {
+	// Grace is how long the old key keeps working: a duration ("24h").
+	Grace string `json:"grace"`
+}
+
+// apiRotation answers a rotation: the new key's plaintext (in this answer
+// only) and when the old key stops working.
+type apiRotation struct {
+	apiNewCallerKey
+	OldKeyID int64     `json:"old_key_id"`
+	RevokeAt time.Time `json:"old_key_revoke_at"`
+}
+
+// APICallerKeyRotate rotates a caller key: {"grace": "24h"}. The answer
+// carries the new key's plaintext; the old key works until
+// old_key_revoke_at.
+func (h *Handler) APICallerKeyRotate(c echo.Context) error {
+	id, err := apiID(c, "caller key")
+	if err != nil {
+		return apiFail(c, err)
+	}
+	var in apiRotateIn
+	if err := readJSON(c, &in); err != nil {
+		return apiFail(c, err)
+	}
+	grace, ok := parseGrace(in.Grace, "")
+	if !ok {
+		return apiFail(c, (config.FieldErrors{"grace": "must be a duration such as 1h, 24h or 168h"}).Err())
+	}
+	ctx := c.Request().Context()
+	callerName, err := h.Callers.CallerKeyCaller(ctx, id)
+	if err != nil {
+		return apiFail(c, orNotFound(err, "caller key", id))
+	}
+	r, err := h.Callers.RotateCallerKey(ctx, id, grace, httpx.CurrentPrincipal(c).Name)
+	if err != nil && r.Plaintext == "" {
+		return apiFail(c, orNotFound(err, "caller key", id))
+	}
+	h.audit(c, "caller key rotated", id)
+	callerID, err := h.draftCallerID(ctx, callerName)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusCreated, apiRotation{apiNewCallerKey: apiNewCallerKey{Key: r.Plaintext, ID: r.New.ID, CallerID: callerID, Name: r.New.Name, Prefix: r.New.Prefix},
+		OldKeyID: id, RevokeAt: r.RevokeAt})
 }

@@ -505,7 +505,7 @@ func TestAPICRUDCallersAndKeys(t *testing.T) {
 		t.Fatalf("plaintext found in caller_keys: %d %v", plain, err)
 	}
 	live, err := env.Store.LiveCallerKeys(t.Context())
-	if err != nil || live[sum] != cl.Name {
+	if err != nil || live[sum].Caller != cl.Name {
 		t.Fatalf("key not live for the caller: %v", err)
 	}
 
@@ -537,7 +537,7 @@ func TestAPICRUDCallersAndKeys(t *testing.T) {
 		t.Fatalf("revoke answer %+v", revoked)
 	}
 	a.call("POST", "/caller-keys/"+itoa(nk.ID)+"/revoke", "", http.StatusOK)
-	if live, _ := env.Store.LiveCallerKeys(t.Context()); live[sum] != "" {
+	if live, _ := env.Store.LiveCallerKeys(t.Context()); live[sum].Caller != "" {
 		t.Fatal("revoked key still live")
 	}
 	a.fails("POST", "/caller-keys/99999/revoke", "", http.StatusNotFound, "not_found")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,7 +25,9 @@ type CallerStore interface {
 	CallerKeyCaller(ctx context.Context, keyID int64) (string, error)
 	CallerKeys(ctx context.Context, callerNames ...string) ([]rows.CallerKeyInfo, error)
 	CreateCaller(ctx context.Context, c config.Caller) (int64, error)
-	CreateCallerKey(ctx context.Context, callerName, name, actor string) (plaintext string, k config.CallerKey, err error)
+	CreateCallerKeyWith(ctx context.Context, callerName string, in rows.NewCallerKey, actor string) (plaintext string, k config.CallerKey, err error)
+	RotateCallerKey(ctx context.Context, keyID int64, grace time.Duration, actor string) (rows.Rotation, error)
+	CallerKeysExpiringWithin(ctx context.Context, d time.Duration) ([]rows.CallerKeyInfo, error)
 	DeleteCaller(ctx context.Context, id int64) error
 	LatestVersion(ctx context.Context) (rows.Version, error)
 	RevokeCallerKey(ctx context.Context, keyID int64, actor string) error
@@ -47,10 +50,19 @@ func (h *Handler) CallersList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	expiring, err := h.Callers.CallerKeysExpiringWithin(ctx, expiringWithin)
+	if err != nil {
+		return err
+	}
 	page := callers.ListPage{Page: h.page(c, "Callers", "callers"), HasGroups: len(snap.RouteGroups) > 0}
+	ids := map[string]int64{}
 	for _, cl := range snap.Callers {
 		_, ok := live.callers[cl.ID]
+		ids[cl.Name] = cl.ID
 		page.Rows = append(page.Rows, callers.Row{Caller: cl, Live: ok, KeyCount: counts[cl.Name]})
+	}
+	for _, k := range expiring {
+		page.Expiring = append(page.Expiring, callers.ExpiringKey{CallerID: ids[k.CallerName], Caller: k.CallerName, Prefix: k.Prefix, Name: k.Name, Owner: k.Owner, ExpiresAt: *k.ExpiresAt})
 	}
 	return httpx.Render(c, http.StatusOK, callers.List(page), nil)
 }

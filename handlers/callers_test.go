@@ -323,7 +323,7 @@ func TestCallerKeyShownOnceAndStoredHashed(t *testing.T) {
 		t.Fatal("the plaintext key is stored somewhere")
 	}
 	live, err := env.Store.LiveCallerKeys(t.Context())
-	if err != nil || live[sum] != "checkout" {
+	if err != nil || live[sum].Caller != "checkout" {
 		t.Fatalf("key not live: %v", err)
 	}
 

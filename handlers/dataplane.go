@@ -119,6 +119,7 @@ func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 		Endpoint:       ep,
 		Path:           r.URL.Path,
 		Query:          r.URL.RawQuery,
+		ClientAddr:     r.RemoteAddr,
 		Authorization:  r.Header.Get("Authorization"),
 		APIKey:         apiKey(r.Header),
 		Body:           r.Body,

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,7 +21,7 @@ import (
 // API tokens. *store.Store satisfies it.
 type AccountStore interface {
 	AdminTokens(ctx context.Context) ([]rows.AdminToken, error)
-	CreateAdminToken(ctx context.Context, name, role, createdBy string) (string, rows.AdminToken, error)
+	CreateAdminTokenUntil(ctx context.Context, name, role, createdBy string, expiresAt *time.Time) (string, rows.AdminToken, error)
 	CreateUser(ctx context.Context, username, password, role string) (int64, error)
 	DisableUser(ctx context.Context, id int64) (rows.Disabled, error)
 	ResetPassword(ctx context.Context, id int64, password string) (rows.PasswordReset, error)
@@ -132,9 +133,11 @@ func userViews(us []rows.User) []settings.User {
 // adminTokenViews turns stored admin tokens into the tokens panel's rows.
 func adminTokenViews(ts []rows.AdminToken) []settings.Token {
 	var out []settings.Token
+	now := time.Now()
 	for _, t := range ts {
 		out = append(out, settings.Token{ID: t.ID, Name: t.Name, Prefix: t.Prefix, Role: t.Role, CreatedBy: t.CreatedBy,
-			CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt, RevokedAt: t.RevokedAt})
+			CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt, LastUsedAddr: t.LastUsedAddr, RevokedAt: t.RevokedAt,
+			ExpiresAt: t.ExpiresAt, Expired: t.ExpiresAt != nil && !now.Before(*t.ExpiresAt)})
 	}
 	return out
 }
@@ -232,7 +235,14 @@ func (h *Handler) SettingsTokenCreate(c echo.Context) error {
 	name := strings.TrimSpace(c.FormValue("token_name"))
 	role := c.FormValue("token_role")
 	by := httpx.CurrentPrincipal(c).Name
-	plain, t, err := h.Accounts.CreateAdminToken(c.Request().Context(), name, role, by)
+	expiresText := strings.TrimSpace(c.FormValue("token_expires_at"))
+	expires, ok := parseExpiry(expiresText)
+	var plain string
+	var t rows.AdminToken
+	err := (config.FieldErrors{"expires_at": "must be a date (YYYY-MM-DD) or a time (RFC 3339)"}).Err()
+	if ok {
+		plain, t, err = h.Accounts.CreateAdminTokenUntil(c.Request().Context(), name, role, by, expires)
+	}
 	if err != nil {
 		fe, ok := fieldErrors(err)
 		if !ok {
@@ -241,13 +251,13 @@ func (h *Handler) SettingsTokenCreate(c echo.Context) error {
 		errs := config.FieldErrors{}
 		for k, v := range fe {
 			switch k {
-			case "name", "role":
+			case "name", "role", "expires_at":
 				k = "token_" + k
 			}
 			errs.Add(k, v)
 		}
 		return h.renderTokens(c, http.StatusUnprocessableEntity, func(p *settings.TokensPanel) {
-			p.Form = settings.TokenForm{Name: name, Role: role, Errors: errs}
+			p.Form = settings.TokenForm{Name: name, Role: role, ExpiresAt: expiresText, Errors: errs}
 		})
 	}
 	h.Log.Info("admin token created", "token_id", t.ID, "name", t.Name, "prefix", t.Prefix, "role", t.Role, "by", by)

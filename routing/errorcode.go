@@ -17,6 +17,14 @@ const (
 	CodeInvalidAPIKey  ErrorCode = "invalid_api_key"
 	CodeCallerDisabled ErrorCode = "caller_disabled"
 	CodeCallerNotLive  ErrorCode = "caller_not_live" // a console test request's caller is not published
+	// CodeAPIKeyExpired: the key is past its expiry (401).
+	CodeAPIKeyExpired ErrorCode = "api_key_expired"
+	// CodeAPIKeyRotated: the key was rotated and its grace period ended
+	// (401).
+	CodeAPIKeyRotated ErrorCode = "api_key_rotated"
+	// CodeKeyScopeDenied: the key's scope does not allow the tier, logic
+	// model or front door asked for (403).
+	CodeKeyScopeDenied ErrorCode = "key_scope_denied"
 
 	// The request itself.
 	CodeInvalidRequest       ErrorCode = "invalid_request"

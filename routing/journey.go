@@ -69,6 +69,12 @@ type Observer interface {
 	Refused(code string)
 }
 
+// KeyUseRecorder keeps the last use of each caller key, in memory; it
+// writes them out in batches, never per request.
+type KeyUseRecorder interface {
+	CallerKeyUsed(keyID int64, at time.Time, addr string)
+}
+
 // Journey serves data-plane requests.
 type Journey struct {
 	Live   interface{ Current() *config.Runtime }
@@ -93,6 +99,10 @@ type Journey struct {
 	// (nil: no step-down) and the answer cache (nil: no cached answers).
 	SLA     SLAWatch
 	Answers AnswerCache
+	// KeyUse is told which caller key authenticated each request (nil:
+	// nobody records last use). It must not block: it is called on every
+	// request.
+	KeyUse KeyUseRecorder
 
 	avg outputAverages
 }
@@ -128,6 +138,9 @@ type Request struct {
 	// the key) or the api-key header (Azure-style clients); used when
 	// Authorization carries no bearer token.
 	APIKey string
+	// ClientAddr is the client's network address (host:port), recorded as
+	// the caller key's last user.
+	ClientAddr string
 	// CallerID, when not 0, is a caller chosen by a signed-in operator (the
 	// console's test request): no key is checked.
 	CallerID int64
@@ -255,6 +268,7 @@ type exchange struct {
 	start  time.Time
 	rt     *config.Runtime
 	caller *config.RCaller
+	key    config.LiveKey // the caller key that authenticated (zero for a console test request)
 	tier   string
 	// explicit: the request named a logic model, not a tier (tier is then
 	// only the tier whose timeouts and limits apply).

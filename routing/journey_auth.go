@@ -40,20 +40,51 @@ func (x *exchange) authenticate() bool {
 	// One hash of the key serves the lookup and the call log's fingerprint.
 	h := config.HashCallerKey(key)
 	x.rec.PresentedKey = config.PresentedKeyFingerprintHashed(key, h)
-	var absent string
-	x.caller, absent = x.rt.AuthenticateHashed(h)
+	var k config.LiveKey
+	x.caller, k = x.rt.AuthenticateHashed(h)
 	if x.caller == nil {
 		x.a.Header.Set("x-should-retry", "false")
 		msg := "invalid or revoked API key"
-		if absent != "" {
-			msg = "API key suspended: its caller " + strconv.Quote(absent) + " is absent from the live version " +
+		if k.Caller != "" {
+			msg = "API key suspended: its caller " + strconv.Quote(k.Caller) + " is absent from the live version " +
 				strconv.FormatInt(x.rt.Version, 10) + "; the key works again when a version that contains the caller is published"
 		}
 		x.reject(http.StatusUnauthorized, CodeInvalidAPIKey, adapter.ClassAuth, msg)
 		return false
 	}
+	if r := keyStateRefusal(k, k.State(x.start)); r != nil {
+		x.a.Header.Set("x-should-retry", "false")
+		x.reject(http.StatusUnauthorized, r.Code, adapter.ClassAuth, r.Text())
+		return false
+	}
+	x.key = k
+	if x.j.KeyUse != nil {
+		x.j.KeyUse.CallerKeyUsed(k.ID, x.start, x.req.ClientAddr)
+	}
 	x.rec.CallerID, x.rec.Caller, x.rec.Tenant, x.rec.RouteGroup = x.int64p(x.caller.ID), x.caller.Name, x.caller.Tenant, x.caller.Group.Name
+	if d := doorName(x.req.Endpoint); d != "" && !k.Scope.AllowsDoor(d) {
+		return x.refuseScope(KeyRefusal{Code: CodeKeyScopeDenied, Kind: "front door", Asked: string(d), Scope: k.Scope})
+	}
 	return x.caller.Enabled || x.refuseDisabled()
+}
+
+// inScope reports whether the key's scope allows the resolved target;
+// false when it refused the request (answer set).
+func (x *exchange) inScope(t Target) bool {
+	s := x.key.Scope
+	switch {
+	case t.Explicit != nil && !s.AllowsModel(t.Explicit.Code):
+		return x.refuseScope(KeyRefusal{Code: CodeKeyScopeDenied, Kind: "logic model", Asked: t.Explicit.Code, Scope: s})
+	case t.Explicit == nil && !s.AllowsTier(t.Tier):
+		return x.refuseScope(KeyRefusal{Code: CodeKeyScopeDenied, Kind: "tier", Asked: string(t.Tier), Scope: s})
+	}
+	return true
+}
+
+func (x *exchange) refuseScope(r KeyRefusal) bool {
+	x.a.Header.Set("x-should-retry", "false")
+	x.reject(http.StatusForbidden, r.Code, adapter.ClassAuth, r.Text())
+	return false
 }
 
 func (x *exchange) refuseDisabled() bool {

@@ -43,6 +43,9 @@ func (x *exchange) deadline() (time.Time, error) {
 func (x *exchange) route(model string, reasoning bool, needs Needs) (*Plan, bool) {
 	target, err := Resolve(x.caller, model, needs.Kind, reasoning)
 	if err == nil {
+		if !x.inScope(target) {
+			return nil, false
+		}
 		x.rec.ModelAlias = target.Alias
 		target = x.stepDown(target, reasoning)
 	}

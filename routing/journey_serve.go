@@ -374,6 +374,9 @@ func (x *exchange) available() []modelObject {
 			if config.ValidTier(id) {
 				k = "tier"
 			}
+			if sc := x.key.Scope; (k == "tier" && !sc.AllowsTier(config.TierName(id))) || (k != "tier" && !sc.AllowsModel(id)) {
+				continue // outside the key's scope
+			}
 			data = append(data, modelObject{ID: id, Object: "model", OwnedBy: "switchyard", Kind: k})
 		}
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -23,22 +24,55 @@ import (
 // actor. The plaintext is returned once and never stored; it works on every
 // instance within the reload bound while the live version has the caller.
 func (s *Store) CreateCallerKey(ctx context.Context, callerName, name, actor string) (plaintext string, k config.CallerKey, err error) {
-	if len(name) > 100 {
-		return "", k, (config.FieldErrors{"name": "must be at most 100 characters"}).Err()
+	return s.CreateCallerKeyWith(ctx, callerName, NewCallerKey{Name: name}, actor)
+}
+
+// CreateCallerKeyWith is CreateCallerKey with an owner, an expiry and a
+// scope.
+func (s *Store) CreateCallerKeyWith(ctx context.Context, callerName string, in NewCallerKey, actor string) (plaintext string, k config.CallerKey, err error) {
+	if err := ValidateNewCallerKey(in, time.Now()); err != nil {
+		return "", k, err
 	}
-	plaintext, k, err = insertCallerKey(ctx, s.db, callerName, name, actor)
+	plaintext, k, err = insertCallerKey(ctx, s.db, callerName, in, nil, actor)
 	if err != nil {
 		return "", k, fmt.Errorf("store: create caller key: %w", err)
 	}
 	return plaintext, k, s.notify(ctx, live.KeysNotice)
 }
 
-func insertCallerKey(ctx context.Context, q sqlx.QueryerContext, callerName, name, actor string) (string, config.CallerKey, error) {
+// ValidateNewCallerKey checks a new key's fields, for the console form and
+// the admin API alike.
+func ValidateNewCallerKey(in NewCallerKey, now time.Time) error {
+	f := config.FieldErrors{}
+	if len(in.Name) > 100 {
+		f.Add("name", "must be at most 100 characters")
+	}
+	if len(in.Owner) > 100 {
+		f.Add("owner", "must be at most 100 characters")
+	}
+	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
+		f.Add("expires_at", "must be in the future")
+	}
+	config.ValidateKeyScope(in.Scope, f)
+	return f.Err()
+}
+
+func insertCallerKey(ctx context.Context, q sqlx.QueryerContext, callerName string, in NewCallerKey, rotatedFrom *int64, actor string) (string, config.CallerKey, error) {
 	plaintext, prefix := newToken(CallerKeyPrefix)
-	k := config.CallerKey{Name: name, Prefix: prefix}
-	err := sqlx.GetContext(ctx, q, &k.ID, `INSERT INTO caller_keys (caller_name, name, prefix, hash, created_by) VALUES ($1,$2,$3,$4,$5) RETURNING id`,
-		callerName, name, prefix, hashToken(plaintext), actor)
+	k := config.CallerKey{Name: in.Name, Prefix: prefix}
+	err := sqlx.GetContext(ctx, q, &k.ID, `INSERT INTO caller_keys (caller_name, name, prefix, hash, created_by, owner, expires_at, scope_tiers, scope_models, scope_doors, rotated_from)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) RETURNING id`,
+		callerName, in.Name, prefix, hashToken(plaintext), actor, in.Owner, in.ExpiresAt,
+		pq.Array(nonNilStrings(in.Scope.Tiers)), pq.Array(nonNilStrings(in.Scope.Models)), pq.Array(nonNilStrings(in.Scope.Doors)), rotatedFrom)
 	return plaintext, k, err
+}
+
+func nonNilStrings[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
 }
 
 // RevokeCallerKey revokes a key for good, by actor: no rollback or import
@@ -60,35 +94,58 @@ func (s *Store) CallerKeyCaller(ctx context.Context, keyID int64) (string, error
 	return name, nil
 }
 
-const callerKeyCols = `id, caller_name, name, prefix, created_at, created_by, revoked_at, revoked_by, hash`
+const callerKeyCols = `k.id, k.caller_name, k.name, k.prefix, k.created_at, k.created_by, k.revoked_at, k.revoked_by, k.hash,
+	k.expires_at, k.owner, k.scope_tiers, k.scope_models, k.scope_doors, k.rotated_from, k.revoke_at, u.last_used_at, u.last_used_addr`
+
+const callerKeyFrom = ` FROM caller_keys k LEFT JOIN caller_key_usage u ON u.key_id = k.id`
 
 // CallerKeys lists the keys of the callers named, revoked ones included.
 func (s *Store) CallerKeys(ctx context.Context, callerNames ...string) ([]CallerKeyInfo, error) {
 	var out []CallerKeyInfo
-	err := s.db.SelectContext(ctx, &out, `SELECT `+callerKeyCols+` FROM caller_keys WHERE caller_name = ANY($1) ORDER BY id`, pq.Array(callerNames))
+	err := s.db.SelectContext(ctx, &out, `SELECT `+callerKeyCols+callerKeyFrom+` WHERE k.caller_name = ANY($1) ORDER BY k.id`, pq.Array(callerNames))
 	return out, err
 }
 
-// LiveCallerKeys maps hashes of unrevoked caller keys to their callers'
-// names; the data plane accepts one while the live version has that caller.
-func (s *Store) LiveCallerKeys(ctx context.Context) (map[[32]byte]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT hash, caller_name FROM caller_keys WHERE revoked_at IS NULL`)
+// CallerKeysExpiringWithin lists the unrevoked keys that expire within d
+// from now (not those already expired), soonest first.
+func (s *Store) CallerKeysExpiringWithin(ctx context.Context, d time.Duration) ([]CallerKeyInfo, error) {
+	var out []CallerKeyInfo
+	err := s.db.SelectContext(ctx, &out, `SELECT `+callerKeyCols+callerKeyFrom+`
+		WHERE k.revoked_at IS NULL AND k.expires_at > now() AND k.expires_at <= now() + $1 * interval '1 microsecond'
+		ORDER BY k.expires_at, k.id`, d.Microseconds())
+	if err != nil {
+		return nil, fmt.Errorf("store: caller keys expiring: %w", err)
+	}
+	return out, nil
+}
+
+// LiveCallerKeys maps hashes of unrevoked caller keys to the keys: their
+// callers' names and terms. The data plane accepts one while the live
+// version has that caller and the terms allow it.
+func (s *Store) LiveCallerKeys(ctx context.Context) (config.LiveKeys, error) {
+	var rs []CallerKeyInfo
+	err := s.db.SelectContext(ctx, &rs, `SELECT `+callerKeyCols+callerKeyFrom+` WHERE k.revoked_at IS NULL`)
 	if err != nil {
 		return nil, fmt.Errorf("store: load caller keys: %w", err)
 	}
-	defer rows.Close()
-	out := map[[32]byte]string{}
-	for rows.Next() {
-		var h []byte
-		var name string
-		if err := rows.Scan(&h, &name); err != nil {
-			return nil, err
+	out := make(config.LiveKeys, len(rs))
+	for _, r := range rs {
+		if len(r.Hash) != 32 {
+			continue // not one of ours
 		}
-		var k [32]byte
-		copy(k[:], h)
-		out[k] = name
+		k := config.LiveKey{ID: r.ID, Caller: r.CallerName}
+		if r.ExpiresAt != nil {
+			k.ExpiresAt = *r.ExpiresAt
+		}
+		if r.RevokeAt != nil {
+			k.RevokeAt = *r.RevokeAt
+		}
+		if sc := r.Scope(); !sc.Empty() {
+			k.Scope = sc
+		}
+		out[[32]byte(r.Hash)] = k
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // CallerKeysState is a cheap fingerprint of the caller key table: it changes

@@ -36,11 +36,11 @@ func liveAuth(t *testing.T, st *store.Store, key string) (caller, absent string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, absent := rt.Authenticate(key)
+	c, k := rt.Authenticate(key)
 	if c != nil {
 		return c.Name, ""
 	}
-	return "", absent
+	return "", k.Caller
 }
 
 // TestCallerKeysOutliveVersionsWithoutTheirCaller: a key belongs to its

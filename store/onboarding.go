@@ -165,7 +165,7 @@ func (s *Store) onboardCaller(ctx context.Context, tx *sqlx.Tx, b OnboardingBatc
 	if err := writeLimits(ctx, tx, out.CallerID, c.Limits); err != nil {
 		return err
 	}
-	plain, k, err := insertCallerKey(ctx, tx, c.Name, b.CallerKeyName, b.Actor)
+	plain, k, err := insertCallerKey(ctx, tx, c.Name, NewCallerKey{Name: b.CallerKeyName}, nil, b.Actor)
 	if err != nil {
 		return err
 	}

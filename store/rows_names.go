@@ -33,6 +33,8 @@ type (
 	User              = rows.User
 	AdminToken        = rows.AdminToken
 	CallerKeyInfo     = rows.CallerKeyInfo
+	NewCallerKey      = rows.NewCallerKey
+	Rotation          = rows.Rotation
 	Probe             = rows.Probe
 	HealthEvent       = rows.HealthEvent
 	JobRun            = rows.JobRun
@@ -60,6 +62,7 @@ var (
 	ErrAliasesChanged   = rows.ErrAliasesChanged
 	ErrNotFound         = rows.ErrNotFound
 	ErrBadLogin         = rows.ErrBadLogin
+	ErrTokenExpired     = rows.ErrTokenExpired
 	ErrDraftChanged     = rows.ErrDraftChanged
 	ErrNothingToPublish = rows.ErrNothingToPublish
 )

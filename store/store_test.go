@@ -190,7 +190,7 @@ func TestSecretsAreSealedAndTokensHashed(t *testing.T) {
 		t.Fatal("a token is stored in plaintext")
 	}
 	keys, err := st.LiveCallerKeys(ctx)
-	if err != nil || keys[config.HashCallerKey(plain)] != "contracts" {
+	if err != nil || keys[config.HashCallerKey(plain)].Caller != "contracts" {
 		t.Fatalf("caller key not found by hash: %v", err)
 	}
 	if _, err := st.AuthenticateAdminToken(ctx, admin); err != nil {

@@ -166,6 +166,7 @@ func callerRoutes(con *echo.Group, h *handlers.Handler) {
 	con.POST("/callers/:id/delete", h.CallerDelete)
 	con.POST("/callers/:id/keys", h.CallerKeyCreate)
 	con.POST("/caller-keys/:id/revoke", h.CallerKeyRevoke)
+	con.POST("/caller-keys/:id/rotate", h.CallerKeyRotate)
 }
 
 func tenantRoutes(con *echo.Group, h *handlers.Handler) {
@@ -300,4 +301,5 @@ func apiCallerRoutes(api *echo.Group, h *handlers.Handler) {
 	api.GET("/usage", h.APIUsage)
 	api.POST("/callers/:id/keys", h.APICallerKeyCreate)
 	api.POST("/caller-keys/:id/revoke", h.APICallerKeyRevoke)
+	api.POST("/caller-keys/:id/rotate", h.APICallerKeyRotate)
 }

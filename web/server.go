@@ -46,6 +46,8 @@ type Options struct {
 	// admin API with that sentence (PostgreSQL is unreachable; the data
 	// plane goes on from the last-known-good version).
 	Offline func() string
+	// Uses records the last use of admin API tokens (nil: not recorded).
+	Uses *store.UseLog
 }
 
 // Server is the HTTP server of one Switchyard instance.
@@ -59,6 +61,7 @@ type Server struct {
 	ready    func() bool
 	health   func(ctx context.Context) HealthDetail
 	offline  func() string
+	uses     *store.UseLog
 }
 
 // NewSessions returns the console session manager, stored in PostgreSQL so
@@ -91,6 +94,7 @@ func New(h *handlers.Handler, dp *handlers.DataPlane, st *store.Store, sm *scs.S
 	// a middleware there would cost every data-plane request a closure.
 	s.offline = opts.Offline
 	s.health = opts.Health
+	s.uses = opts.Uses
 	if opts.Onboarding == nil {
 		opts.Onboarding = defaultOnboarding(h)
 	}
@@ -248,9 +252,15 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 			return httpx.JSONError(c, http.StatusTooManyRequests, "too_many_failures", "too many failed sign-ins from this address; retry after "+strconv.FormatInt(v.RetryAfterSeconds(), 10)+" s", nil)
 		}
 		t, err := s.store.AuthenticateAdminToken(ctx, strings.TrimSpace(tok))
+		if errors.Is(err, store.ErrTokenExpired) {
+			return httpx.JSONError(c, http.StatusUnauthorized, "token_expired", "admin API token "+t.Prefix+"… expired at "+t.ExpiresAt.UTC().Format(time.RFC3339)+"; create a new one under Users & tokens", nil)
+		}
 		if err != nil {
 			s.h.SignIn.Fail(ctx, "", ip)
 			return httpx.JSONError(c, http.StatusUnauthorized, "unauthorized", "invalid or revoked admin API token", nil)
+		}
+		if s.uses != nil {
+			s.uses.AdminTokenUsed(t.ID, time.Now(), ip)
 		}
 		httpx.SetPrincipal(c, httpx.Principal{Name: "token:" + t.Name, Role: t.Role})
 		if a, ok := allowed(t.Role, c); !ok {

@@ -76,7 +76,7 @@ func Describe(a Action) string {
 	case EditConfig:
 		return "change the draft configuration (create, edit, delete or park providers, keys, models, route groups, callers and tenants; import)"
 	case CallerKeys:
-		return "create or revoke callers' API keys"
+		return "create, rotate or revoke callers' API keys"
 	case Publish:
 		return "publish the draft or roll back to an earlier version"
 	case SendTest:
@@ -154,6 +154,7 @@ var Routes = map[string]Action{
 	"POST /callers/:id/delete":                 EditConfig,
 	"POST /callers/:id/keys":                   CallerKeys,
 	"POST /caller-keys/:id/revoke":             CallerKeys,
+	"POST /caller-keys/:id/rotate":             CallerKeys,
 	"GET /tenants/new":                         EditConfig,
 	"POST /tenants":                            EditConfig,
 	"GET /tenants/:id/edit":                    EditConfig,

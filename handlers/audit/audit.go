@@ -89,6 +89,7 @@ var Routes = map[string]Spec{
 	"POST /callers/:id/delete":                 {Action: "caller.delete", Object: "caller", Config: true},
 	"POST /callers/:id/keys":                   {Action: "caller_key.create", Object: "caller"},
 	"POST /caller-keys/:id/revoke":             {Action: "caller_key.revoke", Object: "caller_key"},
+	"POST /caller-keys/:id/rotate":             {Action: "caller_key.rotate", Object: "caller_key"},
 	"POST /tenants":                            {Action: "tenant.create", Object: "tenant", Param: "-", Config: true},
 	"POST /tenants/:id":                        {Action: "tenant.update", Object: "tenant", Config: true},
 	"POST /tenants/:id/delete":                 {Action: "tenant.delete", Object: "tenant", Config: true},
@@ -148,6 +149,7 @@ var Routes = map[string]Spec{
 	"DELETE /admin/api/callers/:id":                {Action: "caller.delete", Object: "caller", Config: true},
 	"POST /admin/api/callers/:id/keys":             {Action: "caller_key.create", Object: "caller"},
 	"POST /admin/api/caller-keys/:id/revoke":       {Action: "caller_key.revoke", Object: "caller_key"},
+	"POST /admin/api/caller-keys/:id/rotate":       {Action: "caller_key.rotate", Object: "caller_key"},
 }
 
 // ForRoute is the audit of a route by method and echo route pattern

@@ -23,7 +23,7 @@ type Runtime struct {
 	Deployments map[int64]*RDeployment
 	Providers   map[string]*RProvider
 
-	callerKeys    map[[32]byte]string
+	callerKeys    LiveKeys
 	callersByName map[string]*RCaller
 }
 
@@ -196,9 +196,9 @@ type Credentials struct {
 	// ProviderHeaderSecrets maps secret header ids to their opened values.
 	ProviderHeaderSecrets map[int64]HeaderSecret
 	// CallerKeys maps SHA-256 hashes of unrevoked caller API keys to the
-	// names of the callers they belong to. A key authenticates while the
-	// version has a caller of that name.
-	CallerKeys map[[32]byte]string
+	// keys: the names of the callers they belong to and their terms. A key
+	// authenticates while the version has a caller of that name.
+	CallerKeys LiveKeys
 }
 
 // HashCallerKey returns the hash under which a caller API key is stored.
@@ -391,30 +391,29 @@ func (rt *Runtime) compileTier(g RouteGroup, name TierName) (*RTier, error) {
 // WithCallerKeys returns a copy of rt that authenticates with keys. Caller
 // keys change without a publish (creating and revoking are immediate), so
 // they are swapped independently of the compiled version.
-func (rt *Runtime) WithCallerKeys(keys map[[32]byte]string) *Runtime {
+func (rt *Runtime) WithCallerKeys(keys LiveKeys) *Runtime {
 	c := *rt
 	c.callerKeys = keys
 	return &c
 }
 
-// Authenticate returns the caller owning an API key. A key that is not
-// known (never made, or revoked) returns nil and ""; a key whose caller
-// this version does not contain (suspended until a version brings the
-// caller back) returns nil and the caller's name.
-func (rt *Runtime) Authenticate(key string) (c *RCaller, absent string) {
+// Authenticate returns the caller owning an API key and the key. A key
+// that is not known (never made, or revoked) returns nil and a zero key; a
+// key whose caller this version does not contain (suspended until a
+// version brings the caller back) returns nil and the key, whose Caller
+// names the absent caller. The key's terms (expiry, rotation, scope) are
+// the caller's to check.
+func (rt *Runtime) Authenticate(key string) (*RCaller, LiveKey) {
 	return rt.AuthenticateHashed(HashCallerKey(key))
 }
 
 // AuthenticateHashed is Authenticate given the key's HashCallerKey.
-func (rt *Runtime) AuthenticateHashed(h [32]byte) (c *RCaller, absent string) {
-	name, ok := rt.callerKeys[h]
+func (rt *Runtime) AuthenticateHashed(h [32]byte) (*RCaller, LiveKey) {
+	k, ok := rt.callerKeys[h]
 	if !ok {
-		return nil, ""
+		return nil, LiveKey{}
 	}
-	if c := rt.callersByName[name]; c != nil {
-		return c, ""
-	}
-	return nil, name
+	return rt.callersByName[k.Caller], k
 }
 
 // ModelCodes lists the logic model codes of a kind, sorted.

@@ -205,21 +205,21 @@ func TestCompile(t *testing.T) {
 	s := validSnapshot()
 	creds := Credentials{
 		ProviderKeySecrets: map[int64]string{11: "sk-secret-one", 21: "sk-secret-two"},
-		CallerKeys:         map[[32]byte]string{HashCallerKey("sy-live-key"): "contracts", HashCallerKey("sy-gone-key"): "gone"},
+		CallerKeys:         LiveKeys{HashCallerKey("sy-live-key"): {ID: 1, Caller: "contracts"}, HashCallerKey("sy-gone-key"): {ID: 2, Caller: "gone"}},
 	}
 	rt, err := Compile(7, s, creds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, absent := rt.Authenticate("sy-live-key"); c == nil || c.Name != "contracts" || c.Group.Name != "default" || absent != "" {
-		t.Fatalf("authenticate: %+v %q", c, absent)
+	if c, k := rt.Authenticate("sy-live-key"); c == nil || c.Name != "contracts" || c.Group.Name != "default" || k.ID != 1 {
+		t.Fatalf("authenticate: %+v %+v", c, k)
 	}
-	if c, absent := rt.Authenticate("sy-other"); c != nil || absent != "" {
+	if c, k := rt.Authenticate("sy-other"); c != nil || k.ID != 0 {
 		t.Fatal("unknown key authenticated")
 	}
 	// A key of a caller this version does not have is suspended, and says whose it is.
-	if c, absent := rt.Authenticate("sy-gone-key"); c != nil || absent != "gone" {
-		t.Fatalf("key of an absent caller: %+v %q", c, absent)
+	if c, k := rt.Authenticate("sy-gone-key"); c != nil || k.Caller != "gone" {
+		t.Fatalf("key of an absent caller: %+v %+v", c, k)
 	}
 	std := rt.Groups["default"].Tier(TierStandard)
 	if len(std.Levels) != 1 || len(std.Levels[0].Candidates) != 2 || std.Timeout.Milliseconds() != 60000 {

@@ -25,7 +25,7 @@ type Source interface {
 	LatestVersionNumber(ctx context.Context) (int64, error)
 	ProviderKeySecrets(ctx context.Context, ids []int64) (map[int64]string, error)
 	ProviderHeaderSecrets(ctx context.Context, ids []int64) (map[int64]config.HeaderSecret, error)
-	LiveCallerKeys(ctx context.Context) (map[[32]byte]string, error)
+	LiveCallerKeys(ctx context.Context) (config.LiveKeys, error)
 	CallerKeysState(ctx context.Context) (string, error)
 	// ConfigEpoch grows with every publish and caller-key change.
 	ConfigEpoch(ctx context.Context) (int64, error)
@@ -44,7 +44,7 @@ type Cached struct {
 	Snapshot              []byte
 	ProviderKeySecrets    map[int64]string
 	ProviderHeaderSecrets map[int64]config.HeaderSecret
-	CallerKeys            map[[32]byte]string // key hash → caller name
+	CallerKeys            config.LiveKeys // key hash → key
 	SavedAt               time.Time
 }
 

@@ -35,7 +35,7 @@ func (f *fakeSource) ProviderKeySecrets(context.Context, []int64) (map[int64]str
 func (f *fakeSource) ProviderHeaderSecrets(context.Context, []int64) (map[int64]config.HeaderSecret, error) {
 	return nil, f.err()
 }
-func (f *fakeSource) LiveCallerKeys(context.Context) (map[[32]byte]string, error) {
+func (f *fakeSource) LiveCallerKeys(context.Context) (config.LiveKeys, error) {
 	return nil, f.err()
 }
 func (f *fakeSource) CallerKeysState(context.Context) (string, error)    { return "0/0/0", f.err() }

@@ -76,16 +76,19 @@ type wire struct {
 	Snapshot           []byte                        `json:"snapshot"`
 	ProviderKeySecrets map[int64]string              `json:"provider_key_secrets"`
 	HeaderSecrets      map[int64]config.HeaderSecret `json:"provider_header_secrets,omitempty"`
-	CallerKeys         map[string]string             `json:"caller_key_owners"` // hex of the key hash → caller name
-	SavedAt            time.Time                     `json:"saved_at"`
+	CallerKeys         map[string]config.LiveKey     `json:"caller_keys"` // hex of the key hash → key and its terms
+	// OldCallerKeys is how copies saved before keys had terms held them:
+	// hex of the key hash → caller name. Read, never written.
+	OldCallerKeys map[string]string `json:"caller_key_owners,omitempty"`
+	SavedAt       time.Time         `json:"saved_at"`
 }
 
 // Save writes c to disk, then to Redis. A disk failure is returned; a Redis
 // failure is logged (the disk copy is what a restart on this machine needs).
 func (c *Cache) Save(ctx context.Context, v live.Cached) error {
-	w := wire{Version: v.Version, Epoch: v.Epoch, Snapshot: v.Snapshot, ProviderKeySecrets: v.ProviderKeySecrets, HeaderSecrets: v.ProviderHeaderSecrets, CallerKeys: make(map[string]string, len(v.CallerKeys)), SavedAt: v.SavedAt}
-	for h, name := range v.CallerKeys {
-		w.CallerKeys[hex.EncodeToString(h[:])] = name
+	w := wire{Version: v.Version, Epoch: v.Epoch, Snapshot: v.Snapshot, ProviderKeySecrets: v.ProviderKeySecrets, HeaderSecrets: v.ProviderHeaderSecrets, CallerKeys: make(map[string]config.LiveKey, len(v.CallerKeys)), SavedAt: v.SavedAt}
+	for h, k := range v.CallerKeys {
+		w.CallerKeys[hex.EncodeToString(h[:])] = k
 	}
 	plain, err := json.Marshal(w)
 	if err != nil {
@@ -166,13 +169,19 @@ func (c *Cache) open(sealed []byte) (live.Cached, error) {
 	if err := json.Unmarshal([]byte(plain), &w); err != nil {
 		return live.Cached{}, fmt.Errorf("it does not decode: %w", err)
 	}
-	v := live.Cached{Version: w.Version, Epoch: w.Epoch, Snapshot: w.Snapshot, ProviderKeySecrets: w.ProviderKeySecrets, ProviderHeaderSecrets: w.HeaderSecrets, CallerKeys: make(map[[32]byte]string, len(w.CallerKeys)), SavedAt: w.SavedAt}
-	for s, id := range w.CallerKeys {
+	v := live.Cached{Version: w.Version, Epoch: w.Epoch, Snapshot: w.Snapshot, ProviderKeySecrets: w.ProviderKeySecrets, ProviderHeaderSecrets: w.HeaderSecrets, CallerKeys: make(config.LiveKeys, len(w.CallerKeys)), SavedAt: w.SavedAt}
+	if w.CallerKeys == nil {
+		w.CallerKeys = map[string]config.LiveKey{}
+	}
+	for s, name := range w.OldCallerKeys {
+		w.CallerKeys[s] = config.LiveKey{Caller: name}
+	}
+	for s, k := range w.CallerKeys {
 		b, err := hex.DecodeString(s)
 		if err != nil || len(b) != 32 {
 			return live.Cached{}, errors.New("it holds a malformed caller key hash")
 		}
-		v.CallerKeys[[32]byte(b)] = id
+		v.CallerKeys[[32]byte(b)] = k
 	}
 	return v, nil
 }

@@ -43,7 +43,7 @@ func sample(version int64) live.Cached {
 		Snapshot:              []byte(`{"providers":[]}`),
 		ProviderKeySecrets:    map[int64]string{3: "sk-live-secret-value"},
 		ProviderHeaderSecrets: map[int64]config.HeaderSecret{9: {ProviderID: 1, Value: "org-secret-header"}},
-		CallerKeys:            map[[32]byte]string{h: "app"},
+		CallerKeys:            config.LiveKeys{h: {ID: 4, Caller: "app", ExpiresAt: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}},
 		SavedAt:               time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC),
 	}
 }
@@ -79,8 +79,8 @@ func TestSaveLoadRoundTripSealedOnDiskAndInRedis(t *testing.T) {
 	if got.Version != 5 || string(got.Snapshot) != string(want.Snapshot) || got.ProviderKeySecrets[3] != "sk-live-secret-value" || got.ProviderHeaderSecrets[9].Value != "org-secret-header" || len(got.CallerKeys) != 1 || !got.SavedAt.Equal(want.SavedAt) {
 		t.Fatalf("round trip: got %+v", got)
 	}
-	for h, id := range want.CallerKeys {
-		if got.CallerKeys[h] != id {
+	for h, k := range want.CallerKeys {
+		if g := got.CallerKeys[h]; g.ID != k.ID || g.Caller != k.Caller || !g.ExpiresAt.Equal(k.ExpiresAt) {
 			t.Fatalf("caller key hash lost: %v", got.CallerKeys)
 		}
 	}

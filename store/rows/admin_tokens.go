@@ -1,6 +1,9 @@
 package rows
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // AdminTokenPrefix starts every admin API token.
 const AdminTokenPrefix = "sya-"
@@ -14,5 +17,12 @@ type AdminToken struct {
 	CreatedBy  string     `db:"created_by"`
 	CreatedAt  time.Time  `db:"created_at"`
 	LastUsedAt *time.Time `db:"last_used_at"`
-	RevokedAt  *time.Time `db:"revoked_at"`
+	// LastUsedAddr is the client address of the last use ("" never used).
+	LastUsedAddr string     `db:"last_used_addr"`
+	RevokedAt    *time.Time `db:"revoked_at"`
+	// ExpiresAt is when the token stops working (nil: never).
+	ExpiresAt *time.Time `db:"expires_at"`
 }
+
+// ErrTokenExpired is returned for an admin API token past its expiry.
+var ErrTokenExpired = errors.New("store: admin API token expired")

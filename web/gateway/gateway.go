@@ -65,9 +65,12 @@ type Options struct {
 	InstanceCap       int           // in-flight cap of this instance; 0 = unlimited
 	IdemTTL           time.Duration // how long idempotent results are kept
 	ReloadInterval    time.Duration // safety-net configuration check
-	CookieSecure      bool
-	PublicURL         string
-	Env               config.Env
+	// KeyUseFlush is how often the last use of caller keys and admin API
+	// tokens is written to PostgreSQL (default 30s).
+	KeyUseFlush  time.Duration
+	CookieSecure bool
+	PublicURL    string
+	Env          config.Env
 	// Console serves the operator console (APP_ROLE api or all).
 	Console bool
 	// RedisTimeout bounds each limit, load-counter and key-state call before
@@ -112,6 +115,7 @@ type Gateway struct {
 	SLA      *ladder.Watch
 	Answers  *answercache.Cache
 	Idem     *idempotency.Store
+	Uses     *store.UseLog
 	CallLog  *calllog.Writer
 	Metrics  *metrics.Metrics
 	Exec     *routing.Executor
@@ -131,6 +135,7 @@ type Gateway struct {
 	draining   atomic.Bool
 	cutNow     context.CancelFunc
 	pgDown     atomic.Bool // the last PostgreSQL check failed
+	useFlush   time.Duration
 	// OnPostgresBack runs once when PostgreSQL answers after the instance
 	// started without it (migrations, the first admin); set before Start.
 	OnPostgresBack func(context.Context) error
@@ -169,7 +174,7 @@ func instanceID() string {
 // New assembles an instance; Start runs its background loops.
 func New(o Options) (*Gateway, error) {
 	o = o.withDefaults()
-	g := &Gateway{log: o.Log, Holder: &live.Holder{}, redis: o.Redis, store: o.Store}
+	g := &Gateway{log: o.Log, Holder: &live.Holder{}, redis: o.Redis, store: o.Store, Uses: o.Store.NewUseLog()}
 	observer := &queueObserver{}
 	g.buildState(o, observer)
 	w, err := calllog.NewWriter(o.Store.DB(), calllog.WriterOptions{SpillDir: o.SpillDir, Logger: o.Log})
@@ -188,6 +193,7 @@ func New(o Options) (*Gateway, error) {
 		g.Metrics.Live.Set(float64(rt.Version))
 		g.Metrics.Reloads.WithLabelValues("ok").Inc()
 	}
+	g.useFlush = o.KeyUseFlush
 	g.buildDataPlane(o, bodies)
 	g.buildConsole(o)
 	o.Worker.Prefix = o.RedisPrefix
@@ -202,6 +208,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Location == nil {
 		o.Location = time.UTC
+	}
+	if o.KeyUseFlush <= 0 {
+		o.KeyUseFlush = 30 * time.Second
 	}
 	if o.Env.Implemented == nil {
 		o.Env = Implemented()
@@ -297,7 +306,7 @@ func (g *Gateway) buildDataPlane(o Options, bodies *routing.BodyBudget) {
 	g.Journey = &routing.Journey{
 		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, Calls: g.CallLog, Watch: g.Metrics,
 		MaxBody: o.MaxBody, CountTokens: o.CountTokens, BodyBytes: bodies, Log: o.Log,
-		SLA: slaWatch{g.SLA}, Answers: g.Answers,
+		SLA: slaWatch{g.SLA}, Answers: g.Answers, KeyUse: g.Uses,
 	}
 	cut, cutNow := context.WithCancelCause(context.Background())
 	g.cutNow = func() { cutNow(routing.ErrShuttingDown) }
@@ -317,7 +326,7 @@ func (g *Gateway) buildConsole(o Options) {
 	cat, catErr := loadCatalog(o, log)
 	wizard := handlers.NewOnboarding(g.Console, cat, catErr, &onboarding.Verifier{Adapters: Adapters(), Client: UpstreamClient()})
 	g.Server = web.New(g.Console, g.Data, o.Store, g.Sessions, log, g.Ready, web.Options{CookieSecure: o.CookieSecure, Metrics: g.Metrics.Handler(), Onboarding: wizard,
-		Health: g.health, Offline: g.offline})
+		Health: g.health, Offline: g.offline, Uses: g.Uses})
 }
 
 // loadCatalog loads the onboarding catalogue with the operator's file merged
@@ -366,6 +375,8 @@ func (g *Gateway) Start(ctx context.Context) {
 		g.wg.Add(1)
 		go func() { defer g.wg.Done(); g.Console.RunSSORecheck(ctx, g.ssoRecheck) }()
 	}
+	g.wg.Add(1)
+	go func() { defer g.wg.Done(); g.Uses.Run(ctx, g.useFlush, g.log) }()
 	g.wg.Add(1)
 	go func() { defer g.wg.Done(); g.watchPostgres(ctx, 2*time.Second, g.OnPostgresBack) }()
 	g.wg.Add(1)

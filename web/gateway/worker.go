@@ -98,6 +98,7 @@ func (g *Gateway) AttachWorker(st *store.Store, o WorkerOptions) *Worker {
 		w.Prober.Job(o.ProbeEvery),
 		worker.PartitionsJob(st.DB(), o.PartitionsEvery, o.PartitionsAhead, o.Retention),
 		worker.LoadRepairJob(g.Load, o.RepairEvery),
+		worker.RotationSweepJob(st, time.Minute),
 	)
 	g.Exec.State = WithHealth(g.Exec.State, w.Tracker)
 	if g.Console != nil {

@@ -65,3 +65,26 @@ func LoadRepairJob(c Repairer, every time.Duration) Job {
 		},
 	}
 }
+
+// KeySweeper marks revoked the rotated caller keys whose grace has ended.
+type KeySweeper interface {
+	SweepRotatedKeys(ctx context.Context) (int64, error)
+}
+
+// RotationSweepJob marks rotated caller keys revoked (by "rotation") once
+// their grace period has ended. The data plane already refuses them from
+// that instant; this makes the console's lists say so.
+func RotationSweepJob(s KeySweeper, every time.Duration) Job {
+	return Job{
+		Name:        "key-rotation-sweep",
+		Description: "Marks rotated caller keys revoked (by rotation) once their grace period has ended; every instance already refuses them from that instant.",
+		Every:       every,
+		Run: func(ctx context.Context) (string, error) {
+			n, err := s.SweepRotatedKeys(ctx)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%d rotated keys marked revoked", n), nil
+		},
+	}
+}

@@ -40,6 +40,8 @@ type Row struct {
 type ListPage struct {
 	Page layout.Page
 	Rows []Row
+	// Expiring lists the keys that expire within 7 days.
+	Expiring []ExpiringKey
 	// HasGroups tells the empty state whether a route group exists yet.
 	HasGroups bool
 }
@@ -132,8 +134,15 @@ type KeysPanel struct {
 	CallerName string
 	Keys       []Key
 	// NewKey is set only in the response to the create-key post.
-	NewKey  *NewKey
-	Name    string
+	NewKey *NewKey
+	// The create form's values.
+	Name, Owner, ExpiresAt         string
+	ScopeTiers, ScopeModels, Doors string
+	// Rotated, in the answer to a rotate post, names the old key and when
+	// it stops working.
+	Rotated *Rotated
+	// Problem says why an action on a key was refused (a rotation).
+	Problem string
 	Errors  config.FieldErrors
 	Notice  string
 	CSRF    string
@@ -168,6 +177,37 @@ type Key struct {
 	// RevokedAt is nil while the key is live.
 	RevokedAt *time.Time
 	RevokedBy string
+	Owner     string
+	// Scope says what the key may use ("" : everything).
+	Scope string
+	// ExpiresAt is when the key stops working (nil: never); ExpiryTone is
+	// "bad" once expired, "warn" within 7 days, else "".
+	ExpiresAt  *time.Time
+	ExpiryTone string
+	// RevokeAt is the end of a rotated key's grace period.
+	RevokeAt *time.Time
+	// RotatedFrom is the key this one replaced (0: none).
+	RotatedFrom  int64
+	LastUsedAt   *time.Time
+	LastUsedAddr string
+}
+
+// Expired reports whether the key is past its expiry.
+func (k Key) Expired() bool { return k.ExpiryTone == "bad" }
+
+// GraceChoices are the rotate form's grace periods: value, label.
+var GraceChoices = []struct{ Value, Label string }{
+	{"1h", "1 hour"}, {"24h", "24 hours"}, {"168h", "7 days"}, {"0s", "none (revoke now)"},
+}
+
+// ExpiringKey is a key listed on the Callers page because it expires soon.
+type ExpiringKey struct {
+	CallerID  int64
+	Caller    string
+	Prefix    string
+	Name      string
+	Owner     string
+	ExpiresAt time.Time
 }
 
 // CallsURL searches the last 7 days of calls that presented the key.
@@ -296,4 +336,10 @@ func budget(c config.Caller) string {
 		cur = "USD"
 	}
 	return group(whole) + "." + frac + " " + cur + " / month"
+}
+
+// Rotated is a rotation's outcome: the old key works until RevokeAt.
+type Rotated struct {
+	OldPrefix string
+	RevokeAt  time.Time
 }

@@ -137,7 +137,13 @@ type Token struct {
 	CreatedBy  string
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
-	RevokedAt  *time.Time
+	// LastUsedAddr is the client address of the last use.
+	LastUsedAddr string
+	RevokedAt    *time.Time
+	// ExpiresAt is when the token stops working (nil: never); Expired is
+	// set once it has.
+	ExpiresAt *time.Time
+	Expired   bool
 }
 
 // UserForm is the create-user form.
@@ -162,9 +168,10 @@ type TokensPanel struct {
 // TokenForm is the create-token form. Its fields are named token_name and
 // token_role so they do not clash with the user form on the same page.
 type TokenForm struct {
-	Name   string
-	Role   string
-	Errors config.FieldErrors
+	Name      string
+	Role      string
+	ExpiresAt string
+	Errors    config.FieldErrors
 }
 
 // CreatedToken is a fresh token, shown exactly once.

@@ -116,6 +116,8 @@ type Options struct {
 	QueuePoll   time.Duration
 	// Fake configures the fake vendor (only New reads it).
 	Fake fakevendor.Options
+	// KeyUseFlush is how often last use of keys is written (default 30 s).
+	KeyUseFlush time.Duration
 }
 
 // New starts the fake vendor and an instance on a fresh database. The
@@ -204,7 +206,8 @@ func (e *Env) start(o Options) *Env {
 		o.ReloadInterval = 200 * time.Millisecond
 	}
 	gw, err := gateway.New(gateway.Options{Store: st, Redis: rdb, Log: log, RedisPrefix: e.Prefix, SpillDir: e.SpillDir, RedisTimeout: o.RedisTimeout,
-		ReloadInterval: o.ReloadInterval, InstanceCap: o.InstanceCap, BodyBytesInFlight: o.BodyBytesInFlight, QueueBounds: o.QueueBounds, QueuePoll: o.QueuePoll, Env: gateway.Implemented(), PublicURL: "http://gateway.test", SignIn: o.SignIn})
+		ReloadInterval: o.ReloadInterval, InstanceCap: o.InstanceCap, BodyBytesInFlight: o.BodyBytesInFlight, QueueBounds: o.QueueBounds, QueuePoll: o.QueuePoll, Env: gateway.Implemented(), PublicURL: "http://gateway.test", SignIn: o.SignIn,
+		KeyUseFlush: o.KeyUseFlush})
 	if err != nil {
 		t.Fatal(err)
 	}
