@@ -49,6 +49,7 @@ type Metrics struct {
 	tokens   map[tokenLabels]prometheus.Counter
 
 	connClosed *prometheus.CounterVec
+	alerting   []prometheus.Collector // the state gauges Alerting registers
 }
 
 type requestLabels struct{ caller, tier, model, status, class, endpoint string }
@@ -151,15 +152,24 @@ func New(gauges map[string]func() float64) *Metrics {
 }
 
 var gaugeHelp = map[string]string{
-	"switchyard_calllog_buffer_depth":  "Call-log records waiting in memory.",
-	"switchyard_calllog_spill_bytes":   "Bytes in the call-log spill file (PostgreSQL unavailable).",
-	"switchyard_redis_degraded":        "1 when Redis is unreachable and limits are per instance.",
-	"switchyard_inflight_requests":     "Data-plane requests in flight on this instance.",
-	"switchyard_body_bytes_in_flight":  "Request-body bytes charged to the instance's bound (SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT) now.",
-	"switchyard_config_load_failing":   "1 when the newest published version failed to load here.",
-	"switchyard_goroutines_dataplane":  "Goroutines (for leak checks).",
-	"switchyard_idempotency_unhealthy": "1 when the idempotency store is unreachable.",
+	"switchyard_calllog_buffer_depth":     "Call-log records waiting in memory.",
+	"switchyard_calllog_spill_bytes":      "Bytes in the call-log spill file (PostgreSQL unavailable).",
+	"switchyard_redis_degraded":           "1 when Redis is unreachable and limits are per instance.",
+	"switchyard_inflight_requests":        "Data-plane requests in flight on this instance.",
+	"switchyard_body_bytes_in_flight":     "Request-body bytes charged to the instance's bound (SWITCHYARD_MAX_BODY_BYTES_IN_FLIGHT) now.",
+	"switchyard_config_load_failing":      "1 when the newest published version failed to load here.",
+	"switchyard_goroutines_dataplane":     "Goroutines (for leak checks).",
+	"switchyard_idempotency_unhealthy":    "1 when the idempotency store is unreachable.",
+	"switchyard_config_from_cache":        "1 when the instance serves the cached last-known-good configuration (it started without PostgreSQL).",
+	"switchyard_config_cache_epoch":       "The configuration epoch of the cached copy served (0: not serving one).",
+	"switchyard_config_cache_unwitnessed": "1 when the cached copy served was checked against no witness.",
+	"switchyard_postgres_unreachable":     "1 when the instance's last PostgreSQL check failed.",
+	"switchyard_draining":                 "1 while the instance drains before shutting down.",
 }
+
+// Documented reports whether name is a scrape-time gauge New knows (the
+// shipped alerting rules are checked against these).
+func Documented(name string) bool { _, ok := gaugeHelp[name]; return ok }
 
 // Connections registers switchyard_connections_open and
 // switchyard_connections_idle, read from stats at scrape time, and
