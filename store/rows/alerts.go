@@ -43,3 +43,12 @@ type FiringAlert struct {
 	Rule  alert.Rule
 	State alert.State
 }
+
+// TierCalls is one route group × tier's calls over an alert window: how
+// many counted, the p95 latency, and the failures by cause.
+type TierCalls struct {
+	Group, Tier string
+	Total       int64
+	P95MS       float64
+	Causes      map[string]int64
+}

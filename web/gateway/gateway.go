@@ -182,6 +182,7 @@ func New(o Options) (*Gateway, error) {
 	g.Metrics = metrics.New(g.gauges(bodies))
 	observer.m = g.Metrics
 	g.Metrics.QueueDepth(func(class string) float64 { return float64(g.Queue.Depth(queue.ClassOf(config.PriorityClass(class)))) })
+	g.Metrics.Alerting(g.alertingSources())
 	g.Loader.OnSwap = func(rt *config.Runtime) {
 		g.Metrics.Live.Set(float64(rt.Version))
 		g.Metrics.Reloads.WithLabelValues("ok").Inc()
