@@ -49,6 +49,7 @@ type Storage interface {
 	LoginStore
 	AccountStore
 	WizardStore
+	AlertStore
 }
 
 // Handler holds the dependencies of every console and API handler. Each
@@ -68,6 +69,10 @@ type Handler struct {
 	Logins      LoginStore
 	Accounts    AccountStore
 	Wizard      WizardStore
+	// Alerts backs Settings → Alerts, the alert API and the overview's firing alerts.
+	Alerts AlertStore
+	// PostAlert sends a channel's test message; nil hides the button.
+	PostAlert AlertPoster
 	// CallLogs reads the call logs (search, detail, dashboard series).
 	CallLogs CallLogReader
 
@@ -96,7 +101,7 @@ type Handler struct {
 func (h *Handler) UseStorage(s Storage, logs CallLogReader) {
 	h.Drafts, h.Providers, h.LogicModels, h.RouteGroups = s, s, s, s
 	h.Callers, h.Tenants, h.Versions = s, s, s
-	h.ProbeLog, h.JobLog, h.Logins, h.Accounts, h.Wizard = s, s, s, s, s
+	h.ProbeLog, h.JobLog, h.Logins, h.Accounts, h.Wizard, h.Alerts = s, s, s, s, s, s
 	h.CallLogs = logs
 }
 

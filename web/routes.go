@@ -50,6 +50,7 @@ func (s *Server) routes(opts Options) {
 	apiLogicModelRoutes(api, h)
 	apiRouteGroupRoutes(api, h)
 	apiCallerRoutes(api, h)
+	apiAlertRoutes(api, h)
 
 	s.Echo.RouteNotFound("/*", func(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "There is no page at "+httpx.Clip(c.Request().URL.Path, httpx.ShownLen)+".")
@@ -285,4 +286,14 @@ func apiCallerRoutes(api *echo.Group, h *handlers.Handler) {
 	api.GET("/callers/:id/keys", h.APICallerKeys)
 	api.POST("/callers/:id/keys", h.APICallerKeyCreate)
 	api.POST("/caller-keys/:id/revoke", h.APICallerKeyRevoke)
+}
+
+// apiAlertRoutes: alert rules, webhook channels and events.
+func apiAlertRoutes(api *echo.Group, h *handlers.Handler) {
+	api.GET("/alerts/rules", h.APIAlertRules)
+	api.PUT("/alerts/rules/:id", h.APIAlertRuleUpdate)
+	api.GET("/alerts/channels", h.APIAlertChannels)
+	api.POST("/alerts/channels", h.APIAlertChannelCreate)
+	api.DELETE("/alerts/channels/:id", h.APIAlertChannelDelete)
+	api.GET("/alerts/events", h.APIAlertEvents)
 }
