@@ -211,6 +211,12 @@ func settingsRoutes(con *echo.Group, h *handlers.Handler) {
 	con.POST("/settings/lockouts/clear", h.SettingsLockoutClear)
 	con.POST("/settings/tokens", h.SettingsTokenCreate)
 	con.POST("/settings/tokens/:id/revoke", h.SettingsTokenRevoke)
+	con.GET("/settings/alerts", h.SettingsAlerts)
+	con.POST("/settings/alerts/rules/:id", h.SettingsAlertRule)
+	con.POST("/settings/alerts/rules/:id/silence", h.SettingsAlertSilence)
+	con.POST("/settings/alerts/channels", h.SettingsAlertChannelCreate)
+	con.POST("/settings/alerts/channels/:id/delete", h.SettingsAlertChannelDelete)
+	con.POST("/settings/alerts/channels/:id/test", h.SettingsAlertChannelTest)
 }
 
 // manualRoutes: the operator manual (static/manual); relative links between

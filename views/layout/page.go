@@ -86,6 +86,7 @@ var Nav = []NavItem{
 	{Key: "health", Label: "Health", Href: "/health"},
 	{Key: "jobs", Label: "Jobs", Href: "/jobs"},
 	{Key: "settings", Label: "Users & tokens", Href: "/settings", Section: "Admin"},
+	{Key: "alerts", Label: "Alerts", Href: "/settings/alerts"},
 	{Key: "manual", Label: "Manual", Href: "/manual/", Section: "Help"},
 }
 
