@@ -126,7 +126,7 @@ func (a *Alerter) Deliver(ctx context.Context, now time.Time) (sent, failed int,
 		if a.Log != nil {
 			a.Log.Warn("alerts: webhook delivery failed", "channel", d.ChannelID, "event", d.EventID, "attempt", n, "gave_up", giveUp, "err", perr)
 		}
-		err = errors.Join(err, a.Store.AlertDeliveryFailed(ctx, d.EventID, d.ChannelID, perr.Error(), time.Now().Add(alert.Backoff(n)), giveUp))
+		err = errors.Join(err, a.Store.AlertDeliveryFailed(ctx, d.EventID, d.ChannelID, perr.Error(), now.Add(alert.Backoff(n)), giveUp))
 	}
 	return sent, failed, err
 }
