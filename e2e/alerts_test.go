@@ -182,9 +182,10 @@ func (a *alertsSeed) chat(t *testing.T) int64 {
 }
 
 // A route group × tier made unservable (its only deployment disabled) fires
-// within the rule's window, to both webhooks, exactly once; fixed, it
-// resolves exactly once. A caller's spend crossing 80 % of its budget fires
-// once, not again on the evaluations that follow, and 100 % does not fire.
+// within the rule's window, to both webhooks, exactly once, and the
+// overview lists it; fixed, it resolves exactly once. A caller's spend
+// crossing 80 % of its budget fires once, not again on the evaluations
+// that follow, and the 100 % rule (the same kind) does not fire.
 func TestAlertsReachWebhooksOnce(t *testing.T) {
 	t.Parallel()
 	hooks := newHookReceiver(t)
@@ -211,6 +212,15 @@ func TestAlertsReachWebhooksOnce(t *testing.T) {
 	}
 	if got := hooks.slack(t, "main/deep"); len(got) != 1 {
 		t.Fatalf("Slack messages: %q", got)
+	}
+	// The overview lists it under Firing alerts.
+	u := &ui{t: t, p: pageAt(t, 1280), base: a.s.URL}
+	u.login("admin", a.s.Admin)
+	u.goto_("/")
+	li := u.id("overview-firing-tier_unservable")
+	u.see(li, "the firing alert on the overview")
+	if s, _ := li.GetAttribute("data-subject"); s != "main/deep" {
+		t.Errorf("overview: firing alert about %q", s)
 	}
 	if err := a.st.SetDeploymentEnabled(ctx, a.depDeep, true); err != nil {
 		t.Fatal(err)
