@@ -52,6 +52,7 @@ type Storage interface {
 	WizardStore
 	SSOStore
 	AuditStore
+	AlertStore
 }
 
 // Handler holds the dependencies of every console and API handler. Each
@@ -75,6 +76,10 @@ type Handler struct {
 	SSO SSOStore
 	// Audit reads the audit trail.
 	Audit AuditStore
+	// Alerts backs Settings → Alerts, the alert API and the overview's firing alerts.
+	Alerts AlertStore
+	// PostAlert sends a channel's test message; nil hides the button.
+	PostAlert AlertPoster
 	// CallLogs reads the call logs (search, detail, dashboard series).
 	CallLogs CallLogReader
 
@@ -109,6 +114,7 @@ func (h *Handler) UseStorage(s Storage, logs CallLogReader) {
 	h.ProbeLog, h.JobLog, h.Logins, h.Accounts, h.Wizard = s, s, s, s, s
 	h.SSO = s
 	h.Audit = s
+	h.ProbeLog, h.JobLog, h.Logins, h.Accounts, h.Wizard, h.Alerts = s, s, s, s, s, s
 	h.CallLogs = logs
 }
 

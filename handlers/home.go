@@ -41,6 +41,15 @@ func (h *Handler) Home(c echo.Context) error {
 func (h *Handler) overviewBoard(ctx context.Context) (overview.Board, error) {
 	now := time.Now().UTC()
 	b := overview.Board{At: now}
+	if h.Alerts != nil {
+		firing, err := h.Alerts.FiringAlerts(ctx)
+		if err != nil {
+			return b, err
+		}
+		for _, f := range firing {
+			b.Firing = append(b.Firing, overview.Firing{Rule: f.Rule, State: f.State})
+		}
+	}
 	var rt *config.Runtime
 	if h.Ops != nil {
 		rt = h.Ops.Runtime()

@@ -56,6 +56,7 @@ func (s *Server) routes(opts Options) {
 	apiRouteGroupRoutes(api, h)
 	apiCallerRoutes(api, h)
 	api.GET("/audit", h.APIAuditExport)
+	apiAlertRoutes(api, h)
 
 	s.Echo.RouteNotFound("/*", func(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "There is no page at "+httpx.Clip(c.Request().URL.Path, httpx.ShownLen)+".")
@@ -225,6 +226,12 @@ func settingsRoutes(con *echo.Group, h *handlers.Handler) {
 func auditRoutes(con *echo.Group, h *handlers.Handler) {
 	con.GET("/audit", h.AuditPage)
 	con.POST("/audit/verify", h.AuditVerify)
+	con.GET("/settings/alerts", h.SettingsAlerts)
+	con.POST("/settings/alerts/rules/:id", h.SettingsAlertRule)
+	con.POST("/settings/alerts/rules/:id/silence", h.SettingsAlertSilence)
+	con.POST("/settings/alerts/channels", h.SettingsAlertChannelCreate)
+	con.POST("/settings/alerts/channels/:id/delete", h.SettingsAlertChannelDelete)
+	con.POST("/settings/alerts/channels/:id/test", h.SettingsAlertChannelTest)
 }
 
 // manualRoutes: the operator manual (static/manual); relative links between
@@ -302,4 +309,14 @@ func apiCallerRoutes(api *echo.Group, h *handlers.Handler) {
 	api.POST("/callers/:id/keys", h.APICallerKeyCreate)
 	api.POST("/caller-keys/:id/revoke", h.APICallerKeyRevoke)
 	api.POST("/caller-keys/:id/rotate", h.APICallerKeyRotate)
+}
+
+// apiAlertRoutes: alert rules, webhook channels and events.
+func apiAlertRoutes(api *echo.Group, h *handlers.Handler) {
+	api.GET("/alerts/rules", h.APIAlertRules)
+	api.PUT("/alerts/rules/:id", h.APIAlertRuleUpdate)
+	api.GET("/alerts/channels", h.APIAlertChannels)
+	api.POST("/alerts/channels", h.APIAlertChannelCreate)
+	api.DELETE("/alerts/channels/:id", h.APIAlertChannelDelete)
+	api.GET("/alerts/events", h.APIAlertEvents)
 }

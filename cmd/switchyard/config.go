@@ -54,6 +54,7 @@ type Config struct {
 	InstanceCap       int           // SWITCHYARD_MAX_INFLIGHT
 	IdemTTL           time.Duration // SWITCHYARD_IDEMPOTENCY_TTL
 	ProbeEvery        time.Duration // SWITCHYARD_PROBE_INTERVAL
+	AlertEvery        time.Duration // SWITCHYARD_ALERT_INTERVAL
 	Health            health.Settings
 	CatalogFile       string // SWITCHYARD_CATALOG_FILE
 	SandboxURL        string // SWITCHYARD_SANDBOX_URL
@@ -264,6 +265,7 @@ func (c *Config) readTimings(r *envReader) {
 	}
 	r.dur("SWITCHYARD_IDEMPOTENCY_TTL", 24*time.Hour, &c.IdemTTL)
 	r.dur("SWITCHYARD_PROBE_INTERVAL", 60*time.Second, &c.ProbeEvery)
+	r.dur("SWITCHYARD_ALERT_INTERVAL", 10*time.Second, &c.AlertEvery)
 	c.ProbeConcurrency = 8
 	if v := env("SWITCHYARD_PROBE_CONCURRENCY", ""); v != "" {
 		n, err := strconv.Atoi(v)

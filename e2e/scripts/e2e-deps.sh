@@ -12,6 +12,12 @@ if ! command -v chromium >/dev/null 2>&1; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
+# promtool checks the shipped Prometheus alerting rules (web/metrics/alerts).
+if ! command -v promtool >/dev/null 2>&1; then
+  echo "==> installing prometheus for promtool (Debian apt)" >&2
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "==> installing nodejs and npm (Debian apt)" >&2
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

@@ -89,6 +89,7 @@ var Nav = []NavItem{
 	{Key: "jobs", Label: "Jobs", Href: "/jobs"},
 	{Key: "settings", Label: "Users & tokens", Href: "/settings", Section: "Admin"},
 	{Key: "audit", Label: "Audit", Href: "/audit"},
+	{Key: "alerts", Label: "Alerts", Href: "/settings/alerts"},
 	{Key: "manual", Label: "Manual", Href: "/manual/", Section: "Help"},
 }
 

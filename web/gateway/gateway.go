@@ -26,6 +26,7 @@ import (
 	"switchyard/handlers"
 	"switchyard/routing"
 	"switchyard/routing/adapter"
+	"switchyard/routing/alert"
 	"switchyard/routing/breaker"
 	"switchyard/routing/config"
 	"switchyard/routing/config/onboarding"
@@ -46,6 +47,7 @@ import (
 	"switchyard/store/secrets"
 	"switchyard/web"
 	"switchyard/web/metrics"
+	"switchyard/web/worker"
 )
 
 // Options configure an instance.
@@ -189,6 +191,7 @@ func New(o Options) (*Gateway, error) {
 	g.Metrics = metrics.New(g.gauges(bodies))
 	observer.m = g.Metrics
 	g.Metrics.QueueDepth(func(class string) float64 { return float64(g.Queue.Depth(queue.ClassOf(config.PriorityClass(class)))) })
+	g.Metrics.Alerting(g.alertingSources())
 	g.Loader.OnSwap = func(rt *config.Runtime) {
 		g.Metrics.Live.Set(float64(rt.Version))
 		g.Metrics.Reloads.WithLabelValues("ok").Inc()
@@ -322,6 +325,9 @@ func (g *Gateway) buildConsole(o Options) {
 		Keys: g.Keys, Notices: g.notices, Ops: ops{g: g, prefix: o.RedisPrefix}}
 	g.Console.UseStorage(o.Store, calllog.Reader{DB: o.Store.DB()})
 	g.ssoRecheck = o.SignIn.SSORecheck
+	g.Console.PostAlert = func(ctx context.Context, shape alert.Shape, url string, n alert.Notice) error {
+		return worker.Post(ctx, &http.Client{Timeout: 10 * time.Second}, shape, url, n)
+	}
 	g.Console.SignIn = handlers.NewSignIn(loginguard.New(o.Redis, loginguard.Options{Prefix: o.RedisPrefix, Settings: o.SignIn.Settings, Logger: log, Timeout: o.RedisTimeout}), o.SignIn.TrustedProxies)
 	cat, catErr := loadCatalog(o, log)
 	wizard := handlers.NewOnboarding(g.Console, cat, catErr, &onboarding.Verifier{Adapters: Adapters(), Client: UpstreamClient()})

@@ -35,6 +35,9 @@ type WorkerOptions struct {
 	// schedule call-log partition maintenance.
 	PartitionsEvery time.Duration
 	PartitionsAhead int
+	// AlertEvery is how often the alert rules are evaluated and webhook
+	// deliveries retried (SWITCHYARD_ALERT_INTERVAL, default 10s).
+	AlertEvery time.Duration
 	// RepairEvery schedules load-counter repair (default 1 min).
 	RepairEvery time.Duration
 	// LeaseTTL is how long a dead worker's job lease outlives it (default 30s).
@@ -79,6 +82,9 @@ func (g *Gateway) AttachWorker(st *store.Store, o WorkerOptions) *Worker {
 	if o.PartitionsAhead <= 0 {
 		o.PartitionsAhead = 3
 	}
+	if o.AlertEvery <= 0 {
+		o.AlertEvery = 10 * time.Second
+	}
 	if o.RepairEvery <= 0 {
 		o.RepairEvery = time.Minute
 	}
@@ -99,6 +105,7 @@ func (g *Gateway) AttachWorker(st *store.Store, o WorkerOptions) *Worker {
 		worker.PartitionsJob(st.DB(), o.PartitionsEvery, o.PartitionsAhead, o.Retention),
 		worker.LoadRepairJob(g.Load, o.RepairEvery),
 		worker.RotationSweepJob(st, time.Minute),
+		(&worker.Alerter{Store: st, Source: alertSource{g: g, calls: st}, Log: g.log}).Job(o.AlertEvery),
 	)
 	g.Exec.State = WithHealth(g.Exec.State, w.Tracker)
 	if g.Console != nil {

@@ -49,6 +49,7 @@ type Metrics struct {
 	tokens   map[tokenLabels]prometheus.Counter
 
 	connClosed *prometheus.CounterVec
+	alerting   []prometheus.Collector // the state gauges Alerting registers
 }
 
 type requestLabels struct{ caller, tier, model, status, class, endpoint string }
@@ -169,6 +170,10 @@ var gaugeHelp = map[string]string{
 	"switchyard_postgres_unreachable":     "1 while PostgreSQL does not answer this instance.",
 	"switchyard_draining":                 "1 while this instance drains for shutdown.",
 }
+
+// Documented reports whether name is a scrape-time gauge New knows (the
+// shipped alerting rules are checked against these).
+func Documented(name string) bool { _, ok := gaugeHelp[name]; return ok }
 
 // Connections registers switchyard_connections_open and
 // switchyard_connections_idle, read from stats at scrape time, and

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"switchyard/routing"
+	"switchyard/routing/alert"
 	"switchyard/views/layout"
 	"switchyard/views/pages/dashboard"
 )
@@ -89,7 +90,18 @@ type Board struct {
 	// Error is shown when figures could not be read.
 	Error string
 	At    time.Time
+	// Firing are the alerts firing now (Settings → Alerts), oldest first.
+	Firing []Firing
 }
+
+// Firing is one alert firing now.
+type Firing struct {
+	Rule  alert.Rule
+	State alert.State
+}
+
+// Words is what the alert found.
+func (f Firing) Words() string { return alert.Describe(f.Rule, f.State.Subject, f.State.Value) }
 
 // Page is the overview.
 type Page struct {
