@@ -6,8 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,17 +113,50 @@ func putFake(t *testing.T, url, body string) {
 	}
 }
 
+// vendorSaw is the traceparent of each call the vendor got.
+type vendorSaw struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (v *vendorSaw) all() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]string(nil), v.got...)
+}
+
+// recording puts a proxy in front of the vendor at target that notes the
+// traceparent of every call.
+func recording(t *testing.T, target string, saw *vendorSaw) string {
+	t.Helper()
+	u, _ := neturl.Parse(target)
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			saw.mu.Lock()
+			saw.got = append(saw.got, r.Header.Get("Traceparent"))
+			saw.mu.Unlock()
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // gateway starts the fake vendor and switchyard exporting to j over proto
 // (http/protobuf or grpc); it returns the gateway's URL and the callers'
-// keys.
-func gateway(t *testing.T, j jaeger, proto string) (url, appKey, openKey string) {
+// keys. saw notes the trace context the vendor got; propagate allows it
+// (SWITCHYARD_TRACE_PROPAGATE).
+func gateway(t *testing.T, j jaeger, proto string, saw *vendorSaw, propagate bool) (url, appKey, openKey string) {
 	t.Helper()
 	dsn := storetest.NewDatabase(t)
 	fakeAddr := freePort(t)
 	fake := start(t, "fakeupstream", binDir+"/fakeupstream", nil, "-addr", fakeAddr)
 	waitOK(t, "http://"+fakeAddr+"/_fake/stats", fake)
 	putFake(t, "http://"+fakeAddr+"/_fake/rules", `[{"model":"fake-flaky","fault":{"Status":500}}]`)
-	appKey, openKey = seed(t, dsn, "http://"+fakeAddr)
+	vendor := recording(t, "http://"+fakeAddr, saw)
+	extra := []string{"SWITCHYARD_TRACE_PROPAGATE=" + strconv.FormatBool(propagate)}
+	appKey, openKey = seed(t, dsn, vendor)
 	endpoint := "http://" + j.otlpHTTP
 	if proto == "grpc" {
 		endpoint = "http://" + j.otlpGRPC
@@ -126,13 +164,13 @@ func gateway(t *testing.T, j jaeger, proto string) (url, appKey, openKey string)
 	addr := freePort(t)
 	prefix := "sytraces" + dsn[strings.LastIndex(dsn, "/")+1:]
 	cleanRedis(t, prefix)
-	p := start(t, "switchyard", binDir+"/switchyard", []string{
+	p := start(t, "switchyard", binDir+"/switchyard", append([]string{
 		"SWITCHYARD_ADDR=" + addr, "SWITCHYARD_DATABASE_URL=" + dsn, "SWITCHYARD_SECRET_KEY=" + storetest.TestKey,
 		"SWITCHYARD_ADMIN_PASSWORD=traces-admin-password", "SWITCHYARD_SPILL_DIR=" + t.TempDir(), "SWITCHYARD_LOG_FORMAT=text",
 		"SWITCHYARD_REDIS_URL=" + redisURL(), "SWITCHYARD_REDIS_PREFIX=" + prefix, "SWITCHYARD_REDIS_TIMEOUT=1s",
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL=" + proto,
 		"OTEL_SERVICE_NAME=switchyard-" + strings.ReplaceAll(proto, "/", "-"), "OTEL_BSP_SCHEDULE_DELAY=100",
-	})
+	}, extra...))
 	waitOK(t, "http://"+addr+"/healthz", p)
 	return "http://" + addr, appKey, openKey
 }
@@ -302,7 +340,8 @@ const (
 // that exports it.
 func TestTracesReachJaeger(t *testing.T) {
 	j := startJaeger(t)
-	url, appKey, openKey := gateway(t, j, "http/protobuf")
+	saw := &vendorSaw{}
+	url, appKey, openKey := gateway(t, j, "http/protobuf", saw, false)
 
 	continued := chat(t, url, appKey, "fast", "00-"+callerTrace+"-"+callerSpan+"-01")
 	failover := chat(t, url, appKey, "standard", "")
@@ -336,6 +375,9 @@ func TestTracesReachJaeger(t *testing.T) {
 	if _, ok := rt["gen_ai.input.messages"]; ok {
 		t.Error("group main exported the prompt")
 	}
+	if got := saw.all(); len(got) != 4 || strings.Join(got, "") != "" {
+		t.Errorf("propagation off: the vendor's 4 calls got trace context %q", got)
+	}
 
 	req, attempts = request(t, got[failover])
 	if got[failover].TraceID == callerTrace || len(attempts) != 2 {
@@ -365,13 +407,20 @@ func TestTracesReachJaeger(t *testing.T) {
 	}
 }
 
-// OTLP over gRPC reaches the collector as well.
-func TestTracesOverGRPC(t *testing.T) {
+// OTLP over gRPC reaches the collector as well; with propagation allowed,
+// the vendor is called with the attempt span's trace context.
+func TestTracesOverGRPCPropagatedToTheVendor(t *testing.T) {
 	j := startJaeger(t)
-	url, appKey, _ := gateway(t, j, "grpc")
-	rid := chat(t, url, appKey, "fast", "")
-	req, attempts := request(t, traces(t, j, "switchyard-grpc", rid)[rid])
+	saw := &vendorSaw{}
+	url, appKey, _ := gateway(t, j, "grpc", saw, true)
+	rid := chat(t, url, appKey, "fast", "00-"+callerTrace+"-"+callerSpan+"-01")
+	tr := traces(t, j, "switchyard-grpc", rid)[rid]
+	req, attempts := request(t, tr)
 	if len(attempts) != 1 || tags(req.Tags)["gen_ai.request.model"] != "fast" {
-		t.Errorf("grpc trace: %d attempts, tags %v", len(attempts), tags(req.Tags))
+		t.Fatalf("grpc trace: %d attempts, tags %v", len(attempts), tags(req.Tags))
+	}
+	want := "00-" + callerTrace + "-" + attempts[0].SpanID + "-01"
+	if got := saw.all(); len(got) != 1 || got[0] != want {
+		t.Errorf("the vendor got traceparent %q, want the attempt's %s", got, want)
 	}
 }
