@@ -81,7 +81,7 @@ lint:
 
 ## unit: every package's tests once, except the race packages (make race runs those)
 unit:
-	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) AGENT_CLIS=$$(./e2e/scripts/agents-deps.sh | tr '\n' ':') \
+	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) AGENT_CLIS=$$(./e2e/scripts/agents-deps.sh | tr '\n' ':') SWITCHYARD_JAEGER=$$(./e2e/scripts/jaeger-deps.sh) \
 		go test -count=1 -parallel 4 -timeout 15m $$(go list ./... | grep -v -E '$(RACE_RE)')
 
 race:
@@ -102,6 +102,7 @@ fuzz:
 e2e-deps:
 	@./e2e/scripts/e2e-deps.sh >/dev/null
 	@./e2e/scripts/agents-deps.sh >/dev/null
+	@./e2e/scripts/jaeger-deps.sh >/dev/null
 
 e2e: services e2e-deps
 	PLAYWRIGHT_DRIVER_PATH=$$(./e2e/scripts/e2e-deps.sh) AGENT_CLIS=$$(./e2e/scripts/agents-deps.sh | tr '\n' ':') go test -count=1 -v ./e2e/

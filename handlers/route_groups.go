@@ -107,6 +107,8 @@ func routeGroupFromForm(c echo.Context) (config.RouteGroup, config.FieldErrors) 
 		Description: strings.TrimSpace(c.FormValue("description")),
 		Tenant:      strings.TrimSpace(c.FormValue("tenant")),
 		Fallback:    strings.TrimSpace(c.FormValue("fallback")),
+		// An unticked box is not sent.
+		TraceContent: c.FormValue("trace_content") == "on",
 	}
 	switch {
 	case g.Tenant == "" && g.Fallback == config.FallbackNone:

@@ -44,6 +44,9 @@ type Call struct {
 	// the slot the queue took for it.
 	from int
 	held *heldSlot
+	// span is the request's span (nil: not traced): each call to a vendor
+	// is a child span of it.
+	span RequestSpan
 }
 
 // Attempt is one entry of the attempt trail: a call made, or a step skipped
@@ -304,17 +307,26 @@ func (w *walk) keys(step Step, remaining time.Duration, done func(Outcome), rele
 		actx, cancel := context.WithTimeout(w.ctx, timeout)
 		start := w.e.now()
 		w.attempts++
-		err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, Bearer: key.Bearer, UpstreamModel: d.UpstreamModel, Capabilities: d.Capabilities, Client: w.e.Client, Header: d.Provider.Outgoing(w.call.Header),
+		out := d.Provider.Outgoing(w.call.Header)
+		var span AttemptSpan
+		if w.call.span != nil {
+			span, out = w.call.span.Attempt(start, d, out)
+		}
+		err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, Bearer: key.Bearer, UpstreamModel: d.UpstreamModel, Capabilities: d.Capabilities, Client: w.e.Client, Header: out,
 			APIVersion: d.Provider.APIVersion, Region: d.Provider.Region, Project: d.Provider.Project, AuthURL: d.Provider.AuthURL, Quirks: d.Provider.Quirks})
+		end := w.e.now()
 		at := Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Key: key.Fingerprint,
-			LatencyMS: w.e.now().Sub(start).Milliseconds(), Fallback: step.Fallback}
+			LatencyMS: end.Sub(start).Milliseconds(), Fallback: step.Fallback}
 		if err == nil {
+			at.Outcome = AttemptOK
+			endAttempt(span, end, at)
 			return w.served(step, at), finishFn{ctx: w.ctx, done: done, release: release, cancel: cancel}, nil, true
 		}
 		cancel()
 		class := classOf(w.ctx, err)
 		ue := asUpstream(err, class, timeout)
 		at.Outcome, at.Class, at.Status, at.Reason = AttemptFailed, class, ue.Status, ue.Message
+		endAttempt(span, end, at)
 		w.tr.add(at)
 		if class == adapter.ClassCancelled {
 			done(OutcomeIgnored)

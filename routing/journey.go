@@ -103,6 +103,8 @@ type Journey struct {
 	// nobody records last use). It must not block: it is called on every
 	// request.
 	KeyUse KeyUseRecorder
+	// Trace starts a span per request (nil: nothing is traced).
+	Trace Tracer
 
 	avg outputAverages
 }
@@ -255,6 +257,7 @@ func (x *exchange) finish() {
 	x.recordTrail()
 	x.recordRefusal()
 	x.writeRow(elapsed)
+	x.endSpan()
 }
 
 // exchange is one data-plane request in progress.
@@ -293,6 +296,7 @@ type exchange struct {
 	// once, or replaced whole by a later one).
 	contentLength [1]string
 	chatEstimate  chatEstimate
+	tr            *traced // the request's span, when the journey traces
 }
 
 // chatEstimate is what a chat request's token estimate is made of.
@@ -326,6 +330,7 @@ func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
 	x.a.RequestID = x.rec.RequestID
 	x.requestID[0] = x.rec.RequestID
 	x.a.Header["X-Request-Id"] = x.requestID[:] // no allocation of its own
+	x.startSpan()
 	if !x.authenticate() {
 		return x.a
 	}

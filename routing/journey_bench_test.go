@@ -5,7 +5,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"testing"
+	"time"
 
 	"switchyard/routing/adapter"
 	"switchyard/routing/config"
@@ -96,4 +98,30 @@ func BenchmarkJourneyChat(b *testing.B) {
 
 func BenchmarkJourneyChatStream(b *testing.B) {
 	benchServe(b, benchJourney(b), EndpointChat, "/v1/chat/completions", []byte(`{"model":"fast","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+}
+
+// nopTracer is tracing switched on with nothing behind it: what the
+// journey's own hooks cost (web/tracing's BenchmarkRequestSpan measures the
+// OpenTelemetry spans).
+type nopTracer struct{}
+
+type nopSpan struct{}
+
+func (nopTracer) Request(Endpoint, http.Header, time.Time) RequestSpan { return nopSpan{} }
+
+type nopAttempt struct{}
+
+func (nopSpan) Attempt(_ time.Time, _ *config.RDeployment, out http.Header) (AttemptSpan, http.Header) {
+	return nopAttempt{}, out
+}
+func (nopSpan) End(time.Time, *SpanEnd)   {}
+func (nopAttempt) End(time.Time, Attempt) {}
+
+// BenchmarkJourneyChatTraced is BenchmarkJourneyChat with tracing on; with
+// tracing off (Journey.Trace nil, BenchmarkJourneyChat) the journey
+// allocates nothing for it.
+func BenchmarkJourneyChatTraced(b *testing.B) {
+	j := benchJourney(b)
+	j.Trace = nopTracer{}
+	benchServe(b, j, EndpointChat, "/v1/chat/completions", []byte(`{"model":"fast","messages":[{"role":"user","content":"hi"}]}`))
 }

@@ -42,7 +42,7 @@ func (x *exchange) countTokens() {
 	if !ok || !x.countLimit() || !x.admit() {
 		return
 	}
-	call := Call{Class: x.caller.PriorityClass, Deadline: deadline, Header: x.req.Header}
+	call := Call{Class: x.caller.PriorityClass, Deadline: deadline, Header: x.req.Header, span: x.span()}
 	n, served, vendor, fail := x.j.Exec.CountTokens(x.ctx, p, call, req, &x.trail)
 	if fail != nil {
 		x.failed(fail)

@@ -52,7 +52,8 @@ func (x *exchange) chat() {
 	if !ok {
 		return
 	}
-	call := Call{Class: x.caller.PriorityClass, Deadline: deadline, Tokens: p.Tokens, Header: x.req.Header}
+	x.traceContent(p, body)
+	call := Call{Class: x.caller.PriorityClass, Deadline: deadline, Tokens: p.Tokens, Header: x.req.Header, span: x.span()}
 	if req.Stream {
 		x.stream(p, call, req, dec, p.Tokens)
 		return
@@ -79,6 +80,7 @@ func (x *exchange) chat() {
 	x.account(dec, out.Served, out.Result.Usage, call.Tokens)
 	x.routeHeaders(out.Served)
 	x.writeBody(http.StatusOK, "application/json", answer)
+	x.traceAnswer(answer)
 	if !native {
 		x.keepAnswer(out.Result.Body, d.Model.Code, answer)
 	}
@@ -302,7 +304,7 @@ func (x *exchange) embeddings() {
 	if !ok {
 		return
 	}
-	out, fail := x.j.Exec.Embed(x.ctx, p, Call{Class: x.caller.PriorityClass, Deadline: deadline, Tokens: estimate, Header: x.req.Header},
+	out, fail := x.j.Exec.Embed(x.ctx, p, Call{Class: x.caller.PriorityClass, Deadline: deadline, Tokens: estimate, Header: x.req.Header, span: x.span()},
 		EmbedRequest{Inputs: req.Inputs, Dimensions: req.Dimensions, InputType: inputType}, &x.trail)
 	if fail != nil {
 		x.settle(dec, 0, 0)

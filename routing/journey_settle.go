@@ -8,6 +8,7 @@ import (
 // account fills the record's usage and cost and settles the limits.
 func (x *exchange) account(dec limit.Decision, served Served, u adapter.Usage, estimate int64) {
 	d := served.Deployment
+	x.traceServed(d)
 	if d != nil {
 		x.rec.LogicModel, x.rec.DeploymentID, x.rec.Provider, x.rec.KeyFingerprint = d.Model.Code, x.int64p(d.ID), d.Provider.Name, served.KeyFingerprint
 	}

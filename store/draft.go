@@ -192,15 +192,16 @@ func loadRouteGroups(ctx context.Context, q sqlx.QueryerContext, s *config.Snaps
 		Fallback    *string `db:"fallback"`
 		Budget      []byte  `db:"retry_budget"`
 		Ladder      []byte  `db:"degradation"`
+		Content     bool    `db:"trace_content"`
 	}
 	if err := sqlx.SelectContext(ctx, q, &groups, `
-		SELECT g.id, g.name, g.description, t.name AS tenant, fb.name AS fallback, g.retry_budget, g.degradation
+		SELECT g.id, g.name, g.description, t.name AS tenant, fb.name AS fallback, g.retry_budget, g.degradation, g.trace_content
 		FROM route_groups g LEFT JOIN tenants t ON t.id = g.tenant_id LEFT JOIN route_groups fb ON fb.id = g.fallback_group_id`); err != nil {
 		return loadFail("route groups", err)
 	}
 	groupIdx := map[int64]int{}
 	for i, g := range groups {
-		rg := config.RouteGroup{ID: g.ID, Name: g.Name, Description: g.Description}
+		rg := config.RouteGroup{ID: g.ID, Name: g.Name, Description: g.Description, TraceContent: g.Content}
 		if err := readResilience(&rg, g.Budget, g.Ladder); err != nil {
 			return loadFail("route groups", err)
 		}

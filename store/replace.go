@@ -110,6 +110,7 @@ var (
 		{"fallback_group_id", "bigint", func(r *routeGroupRow) any { return r.fallbackID }},
 		{"retry_budget", "jsonb", func(r *routeGroupRow) any { return r.budget }},
 		{"degradation", "jsonb", func(r *routeGroupRow) any { return r.ladder }},
+		{"trace_content", "boolean", func(r *routeGroupRow) any { return r.g.TraceContent }},
 	}
 	tierCols = []column[tierRow]{
 		{"id", "bigint", func(r *tierRow) any { return r.t.ID }},

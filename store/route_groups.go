@@ -45,8 +45,8 @@ func (s *Store) CreateRouteGroup(ctx context.Context, g config.RouteGroup) (int6
 			return err
 		}
 		budget, ladder := resilienceJSON(g)
-		if err := tx.GetContext(ctx, &id, `INSERT INTO route_groups (name, description, tenant_id, fallback_group_id, retry_budget, degradation) VALUES ($1,$2,$3,$4,$5,$6) RETURNING id`,
-			g.Name, g.Description, tenant, fb, budget, ladder); err != nil {
+		if err := tx.GetContext(ctx, &id, `INSERT INTO route_groups (name, description, tenant_id, fallback_group_id, retry_budget, degradation, trace_content) VALUES ($1,$2,$3,$4,$5,$6,$7) RETURNING id`,
+			g.Name, g.Description, tenant, fb, budget, ladder, g.TraceContent); err != nil {
 			return uniqueField(err, "name", "route group name "+strconv.Quote(g.Name))
 		}
 		for _, t := range config.TierNames {
@@ -84,8 +84,8 @@ func (s *Store) UpdateRouteGroup(ctx context.Context, id int64, g config.RouteGr
 			return (config.FieldErrors{"fallback": "a group cannot fall back to itself"}).Err()
 		}
 		budget, ladder := resilienceJSON(g)
-		res, err := tx.ExecContext(ctx, `UPDATE route_groups SET name=$2, description=$3, tenant_id=$4, fallback_group_id=$5, retry_budget=$6, degradation=$7 WHERE id=$1`,
-			id, g.Name, g.Description, tenant, fb, budget, ladder)
+		res, err := tx.ExecContext(ctx, `UPDATE route_groups SET name=$2, description=$3, tenant_id=$4, fallback_group_id=$5, retry_budget=$6, degradation=$7, trace_content=$8 WHERE id=$1`,
+			id, g.Name, g.Description, tenant, fb, budget, ladder, g.TraceContent)
 		if err := rowsAffected(res, err); err != nil {
 			return fmt.Errorf("store: update route group %d: %w", id, uniqueField(err, "name", "route group name "+strconv.Quote(g.Name)))
 		}

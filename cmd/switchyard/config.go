@@ -31,10 +31,13 @@ type Config struct {
 	PublicURL     string        // SWITCHYARD_PUBLIC_URL
 	Role          string        // APP_ROLE: api | worker | all
 	CookieSecure  bool          // SWITCHYARD_COOKIE_SECURE
-	LogLevel      string        // SWITCHYARD_LOG_LEVEL
-	LogFormat     string        // SWITCHYARD_LOG_FORMAT: json | text
-	SpillDir      string        // SWITCHYARD_SPILL_DIR
-	CacheDir      string        // SWITCHYARD_CONFIG_CACHE_DIR (default: lastgood beside the spill dir)
+	// TracePropagate (SWITCHYARD_TRACE_PROPAGATE) sends each vendor call's
+	// W3C trace context (traceparent) to the vendor when tracing is on.
+	TracePropagate bool
+	LogLevel       string // SWITCHYARD_LOG_LEVEL
+	LogFormat      string // SWITCHYARD_LOG_FORMAT: json | text
+	SpillDir       string // SWITCHYARD_SPILL_DIR
+	CacheDir       string // SWITCHYARD_CONFIG_CACHE_DIR (default: lastgood beside the spill dir)
 	// CacheUnwitnessed (SWITCHYARD_CONFIG_CACHE_UNWITNESSED=serve) serves
 	// the cached copy at a start when neither PostgreSQL nor Redis can
 	// confirm it is current; the default, refuse, keeps a copy put back on
@@ -150,6 +153,7 @@ func loadConfig() (Config, error) {
 	c.DatabaseListenURL = env("SWITCHYARD_DATABASE_LISTEN_URL", c.DatabaseURL)
 	r := &envReader{}
 	r.bool("SWITCHYARD_COOKIE_SECURE", &c.CookieSecure)
+	r.bool("SWITCHYARD_TRACE_PROPAGATE", &c.TracePropagate)
 	c.readLimits(r)
 	c.readQueues(r)
 	c.readTimings(r)

@@ -26,6 +26,7 @@ import (
 	"switchyard/store/rows"
 	"switchyard/store/secrets"
 	"switchyard/web/gateway"
+	"switchyard/web/tracing"
 )
 
 func main() {
@@ -92,7 +93,16 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer rdb.Close()
-	gw, err := gateway.New(gatewayOptions(cfg, st, rdb, sealer, log))
+	opts := gatewayOptions(cfg, st, rdb, sealer, log)
+	tracer, err := startTracing(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	if tracer != nil {
+		defer stopTracing(tracer, log)
+		opts.Tracer = tracer
+	}
+	gw, err := gateway.New(opts)
 	if err != nil {
 		return err
 	}
@@ -110,6 +120,26 @@ func run(ctx context.Context) error {
 	}
 	gw.Start(ctx)
 	return serve(ctx, cfg, gw, log, login)
+}
+
+// startTracing starts the span exporter the OTEL_* environment configures;
+// nil when tracing is off (the default).
+func startTracing(ctx context.Context, cfg Config, log *slog.Logger) (*tracing.Tracer, error) {
+	t, err := tracing.FromEnv(ctx, tracing.Options{Propagate: cfg.TracePropagate})
+	if err != nil || t == nil {
+		return nil, err
+	}
+	log.Info("tracing on: exporting spans over OTLP", "propagate_to_vendors", cfg.TracePropagate)
+	return t, nil
+}
+
+// stopTracing flushes the spans not yet exported, within a bound.
+func stopTracing(t *tracing.Tracer, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := t.Shutdown(ctx); err != nil {
+		log.Warn("tracing: spans not flushed at exit", "err", err)
+	}
 }
 
 // starter finishes starting against PostgreSQL (schema, first admin).

@@ -452,6 +452,7 @@ func readRouteGroup(r *textReader, ind int, g *RouteGroup) {
 	g.Description = r.optStr(ind, "description")
 	g.Tenant = r.optStr(ind, "tenant")
 	g.Fallback = r.optStr(ind, "fallback")
+	g.TraceContent = r.optBool(ind, "trace_content")
 	g.Tiers = readList(r, ind, "tiers", false, func(r *textReader, ind int, t *Tier) {
 		t.ID = r.int(ind, "id")
 		t.Name = TierName(r.str(ind, "name"))

@@ -394,6 +394,7 @@ func writeRouteGroup(w *textWriter, ind int, g *RouteGroup) {
 	w.optStr(ind, "description", g.Description)
 	w.optStr(ind, "tenant", g.Tenant)
 	w.optStr(ind, "fallback", g.Fallback)
+	w.optBool(ind, "trace_content", g.TraceContent)
 	writeList(w, ind, "tiers", g.Tiers, false, func(w *textWriter, ind int, t *Tier) {
 		w.int(ind, "id", t.ID)
 		w.str(ind, "name", string(t.Name))

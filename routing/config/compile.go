@@ -131,6 +131,8 @@ type RGroup struct {
 	// finds the one that applies to a name).
 	Aliases []*RAlias
 	aliases rAliases
+	// TraceContent: the group's prompts and completions go on its spans.
+	TraceContent bool
 }
 
 // Tier returns the group's tier by name.
@@ -340,7 +342,7 @@ func compileDeployment(rm *RModel, p *RProvider, d Deployment) *RDeployment {
 // resolve, then each one's fallback, aliases and tiers.
 func (rt *Runtime) compileGroups(groups []RouteGroup) error {
 	for _, g := range groups {
-		rg := &RGroup{ID: g.ID, Name: g.Name, Tenant: g.Tenant}
+		rg := &RGroup{ID: g.ID, Name: g.Name, Tenant: g.Tenant, TraceContent: g.TraceContent}
 		compileResilience(g, rg)
 		rt.Groups[g.Name] = rg
 	}

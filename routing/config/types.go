@@ -254,7 +254,11 @@ type RouteGroup struct {
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
 	Tenant      string `yaml:"tenant,omitempty" json:"tenant,omitempty"`
 	Fallback    string `yaml:"fallback,omitempty" json:"fallback,omitempty"`
-	Tiers       []Tier `yaml:"tiers" json:"tiers"`
+	// TraceContent exports the prompt and completion content of the
+	// group's requests on their trace spans (gen_ai.input.messages,
+	// gen_ai.output.messages); off, no content leaves in a trace.
+	TraceContent bool   `yaml:"trace_content,omitempty" json:"trace_content,omitempty"`
+	Tiers        []Tier `yaml:"tiers" json:"tiers"`
 	// Aliases map other model names clients send (a coding agent's vendor
 	// model ids) to a tier or a logic model; see aliases.go for the order
 	// in which a name is resolved.

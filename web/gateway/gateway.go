@@ -101,6 +101,8 @@ type Options struct {
 	// re-poll period of shared capacity while requests wait.
 	QueueBounds [3]int
 	QueuePoll   time.Duration
+	// Tracer exports a span per data-plane request (nil: tracing off).
+	Tracer routing.Tracer
 }
 
 // Gateway is one assembled instance.
@@ -309,7 +311,7 @@ func (g *Gateway) buildDataPlane(o Options, bodies *routing.BodyBudget) {
 	g.Journey = &routing.Journey{
 		Live: g.Holder, Exec: g.Exec, Limits: g.Limiter, Idem: g.Idem, Calls: g.CallLog, Watch: g.Metrics,
 		MaxBody: o.MaxBody, CountTokens: o.CountTokens, BodyBytes: bodies, Log: o.Log,
-		SLA: slaWatch{g.SLA}, Answers: g.Answers, KeyUse: g.Uses,
+		SLA: slaWatch{g.SLA}, Answers: g.Answers, KeyUse: g.Uses, Trace: o.Tracer,
 	}
 	cut, cutNow := context.WithCancelCause(context.Background())
 	g.cutNow = func() { cutNow(routing.ErrShuttingDown) }

@@ -2040,7 +2040,11 @@ func FormBody(f Form) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 164, "<div class=\"row\"><button class=\"primary\" type=\"submit\" data-testid=\"group-save\">Save</button> <a href=\"/route-groups\">Cancel</a></div></form>")
+		templ_7745c5c3_Err = components.Check("trace_content", "Export prompts and completions on trace spans (gen_ai.input.messages, gen_ai.output.messages)", f.V.TraceContent).Render(ctx, templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 164, "<p class=\"muted\" style=\"margin-top:0\" data-testid=\"trace-content-hint\">With tracing on (OTEL_* settings), every request is a span; its content leaves only for groups ticked here.</p><div class=\"row\"><button class=\"primary\" type=\"submit\" data-testid=\"group-save\">Save</button> <a href=\"/route-groups\">Cancel</a></div></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

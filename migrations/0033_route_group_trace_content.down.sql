@@ -1,0 +1,3 @@
+BEGIN;
+ALTER TABLE route_groups DROP COLUMN trace_content;
+COMMIT;
