@@ -74,6 +74,8 @@ var consolePages = []consolePage{
 	{name: "health", path: "/health"},
 	{name: "jobs", path: "/jobs"},
 	{name: "settings", path: "/settings"},
+	{name: "settings-alerts", path: "/settings/alerts"},
+	{name: "audit", path: "/audit"},
 	{name: "manual", path: "/manual/"},
 	{name: "manual-fields", path: "/manual/fields.md"},
 	{name: "not-found", path: "/no-such-page"},
