@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"switchyard/routing/alert"
 	"switchyard/web/webtest"
 )
 
@@ -25,7 +26,7 @@ func TestAPIAlerts(t *testing.T) {
 		} `json:"rules"`
 	}
 	a.call("GET", "/alerts/rules", "", 200, &rules)
-	if len(rules.Rules) != 10 || rules.Rules[0].Kind != "tier_unservable" || rules.Rules[0].ForSeconds != 30 {
+	if len(rules.Rules) != len(alert.Defaults()) || rules.Rules[0].Kind != "tier_unservable" || rules.Rules[0].ForSeconds != 30 {
 		t.Fatalf("rules: %+v", rules.Rules)
 	}
 	budget := rules.Rules[3]

@@ -83,6 +83,7 @@ func (h *Handler) SettingsAlertRule(c echo.Context) error {
 	num("window_seconds", &r.Params.WindowSeconds)
 	num("min_requests", &r.Params.MinRequests)
 	num("open_seconds", &r.Params.OpenSeconds)
+	num("within_days", &r.Params.WithinDays)
 	var fs, bound int
 	fs, bound = int(r.For/time.Second), int(r.Params.BoundMS)
 	num("for_seconds", &fs)

@@ -33,7 +33,7 @@ func TestSettingsAlerts(t *testing.T) {
 		t.Fatalf("alerts page: %d", res.StatusCode)
 	}
 	rules, _ := env.Store.AlertRules(t.Context())
-	if len(rules) != 10 || webtest.TestID(doc, "alert-rule-"+itoa(rules[1].ID)).AttrOr("data-kind", "") != "error_rate" {
+	if len(rules) != len(alert.Defaults()) || webtest.TestID(doc, "alert-rule-"+itoa(rules[1].ID)).AttrOr("data-kind", "") != "error_rate" {
 		t.Fatalf("rules listed: %d", len(rules))
 	}
 	rate := itoa(rules[1].ID)

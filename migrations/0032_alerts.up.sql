@@ -24,7 +24,8 @@ INSERT INTO alert_rules (kind, params, for_seconds) VALUES
     ('breaker_open', '{"open_seconds": 300}', 0),
     ('retry_budget_exhausted', '{"window_seconds": 300}', 0),
     ('config_cached', '{}', 30),
-    ('redis_degraded', '{}', 30);
+    ('redis_degraded', '{}', 30),
+    ('caller_key_expiring', '{"within_days": 7}', 0);
 
 -- url_sealed is the webhook URL sealed like provider keys (a Slack URL is
 -- a secret); url_hint is its scheme and host, for the console.

@@ -43,11 +43,13 @@ const (
 	KindConfigCached Kind = "config_cached"
 	// KindRedisDegraded: Redis is unreachable and limits are per instance.
 	KindRedisDegraded Kind = "redis_degraded"
+	// KindKeyExpiring: an unrevoked caller key expires within WithinDays.
+	KindKeyExpiring Kind = "caller_key_expiring"
 )
 
 // Kinds lists every kind, in the order the console shows them.
 var Kinds = []Kind{KindTierUnservable, KindErrorRate, KindLatencyP95, KindBudget, KindKeysQuarantined,
-	KindBreakerOpen, KindRetryBudget, KindConfigCached, KindRedisDegraded}
+	KindBreakerOpen, KindRetryBudget, KindConfigCached, KindRedisDegraded, KindKeyExpiring}
 
 // Params are a rule's thresholds; each kind reads the ones it needs.
 type Params struct {
@@ -61,6 +63,8 @@ type Params struct {
 	BoundMS int64 `json:"bound_ms,omitempty"`
 	// OpenSeconds: KindBreakerOpen's bound.
 	OpenSeconds int `json:"open_seconds,omitempty"`
+	// WithinDays: KindKeyExpiring's horizon.
+	WithinDays int `json:"within_days,omitempty"`
 }
 
 // Window is the look-back of the windowed kinds.
@@ -106,6 +110,8 @@ func (r Rule) Validate() error {
 		return bad("bound_ms")
 	case r.Kind == KindBreakerOpen && p.OpenSeconds < 0:
 		return bad("open_seconds")
+	case r.Kind == KindKeyExpiring && (p.WithinDays < 1 || p.WithinDays > 365):
+		return bad("within_days")
 	case p.MinRequests < 0:
 		return bad("min_requests")
 	}
@@ -126,6 +132,7 @@ func Defaults() []Rule {
 		{Kind: KindRetryBudget, Params: Params{WindowSeconds: 300}, Enabled: true},
 		{Kind: KindConfigCached, For: 30 * time.Second, Enabled: true},
 		{Kind: KindRedisDegraded, For: 30 * time.Second, Enabled: true},
+		{Kind: KindKeyExpiring, Params: Params{WithinDays: 7}, Enabled: true},
 	}
 }
 
@@ -138,6 +145,7 @@ const (
 	SubjectCaller     SubjectKind = "caller"     // a caller
 	SubjectProvider   SubjectKind = "provider"   // a provider
 	SubjectDeployment SubjectKind = "deployment" // a deployment
+	SubjectCallerKey  SubjectKind = "caller_key" // a caller's key
 	SubjectInstance   SubjectKind = "instance"   // the installation
 )
 

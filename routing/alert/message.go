@@ -79,6 +79,8 @@ func Describe(r Rule, s Subject, v float64) string {
 		return "PostgreSQL is unreachable: the gateway serves its cached configuration."
 	case KindRedisDegraded:
 		return "Redis is unreachable: limits, budgets and breakers are per instance."
+	case KindKeyExpiring:
+		return fmt.Sprintf("Caller key %s expires in %s (rotate it before then; horizon %d days).", s.Name, time.Duration(v)*time.Second, p.WithinDays)
 	}
 	return fmt.Sprintf("%s: %s", r.Kind, s.Name)
 }
@@ -104,6 +106,8 @@ func (k Kind) Title() string {
 		return "PostgreSQL unreachable (serving cached configuration)"
 	case KindRedisDegraded:
 		return "Redis degraded"
+	case KindKeyExpiring:
+		return "Caller key about to expire"
 	}
 	return string(k)
 }

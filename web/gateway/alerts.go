@@ -16,9 +16,11 @@ import (
 	"switchyard/web/metrics"
 )
 
-// CallStats reads the call logs an alert window covers (store.Store).
+// CallStats reads the call logs an alert window covers, and the caller
+// keys about to expire (store.Store).
 type CallStats interface {
 	TierCalls(ctx context.Context, since time.Time) ([]rows.TierCalls, error)
+	CallerKeysExpiringWithin(ctx context.Context, d time.Duration) ([]rows.CallerKeyInfo, error)
 }
 
 // alertSource answers the alert rules from the instance's live state: the
@@ -52,8 +54,26 @@ func (s alertSource) Findings(ctx context.Context, r alert.Rule) ([]alert.Findin
 		if g.Limiter.Degraded() || g.Keys.Degraded() || g.Load.Degraded() || g.Budget.Degraded() {
 			return []alert.Finding{{Subject: alert.Subject{Kind: alert.SubjectInstance, Name: g.Reporter.InstanceID()}}}, nil
 		}
+	case alert.KindKeyExpiring:
+		return s.expiringKeys(ctx, time.Duration(r.Params.WithinDays)*24*time.Hour, time.Now())
 	}
 	return nil, nil
+}
+
+// expiringKeys finds the unrevoked caller keys that expire within d, each
+// with the seconds it has left; a key is named by its caller, its name and
+// its visible prefix (never the secret).
+func (s alertSource) expiringKeys(ctx context.Context, d time.Duration, now time.Time) ([]alert.Finding, error) {
+	keys, err := s.calls.CallerKeysExpiringWithin(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]alert.Finding, 0, len(keys))
+	for _, k := range keys {
+		name := fmt.Sprintf("%s/%s (%s…)", k.CallerName, k.Name, k.Prefix)
+		out = append(out, alert.Finding{Subject: alert.Subject{Kind: alert.SubjectCallerKey, Name: name}, Value: math.Floor(k.ExpiresAt.Sub(now).Seconds())})
+	}
+	return out, nil
 }
 
 func tierSubject(group, tier string) alert.Subject {

@@ -68,6 +68,8 @@ func uses(k alert.Kind, param string) bool {
 		return k == alert.KindLatencyP95
 	case "open_seconds":
 		return k == alert.KindBreakerOpen
+	case "within_days":
+		return k == alert.KindKeyExpiring
 	}
 	return false
 }
@@ -84,12 +86,14 @@ func paramValue(p alert.Params, param string) string {
 		return strconv.FormatInt(p.BoundMS, 10)
 	case "open_seconds":
 		return strconv.Itoa(p.OpenSeconds)
+	case "within_days":
+		return strconv.Itoa(p.WithinDays)
 	}
 	return ""
 }
 
 var paramLabels = [][2]string{{"percent", "Percent"}, {"window_seconds", "Window (s)"}, {"min_requests", "Min. requests"},
-	{"bound_ms", "Bound (ms)"}, {"open_seconds", "Open longer than (s)"}}
+	{"bound_ms", "Bound (ms)"}, {"open_seconds", "Open longer than (s)"}, {"within_days", "Within (days)"}}
 
 func forSeconds(r alert.Rule) string { return strconv.Itoa(int(r.For / time.Second)) }
 
