@@ -221,7 +221,7 @@ func consolePages(t *testing.T, e *echo.Echo, ids map[string]string) []string {
 		"/dry-run", "/versions", "/versions/diff?from=1&to=draft", "/versions/1", "/versions/1/rollback", "/config/export", "/config/import",
 		"/test-route", "/test-route?model=standard&caller=app", "/call-logs", "/call-logs/export.csv", "/call-logs/{request}", "/dashboard",
 		"/usage", "/usage?caller=app", "/usage?tenant=acme",
-		"/health", "/jobs", "/settings", "/audit",
+		"/health", "/jobs", "/settings", "/settings/alerts", "/audit",
 		"/account/password", // only a user who must change their password stays on it
 	}
 	covered := map[string]bool{}

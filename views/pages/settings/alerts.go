@@ -2,6 +2,7 @@ package settings
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"switchyard/routing/alert"
@@ -94,6 +95,22 @@ func paramValue(p alert.Params, param string) string {
 
 var paramLabels = [][2]string{{"percent", "Percent"}, {"window_seconds", "Window (s)"}, {"min_requests", "Min. requests"},
 	{"bound_ms", "Bound (ms)"}, {"open_seconds", "Open longer than (s)"}, {"within_days", "Within (days)"}}
+
+// paramSummary is a rule's thresholds as text, for a role that cannot
+// change them.
+func paramSummary(r alert.Rule) string {
+	var parts []string
+	for _, pl := range paramLabels {
+		if uses(r.Kind, pl[0]) {
+			parts = append(parts, pl[1]+" "+paramValue(r.Params, pl[0]))
+		}
+	}
+	parts = append(parts, "for "+forSeconds(r)+" s")
+	if !r.Enabled {
+		parts = append(parts, "off")
+	}
+	return strings.Join(parts, " · ")
+}
 
 func forSeconds(r alert.Rule) string { return strconv.Itoa(int(r.For / time.Second)) }
 
