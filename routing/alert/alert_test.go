@@ -119,3 +119,18 @@ func TestBackoff(t *testing.T) {
 		t.Fatalf("backoff %v %v %v", Backoff(1), Backoff(2), Backoff(20))
 	}
 }
+
+// Every kind explains itself with its own thresholds, never with a
+// placeholder subject.
+func TestExplainEveryKind(t *testing.T) {
+	for _, r := range Defaults() {
+		got := Explain(r)
+		if got == string(r.Kind) || strings.Contains(got, "…") {
+			t.Errorf("%s: %q", r.Kind, got)
+		}
+	}
+	r := Rule{Kind: KindErrorRate, Params: Params{Percent: 20, WindowSeconds: 300, MinRequests: 20}}
+	if got := Explain(r); !strings.Contains(got, "20%") || !strings.Contains(got, "5m0s") {
+		t.Errorf("error rate: %q", got)
+	}
+}

@@ -85,6 +85,35 @@ func Describe(r Rule, s Subject, v float64) string {
 	return fmt.Sprintf("%s: %s", r.Kind, s.Name)
 }
 
+// Explain says what a rule watches with its thresholds, without a subject
+// (the rules list).
+func Explain(r Rule) string {
+	p := r.Params
+	switch r.Kind {
+	case KindTierUnservable:
+		return "A route group × tier has candidates but none can serve: every request gets 503 no_available_model."
+	case KindErrorRate:
+		return fmt.Sprintf("One cause fails more than %g%% of a route group × tier's requests over %s (at least %d requests).", p.Percent, p.Window(), p.MinRequests)
+	case KindLatencyP95:
+		return fmt.Sprintf("A route group × tier's p95 latency is above %d ms over %s (at least %d requests).", p.BoundMS, p.Window(), p.MinRequests)
+	case KindBudget:
+		return fmt.Sprintf("A caller has spent %g%% of its monthly budget or more.", p.Percent)
+	case KindKeysQuarantined:
+		return "Every active key of an enabled provider is quarantined."
+	case KindBreakerOpen:
+		return fmt.Sprintf("A deployment's breaker has been open longer than %s.", time.Duration(p.OpenSeconds)*time.Second)
+	case KindRetryBudget:
+		return fmt.Sprintf("The retry budget stopped requests of a route group × tier within %s.", p.Window())
+	case KindConfigCached:
+		return "PostgreSQL does not answer: the gateway serves its live or cached configuration."
+	case KindRedisDegraded:
+		return "Redis does not answer: limits, budgets and breakers are counted per instance."
+	case KindKeyExpiring:
+		return fmt.Sprintf("An unrevoked caller key expires within %d days.", p.WithinDays)
+	}
+	return string(r.Kind)
+}
+
 // Title is the kind in a few words, for lists.
 func (k Kind) Title() string {
 	switch k {
