@@ -16,7 +16,11 @@ fi
 if ! command -v promtool >/dev/null 2>&1; then
   echo "==> installing prometheus for promtool (Debian apt)" >&2
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  # Only promtool is wanted: the package starts a Prometheus server on
+  # :9090 (make demo's fake vendor port); stop it and keep it stopped.
+  $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || $SUDO service prometheus stop >/dev/null 2>&1 || true
 fi
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "==> installing nodejs and npm (Debian apt)" >&2
