@@ -18,6 +18,8 @@ fi
 if ! command -v nginx >/dev/null 2>&1; then
 	echo "==> installing nginx-light (apt)"
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
+	# The package starts a server on :80; the bench runs its own.
+	systemctl disable --now nginx >/dev/null 2>&1 || service nginx stop >/dev/null 2>&1 || true
 fi
 # The open-loop driver, and the plain Go proxy the gateway is compared with.
 go build -o bin/loadgen ./e2e/bench/loadgen
