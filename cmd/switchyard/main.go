@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/redis/go-redis/v9"
 
 	"switchyard/store"
@@ -68,6 +69,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	log := newLogger(cfg)
+	setMemoryLimit(log, memlimit.FromCgroup)
 	key, err := secrets.ParseKey(cfg.SecretKey)
 	if err != nil {
 		return err
