@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -399,18 +400,30 @@ func TestMessagesDoorEdges(t *testing.T) {
 		t.Fatalf("count_tokens called the OpenAI vendor: %d calls", e.Fake.Count("oa-main-up")-before)
 	}
 
-	// Metrics carry the front door.
-	res, err := http.Get(e.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	for _, want := range []string{`caller="c-an",class="",endpoint="messages",model="an-main",status="ok",tier="fast"`,
-		`caller="c-an",class="",endpoint="count_tokens",model="an-main",status="ok",tier="fast"`} {
-		if !strings.Contains(string(metrics), "switchyard_requests_total{"+want+"}") {
-			t.Errorf("metrics lack %s", want)
+	// Metrics carry the front door. A request is counted as it settles,
+	// just after its answer was written: the scrape may come first.
+	wants := []string{`caller="c-an",class="",endpoint="messages",model="an-main",status="ok",tier="fast"`,
+		`caller="c-an",class="",endpoint="count_tokens",model="an-main",status="ok",tier="fast"`}
+	var missing []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		res, err := http.Get(e.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
 		}
+		metrics, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		missing = missing[:0]
+		for _, want := range wants {
+			if !strings.Contains(string(metrics), "switchyard_requests_total{"+want+"}") {
+				missing = append(missing, want)
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, m := range missing {
+		t.Errorf("metrics lack %s", m)
 	}
 
 	// Every request is a call-log row with its front door and attempt trail.
