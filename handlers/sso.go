@@ -77,16 +77,23 @@ func (h *Handler) ssoRedirectURL(c echo.Context) string {
 // ssoFlow is a sign-in in progress.
 type ssoFlow struct{ state, nonce, verifier, next string }
 
+// ssoConfigured is the single-sign-on settings, or 404 when single
+// sign-on is not set up.
+func (h *Handler) ssoConfigured(ctx context.Context) (rows.OIDCSettings, error) {
+	s, err := h.SSO.OIDCSettings(ctx)
+	if err == nil && !s.Configured() {
+		err = echo.NewHTTPError(http.StatusNotFound, "Single sign-on is not set up on this console.")
+	}
+	return s, err
+}
+
 // SSOStart sends the browser to the identity provider with a fresh state,
 // nonce and PKCE challenge, remembered in the (server-side) session.
 func (h *Handler) SSOStart(c echo.Context) error {
 	ctx := c.Request().Context()
-	s, err := h.SSO.OIDCSettings(ctx)
+	s, err := h.ssoConfigured(ctx)
 	if err != nil {
 		return err
-	}
-	if !s.Configured() {
-		return echo.NewHTTPError(http.StatusNotFound, "Single sign-on is not set up on this console.")
 	}
 	cl, err := h.newSSOClient(ctx, s, h.ssoRedirectURL(c))
 	if err != nil {
@@ -119,12 +126,9 @@ func (h *Handler) popSSOFlow(ctx context.Context) (ssoFlow, bool) {
 // updated, and a session starts.
 func (h *Handler) SSOCallback(c echo.Context) error {
 	ctx := c.Request().Context()
-	s, err := h.SSO.OIDCSettings(ctx)
+	s, err := h.ssoConfigured(ctx)
 	if err != nil {
 		return err
-	}
-	if !s.Configured() {
-		return echo.NewHTTPError(http.StatusNotFound, "Single sign-on is not set up on this console.")
 	}
 	f, ok := h.popSSOFlow(ctx)
 	if !ok || subtle.ConstantTimeCompare([]byte(c.QueryParam("state")), []byte(f.state)) != 1 {

@@ -52,7 +52,7 @@ func (x *exchange) authenticate() bool {
 		x.reject(http.StatusUnauthorized, CodeInvalidAPIKey, adapter.ClassAuth, msg)
 		return false
 	}
-	if r := keyStateRefusal(k, k.State(x.start)); r != nil {
+	if r := keyStateRefusal(k, x.start); r != nil {
 		x.a.Header.Set("x-should-retry", "false")
 		x.reject(http.StatusUnauthorized, r.Code, adapter.ClassAuth, r.Text())
 		return false
@@ -63,7 +63,7 @@ func (x *exchange) authenticate() bool {
 	}
 	x.rec.CallerID, x.rec.Caller, x.rec.Tenant, x.rec.RouteGroup = x.int64p(x.caller.ID), x.caller.Name, x.caller.Tenant, x.caller.Group.Name
 	if d := doorName(x.req.Endpoint); d != "" && !k.Scope.AllowsDoor(d) {
-		return x.refuseScope(KeyRefusal{Code: CodeKeyScopeDenied, Kind: "front door", Asked: string(d), Scope: k.Scope})
+		return x.refuseScope(KeyRefusal{Code: CodeKeyScopeDenied, Kind: ScopeFrontDoor, Asked: string(d), Scope: k.Scope})
 	}
 	return x.caller.Enabled || x.refuseDisabled()
 }
@@ -74,9 +74,9 @@ func (x *exchange) inScope(t Target) bool {
 	s := x.key.Scope
 	switch {
 	case t.Explicit != nil && !s.AllowsModel(t.Explicit.Code):
-		return x.refuseScope(KeyRefusal{Code: CodeKeyScopeDenied, Kind: "logic model", Asked: t.Explicit.Code, Scope: s})
+		return x.refuseScope(KeyRefusal{Code: CodeKeyScopeDenied, Kind: ScopeLogicModel, Asked: t.Explicit.Code, Scope: s})
 	case t.Explicit == nil && !s.AllowsTier(t.Tier):
-		return x.refuseScope(KeyRefusal{Code: CodeKeyScopeDenied, Kind: "tier", Asked: string(t.Tier), Scope: s})
+		return x.refuseScope(KeyRefusal{Code: CodeKeyScopeDenied, Kind: ScopeTier, Asked: string(t.Tier), Scope: s})
 	}
 	return true
 }

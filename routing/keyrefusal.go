@@ -16,16 +16,27 @@ type KeyRefusal struct {
 	// At is when the key expired or its rotation grace ended
 	// (CodeAPIKeyExpired, CodeAPIKeyRotated).
 	At time.Time
-	// Asked is what the request asked for that the scope does not allow:
-	// Kind is "tier", "logic model" or "front door" (CodeKeyScopeDenied).
-	Kind, Asked string
-	Scope       config.KeyScope
+	// Asked is what the request asked for that the scope does not allow,
+	// of kind Kind (CodeKeyScopeDenied).
+	Kind  ScopeKind
+	Asked string
+	Scope config.KeyScope
 }
 
-// keyStateRefusal is the refusal of a key in state s, or nil when the key
-// is valid.
-func keyStateRefusal(k config.LiveKey, s config.KeyState) *KeyRefusal {
-	switch s {
+// ScopeKind is what part of a key's scope refused a request.
+type ScopeKind string
+
+// The parts of a key's scope.
+const (
+	ScopeTier       ScopeKind = "tier"
+	ScopeLogicModel ScopeKind = "logic model"
+	ScopeFrontDoor  ScopeKind = "front door"
+)
+
+// keyStateRefusal is the refusal of the key at now, or nil when it is
+// valid.
+func keyStateRefusal(k config.LiveKey, now time.Time) *KeyRefusal {
+	switch k.State(now) {
 	case config.KeyExpired:
 		return &KeyRefusal{Code: CodeAPIKeyExpired, At: k.ExpiresAt}
 	case config.KeyRotatedOut:
@@ -43,11 +54,11 @@ func (r KeyRefusal) Text() string {
 	case CodeAPIKeyRotated:
 		return "API key was rotated and its grace period ended at " + at + "; use the key that replaced it"
 	}
-	return "this API key's scope does not allow the " + r.Kind + " " + strconv.Quote(r.Asked) + "; it allows " + scopeText(r.Kind, r.Scope)
+	return "this API key's scope does not allow the " + string(r.Kind) + " " + strconv.Quote(r.Asked) + "; it allows " + scopeText(r.Kind, r.Scope)
 }
 
-func scopeText(kind string, s config.KeyScope) string {
-	if kind == "front door" {
+func scopeText(kind ScopeKind, s config.KeyScope) string {
+	if kind == ScopeFrontDoor {
 		return "front doors " + list(s.Doors)
 	}
 	return "tiers " + list(s.Tiers) + " and logic models " + list(s.Models)

@@ -19,7 +19,7 @@ const rulesFile = "alerts/switchyard-rules.yml"
 func TestAlertRulesPassPromtool(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
+		if os.Getenv("CI") != "" {
 			t.Fatal("promtool is missing (Debian's prometheus package; make test installs it)")
 		}
 		t.Skip("promtool is missing: install Debian's prometheus package (make test does) to check " + rulesFile)
