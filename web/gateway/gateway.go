@@ -423,7 +423,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 		g.stop()
 	}
 	g.wg.Wait()
-	_ = g.Limiter.Flush(ctx) // settlements still waiting for a pipeline
+	_ = g.Limiter.Close(ctx) // leased slices given back, settlements still waiting for a pipeline sent
 	g.Keys.Close()
 	g.Queue.Close()
 	g.Load.Close()
