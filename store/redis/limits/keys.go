@@ -52,9 +52,9 @@ func (l *Limiter) keysFor(callerID int64, tier, day, month string) keySet {
 	k = keySet{
 		caller: callerID,
 		rpm:    base + "rpm:" + tier,
-		tpm:   base + "tpm:" + tier,
-		day:   base + "day:" + tier + ":" + day,
-		month: base + "month:" + month,
+		tpm:    base + "tpm:" + tier,
+		day:    base + "day:" + tier + ":" + day,
+		month:  base + "month:" + month,
 	}
 	k.boxed = &[4]any{k.rpm, k.tpm, k.day, k.month}
 	k.rpmBoxed = &[3]any{k.rpm, k.day, k.month}
