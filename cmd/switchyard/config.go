@@ -34,10 +34,13 @@ type Config struct {
 	// TracePropagate (SWITCHYARD_TRACE_PROPAGATE) sends each vendor call's
 	// W3C trace context (traceparent) to the vendor when tracing is on.
 	TracePropagate bool
-	LogLevel       string // SWITCHYARD_LOG_LEVEL
-	LogFormat      string // SWITCHYARD_LOG_FORMAT: json | text
-	SpillDir       string // SWITCHYARD_SPILL_DIR
-	CacheDir       string // SWITCHYARD_CONFIG_CACHE_DIR (default: lastgood beside the spill dir)
+	// LimitsExact (SWITCHYARD_LIMITS_EXACT) decides every limited request
+	// in Redis instead of from leased slices.
+	LimitsExact bool
+	LogLevel    string // SWITCHYARD_LOG_LEVEL
+	LogFormat   string // SWITCHYARD_LOG_FORMAT: json | text
+	SpillDir    string // SWITCHYARD_SPILL_DIR
+	CacheDir    string // SWITCHYARD_CONFIG_CACHE_DIR (default: lastgood beside the spill dir)
 	// CacheUnwitnessed (SWITCHYARD_CONFIG_CACHE_UNWITNESSED=serve) serves
 	// the cached copy at a start when neither PostgreSQL nor Redis can
 	// confirm it is current; the default, refuse, keeps a copy put back on
@@ -154,6 +157,7 @@ func loadConfig() (Config, error) {
 	r := &envReader{}
 	r.bool("SWITCHYARD_COOKIE_SECURE", &c.CookieSecure)
 	r.bool("SWITCHYARD_TRACE_PROPAGATE", &c.TracePropagate)
+	r.bool("SWITCHYARD_LIMITS_EXACT", &c.LimitsExact)
 	c.readLimits(r)
 	c.readQueues(r)
 	c.readTimings(r)

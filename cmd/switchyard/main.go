@@ -191,7 +191,7 @@ func gatewayOptions(cfg Config, st *store.Store, rdb redis.UniversalClient, seal
 	loc, _ := time.LoadLocation(cfg.TimeZone)
 	return gateway.Options{
 		Store: st, Redis: rdb, RedisPrefix: cfg.RedisPrefix, Log: log, SpillDir: cfg.SpillDir, Location: loc, MaxBody: cfg.MaxBody, CountTokens: cfg.CountTokens, BodyBytesInFlight: cfg.BodyBytesInFlight,
-		InstanceCap: cfg.InstanceCap, QueueBounds: cfg.QueueBounds, QueuePoll: cfg.QueuePoll, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery, RedisTimeout: cfg.RedisTimeout,
+		InstanceCap: cfg.InstanceCap, QueueBounds: cfg.QueueBounds, QueuePoll: cfg.QueuePoll, IdemTTL: cfg.IdemTTL, ReloadInterval: cfg.ReloadEvery, RedisTimeout: cfg.RedisTimeout, LimitsExact: cfg.LimitsExact,
 		CookieSecure: cfg.CookieSecure, PublicURL: cfg.PublicURL, Env: gateway.Implemented(), Console: cfg.Role != "worker",
 		CatalogFile: cfg.CatalogFile, SandboxURL: cfg.SandboxURL, Sealer: sealer, CacheDir: cfg.CacheDir, CacheUnwitnessed: cfg.CacheUnwitnessed, SignIn: cfg.SignIn,
 		Worker: gateway.WorkerOptions{RunJobs: cfg.Role != "api", ProbeEvery: cfg.ProbeEvery, AlertEvery: cfg.AlertEvery, ProbeConcurrency: cfg.ProbeConcurrency, LeaseTTL: cfg.LeaseTTL, Retention: cfg.Retention, Health: cfg.Health},

@@ -139,6 +139,9 @@ type Decision struct {
 	Reservation Reservation
 	// Local is set when the per-instance fallback decided (Redis down).
 	Local bool
+	// Leased is set when the decision was taken from this instance's
+	// leased slice of the shared limits, without a Redis round trip.
+	Leased bool
 	// Never is set when a failing check can never pass for this request (its
 	// estimate exceeds the TPM burst or the whole daily quota).
 	Never bool

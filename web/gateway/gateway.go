@@ -78,6 +78,9 @@ type Options struct {
 	// RedisTimeout bounds each limit, load-counter and key-state call before
 	// the per-instance fallback takes over (default 50 ms).
 	RedisTimeout time.Duration
+	// LimitsExact decides every limited request in Redis, with no leased
+	// slices (store/redis/limits, lease.go).
+	LimitsExact bool
 	// CatalogFile (SWITCHYARD_CATALOG_FILE) is merged over the built-in
 	// onboarding catalogue; SandboxURL (SWITCHYARD_SANDBOX_URL) is where the
 	// local sandbox template points.
@@ -234,7 +237,7 @@ func (g *Gateway) buildState(o Options, observer *queueObserver) {
 	g.Keys = keypool.New(o.Redis, keypool.Options{Prefix: o.RedisPrefix, Logger: log, Timeout: o.RedisTimeout})
 	g.Queue = queue.New(queue.Options{Bounds: o.QueueBounds, InstanceCap: o.InstanceCap, Poll: o.QueuePoll, Observer: observer})
 	g.Load = loadcount.New(o.Redis, loadcount.Options{Prefix: o.RedisPrefix, Logger: log, OpTimeout: o.RedisTimeout, InstanceID: id, OnRelease: g.Queue.Released})
-	g.Limiter = limits.New(o.Redis, limits.Options{Prefix: o.RedisPrefix, Location: o.Location, Logger: log, Timeout: o.RedisTimeout})
+	g.Limiter = limits.New(o.Redis, limits.Options{Prefix: o.RedisPrefix, Location: o.Location, Logger: log, Timeout: o.RedisTimeout, Exact: o.LimitsExact})
 	g.SLA = ladder.New(nil)
 	g.Answers = answercache.New(o.Redis, o.RedisPrefix)
 	g.Budget = retrybudget.New(o.Redis, retrybudget.Options{Prefix: o.RedisPrefix, Logger: log, Timeout: o.RedisTimeout})
@@ -423,7 +426,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 		g.stop()
 	}
 	g.wg.Wait()
-	_ = g.Limiter.Flush(ctx) // settlements still waiting for a pipeline
+	_ = g.Limiter.Close(ctx) // leased slices given back, settlements still waiting for a pipeline sent
 	g.Keys.Close()
 	g.Queue.Close()
 	g.Load.Close()

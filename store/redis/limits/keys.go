@@ -18,10 +18,13 @@ const maxCachedKeys = 100_000
 //	<prefix>:{c42}:day:<tier>:2026-03-14  daily tokens used (local day)
 //	<prefix>:{c42}:month:2026-03          monthly spend in micro-units
 type keySet struct {
+	caller               int64
 	rpm, tpm, day, month string
 	// boxed holds the four keys as script arguments (check: all four;
-	// settle: the last three), boxed once.
-	boxed *[4]any
+	// settle: the last three), boxed once; rpmBoxed the RPM window's with
+	// the counters (a lease's release of requests).
+	boxed    *[4]any
+	rpmBoxed *[3]any
 }
 
 // keyID is one caller's limits in one tier.
@@ -47,12 +50,14 @@ func (l *Limiter) keysFor(callerID int64, tier, day, month string) keySet {
 	}
 	base := l.prefix + ":{c" + strconv.FormatInt(callerID, 10) + "}:"
 	k = keySet{
-		rpm:   base + "rpm:" + tier,
-		tpm:   base + "tpm:" + tier,
-		day:   base + "day:" + tier + ":" + day,
-		month: base + "month:" + month,
+		caller: callerID,
+		rpm:    base + "rpm:" + tier,
+		tpm:    base + "tpm:" + tier,
+		day:    base + "day:" + tier + ":" + day,
+		month:  base + "month:" + month,
 	}
 	k.boxed = &[4]any{k.rpm, k.tpm, k.day, k.month}
+	k.rpmBoxed = &[3]any{k.rpm, k.day, k.month}
 	l.kmu.Lock()
 	if l.kcache == nil || len(l.kcache) >= maxCachedKeys {
 		l.kcache = make(map[keyID]keySet)

@@ -84,6 +84,8 @@ type Options struct {
 	// Clock picks the local day and month (and the quota/budget reset
 	// times) only; rates are timed by Redis TIME. Default time.Now.
 	Clock func() time.Time
+	// Exact decides every request in Redis: no leased slices (lease.go).
+	Exact bool
 }
 
 // Limiter checks and settles limits. It is safe for concurrent use.
@@ -107,6 +109,8 @@ type Limiter struct {
 	flushing    atomic.Bool
 	local       *localStore
 	co          *coalescer
+	exact       bool
+	leases      leaseBook
 }
 
 // New returns a Limiter on rdb. It panics if opts.Prefix contains a brace.
@@ -144,6 +148,7 @@ func New(rdb redis.UniversalClient, opts Options) *Limiter {
 		clock:         opts.Clock,
 		born:          time.Now(),
 		local:         newLocalStore(time.Now),
+		exact:         opts.Exact,
 	}
 	l.co = newCoalescer(rdb, ctxAware, opts.Timeout, l.settled)
 	return l
@@ -197,11 +202,29 @@ func (l *Limiter) check(ctx context.Context, req Request, dry bool) (Decision, e
 	}
 	cal := l.calendar()
 	k := l.keys(req.CallerID, req.Tier, cal)
+	sliced := !dry && !l.exact && leasable(lim, req.EstimatedTokens)
+	if sliced {
+		if d, ok := l.fromLease(req, lim, cal, k); ok {
+			return d, nil
+		}
+	}
 	if l.tryRedis() {
-		out, err := l.checkRedis(ctx, k, req.CallerID, lim, req.EstimatedTokens, cal, dry)
+		ask := leaseAsk{peek: dry}
+		var ls *lease
+		if sliced {
+			ls, ask.reqs, ask.toks, ask.lease = l.exactWants(req, lim)
+		}
+		out, err := l.checkRedis(ctx, k, req.CallerID, lim, req.EstimatedTokens, cal, ask)
 		if err == nil {
 			l.up()
+			if ask.lease {
+				l.granted(ls, lim, cal, k, out)
+				out = out.unleased(lim)
+			}
 			return l.decide(req, lim, cal, out, false, dry), nil
+		}
+		if ask.lease {
+			ls.askFailed()
 		}
 		if ctx.Err() != nil {
 			return Decision{}, fmt.Errorf("limits: check caller %d: %w", req.CallerID, ctx.Err())
@@ -217,10 +240,19 @@ func (l *Limiter) check(ctx context.Context, req Request, dry bool) (Decision, e
 // failed (bits 1 RPM, 2 TPM, 4 daily quota, 8 budget) and the state of each
 // limit.
 type outcome struct {
-	failed   int64
-	rpm, tpm gcraView
-	used     int64 // daily tokens used, after the reservation if admitted
-	spent    int64 // month spent
+	failed     int64
+	rpm, tpm   gcraView
+	used       int64 // daily tokens used, after the reservation if admitted
+	spent      int64 // month spent
+	gotR, gotT int64 // a lease's grant (lease.go)
+}
+
+// leaseAsk is what a check in Redis asks for beside its request.
+type leaseAsk struct {
+	peek       bool  // spend nothing
+	lease      bool  // the 'l' operation: grant a slice too
+	refresh    bool  // a lease with no request of its own
+	reqs, toks int64 // the slice wanted
 }
 
 type gcraView struct {
@@ -430,14 +462,22 @@ func newScript(src string) *script {
 	return &script{src: src, sha: redis.NewScript(src).Hash()}
 }
 
-func (l *Limiter) checkRedis(ctx context.Context, k keySet, callerID int64, lim Limits, est int64, cal *calendar, dry bool) (outcome, error) {
+func (l *Limiter) checkRedis(ctx context.Context, k keySet, callerID int64, lim Limits, est int64, cal *calendar, ask leaseAsk) (outcome, error) {
 	cl := getCall()
 	cl.op, cl.caller, cl.keys = opCheck, callerID, k.boxed[:]
-	if dry {
-		cl.op = opPeek
-	}
-	cl.argv = [7]int64{lim.RPM, lim.RPMBurst, lim.TPM, lim.TPMBurst, est, lim.DailyTokens, lim.MonthlyBudgetMicros}
+	cl.argv = [10]int64{lim.RPM, lim.RPMBurst, lim.TPM, lim.TPMBurst, est, lim.DailyTokens, lim.MonthlyBudgetMicros}
 	cl.nargv = 7
+	switch {
+	case ask.peek:
+		cl.op = opPeek
+	case ask.lease || ask.refresh:
+		cl.op = opLease
+		cl.argv[7], cl.argv[8], cl.argv[9] = 1, ask.reqs, ask.toks
+		if ask.refresh {
+			cl.argv[7] = 0
+		}
+		cl.nargv = 10
+	}
 	reply, err := l.co.do(ctx, cl, l.timeout)
 	if err != nil {
 		return outcome{}, err
@@ -454,13 +494,15 @@ func (l *Limiter) checkRedis(ctx context.Context, k keySet, callerID int64, lim 
 
 // outcomeOf reads a check's reply (limitScript): integers, durations in
 // nanoseconds.
-func outcomeOf(r [checkReplyLen]int64) outcome {
+func outcomeOf(r [leaseReplyLen]int64) outcome {
 	return outcome{
 		failed: r[0],
 		rpm:    gcraView{remaining: r[1], retry: time.Duration(r[2]), reset: time.Duration(r[3])},
 		tpm:    gcraView{remaining: r[4], retry: time.Duration(r[5]), reset: time.Duration(r[6])},
 		used:   r[7],
 		spent:  r[8],
+		gotR:   r[9],
+		gotT:   r[10],
 	}
 }
 
@@ -468,15 +510,22 @@ func outcomeOf(r [checkReplyLen]int64) outcome {
 // reply updates the local view (settled), and a failure keeps the counter
 // deltas for the replay.
 func (l *Limiter) settleLater(k keySet, r Reservation, delta, cost int64) {
+	l.settleKeys(k, k.boxed[1:], r.TPM, delta, r.Daily, cost, r.MonthTTL)
+}
+
+// settleKeys queues a settlement on keys (a window's TAT, the daily
+// counter, the monthly spend) of a window of rate: delta units on the
+// window and, with daily, on the quota; cost on the spend.
+func (l *Limiter) settleKeys(k keySet, keys []any, rate, delta int64, daily bool, cost int64, monthTTL time.Duration) {
 	cl := getCall()
-	cl.op, cl.caller, cl.keys = opSettle, r.CallerID, k.boxed[1:]
-	daily := int64(0)
-	if r.Daily {
-		daily = 1
+	cl.op, cl.caller, cl.keys = opSettle, k.caller, keys
+	var d int64
+	if daily {
+		d = 1
 	}
-	cl.argv = [7]int64{r.TPM, delta, daily, cost, int64(r.MonthTTL / time.Second)}
+	cl.argv = [10]int64{rate, delta, d, cost, int64(monthTTL / time.Second)}
 	cl.nargv = 5
-	cl.settle = settlement{k: k, daily: r.Daily, monthTTL: r.MonthTTL, delta: delta, cost: cost}
+	cl.settle = settlement{k: k, daily: daily, monthTTL: monthTTL, delta: delta, cost: cost}
 	l.co.later(cl)
 }
 

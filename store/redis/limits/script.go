@@ -39,6 +39,14 @@ import (
 // admitted (or would be, on a peek) the windows are as after it; when
 // rejected, as they are (nothing was spent).
 //
+// Lease ('l') is a check that also grants a slice ahead of need
+// (lease.go): ARGV as a check's, then the request's own cost in requests
+// (1 for a request, 0 for a refresh with no request of its own), and the
+// requests and tokens wanted for the slice. When the check passes, as many
+// of the wanted units as the RPM and TPM bursts and the daily quota leave
+// are spent too; the reply is a check's with the granted requests and
+// tokens appended (leaseReplyLen). A refused lease grants nothing.
+//
 // Settle ('s') adjusts a reservation by the actual usage.
 // KEYS: TPM TAT, daily counter, monthly spend.
 // ARGV: 's', TPM (0: nothing reserved there), token delta (actual −
@@ -108,6 +116,10 @@ while ARGV[a] do
     local rpm, rpm_burst = tonumber(ARGV[a+1]), tonumber(ARGV[a+2])
     local tpm, tpm_burst = tonumber(ARGV[a+3]), tonumber(ARGV[a+4])
     local est, quota, budget = tonumber(ARGV[a+5]), tonumber(ARGV[a+6]), tonumber(ARGV[a+7])
+    local rcost, want_r, want_t, na = 1, 0, 0, 8
+    if op == 'l' then
+      rcost, want_r, want_t, na = tonumber(ARGV[a+8]), tonumber(ARGV[a+9]), tonumber(ARGV[a+10]), 11
+    end
     local got = redis.call('MGET', KEYS[k], KEYS[k+1], KEYS[k+2], KEYS[k+3])
     -- Per rate: the emission interval, the TAT (never before now), the TAT
     -- after spending the cost, and how far the cost stays within the
@@ -118,7 +130,7 @@ while ARGV[a] do
       r_int = period / rpm
       r_tat = tonumber(got[1] or now)
       if r_tat < now then r_tat = now end
-      r_new = r_tat + r_int
+      r_new = r_tat + r_int * rcost
       r_diff = now - (r_new - r_int * rpm_burst)
       if r_diff < 0 then failed = 1 end
     end
@@ -140,16 +152,33 @@ while ARGV[a] do
       if spent >= budget then failed = failed + 8 end
     end
 
-    if failed == 0 and op == 'c' then
+    -- A lease's slice: what is left within each burst and the quota,
+    -- at most what was wanted.
+    local g_r, g_t = 0, 0
+    if failed == 0 and op == 'l' then
       if rpm > 0 then
+        g_r = math.max(math.min(want_r, math.floor(r_diff / r_int)), 0)
+        r_new, r_diff = r_new + g_r * r_int, r_diff - g_r * r_int
+      end
+      if tpm > 0 or quota > 0 then
+        g_t = want_t
+        if tpm > 0 then g_t = math.min(g_t, math.floor(t_diff / t_int)) end
+        if quota > 0 then g_t = math.min(g_t, quota - used - est) end
+        g_t = math.max(g_t, 0)
+        if tpm > 0 then t_new, t_diff = t_new + g_t * t_int, t_diff - g_t * t_int end
+      end
+    end
+
+    if failed == 0 and op ~= 'p' then
+      if rpm > 0 and rcost + g_r > 0 then
         redis.call('SET', KEYS[k], r_new, 'EX', math.max(math.ceil(r_new - now), 1))
       end
-      if tpm > 0 and est > 0 then
+      if tpm > 0 and est + g_t > 0 then
         redis.call('SET', KEYS[k+1], t_new, 'EX', math.max(math.ceil(t_new - now), 1))
       end
-      if quota > 0 and est > 0 then
-        used = redis.call('INCRBY', KEYS[k+2], ARGV[a+5])
-        if used == est then
+      if quota > 0 and est + g_t > 0 then
+        used = redis.call('INCRBY', KEYS[k+2], est + g_t)
+        if used == est + g_t then
           redis.call('EXPIRE', KEYS[k+2], day_ttl)
         end
       end
@@ -177,7 +206,11 @@ while ARGV[a] do
     end
     out[n+1], out[n+2], out[n+3], out[n+4], out[n+5] = failed, r_rem, r_retry, r_reset, t_rem
     out[n+6], out[n+7], out[n+8], out[n+9] = t_retry, t_reset, used, spent
-    n, k, a = n + 9, k + 4, a + 8
+    n, k, a = n + 9, k + 4, a + na
+    if op == 'l' then
+      out[n+1], out[n+2] = g_r, g_t
+      n = n + 2
+    end
   end
 end
 return out
@@ -186,6 +219,7 @@ return out
 // Operations of limitScript and the length of their replies.
 const (
 	checkReplyLen  = 9
+	leaseReplyLen  = checkReplyLen + 2
 	settleReplyLen = 2
 )
 

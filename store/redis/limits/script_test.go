@@ -21,7 +21,7 @@ func TestCounterExpiry(t *testing.T) {
 	rdb, prefix := testRedis(t)
 	ctx := context.Background()
 	noon := time.Date(2026, 3, 31, 12, 0, 0, 0, time.UTC)
-	l := testLimiter(t, rdb, prefix, Options{Clock: func() time.Time { return noon }})
+	l := testLimiter(t, rdb, prefix, Options{Clock: func() time.Time { return noon }, Exact: true})
 	lim := Limits{DailyTokens: 1000, MonthlyBudgetMicros: 1e6}
 	const monthTTL = 12*time.Hour + dayTTL // to April 1st, then two days
 	keys := func(caller int64) (day, month string) {
@@ -211,7 +211,7 @@ func TestRollingUpgradeSharesKeys(t *testing.T) {
 }
 
 func TestOutcomeOf(t *testing.T) {
-	r := [checkReplyLen]int64{failRPM | failBudget, 0, 1, int64(maxReplyDuration), math.MaxInt64, 0, 999_999_999, 0, math.MaxInt64}
+	r := [leaseReplyLen]int64{failRPM | failBudget, 0, 1, int64(maxReplyDuration), math.MaxInt64, 0, 999_999_999, 0, math.MaxInt64}
 	want := outcome{
 		failed: failRPM | failBudget,
 		rpm:    gcraView{remaining: 0, retry: time.Nanosecond, reset: maxReplyDuration},
@@ -267,7 +267,7 @@ func TestDistribute(t *testing.T) {
 				return
 			}
 			for i, cl := range cs {
-				if cl.err == nil || cl.reply != [checkReplyLen]int64{} {
+				if cl.err == nil || cl.reply != [leaseReplyLen]int64{} {
 					t.Errorf("call %d: reply %v err %v, want an error and no reply", i, cl.reply, cl.err)
 				}
 			}
