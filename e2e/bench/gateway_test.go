@@ -122,6 +122,7 @@ func TestGatewayVersusDirect(t *testing.T) {
 		small = scenarios(t, bin, procs, direct, gateway, floors)
 		small.print(report, "1 route group")
 		fmt.Fprintf(report, "gateway CPU per request at %d req/s: %.3f ms\n", rate, small.cpuPerReq.Seconds()*1000)
+		lowRateCPU(t, bin, gateway, pid, floors[0]).print(report)
 		large.print(report, fmt.Sprintf("%d route groups, %d deployments, %d callers", scale.groups, scale.deployments, scale.callers))
 		fmt.Fprintf(report, "gateway CPU per request at %d req/s: %.3f ms\n", rate, large.cpuPerReq.Seconds()*1000)
 	}

@@ -29,6 +29,13 @@ type WriterOptions struct {
 	// what a kill -9 can lose; under heavy load the workers are busy and
 	// batches grow as before. Negative disables it.
 	QuickFlush time.Duration
+	// QuickFlushGap (default 100ms) is the least time between a batch
+	// going and the next quick flush. A record on a quiet instance still
+	// goes after QuickFlush; under steady traffic partial batches go at
+	// most every QuickFlushGap, so at a few hundred records a second a
+	// batch holds tens of them instead of a handful, and a record waits at
+	// most about QuickFlushGap plus one insert. Negative: no gap.
+	QuickFlushGap time.Duration
 	// SpillDir holds the spill and dead-letter files. Required; it must not
 	// be shared by two running Writers. Spill left by a previous process is
 	// replayed.
@@ -129,6 +136,9 @@ func NewWriter(db *sql.DB, opts WriterOptions) (*Writer, error) {
 	}
 	if opts.QuickFlush == 0 {
 		opts.QuickFlush = 20 * time.Millisecond
+	}
+	if opts.QuickFlushGap == 0 {
+		opts.QuickFlushGap = 100 * time.Millisecond
 	}
 	if opts.InsertTimeout <= 0 {
 		opts.InsertTimeout = 10 * time.Second
@@ -281,60 +291,48 @@ func (w *Writer) run() {
 	}
 	ticker := time.NewTicker(w.opts.FlushInterval)
 	defer ticker.Stop()
-	// The quick flush times a partial batch from its first record: then,
-	// if a worker is idle, the batch goes early.
-	quickOn := w.opts.QuickFlush > 0 && w.opts.QuickFlush < w.opts.FlushInterval
-	quick := time.NewTimer(time.Hour)
-	quick.Stop()
-	defer quick.Stop()
-	armed := false
-	arm := func() {
-		if quickOn && !armed && w.Depth() > 0 {
-			quick.Reset(w.opts.QuickFlush)
-			armed = true
-		}
-	}
-	sendFull := func() {
-		for b := w.take(false); b != nil; b = w.take(false) {
+	quick := newQuickFlush(w.opts)
+	defer quick.timer.Stop()
+	send := func(all bool) {
+		for b := w.take(all); b != nil; b = w.take(all) {
 			batches <- job{batch: b}
+			quick.sent(time.Now())
 		}
 	}
 	for {
 		select {
 		case _, ok := <-w.kick:
-			sendFull()
+			send(false)
 			if !ok { // closed: hand on the rest and stop
-				if b := w.take(true); b != nil {
-					batches <- job{batch: b}
-				}
+				send(true)
 				close(batches)
 				workers.Wait()
 				w.shutdown()
 				return
 			}
-			arm()
-		case <-quick.C:
-			armed = false
-			if w.idle.Load() > 0 { // a worker is idle: the batch goes now
-				if b := w.take(true); b != nil {
-					batches <- job{batch: b}
-				}
+			quick.arm(w.Depth() > 0)
+		case <-quick.timer.C:
+			if quick.fired(time.Now()) && w.idle.Load() > 0 { // a worker is idle: the batch goes now
+				send(true)
 			}
-			arm() // all busy: the batch keeps growing, and is looked at again
+			quick.arm(w.Depth() > 0) // all busy: the batch keeps growing, and is looked at again
 		case <-ticker.C:
-			sendFull()
-			if b := w.take(true); b != nil {
-				batches <- job{batch: b}
-			}
-			if err := w.spool.sync(); err != nil {
-				w.log.Error("call-log spill fsync failed", "err", err)
-			}
-			if w.spool.pending() && !w.isDown() && !w.replaying.Load() {
-				select {
-				case batches <- job{replay: true}: // only if a worker is idle
-				default:
-				}
-			}
+			send(true)
+			w.tick(batches)
+		}
+	}
+}
+
+// tick is the flush interval's housekeeping: the spill file is fsynced,
+// and replayed if PostgreSQL accepts writes and a worker is idle.
+func (w *Writer) tick(batches chan<- job) {
+	if err := w.spool.sync(); err != nil {
+		w.log.Error("call-log spill fsync failed", "err", err)
+	}
+	if w.spool.pending() && !w.isDown() && !w.replaying.Load() {
+		select {
+		case batches <- job{replay: true}: // only if a worker is idle
+		default:
 		}
 	}
 }
