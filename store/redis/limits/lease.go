@@ -63,6 +63,7 @@ const leaseQuotaShare = 64
 
 // lease is one caller × tier's slice on this instance.
 type lease struct {
+	id         keyID
 	mu         sync.Mutex
 	lim        Limits // the limits it was granted under; others void it
 	day, month string
@@ -99,13 +100,24 @@ func (b *leaseBook) get(id keyID) *lease {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if ls = b.m[id]; ls == nil {
-		if b.m == nil {
+		if b.m == nil || len(b.m) >= maxCachedKeys { // start over; the timers of the dropped give their slices back
 			b.m = make(map[keyID]*lease)
 		}
-		ls = &lease{}
+		ls = &lease{id: id}
 		b.m[id] = ls
 	}
 	return ls
+}
+
+// forget drops ls from the book, unless it was replaced. A request that
+// still holds it may spend what is left or be granted more; its timer
+// gives that back.
+func (b *leaseBook) forget(ls *lease) {
+	b.mu.Lock()
+	if b.m[ls.id] == ls {
+		delete(b.m, ls.id)
+	}
+	b.mu.Unlock()
 }
 
 // all returns every lease (Close).
@@ -328,7 +340,9 @@ func (l *Limiter) granted(ls *lease, lim Limits, cal *calendar, k keySet, out ou
 	ls.mu.Unlock()
 }
 
-// expire gives back what a slice holds leaseTTL after its last grant.
+// expire gives back what a slice holds leaseTTL after its last grant, and
+// forgets the caller × tier until it is busy again (so the book holds the
+// busy ones only).
 func (l *Limiter) expire(ls *lease) {
 	ls.mu.Lock()
 	if !ls.granted.IsZero() && time.Since(ls.granted) < leaseTTL { // granted again as the timer fired
@@ -337,6 +351,7 @@ func (l *Limiter) expire(ls *lease) {
 	}
 	held := ls.drainLocked()
 	ls.mu.Unlock()
+	l.leases.forget(ls)
 	l.release(held)
 }
 
