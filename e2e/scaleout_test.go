@@ -95,6 +95,8 @@ func TestThreeAPIInstancesAndTwoWorkersActAsOne(t *testing.T) {
 		t.Logf("instance %d serves version %d after %s", i, next, time.Since(published).Round(time.Millisecond))
 	}
 
+	leasedRPMAcrossInstances(t, st, cluster, prefix, key, apis)
+
 	// Singleton jobs: several probe slots pass, none runs twice; then the
 	// worker in the middle of a run is killed and the other takes the job
 	// over once the dead one's lease expires.
@@ -128,8 +130,72 @@ func TestThreeAPIInstancesAndTwoWorkersActAsOne(t *testing.T) {
 	}
 }
 
-// setFastRPM sets the seeded caller's fast-tier RPM and publishes.
-func setFastRPM(t *testing.T, st *store.Store, rpm int64) {
+// leasedRPMAcrossInstances: a limit large enough to be leased (1,200 RPM,
+// a slice of at most 75 requests per instance) is spent from slices on the
+// three instances, and still never exceeded: the admitted requests stay
+// within what the window allows in the time taken, and at most three
+// slices below the burst.
+func leasedRPMAcrossInstances(t *testing.T, st *store.Store, cluster *storetest.LocalCluster, prefix, key string, apis []*gatewayProc) {
+	const rpm, slice = 1200, 1200 / 16
+	id := setFastRPM(t, st, rpm)
+	want := versionOf(t, apis[0]) + 1
+	for _, g := range apis {
+		waitFor(t, 10*time.Second, "every instance on the leased RPM version", func() bool { return versionOf(t, g) == want })
+	}
+	// The window the exact phase left full (30 RPM spent: a minute ahead)
+	// starts afresh for the new limit.
+	if err := cluster.Client().Del(context.Background(), fmt.Sprintf("%s:{c%d}:rpm:fast", prefix, id)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var ok, limited, other atomic.Int64
+	var next atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range 24 {
+		wg.Go(func() {
+			for next.Add(1) <= 3*rpm/2 {
+				res, err := chat(t, apis[w%3].URL, key, false)
+				if err != nil {
+					other.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				switch res.StatusCode {
+				case 200:
+					ok.Add(1)
+				case 429:
+					limited.Add(1)
+				default:
+					other.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	allowed := rpm + int64(elapsed.Seconds()*rpm/60) + 1
+	var sliced float64
+	for _, g := range apis {
+		sliced += max(metricValue(get(t, g.URL+"/metrics"), `switchyard_limit_decisions_total{by="slice"}`), 0)
+	}
+	t.Logf("RPM %d across 3 instances from slices: admitted %d (allowed %d in %v, at least %d), limited %d, other %d; %.0f decisions from slices",
+		rpm, ok.Load(), allowed, elapsed.Round(time.Millisecond), rpm-3*slice, limited.Load(), other.Load(), sliced)
+	switch {
+	case other.Load() != 0:
+		t.Errorf("%d requests neither served nor limited", other.Load())
+	case ok.Load() > allowed:
+		t.Errorf("admitted %d: over the %d the limit allows in %v", ok.Load(), allowed, elapsed)
+	case ok.Load() < rpm-3*slice:
+		t.Errorf("admitted %d: more than three slices (%d) short of the burst %d", ok.Load(), 3*slice, rpm)
+	case sliced < float64(ok.Load())/2:
+		t.Errorf("%.0f of %d admitted requests were decided from slices", sliced, ok.Load())
+	}
+}
+
+// setFastRPM sets the seeded caller's fast-tier RPM and publishes, and
+// returns the caller's id.
+func setFastRPM(t *testing.T, st *store.Store, rpm int64) int64 {
 	t.Helper()
 	ctx := context.Background()
 	snap, _, err := st.Draft(ctx)
@@ -149,6 +215,7 @@ func setFastRPM(t *testing.T, st *store.Store, rpm int64) {
 	if _, err := st.Publish(ctx, store.PublishInput{Author: "e2e", Message: fmt.Sprintf("rpm %d", rpm), Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }}); err != nil {
 		t.Fatal(err)
 	}
+	return c.ID
 }
 
 // versionOf is the configuration version an instance serves (/healthz).

@@ -197,6 +197,15 @@ func New(o Options) (*Gateway, error) {
 	observer.m = g.Metrics
 	g.Metrics.QueueDepth(func(class string) float64 { return float64(g.Queue.Depth(queue.ClassOf(config.PriorityClass(class)))) })
 	g.Metrics.Alerting(g.alertingSources())
+	g.Metrics.LimitDecisions(func(by string) float64 {
+		switch by {
+		case "slice":
+			return float64(g.Limiter.LeasedDecisions())
+		case "redis":
+			return float64(g.Limiter.RedisDecisions())
+		}
+		return float64(g.Limiter.FallbackDecisions())
+	})
 	g.Loader.OnSwap = func(rt *config.Runtime) {
 		g.Metrics.Live.Set(float64(rt.Version))
 		g.Metrics.Reloads.WithLabelValues("ok").Inc()

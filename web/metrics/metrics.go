@@ -212,6 +212,17 @@ func (m *Metrics) QueueDepth(depth func(class string) float64) {
 	}
 }
 
+// LimitDecisions registers switchyard_limit_decisions_total{by}: limit
+// decisions taken from a leased slice, in Redis, or by the per-instance
+// fallback while Redis was unreachable, read from count at scrape time.
+func (m *Metrics) LimitDecisions(count func(by string) float64) {
+	for _, by := range []string{"slice", "redis", "instance"} {
+		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "switchyard_limit_decisions_total",
+			Help: "Limit decisions by where they were taken: slice (leased on this instance), redis, instance (fallback while Redis is unreachable).", ConstLabels: prometheus.Labels{"by": by}},
+			func() float64 { return count(by) }))
+	}
+}
+
 // Handler serves the registry.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})

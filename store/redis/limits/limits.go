@@ -106,6 +106,7 @@ type Limiter struct {
 	degraded    atomic.Bool
 	lastAttempt atomic.Int64 // since born, of the last Redis attempt while degraded
 	fallbacks   atomic.Uint64
+	inRedis     atomic.Uint64
 	flushing    atomic.Bool
 	local       *localStore
 	co          *coalescer
@@ -176,6 +177,9 @@ func (l *Limiter) Degraded() bool { return l.degraded.Load() }
 // FallbackDecisions counts decisions made by the per-instance fallback.
 func (l *Limiter) FallbackDecisions() uint64 { return l.fallbacks.Load() }
 
+// RedisDecisions counts checks decided in Redis.
+func (l *Limiter) RedisDecisions() uint64 { return l.inRedis.Load() }
+
 // Check decides whether req may proceed and, if so, spends its share of every
 // limit: one request of RPM, the estimate of TPM and of the daily quota. The
 // budget is only checked (cost is unknown beforehand). It fails fast and
@@ -217,6 +221,9 @@ func (l *Limiter) check(ctx context.Context, req Request, dry bool) (Decision, e
 		out, err := l.checkRedis(ctx, k, req.CallerID, lim, req.EstimatedTokens, cal, ask)
 		if err == nil {
 			l.up()
+			if !dry {
+				l.inRedis.Add(1)
+			}
 			if ask.lease {
 				l.granted(ls, lim, cal, k, out)
 				out = out.unleased(lim)
