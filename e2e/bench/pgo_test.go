@@ -47,15 +47,19 @@ func TestProfileForPGO(t *testing.T) {
 	messages := target{name: "gateway-messages", url: gwBase + "/v1/messages", key: w.b.callerKey}
 	waitServes(t, chat)
 	for _, p := range []pgoPhase{
-		{"chat-rate", func(t *testing.T, d time.Duration) { wantOK(t, loadgen(t, bin, chat, bodyChat, rate, d, false)) }},
+		{"chat-rate", func(t *testing.T, d time.Duration) {
+			wantOK(t, "chat", loadgen(t, bin, chat, bodyChat, rate, d, false))
+		}},
 		{"chat-saturated", func(t *testing.T, d time.Duration) {
 			if _, failed := wrk(t, chat, bodyChat, workers, d); failed > 0 {
 				t.Errorf("wrk: %d requests failed", failed)
 			}
 		}},
-		{"stream", func(t *testing.T, d time.Duration) { wantOK(t, loadgen(t, bin, chat, streamBody, rate/5, d, true)) }},
+		{"stream", func(t *testing.T, d time.Duration) {
+			wantOK(t, "streams", loadgen(t, bin, chat, streamBody, rate/5, d, true))
+		}},
 		{"messages", func(t *testing.T, d time.Duration) {
-			wantOK(t, loadgen(t, bin, messages, messagesBody, rate/2, d, false))
+			wantOK(t, "messages", loadgen(t, bin, messages, messagesBody, rate/2, d, false))
 		}},
 	} {
 		file := filepath.Join(dir, p.name+".pprof")
@@ -92,9 +96,9 @@ func profileDuring(t *testing.T, pprofAddr, file string, d time.Duration, load f
 
 // wantOK fails the test when a phase's requests were not all answered 200:
 // a profile of refusals would optimise the wrong path.
-func wantOK(t *testing.T, r loadResult) {
+func wantOK(t *testing.T, what string, r loadResult) {
 	if r.Errors > 0 || r.OK == 0 {
-		t.Errorf("load: %d answered, %d failed %v", r.OK, r.Errors, r.Statuses)
+		t.Errorf("%s: %d answered, %d failed %v (-1: no answer in time)", what, r.OK, r.Errors, r.Statuses)
 	}
 }
 
@@ -149,9 +153,9 @@ func TestBinariesAB(t *testing.T) {
 		fmt.Fprintf(report, "%s vs plain: throughput %.3f× | added p50 %+.3f ms\n", s.name,
 			median(m.rps[s.name])/median(m.rps[pl]), float64((median(m.p50[s.name])-median(m.p50[pl])).Microseconds())/1000)
 	}
-	fmt.Fprintf(report, "B/A: throughput %.3f× (per-round ratios' median %.3f) | CPU per request saturated %.3f×, at %d req/s %.3f× | p50 %+.3f ms\n",
-		median(m.rps["B"])/median(m.rps["A"]), median(m.ratioRPS), median(m.cpuSat["B"])/median(m.cpuSat["A"]), rate,
-		median(m.cpuRate["B"])/median(m.cpuRate["A"]), float64((median(m.p50["B"])-median(m.p50["A"])).Microseconds())/1000)
+	fmt.Fprintf(report, "B/A: throughput %.3f× (within a round %s) | CPU per request saturated %.3f× (within a round %s), at %d req/s %.3f× (%s) | p50 %+.3f ms\n",
+		median(m.rps["B"])/median(m.rps["A"]), spread(m.ratio(m.rps)), median(m.cpuSat["B"])/median(m.cpuSat["A"]), spread(m.ratio(m.cpuSat)),
+		rate, median(m.cpuRate["B"])/median(m.cpuRate["A"]), spread(m.ratio(m.cpuRate)), float64((median(m.p50["B"])-median(m.p50["A"])).Microseconds())/1000)
 	fmt.Print(report.String())
 }
 
@@ -159,7 +163,23 @@ func TestBinariesAB(t *testing.T) {
 type abSamples struct {
 	p50, p99             map[string][]time.Duration
 	rps, cpuRate, cpuSat map[string][]float64
-	ratioRPS             []float64 // B/A within each round
+}
+
+// ratio is B's figure over A's, round by round.
+func (m abSamples) ratio(v map[string][]float64) []float64 {
+	r := make([]float64, len(v["A"]))
+	for i := range r {
+		r[i] = v["B"][i] / v["A"][i]
+	}
+	return r
+}
+
+// spread prints the median of ratios and their range.
+func spread(r []float64) string {
+	if len(r) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("median %.3f, %.3f–%.3f", median(r), slices.Min(r), slices.Max(r))
 }
 
 // abRounds runs the fixed-rate and the saturated phases on every side,
@@ -176,7 +196,7 @@ func abRounds(t *testing.T, bin string, all []*abSide) abSamples {
 		for _, s := range order {
 			c0 := cpuTicks(s.pid)
 			r := loadgen(t, bin, s.tg, bodyChat, rate, phase, false)
-			wantOK(t, r)
+			wantOK(t, s.name, r)
 			m.cpuRate[s.name] = append(m.cpuRate[s.name], cpuPerReqUS(cpuTicks(s.pid)-c0, float64(r.OK)))
 			m.p50[s.name], m.p99[s.name] = append(m.p50[s.name], us(r.Latency.P50US)), append(m.p99[s.name], us(r.Latency.P99US))
 		}
@@ -189,7 +209,6 @@ func abRounds(t *testing.T, bin string, all []*abSide) abSamples {
 			m.cpuSat[s.name] = append(m.cpuSat[s.name], cpuPerReqUS(cpuTicks(s.pid)-c0, rps*throughputPhase.Seconds()))
 			m.rps[s.name] = append(m.rps[s.name], rps)
 		}
-		m.ratioRPS = append(m.ratioRPS, m.rps["B"][len(m.rps["B"])-1]/m.rps["A"][len(m.rps["A"])-1])
 	}
 	return m
 }
