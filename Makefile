@@ -17,7 +17,7 @@ export SWITCHYARD_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 RACE_PKGS := ./routing/... ./store/redis/... ./web/worker/
 RACE_RE   := ^switchyard/(routing|store/redis)(/|$$)|^switchyard/web/worker$$
 
-.PHONY: run test services build generate lint unit race fuzz e2e e2e-deps screenshots bench demo reset-password clean
+.PHONY: run test services build generate lint unit race fuzz e2e e2e-deps screenshots bench pgo demo reset-password clean
 
 ## run: start PostgreSQL and Redis if needed, migrate, and serve the console and API
 run: services build
@@ -114,6 +114,17 @@ screenshots: services e2e-deps
 ## bench: gateway vs direct-to-upstream figures (latency, TTFB, throughput, RSS) and Go benchmarks
 bench: services build
 	./e2e/scripts/bench.sh
+
+## pgo: refresh cmd/switchyard/default.pgo, the CPU profile go build optimises the server with: the bench's
+## gateway under chat at a fixed rate and saturated, streams and Messages (about two minutes; commit the result)
+pgo: services build
+	@command -v wrk >/dev/null || { echo "make pgo drives the gateway with wrk: make bench installs it"; exit 1; }
+	go build -o bin/loadgen ./e2e/bench/loadgen
+	@rm -rf .cache/pgo && mkdir -p .cache/pgo
+	BENCH_BIN=$(CURDIR)/bin BENCH_PGO_DIR=$(CURDIR)/.cache/pgo go test -tags bench -count=1 -run '^TestProfileForPGO$$' -timeout 15m ./e2e/bench/
+	go tool pprof -proto .cache/pgo/*.pprof > .cache/pgo/merged.pgo
+	mv .cache/pgo/merged.pgo cmd/switchyard/default.pgo
+	@echo "==> cmd/switchyard/default.pgo: $$(du -k cmd/switchyard/default.pgo | cut -f1) KB"
 
 clean:
 	rm -rf bin .cache
