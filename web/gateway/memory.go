@@ -5,14 +5,16 @@ import (
 	"runtime"
 	"runtime/debug"
 	"time"
+
+	"switchyard/web/guard"
 )
 
-// ReleaseHighMark is how many data-plane requests must have been in flight
+// releaseHighMark is how many data-plane requests must have been in flight
 // at once for their passing to hand memory back to the OS: about 100 KB
 // each (two connections' buffers, four goroutine stacks with HTTP/1.1 on
 // both sides, request state and the collector's headroom over them), so
 // 20 MB and more at the mark.
-const ReleaseHighMark = 200
+const releaseHighMark = 200
 
 // releaseEvery is how often the requests in flight are sampled.
 const releaseEvery = time.Second
@@ -22,6 +24,12 @@ const releaseEvery = time.Second
 // last streams of a burst end and hand their connections back) before
 // memory is returned.
 const releaseSettle = 5
+
+// releaseAgain is how many samples after returning memory it is returned
+// once more: the callers' keep-alive connections the peak left (a server
+// goroutine and buffers each) are closed by the idle timeout, 30 s by
+// default, after the first release.
+const releaseAgain = int(guard.DefaultIdleTimeout/releaseEvery) + 5
 
 // Release steps, in order, once a peak has passed.
 type releaseStep int
@@ -44,26 +52,33 @@ type memRelease struct {
 	high, peak int64
 	last       int64 // in flight at the previous sample, while settling
 	settling   int   // samples since the peak passed; 0: not passed
+	again      int   // samples until memory is returned once more; 0: not due
 }
 
 // observe takes the requests in flight now and says what to do: close the
 // idle connections when the peak has passed and on each sample after while
-// in flight still falls (up to releaseSettle), then return memory.
+// in flight still falls (up to releaseSettle), then return memory, and
+// once more releaseAgain samples later.
 func (m *memRelease) observe(inFlight int64) releaseStep {
 	if m.settling > 0 {
 		if inFlight < m.last && m.settling < releaseSettle {
 			m.settling, m.last = m.settling+1, inFlight
 			return releaseIdle
 		}
-		m.settling, m.peak = 0, inFlight
+		m.settling, m.peak, m.again = 0, inFlight, releaseAgain
 		return releaseMemory
 	}
 	m.peak = max(m.peak, inFlight)
-	if m.peak < m.high || inFlight > m.peak/4 {
-		return releaseNone
+	if m.peak >= m.high && inFlight <= m.peak/4 {
+		m.settling, m.last = 1, inFlight
+		return releaseIdle
 	}
-	m.settling, m.last = 1, inFlight
-	return releaseIdle
+	if m.again > 0 {
+		if m.again--; m.again == 0 {
+			return releaseMemory
+		}
+	}
+	return releaseNone
 }
 
 // releaseAfterPeaks samples the requests in flight every releaseEvery
@@ -91,7 +106,7 @@ type releaseActions struct{ closeIdle, free func() }
 
 // releaseLoop runs memRelease on each tick until ctx ends.
 func releaseLoop(ctx context.Context, tick <-chan time.Time, inFlight func() int64, do releaseActions) {
-	m := &memRelease{high: ReleaseHighMark}
+	m := &memRelease{high: releaseHighMark}
 	for {
 		select {
 		case <-ctx.Done():

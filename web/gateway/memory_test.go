@@ -34,6 +34,17 @@ func TestMemReleaseAfterPeak(t *testing.T) {
 			t.Fatalf("sample %d (%d in flight): step %d, want %d", i, s.inFlight, got, s.want)
 		}
 	}
+	// Memory is returned once more when the callers' idle connections
+	// have timed out, and then not again.
+	for i := 1; i <= 3*releaseAgain; i++ {
+		want := releaseNone
+		if i == releaseAgain {
+			want = releaseMemory
+		}
+		if got := m.observe(0); got != want {
+			t.Fatalf("sample %d after the release: step %d, want %d", i, got, want)
+		}
+	}
 }
 
 // The loop closes the idle connections on the sample that finds the peak
@@ -52,7 +63,7 @@ func TestReleaseLoopOrder(t *testing.T) {
 			free:      func() { log = append(log, "free") },
 		})
 	}()
-	for _, n := range []int64{ReleaseHighMark * 2, ReleaseHighMark, ReleaseHighMark / 2, ReleaseHighMark / 4, ReleaseHighMark / 4} {
+	for _, n := range []int64{releaseHighMark * 2, releaseHighMark, releaseHighMark / 2, releaseHighMark / 4, releaseHighMark / 4} {
 		samples <- n
 		tick <- time.Time{}
 	}
