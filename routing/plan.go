@@ -110,7 +110,13 @@ type Plan struct {
 	order   [32]int
 }
 
-var planPool = sync.Pool{New: func() any { return &Plan{Steps: make([]Step, 0, 32), Skips: make([]Skip, 0, 32)} }}
+// A plan is held for its request's whole life, a stream's included, so a
+// pooled one stays small: Skips (240 bytes each) grow only when a plan
+// skips something, and a plan that grew past pooledCap is not kept.
+var planPool = sync.Pool{New: func() any { return &Plan{Steps: make([]Step, 0, 8)} }}
+
+// pooledCap bounds the Steps and Skips a pooled plan keeps.
+const pooledCap = 32
 
 // NewPlan takes a plan from the pool.
 func NewPlan() *Plan { return planPool.Get().(*Plan) }
@@ -122,6 +128,9 @@ func (p *Plan) Release() {
 	p.Steps = p.Steps[:0]
 	clear(p.Skips)
 	p.Skips = p.Skips[:0]
+	if cap(p.Steps) > pooledCap || cap(p.Skips) > pooledCap {
+		return
+	}
 	planPool.Put(p)
 }
 

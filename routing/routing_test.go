@@ -606,3 +606,21 @@ func TestNoSilentCaps(t *testing.T) {
 		p.Release()
 	}
 }
+
+// A plan is held for a whole stream, so the pool keeps plans small: a new
+// one has no room for skips, and one that grew past pooledCap is dropped
+// rather than handed to the next request.
+func TestPlanPoolStaysSmall(t *testing.T) {
+	if p := planPool.New().(*Plan); cap(p.Skips) != 0 || cap(p.Steps) > pooledCap {
+		t.Fatalf("a new plan holds room for %d skips and %d steps", cap(p.Skips), cap(p.Steps))
+	}
+	for range 20 {
+		p := NewPlan()
+		p.Skips = append(p.Skips, make([]Skip, 4*pooledCap)...)
+		p.Steps = append(p.Steps, make([]Step, 4*pooledCap)...)
+		p.Release()
+		if q := NewPlan(); cap(q.Skips) > pooledCap || cap(q.Steps) > pooledCap {
+			t.Fatalf("the pool handed out a plan with room for %d skips and %d steps", cap(q.Skips), cap(q.Steps))
+		}
+	}
+}

@@ -147,8 +147,8 @@ func TestGatewayVersusDirect(t *testing.T) {
 	streamRSS, open := holdStreams(t, fakeAddr, streamsGW, gw2.Process.Pid)
 	time.Sleep(afterStreams) // what the process gives back once they have closed
 	closedRSS := rssKB(gw2.Process.Pid)
-	fmt.Fprintf(report, "gateway RSS          idle %.1f MB | with %d concurrent streams open %.1f MB | %s after they closed %.1f MB (a second instance without the in-flight cap: idle %.1f MB)\n",
-		float64(idleRSS)/1024, open, float64(streamRSS)/1024, afterStreams, float64(closedRSS)/1024, float64(idle2)/1024)
+	fmt.Fprintf(report, "gateway RSS          idle %.1f MB | with %d concurrent streams open %.1f MB (target %d MB) | %s after they closed %.1f MB (target %d MB) (a second instance without the in-flight cap: idle %.1f MB)\n",
+		float64(idleRSS)/1024, open, float64(streamRSS)/1024, rssOpenTargetMB, afterStreams, float64(closedRSS)/1024, rssClosedTargetMB, float64(idle2)/1024)
 
 	prioritisation(t, bin, fakeAddr, b, gwBase, report)
 
@@ -213,7 +213,9 @@ func gatewayEnv(t *testing.T, addr, dsn string) []string {
 		fmt.Sprintf("SWITCHYARD_MAX_INFLIGHT=%d", inflightCap),
 		// Every driver connects from 127.0.0.1, like clients behind a load
 		// balancer: the per-address caps would refuse the load itself.
-		"SWITCHYARD_MAX_PENDING_PER_IP=0", "SWITCHYARD_MAX_CONNS_PER_IP=0",
+		// The streams scenario opens its 1,000 connections at once: accepted
+		// and not yet sending, they count as idle.
+		"SWITCHYARD_MAX_PENDING_PER_IP=0", "SWITCHYARD_MAX_CONNS_PER_IP=0", "SWITCHYARD_MAX_IDLE_CONNS_PER_IP=0",
 	}
 }
 
@@ -468,6 +470,20 @@ func (f figures) print(w io.Writer, what string) {
 // 200 with their first content on the way (the gateway sends nothing
 // before a stream's first content chunk).
 func holdStreams(t *testing.T, fakeAddr string, gateway target, pid int) (int, int64) {
+	return holdStreamsAt(t, fakeAddr, gateway, pid, streamsEnd{})
+}
+
+// streamsEnd is how holdStreamsAt's streams end: atOpen (when not nil) is
+// called while they are open, after the RSS is read; then the callers leave
+// (their upstream connections are closed), or with vendorEnds they wait
+// for the vendor to finish each stream (the connections go back to the
+// pool, idle).
+type streamsEnd struct {
+	atOpen     func()
+	vendorEnds bool
+}
+
+func holdStreamsAt(t *testing.T, fakeAddr string, gateway target, pid int, end streamsEnd) (int, int64) {
 	var open sync.WaitGroup
 	var started, refused atomic.Int64
 	streamCtx, stopStreams := context.WithCancel(context.Background())
@@ -499,11 +515,17 @@ func holdStreams(t *testing.T, fakeAddr string, gateway target, pid int) (int, i
 		time.Sleep(100 * time.Millisecond)
 	}
 	rss := rssKB(pid)
+	if end.atOpen != nil {
+		end.atOpen()
+	}
 	if n := started.Load(); n < int64(streams) {
 		t.Errorf("only %d of %d streams opened (%d refused or failed): the RSS figure is not for %d streams", n, streams, refused.Load(), streams)
 	}
-	stopStreams()
+	if !end.vendorEnds {
+		stopStreams()
+	}
 	open.Wait()
+	stopStreams()
 	setRules(t, fakeAddr, "")
 	return rss, started.Load()
 }

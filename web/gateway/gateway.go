@@ -400,6 +400,8 @@ func (g *Gateway) Start(ctx context.Context) {
 	g.wg.Add(1)
 	go func() { defer g.wg.Done(); g.watchPostgres(ctx, 2*time.Second, g.OnPostgresBack) }()
 	g.wg.Add(1)
+	go func() { defer g.wg.Done(); g.releaseAfterPeaks(ctx) }()
+	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
 		t := time.NewTicker(2 * time.Second)
