@@ -59,31 +59,10 @@ func TestThreeAPIInstancesAndTwoWorkersActAsOne(t *testing.T) {
 
 	// One RPM limit across three instances: 3×rpm requests spread round
 	// robin, all within the minute.
-	var ok, limited, other atomic.Int64
-	var wg sync.WaitGroup
-	for i := range 3 * rpm {
-		wg.Go(func() {
-			res, err := chat(t, apis[i%3].URL, key, false)
-			if err != nil {
-				other.Add(1)
-				return
-			}
-			_, _ = io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			switch res.StatusCode {
-			case 200:
-				ok.Add(1)
-			case 429:
-				limited.Add(1)
-			default:
-				other.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	t.Logf("RPM %d across 3 instances: admitted %d, limited %d, other %d of %d", rpm, ok.Load(), limited.Load(), other.Load(), 3*rpm)
-	if ok.Load() != rpm || limited.Load() != 2*rpm {
-		t.Errorf("admitted %d and limited %d of %d requests; want exactly %d admitted", ok.Load(), limited.Load(), 3*rpm, rpm)
+	ok, limited, other := spread(t, apis, key, 3*rpm, 3*rpm)
+	t.Logf("RPM %d across 3 instances: admitted %d, limited %d, other %d of %d", rpm, ok, limited, other, 3*rpm)
+	if ok != rpm || limited != 2*rpm {
+		t.Errorf("admitted %d and limited %d of %d requests; want exactly %d admitted", ok, limited, 3*rpm, rpm)
 	}
 
 	// A publish reaches every instance within 2 s.
@@ -147,32 +126,8 @@ func leasedRPMAcrossInstances(t *testing.T, st *store.Store, cluster *storetest.
 	if err := cluster.Client().Del(context.Background(), fmt.Sprintf("%s:{c%d}:rpm:fast", prefix, id)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	var ok, limited, other atomic.Int64
-	var next atomic.Int64
 	start := time.Now()
-	var wg sync.WaitGroup
-	for w := range 24 {
-		wg.Go(func() {
-			for next.Add(1) <= 3*rpm/2 {
-				res, err := chat(t, apis[w%3].URL, key, false)
-				if err != nil {
-					other.Add(1)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				switch res.StatusCode {
-				case 200:
-					ok.Add(1)
-				case 429:
-					limited.Add(1)
-				default:
-					other.Add(1)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	ok, limited, other := spread(t, apis, key, 3*rpm/2, 24)
 	elapsed := time.Since(start)
 	allowed := rpm + int64(elapsed.Seconds()*rpm/60) + 1
 	var sliced float64
@@ -180,17 +135,48 @@ func leasedRPMAcrossInstances(t *testing.T, st *store.Store, cluster *storetest.
 		sliced += max(metricValue(get(t, g.URL+"/metrics"), `switchyard_limit_decisions_total{by="slice"}`), 0)
 	}
 	t.Logf("RPM %d across 3 instances from slices: admitted %d (allowed %d in %v, at least %d), limited %d, other %d; %.0f decisions from slices",
-		rpm, ok.Load(), allowed, elapsed.Round(time.Millisecond), rpm-3*slice, limited.Load(), other.Load(), sliced)
+		rpm, ok, allowed, elapsed.Round(time.Millisecond), rpm-3*slice, limited, other, sliced)
 	switch {
-	case other.Load() != 0:
-		t.Errorf("%d requests neither served nor limited", other.Load())
-	case ok.Load() > allowed:
-		t.Errorf("admitted %d: over the %d the limit allows in %v", ok.Load(), allowed, elapsed)
-	case ok.Load() < rpm-3*slice:
-		t.Errorf("admitted %d: more than three slices (%d) short of the burst %d", ok.Load(), 3*slice, rpm)
-	case sliced < float64(ok.Load())/2:
-		t.Errorf("%.0f of %d admitted requests were decided from slices", sliced, ok.Load())
+	case other != 0:
+		t.Errorf("%d requests neither served nor limited", other)
+	case ok > allowed:
+		t.Errorf("admitted %d: over the %d the limit allows in %v", ok, allowed, elapsed)
+	case ok < rpm-3*slice:
+		t.Errorf("admitted %d: more than three slices (%d) short of the burst %d", ok, 3*slice, rpm)
+	case sliced < float64(ok)/2:
+		t.Errorf("%.0f of %d admitted requests were decided from slices", sliced, ok)
 	}
+}
+
+// spread sends n chat requests round robin to the instances from workers
+// goroutines at once, and counts the answers: served, limited (429) and
+// anything else.
+func spread(t *testing.T, apis []*gatewayProc, key string, n, workers int) (ok, limited, other int64) {
+	var okN, limitedN, otherN, next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				res, err := chat(t, apis[int(i)%len(apis)].URL, key, false)
+				if err != nil {
+					otherN.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				switch res.StatusCode {
+				case 200:
+					okN.Add(1)
+				case 429:
+					limitedN.Add(1)
+				default:
+					otherN.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return okN.Load(), limitedN.Load(), otherN.Load()
 }
 
 // setFastRPM sets the seeded caller's fast-tier RPM and publishes, and
