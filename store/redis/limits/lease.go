@@ -2,7 +2,9 @@ package limits
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,11 +126,7 @@ func (b *leaseBook) forget(ls *lease) {
 func (b *leaseBook) all() []*lease {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	out := make([]*lease, 0, len(b.m))
-	for _, ls := range b.m {
-		out = append(out, ls)
-	}
-	return out
+	return slices.Collect(maps.Values(b.m))
 }
 
 // LeasedDecisions counts decisions taken from a leased slice, without a
@@ -270,8 +268,13 @@ func (ls *lease) wants(lim Limits, now time.Time) (wr, wt int64) {
 func (l *Limiter) exactWants(req Request, lim Limits) (ls *lease, wr, wt int64, ok bool) {
 	ls = l.leases.get(keyID{req.CallerID, req.Tier})
 	now := time.Now()
+	var voided heldUnits
+	defer func() { l.release(voided) }() // after the unlock below
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
+	if ls.lim != lim { // granted under other limits: given back, not kept
+		voided = ls.drainLocked()
+	}
 	busy := !ls.lastExact.IsZero() && now.Sub(ls.lastExact) < leaseTTL
 	ls.lastExact = now
 	if !busy || ls.refreshing {
@@ -279,9 +282,6 @@ func (l *Limiter) exactWants(req Request, lim Limits) (ls *lease, wr, wt int64, 
 	}
 	if ls.takenR == 0 && ls.takenT == 0 { // the first slice: the next request's worth
 		ls.takenR, ls.takenT = 1, req.EstimatedTokens
-	}
-	if ls.lim != lim {
-		ls.reqs, ls.toks = 0, 0 // voided; a release is under way or done
 	}
 	wr, wt = ls.wants(lim, now)
 	ls.refreshing = true // one ask at a time: concurrent checks ask for nothing
