@@ -126,12 +126,29 @@ func TestCallLogsOperatorFindsTheFailuresAndTestRouteAgrees(t *testing.T) {
 	every := func(what, cell, want string) {
 		t.Helper()
 		u.see(u.id("calllog-row-"+unservable), what)
-		texts, err := u.p.Locator(`[data-testid^="calllog-row-"] [data-testid="` + cell + `"]`).AllTextContents()
-		u.must(err, what)
-		for _, got := range texts {
-			if !strings.Contains(got, want) {
-				t.Errorf("%s: a row shows %q, want %q", what, got, want)
+		// The unfiltered list also holds the 503, so seeing it does not
+		// mean the search has been swapped in yet: wait until every row
+		// matches, and name the rows that still do not when time is up.
+		var wrong, texts []string
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			var err error
+			texts, err = u.p.Locator(`[data-testid^="calllog-row-"] [data-testid="` + cell + `"]`).AllTextContents()
+			u.must(err, what)
+			wrong = wrong[:0]
+			for _, got := range texts {
+				if !strings.Contains(got, want) {
+					wrong = append(wrong, got)
+				}
 			}
+			if len(texts) > 0 && len(wrong) == 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		if len(texts) == 0 {
+			t.Errorf("%s: no rows", what)
+		}
+		for _, got := range wrong {
+			t.Errorf("%s: a row shows %q, want %q", what, got, want)
 		}
 		if n, _ := u.id("calllog-row-" + okID).Count(); n != 0 {
 			t.Errorf("%s: the 200 is listed", what)
