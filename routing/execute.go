@@ -238,6 +238,7 @@ type walk struct {
 	load     Load
 	attempts int            // calls made so far
 	last     *adapter.Error // the failure of the last call made
+	target   adapter.Target // the call in flight's (see keys)
 }
 
 // skip records a step not tried at run time.
@@ -250,114 +251,192 @@ func (w *walk) skip(step Step, r reason.Reason) {
 // then its keys. over reports that the walk ends here, served or with the
 // failure the caller gets; otherwise the next step is tried.
 func (w *walk) step(step Step, do attemptFn) (served Served, finish finishFn, fail *Failure, over bool) {
+	remaining, done, release, fail := w.admit(step)
+	if done == nil {
+		return Served{}, finishFn{}, fail, fail != nil
+	}
+	return w.keys(step, remaining, done, release, do)
+}
+
+// admit checks what a step needs before its keys are tried: time left,
+// an adapter, a breaker permit (done) and a slot (release). Without them
+// (done is nil) the step is recorded as skipped, or fail ends the walk.
+//
+//go:noinline (its frame must not stay on the stack through the call; see keys)
+func (w *walk) admit(step Step) (remaining time.Duration, done func(Outcome), release func(), fail *Failure) {
 	d := step.Deployment
 	if w.ctx.Err() != nil {
-		return Served{}, finishFn{}, cancelled(w.ctx), true
+		return 0, nil, nil, cancelled(w.ctx)
 	}
-	remaining := w.call.Deadline.Sub(w.e.now())
+	remaining = w.call.Deadline.Sub(w.e.now())
 	if remaining <= 0 {
-		return Served{}, finishFn{}, &Failure{Status: http.StatusGatewayTimeout, Code: CodeTimeout, Class: adapter.ClassTimeout,
-			Told: toldChain(ToldBudgetSpent, w.p, w.tr, w.attempts)}, true
+		return 0, nil, nil, &Failure{Status: http.StatusGatewayTimeout, Code: CodeTimeout, Class: adapter.ClassTimeout,
+			Told: toldChain(ToldBudgetSpent, w.p, w.tr, w.attempts)}
 	}
 	if w.e.Adapters[d.Provider.Protocol] == nil {
 		w.skip(step, reason.Reason{Code: reason.NoProtocol, Protocol: string(d.Provider.Protocol)})
-		return Served{}, finishFn{}, nil, false
+		return 0, nil, nil, nil
 	}
 	done, ok := w.breakers.Allow(d.ID, d.Breaker)
 	if !ok {
 		until, _ := w.breakers.Open(d.ID) // zero while half-open probes are all out
 		w.skip(step, reason.Reason{Code: reason.BreakerOpen, Until: reason.UntilOf(until)})
-		return Served{}, finishFn{}, nil, false
+		return 0, nil, nil, nil
 	}
 	release, err := w.e.acquire(w.ctx, w.load, d, w.call)
 	if err != nil {
 		done(OutcomeIgnored)
 		if w.ctx.Err() != nil {
-			return Served{}, finishFn{}, cancelled(w.ctx), true
+			return 0, nil, nil, cancelled(w.ctx)
 		}
 		w.skip(step, capacitySkip(err, d))
-		return Served{}, finishFn{}, nil, false
+		return 0, nil, nil, nil
 	}
-	return w.keys(step, remaining, done, release, do)
+	return remaining, done, release, nil
 }
 
 // keys calls the step's deployment with each usable key in turn, holding
 // its breaker permit (done) and its slot (release): a served call hands
 // both to its finish; otherwise both are given back here.
+//
+// keys is on the stack for the whole vendor call, a streamed one through
+// its first content, so what it does before and after the call lives in
+// the helpers below: a frame this small keeps a request's goroutine
+// within a 16 KB stack (a thousand open streams would otherwise hold
+// 32 KB each).
 func (w *walk) keys(step Step, remaining time.Duration, done func(Outcome), release func(), do attemptFn) (Served, finishFn, *Failure, bool) {
 	d := step.Deployment
 	var tried []int64 // allocated only once a key has failed
 	outcome := OutcomeIgnored
 	for {
-		keyID, skip, ok := w.pick(d, tried)
+		keyID, ok := w.nextKey(step, tried)
 		if !ok {
-			if len(tried) == 0 {
-				w.skip(step, skip)
-			}
 			break
 		}
-		key := d.Provider.Key(keyID)
 		timeout := attemptTimeout(w.p, d, remaining)
-		if skip, ok := w.e.budgetAllows(w.ctx, w.p, w.attempts); !ok {
-			w.skip(step, skip)
+		if fail := w.budgetRefuses(step); fail != nil {
 			done(OutcomeIgnored)
 			release()
-			return Served{}, finishFn{}, budgetSpent(final(w.last, w.p, w.tr), skip, w.p), true
+			return Served{}, finishFn{}, fail, true
 		}
 		actx, cancel := context.WithTimeout(w.ctx, timeout)
 		start := w.e.now()
 		w.attempts++
-		out := d.Provider.Outgoing(w.call.Header)
-		var span AttemptSpan
-		if w.call.span != nil {
-			span, out = w.call.span.Attempt(start, d, out)
-		}
-		err := safely(do, actx, cancel, d, adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, Bearer: key.Bearer, UpstreamModel: d.UpstreamModel, Capabilities: d.Capabilities, Client: w.e.Client, Header: out,
-			APIVersion: d.Provider.APIVersion, Region: d.Provider.Region, Project: d.Provider.Project, AuthURL: d.Provider.AuthURL, Quirks: d.Provider.Quirks})
-		end := w.e.now()
-		at := Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Key: key.Fingerprint,
-			LatencyMS: end.Sub(start).Milliseconds(), Fallback: step.Fallback}
+		key := d.Provider.Key(keyID)
+		span := w.prepare(d, key, start)
+		err := safely(do, actx, cancel, d, &w.target)
+		w.target = adapter.Target{} // no secret outlives its call
 		if err == nil {
-			at.Outcome = AttemptOK
-			endAttempt(span, end, at)
-			return w.served(step, at), finishFn{ctx: w.ctx, done: done, release: release, cancel: cancel}, nil, true
+			return w.served(step, key, start, span), finishFn{ctx: w.ctx, done: done, release: release, cancel: cancel}, nil, true
 		}
 		cancel()
-		class := classOf(w.ctx, err)
-		ue := asUpstream(err, class, timeout)
-		at.Outcome, at.Class, at.Status, at.Reason = AttemptFailed, class, ue.Status, ue.Message
-		endAttempt(span, end, at)
-		w.tr.add(at)
-		if class == adapter.ClassCancelled {
-			done(OutcomeIgnored)
-			release()
-			return Served{}, finishFn{}, cancelled(w.ctx), true
-		}
-		w.last = ue
-		pol := class.Policy()
-		if pol.Breaker {
-			outcome = OutcomeFailure
-		}
-		w.e.penalize(keyID, pol, ue)
-		if pol.NextKey {
+		next, fail := w.failedCall(step, key, start, span, err, timeout, &outcome)
+		switch next {
+		case nextKey:
 			tried = append(tried, keyID)
 			continue
-		}
-		if !pol.NextCandidate {
+		case stopWalk:
 			done(OutcomeIgnored)
 			release()
-			return Served{}, finishFn{}, final(ue, w.p, w.tr), true
+			return Served{}, finishFn{}, fail, true
 		}
-		break
+		break // the next candidate
 	}
 	done(outcome)
 	release()
 	return Served{}, finishFn{}, nil, false
 }
 
+// nextKey picks the step's next usable key. When there is none before any
+// was tried, the step is recorded as skipped, with why.
+func (w *walk) nextKey(step Step, tried []int64) (int64, bool) {
+	keyID, skip, ok := w.pick(step.Deployment, tried)
+	if !ok && len(tried) == 0 {
+		w.skip(step, skip)
+	}
+	return keyID, ok
+}
+
+// budgetRefuses is the failure the caller gets when the retry budget
+// refuses another call (the step is recorded as skipped), or nil.
+func (w *walk) budgetRefuses(step Step) *Failure {
+	skip, ok := w.e.budgetAllows(w.ctx, w.p, w.attempts)
+	if ok {
+		return nil
+	}
+	w.skip(step, skip)
+	return budgetSpent(final(w.last, w.p, w.tr), skip, w.p)
+}
+
+// prepare sets w.target for a call of d with key and starts the call's
+// span (nil for an untraced request).
+//
+//go:noinline (see keys)
+func (w *walk) prepare(d *config.RDeployment, key *config.RKey, start time.Time) AttemptSpan {
+	out := d.Provider.Outgoing(w.call.Header)
+	var span AttemptSpan
+	if w.call.span != nil {
+		span, out = w.call.span.Attempt(start, d, out)
+	}
+	w.target = adapter.Target{BaseURL: d.Provider.BaseURL, APIKey: key.Secret, Bearer: key.Bearer, UpstreamModel: d.UpstreamModel, Capabilities: d.Capabilities, Client: w.e.Client, Header: out,
+		APIVersion: d.Provider.APIVersion, Region: d.Provider.Region, Project: d.Provider.Project, AuthURL: d.Provider.AuthURL, Quirks: d.Provider.Quirks}
+	return span
+}
+
+// called is the attempt record of a call made with key since start.
+func (w *walk) called(step Step, key *config.RKey, start, end time.Time) Attempt {
+	d := step.Deployment
+	return Attempt{Model: d.Model.Code, DeploymentID: d.ID, Deployment: d.Label(), Provider: d.Provider.Name, Key: key.Fingerprint,
+		LatencyMS: end.Sub(start).Milliseconds(), Fallback: step.Fallback}
+}
+
+// afterFailure is where the walk goes after a failed call.
+type afterFailure uint8
+
+const (
+	nextCandidate afterFailure = iota
+	nextKey                    // the same deployment with another key
+	stopWalk                   // the caller gets the failure
+)
+
+// failedCall records a failed call, penalises its key and says where the
+// walk goes next; outcome becomes a breaker failure when the class counts.
+//
+//go:noinline (see keys)
+func (w *walk) failedCall(step Step, key *config.RKey, start time.Time, span AttemptSpan, err error, timeout time.Duration, outcome *Outcome) (afterFailure, *Failure) {
+	end := w.e.now()
+	at := w.called(step, key, start, end)
+	class := classOf(w.ctx, err)
+	ue := asUpstream(err, class, timeout)
+	at.Outcome, at.Class, at.Status, at.Reason = AttemptFailed, class, ue.Status, ue.Message
+	endAttempt(span, end, at)
+	w.tr.add(at)
+	if class == adapter.ClassCancelled {
+		return stopWalk, cancelled(w.ctx)
+	}
+	w.last = ue
+	pol := class.Policy()
+	if pol.Breaker {
+		*outcome = OutcomeFailure
+	}
+	w.e.penalize(key.ID, pol, ue)
+	switch {
+	case pol.NextKey:
+		return nextKey, nil
+	case !pol.NextCandidate:
+		return stopWalk, final(ue, w.p, w.tr)
+	}
+	return nextCandidate, nil
+}
+
 // served records the call that served and says who served.
-func (w *walk) served(step Step, at Attempt) Served {
+//
+//go:noinline (see keys)
+func (w *walk) served(step Step, key *config.RKey, start time.Time, span AttemptSpan) Served {
+	end := w.e.now()
+	at := w.called(step, key, start, end)
 	at.Outcome = AttemptOK
+	endAttempt(span, end, at)
 	w.tr.add(at)
 	if step.Fallback && w.p.Fallback != nil {
 		w.tr.Fallback = "policy " + w.p.Fallback.Name + ": dedicated group " + w.p.Group.Name + " could not serve; served by shared group " + w.p.Fallback.Name
@@ -421,13 +500,13 @@ func (w *walk) exhausted() *Failure {
 // safely runs one attempt, turning a panic in an adapter into a server
 // failure so the slot, the breaker permit and the attempt context are
 // released like for any other failure.
-func safely(do attemptFn, ctx context.Context, cancel context.CancelFunc, d *config.RDeployment, t adapter.Target) (err error) {
+func safely(do attemptFn, ctx context.Context, cancel context.CancelFunc, d *config.RDeployment, t *adapter.Target) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &adapter.Error{Class: adapter.ClassServer, Message: fmt.Sprintf("internal error in the %s adapter: %v", d.Provider.Protocol, r)}
 		}
 	}()
-	return do(ctx, cancel, d, t)
+	return do(ctx, cancel, d, *t)
 }
 
 // Unavailable is the failure of a plan with no step to try (every

@@ -296,6 +296,7 @@ type exchange struct {
 	// once, or replaced whole by a later one).
 	contentLength [1]string
 	chatEstimate  chatEstimate
+	admitted      admittedChat
 	tr            *traced // the request's span, when the journey traces
 }
 
@@ -322,11 +323,13 @@ func (j *Journey) now() time.Time {
 func (j *Journey) Serve(ctx context.Context, req Request) *Answer {
 	x := &exchange{j: j, ctx: ctx, req: req, start: j.now()}
 	x.a = &x.ans
-	x.ans = Answer{Header: req.Reply, x: x, Trail: &x.trail}
+	// Field by field, not as composite literals: a literal is built on the
+	// stack first, and this frame stays there through the vendor call.
+	x.ans.Header, x.ans.x, x.ans.Trail = req.Reply, x, &x.trail
 	if x.ans.Header == nil {
 		x.ans.Header = make(http.Header, 16)
 	}
-	x.rec = record.Call{At: x.start.UTC(), RequestID: record.NewRequestID(), Status: record.StatusRejected, Endpoint: req.Endpoint.String()}
+	x.rec.At, x.rec.RequestID, x.rec.Status, x.rec.Endpoint = x.start.UTC(), record.NewRequestID(), record.StatusRejected, req.Endpoint.String()
 	x.a.RequestID = x.rec.RequestID
 	x.requestID[0] = x.rec.RequestID
 	x.a.Header["X-Request-Id"] = x.requestID[:] // no allocation of its own

@@ -20,14 +20,41 @@ import (
 
 // chat serves a chat completion, streamed or not.
 func (x *exchange) chat() {
+	if !x.chatAdmitted() {
+		return
+	}
+	c := &x.admitted
+	if c.req.Stream {
+		x.stream(c.plan, c.call, c.req, &c.dec)
+		return
+	}
+	x.chatOnce(c.req, c.plan, c.call, &c.dec)
+}
+
+// admittedChat is a chat request past its limits: what its vendor call
+// needs, kept on the exchange so that the frames on the stack through
+// that call stay small.
+type admittedChat struct {
+	req  *adapter.ChatRequest
+	plan *Plan
+	call Call
+	dec  limit.Decision
+}
+
+// chatAdmitted reads, parses and routes a chat request and passes it
+// through the caller's limits (x.admitted); false when the caller has
+// been answered.
+//
+//go:noinline (its frame must not stay on the stack through the vendor call; see walk.keys)
+func (x *exchange) chatAdmitted() bool {
 	body, ok := x.readBody()
 	if !ok {
-		return
+		return false
 	}
 	req, err := x.door().Parse(body)
 	if err != nil {
 		x.invalid(err)
-		return
+		return false
 	}
 	if hr, ok := x.door().(frontdoor.HeaderReader); ok {
 		hr.ReadHeaders(req, x.req.Header, x.req.Query)
@@ -37,30 +64,34 @@ func (x *exchange) chat() {
 	deadline, err := x.deadline()
 	if err != nil {
 		x.invalid(&frontdoor.RequestError{Param: "X-Request-Timeout", Message: err.Error()})
-		return
+		return false
 	}
 	if !x.idempotent(body) {
-		return
+		return false
 	}
 	x.deadlineAt = deadline
 	x.chatEstimate = chatEstimate{bodyLen: len(body), maxTokens: req.MaxTokens}
 	p, ok := x.route(req.Model, req.WantsReasoning(), Needs{Kind: config.KindChat, Thinking: req.WantsReasoning(), Vision: req.NeedsVision(), Tools: req.NeedsTools(), Chat: req, Estimate: x})
 	if !ok {
-		return
+		return false
 	}
 	dec, ok := x.gate(p.Tokens)
 	if !ok {
-		return
+		return false
 	}
 	x.traceContent(p, body)
-	call := Call{Class: x.caller.PriorityClass, Deadline: deadline, Tokens: p.Tokens, Header: x.req.Header, span: x.span()}
-	if req.Stream {
-		x.stream(p, call, req, dec, p.Tokens)
-		return
-	}
+	x.admitted = admittedChat{req: req, plan: p, dec: dec,
+		call: Call{Class: x.caller.PriorityClass, Deadline: deadline, Tokens: p.Tokens, Header: x.req.Header, span: x.span()}}
+	return true
+}
+
+// chatOnce serves a chat request that is not streamed.
+//
+//go:noinline (chat stays small for streams; see walk.keys)
+func (x *exchange) chatOnce(req *adapter.ChatRequest, p *Plan, call Call, dec *limit.Decision) {
 	out, fail := x.j.Exec.Chat(x.ctx, p, call, req, &x.trail)
 	if fail != nil {
-		x.settle(dec, 0, 0) // a failed call returns its token reservation; it still counted as a request
+		x.settle(*dec, 0, 0) // a failed call returns its token reservation; it still counted as a request
 		x.failed(fail)
 		return
 	}
@@ -71,13 +102,13 @@ func (x *exchange) chat() {
 	if err != nil {
 		// The vendor's answer could not be put in the caller's shape.
 		x.rec.Status, x.rec.ErrorClass, x.rec.ErrorCode = record.StatusUpstreamError, adapter.ClassServer, string(CodeUpstreamError)
-		x.account(dec, out.Served, out.Result.Usage, call.Tokens)
+		x.account(*dec, out.Served, out.Result.Usage, call.Tokens)
 		x.routeHeaders(out.Served)
 		x.writeError(http.StatusBadGateway, CodeUpstreamError, "the upstream's answer could not be translated: "+err.Error()+" (request "+x.rec.RequestID+")", nil)
 		return
 	}
 	x.rec.Status = record.StatusOK
-	x.account(dec, out.Served, out.Result.Usage, call.Tokens)
+	x.account(*dec, out.Served, out.Result.Usage, call.Tokens)
 	x.routeHeaders(out.Served)
 	x.writeBody(http.StatusOK, "application/json", answer)
 	x.traceAnswer(answer)
@@ -109,10 +140,10 @@ type Stream struct {
 
 // stream starts a streamed chat: the answer's status and headers are final
 // once a deployment committed.
-func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec limit.Decision, estimate int64) {
+func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec *limit.Decision) {
 	committed, fail := x.j.Exec.ChatStream(x.ctx, p, call, req, &x.trail)
 	if fail != nil {
-		x.settle(dec, 0, 0)
+		x.settle(*dec, 0, 0)
 		x.failed(fail)
 		return
 	}
@@ -133,7 +164,7 @@ func (x *exchange) stream(p *Plan, call Call, req *adapter.ChatRequest, dec limi
 	if native {
 		x.ladder.collect = nil // vendor-native events are not OpenAI chunks to keep
 	}
-	x.a.Stream = x.newStream(committed, req, dec, estimate, d.Model.Code, native)
+	x.a.Stream = x.newStream(committed, req, *dec, call.Tokens, d.Model.Code, native)
 }
 
 // newStream wraps a committed stream in the request's front door; model is
