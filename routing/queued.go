@@ -68,17 +68,31 @@ func (e *Executor) runQueued(ctx context.Context, p *Plan, call Call, tr *Trail,
 			// capacity skips answer it (a deployment_cap refusal).
 			return served, finish, fail
 		}
-		steps := capacitySteps(p, call.from, tr.Attempts[mark:])
-		if len(steps) == 0 {
-			return served, finish, fail
-		}
-		h, waited, err := e.awaitCapacity(ctx, p, call, steps)
-		tr.waited(waited)
-		if err != nil {
-			return Served{}, finishFn{}, queueFailure(ctx, err, fail, p, tr, waited.For, call.Class)
+		h, fail := e.queueFor(ctx, p, call, tr, mark, fail)
+		if h == nil {
+			return Served{}, finishFn{}, fail
 		}
 		call.from, call.held = h.step, h
 	}
+}
+
+// queueFor waits in the call's class queue for a slot on a step the run
+// just skipped for capacity (from mark on in the trail); without one, the
+// failure the caller gets (the run's own when it skipped nothing for
+// capacity).
+//
+//go:noinline (runQueued is on the stack through the vendor call; see walk.keys)
+func (e *Executor) queueFor(ctx context.Context, p *Plan, call Call, tr *Trail, mark int, fail *Failure) (*heldSlot, *Failure) {
+	steps := capacitySteps(p, call.from, tr.Attempts[mark:])
+	if len(steps) == 0 {
+		return nil, fail
+	}
+	h, waited, err := e.awaitCapacity(ctx, p, call, steps)
+	tr.waited(waited)
+	if err != nil {
+		return nil, queueFailure(ctx, err, fail, p, tr, waited.For, call.Class)
+	}
+	return h, nil
 }
 
 // capacitySteps are the plan steps (from index from on) a run skipped for
