@@ -30,6 +30,7 @@ type DataPlane struct {
 	Cut context.Context
 
 	inFlight atomic.Int64
+	peak     atomic.Int64 // the most in flight at once since PeakInFlight last read it
 	cut      atomic.Int64
 }
 
@@ -48,6 +49,24 @@ func (d *DataPlane) BaseContext(net.Listener) context.Context {
 
 // InFlight is how many data-plane requests are being served right now.
 func (d *DataPlane) InFlight() int64 { return d.inFlight.Load() }
+
+// PeakInFlight is the most data-plane requests in flight at once since the
+// previous call (at least those in flight now): a sampler sees a burst
+// that came and went between two of its samples.
+func (d *DataPlane) PeakInFlight() int64 {
+	return max(d.peak.Swap(0), d.inFlight.Load())
+}
+
+// started counts a request in flight and raises the peak when it is one.
+func (d *DataPlane) started() {
+	n := d.inFlight.Add(1)
+	for {
+		p := d.peak.Load()
+		if n <= p || d.peak.CompareAndSwap(p, n) {
+			return
+		}
+	}
+}
 
 // CutCount is how many requests were in flight when they were cut.
 func (d *DataPlane) CutCount() int64 { return d.cut.Load() }
@@ -104,7 +123,7 @@ func (d *DataPlane) Model(c echo.Context) error {
 
 func (d *DataPlane) serve(c echo.Context, ep routing.Endpoint) error {
 	r := c.Request()
-	d.inFlight.Add(1)
+	d.started()
 	defer d.inFlight.Add(-1)
 	ctx := r.Context()
 	if d.Cut != nil && ctx.Value(cutKey{}) == nil {

@@ -55,11 +55,13 @@ type memRelease struct {
 	again      int   // samples until memory is returned once more; 0: not due
 }
 
-// observe takes the requests in flight now and says what to do: close the
-// idle connections when the peak has passed and on each sample after while
-// in flight still falls (up to releaseSettle), then return memory, and
-// once more releaseAgain samples later.
-func (m *memRelease) observe(inFlight int64) releaseStep {
+// observe takes the most requests in flight at once since the previous
+// sample (a burst shorter than the sampling period counts) and those in
+// flight now, and says what to do: close the idle connections when the
+// peak has passed and on each sample after while in flight still falls
+// (up to releaseSettle), then return memory, and once more releaseAgain
+// samples later.
+func (m *memRelease) observe(peak, inFlight int64) releaseStep {
 	if m.settling > 0 {
 		if inFlight < m.last && m.settling < releaseSettle {
 			m.settling, m.last = m.settling+1, inFlight
@@ -68,7 +70,7 @@ func (m *memRelease) observe(inFlight int64) releaseStep {
 		m.settling, m.peak, m.again = 0, inFlight, releaseAgain
 		return releaseMemory
 	}
-	m.peak = max(m.peak, inFlight)
+	m.peak = max(m.peak, peak, inFlight)
 	if m.peak >= m.high && inFlight <= m.peak/4 {
 		m.settling, m.last = 1, inFlight
 		return releaseIdle
@@ -88,7 +90,7 @@ func (m *memRelease) observe(inFlight int64) releaseStep {
 func (g *Gateway) releaseAfterPeaks(ctx context.Context) {
 	t := time.NewTicker(releaseEvery)
 	defer t.Stop()
-	releaseLoop(ctx, t.C, g.Data.InFlight, releaseActions{
+	releaseLoop(ctx, t.C, func() (int64, int64) { return g.Data.PeakInFlight(), g.Data.InFlight() }, releaseActions{
 		closeIdle: g.Exec.Client.CloseIdleConnections,
 		free: func() {
 			// What the peak left in sync.Pools (net/http's connection
@@ -104,15 +106,17 @@ func (g *Gateway) releaseAfterPeaks(ctx context.Context) {
 // releaseActions are what a passed peak does.
 type releaseActions struct{ closeIdle, free func() }
 
-// releaseLoop runs memRelease on each tick until ctx ends.
-func releaseLoop(ctx context.Context, tick <-chan time.Time, inFlight func() int64, do releaseActions) {
+// releaseLoop runs memRelease on each tick until ctx ends; sample is the
+// most requests in flight at once since the previous tick, and those in
+// flight now.
+func releaseLoop(ctx context.Context, tick <-chan time.Time, sample func() (peak, now int64), do releaseActions) {
 	m := &memRelease{high: releaseHighMark}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick:
-			switch m.observe(inFlight()) {
+			switch m.observe(sample()) {
 			case releaseIdle:
 				do.closeIdle()
 			case releaseMemory:

@@ -30,7 +30,7 @@ func TestMemReleaseAfterPeak(t *testing.T) {
 		{50, releaseIdle}, {20, releaseIdle}, {10, releaseIdle}, {5, releaseIdle}, {1, releaseMemory},
 	}
 	for i, s := range steps {
-		if got := m.observe(s.inFlight); got != s.want {
+		if got := m.observe(s.inFlight, s.inFlight); got != s.want {
 			t.Fatalf("sample %d (%d in flight): step %d, want %d", i, s.inFlight, got, s.want)
 		}
 	}
@@ -41,8 +41,28 @@ func TestMemReleaseAfterPeak(t *testing.T) {
 		if i == releaseAgain {
 			want = releaseMemory
 		}
-		if got := m.observe(0); got != want {
+		if got := m.observe(0, 0); got != want {
 			t.Fatalf("sample %d after the release: step %d, want %d", i, got, want)
+		}
+	}
+}
+
+// A burst that opened and closed between two samples is a peak all the
+// same: the sample carries the most in flight since the previous one.
+func TestMemReleaseAfterBurstBetweenSamples(t *testing.T) {
+	m := &memRelease{high: 200}
+	for i, s := range []struct {
+		peak, now int64
+		want      releaseStep
+	}{
+		{10, 10, releaseNone},
+		{1000, 0, releaseIdle}, // 1,000 streams came and went within the period
+		{0, 0, releaseMemory},
+		{150, 0, releaseNone}, // under the mark
+		{0, 0, releaseNone},
+	} {
+		if got := m.observe(s.peak, s.now); got != s.want {
+			t.Fatalf("sample %d (peak %d, %d in flight): step %d, want %d", i, s.peak, s.now, got, s.want)
 		}
 	}
 }
@@ -58,7 +78,7 @@ func TestReleaseLoopOrder(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		releaseLoop(ctx, tick, func() int64 { return <-samples }, releaseActions{
+		releaseLoop(ctx, tick, func() (int64, int64) { n := <-samples; return n, n }, releaseActions{
 			closeIdle: func() { log = append(log, "close idle") },
 			free:      func() { log = append(log, "free") },
 		})
