@@ -116,8 +116,9 @@ func TestThreeAPIInstancesAndTwoWorkersActAsOne(t *testing.T) {
 // slices below the burst.
 func leasedRPMAcrossInstances(t *testing.T, st *store.Store, cluster *storetest.LocalCluster, prefix, key string, apis []*gatewayProc) {
 	const rpm, slice = 1200, 1200 / 16
-	id := setFastRPM(t, st, rpm)
-	want := versionOf(t, apis[0]) + 1
+	// The version is the one published: an instance may already serve it
+	// by the time it could be read back from one.
+	id, want := setFastRPM(t, st, rpm)
 	for _, g := range apis {
 		waitFor(t, 10*time.Second, "every instance on the leased RPM version", func() bool { return versionOf(t, g) == want })
 	}
@@ -180,8 +181,8 @@ func spread(t *testing.T, apis []*gatewayProc, key string, n, workers int) (ok, 
 }
 
 // setFastRPM sets the seeded caller's fast-tier RPM and publishes, and
-// returns the caller's id.
-func setFastRPM(t *testing.T, st *store.Store, rpm int64) int64 {
+// returns the caller's id and the version published.
+func setFastRPM(t *testing.T, st *store.Store, rpm int64) (callerID, version int64) {
 	t.Helper()
 	ctx := context.Background()
 	snap, _, err := st.Draft(ctx)
@@ -198,10 +199,11 @@ func setFastRPM(t *testing.T, st *store.Store, rpm int64) int64 {
 	if err := st.UpdateCaller(ctx, c.ID, c); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Publish(ctx, store.PublishInput{Author: "e2e", Message: fmt.Sprintf("rpm %d", rpm), Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }}); err != nil {
+	out, err := st.Publish(ctx, store.PublishInput{Author: "e2e", Message: fmt.Sprintf("rpm %d", rpm), Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return c.ID
+	return c.ID, out.Version.Number
 }
 
 // versionOf is the configuration version an instance serves (/healthz).
