@@ -134,7 +134,7 @@ const clockTick = 10 * time.Millisecond
 // to reset it, it samples VmRSS every 10 ms instead.
 func peakRSS(pid int) func() int {
 	if os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0o200) == nil {
-		return func() int { return statusKB(pid, "VmHWM:") }
+		return func() int { return statusKB(pid, "VmHWM") }
 	}
 	stop := make(chan struct{})
 	peak := make(chan int, 1)
@@ -153,22 +153,6 @@ func peakRSS(pid int) func() int {
 		}
 	}()
 	return func() int { close(stop); return <-peak }
-}
-
-func statusKB(pid int, field string) int {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), field) {
-			n, _ := strconv.Atoi(strings.Fields(sc.Text())[1])
-			return n
-		}
-	}
-	return 0
 }
 
 // median of the values.

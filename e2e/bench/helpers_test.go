@@ -92,7 +92,10 @@ func waitOK(t *testing.T, url string) {
 	t.Fatalf("%s not ready", url)
 }
 
-func rssKB(pid int) int {
+func rssKB(pid int) int { return statusKB(pid, "VmRSS") }
+
+// statusKB is one kB field of /proc/<pid>/status (VmRSS, RssAnon, RssFile).
+func statusKB(pid int, field string) int {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
@@ -100,7 +103,7 @@ func rssKB(pid int) int {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "VmRSS:") {
+		if strings.HasPrefix(sc.Text(), field+":") {
 			n, _ := strconv.Atoi(strings.Fields(sc.Text())[1])
 			return n
 		}

@@ -31,6 +31,13 @@ const (
 func TestStreamsMemory(t *testing.T) {
 	bin := benchBin()
 	w := newBenchWorld(t, bin)
+	plainAddr := freeAddr(t) // the floor: the plain Go proxy holding the same streams
+	plain := startProc(t, filepath.Join(bin, "plainproxy"), nil, "-addr", plainAddr, "-upstream", "http://"+w.fakeAddr)
+	waitServes(t, target{name: "plain", url: "http://" + plainAddr + "/v1/chat/completions", key: w.b.callerKey})
+	var plainOpen string
+	holdStreamsAt(t, w.fakeAddr, target{name: "plain-streams", url: "http://" + plainAddr + "/v1/chat/completions", key: w.b.callerKey},
+		plain.Process.Pid, streamsEnd{atOpen: func() { plainOpen = rssReading(plain.Process.Pid) }})
+	fmt.Printf("plain Go proxy, %d open  %s\n", streams, plainOpen)
 	addr := freeAddr(t)
 	env := append(gatewayEnv(t, addr, w.dsn), "SWITCHYARD_MAX_INFLIGHT=0")
 	profiles, pprofAddr := os.Getenv("BENCH_PROFILE_DIR"), "" // heap and goroutine profiles of each round
@@ -80,9 +87,16 @@ func TestStreamsMemory(t *testing.T) {
 func memReading(pid int, base string) string {
 	m := goMetrics(base)
 	mb := func(k string) float64 { return m[k] / (1 << 20) }
-	return fmt.Sprintf("RSS %.1f MB | heap in use %.1f, stacks %.1f, heap idle %.1f (released %.1f), next GC %.1f MB | goroutines %.0f",
-		float64(rssKB(pid))/1024, mb("go_memstats_heap_inuse_bytes"), mb("go_memstats_stack_inuse_bytes"),
+	return fmt.Sprintf("%s | heap in use %.1f, stacks %.1f, heap idle %.1f (released %.1f), next GC %.1f MB | goroutines %.0f",
+		rssReading(pid), mb("go_memstats_heap_inuse_bytes"), mb("go_memstats_stack_inuse_bytes"),
 		mb("go_memstats_heap_idle_bytes"), mb("go_memstats_heap_released_bytes"), mb("go_memstats_next_gc_bytes"), m["go_goroutines"])
+}
+
+// rssReading is the process's RSS, and how much of it is anonymous memory
+// and how much the binary's (and libraries') file pages.
+func rssReading(pid int) string {
+	return fmt.Sprintf("RSS %.1f MB (anon %.1f, file %.1f)",
+		float64(rssKB(pid))/1024, float64(statusKB(pid, "RssAnon"))/1024, float64(statusKB(pid, "RssFile"))/1024)
 }
 
 func goMetrics(base string) map[string]float64 {
