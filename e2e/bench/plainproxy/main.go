@@ -7,7 +7,12 @@
 // top of this figure is its own work; what this adds to the direct path is
 // the price of any Go proxy on the machine.
 //
-//	plainproxy -addr 127.0.0.1:9200 -upstream http://127.0.0.1:9090
+// With -hold it answers a stream as the gateway does: nothing (not even
+// the status line) until the vendor's first content arrives, so that a
+// proxy could still switch to another vendor until then; what that costs
+// a caller's first content is the difference between the two floors.
+//
+//	plainproxy -addr 127.0.0.1:9200 -upstream http://127.0.0.1:9090 [-hold]
 package main
 
 import (
@@ -18,13 +23,19 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 )
 
+// firstContent finds an OpenAI chat chunk's first content: a delta whose
+// content is not empty.
+var firstContent = regexp.MustCompile(`"delta":\{[^}]*"content":"[^"]`)
+
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	upstream := flag.String("upstream", "", "base URL requests are forwarded to (their path appended)")
+	hold := flag.Bool("hold", false, "hold a stream's answer, head and all, until its first content")
 	flag.Parse()
 	if *upstream == "" {
 		fmt.Fprintln(os.Stderr, "plainproxy: -upstream is required")
@@ -69,17 +80,32 @@ func main() {
 		if res.ContentLength >= 0 {
 			w.Header()["Content-Length"] = res.Header["Content-Length"]
 		}
-		w.WriteHeader(res.StatusCode)
-		if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		stream := strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")
+		if !stream {
+			w.WriteHeader(res.StatusCode)
 			_, _ = io.Copy(w, res.Body)
 			return
 		}
 		f := http.NewResponseController(w)
 		buf := make([]byte, 4<<10)
+		held := *hold
+		var head []byte // what is held until the first content
+		if !held {
+			w.WriteHeader(res.StatusCode) // sent with the first events
+		}
 		for {
 			n, err := res.Body.Read(buf)
-			if n > 0 {
-				if _, werr := w.Write(buf[:n]); werr != nil {
+			out := buf[:n]
+			if held {
+				head = append(head, out...)
+				if !firstContent.Match(head) && err == nil {
+					continue
+				}
+				w.WriteHeader(res.StatusCode)
+				held, out = false, head
+			}
+			if len(out) > 0 {
+				if _, werr := w.Write(out); werr != nil {
 					return
 				}
 				_ = f.Flush()
