@@ -209,19 +209,36 @@ func writeAnswer(w *echo.Response, a *routing.Answer) (err error) {
 // fits the socket's send buffer, so its write never waits for the caller.
 const smallAnswer = 64 << 10
 
-// writeStream sends a stream's events, flushing after each the vendor sent
-// since the last. A flush that failed (the write deadline passed, or the
-// caller left) ends it with that error.
+// writeStream sends a stream's events. Events are flushed when the stream
+// is about to wait for the vendor, so those the vendor sent together leave
+// in one write (one that cannot say so is flushed after each event the
+// vendor sent since the last). A flush that failed (the write deadline
+// passed, or the caller left) ends it with that error.
 func writeStream(w *echo.Response, rc *http.ResponseController, s *routing.Stream) error {
+	var flushErr error
+	hooked := s.FlushBeforeWait(func() {
+		if flushErr == nil {
+			flushErr = rc.Flush()
+		}
+	})
+	if hooked {
+		defer s.FlushBeforeWait(nil) // the stream outlives the response
+	}
 	for {
 		ev, nerr := s.Next()
+		if flushErr != nil {
+			return flushErr
+		}
 		if nerr != nil {
+			if hooked {
+				return rc.Flush()
+			}
 			return nil
 		}
 		if _, err := w.Write(ev); err != nil {
 			return err
 		}
-		if !s.Buffered() {
+		if !hooked && !s.Buffered() {
 			if err := rc.Flush(); err != nil {
 				return err
 			}

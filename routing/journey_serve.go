@@ -199,6 +199,16 @@ func (s *Stream) Buffered() bool {
 	return !s.over && !s.firstDone && s.first < len(s.committed.First)
 }
 
+// FlushBeforeWait makes the stream call flush before every read that may
+// wait for the vendor (nil: no longer), and reports whether it will; the
+// sender may then leave its writes unflushed until then, and events the
+// vendor sent together leave in one write. When it reports false the
+// sender flushes after every event (Buffered tells which it may skip).
+func (s *Stream) FlushBeforeWait(flush func()) bool {
+	w, ok := s.committed.stream.(adapter.WaitNotifier)
+	return ok && w.FlushBeforeWait(flush)
+}
+
 // Next returns the next SSE event to send, valid until the next call;
 // io.EOF after the last. A clean end sends [DONE]; an upstream failure after
 // the first chunk sends an error event instead, never a clean [DONE].

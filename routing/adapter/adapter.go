@@ -229,6 +229,16 @@ type Stream interface {
 	Close() error
 }
 
+// WaitNotifier is a Stream that can tell its relay when it is about to
+// wait for the vendor. FlushBeforeWait(flush) makes the stream call flush
+// before every read that may wait (nil: no longer), and reports whether it
+// will. A relay that got true may leave the events it wrote unflushed
+// until then, so that events the vendor sent together leave together; one
+// that got false flushes after every event.
+type WaitNotifier interface {
+	FlushBeforeWait(flush func()) bool
+}
+
 // EmbedRequest is one batch for one upstream call.
 type EmbedRequest struct {
 	Inputs     []string

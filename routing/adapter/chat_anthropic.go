@@ -650,6 +650,13 @@ func (s *anthropicStream) Usage() Usage { return s.usage.usage() }
 
 func (s *anthropicStream) Close() error { return closeStream(s.cancel, s.body) }
 
+// FlushBeforeWait: every read of the vendor's body goes through the SSE
+// reader (WaitNotifier).
+func (s *anthropicStream) FlushBeforeWait(flush func()) bool {
+	s.sse.BeforeWait(flush)
+	return true
+}
+
 func (s *anthropicStream) Next() (Chunk, error) {
 	for {
 		if len(s.pending) > 0 {

@@ -621,6 +621,13 @@ func (s *geminiStream) Usage() Usage { return s.usage }
 
 func (s *geminiStream) Close() error { return closeStream(s.cancel, s.body) }
 
+// FlushBeforeWait: every read of the vendor's body goes through the SSE
+// reader (WaitNotifier).
+func (s *geminiStream) FlushBeforeWait(flush func()) bool {
+	s.sse.BeforeWait(flush)
+	return true
+}
+
 func (s *geminiStream) Next() (Chunk, error) {
 	for {
 		if len(s.pending) > 0 {

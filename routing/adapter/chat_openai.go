@@ -460,6 +460,13 @@ func (s *openaiStream) Next() (Chunk, error) {
 	}
 }
 
+// FlushBeforeWait: every read of the vendor's body goes through the SSE
+// reader (WaitNotifier).
+func (s *openaiStream) FlushBeforeWait(flush func()) bool {
+	s.sse.BeforeWait(flush)
+	return true
+}
+
 func (s *openaiStream) readErr(err error) error {
 	switch {
 	case s.closed.Load():

@@ -160,6 +160,16 @@ type anthropicNativeStream struct {
 
 func (s *anthropicNativeStream) Close() error { return closeStream(s.cancel, s.body) }
 
+// FlushBeforeWait: an SSE body is read only through its reader; Bedrock's
+// event stream does not say (WaitNotifier).
+func (s *anthropicNativeStream) FlushBeforeWait(flush func()) bool {
+	r, ok := s.sse.(*SSEReader)
+	if ok {
+		r.BeforeWait(flush)
+	}
+	return ok
+}
+
 func (s *anthropicNativeStream) Usage() Usage {
 	u := s.usage.usage()
 	if u.Known || !s.stopped {

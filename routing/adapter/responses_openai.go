@@ -226,6 +226,13 @@ type responsesStream struct {
 
 func (s *responsesStream) Usage() Usage { return s.usage }
 
+// FlushBeforeWait: every read of the vendor's body goes through the SSE
+// reader (WaitNotifier).
+func (s *responsesStream) FlushBeforeWait(flush func()) bool {
+	s.sse.BeforeWait(flush)
+	return true
+}
+
 func (s *responsesStream) Next() (Chunk, error) {
 	if s.err != nil {
 		return Chunk{}, s.err

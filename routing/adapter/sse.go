@@ -29,6 +29,7 @@ type SSEEvent struct {
 // not followed by a blank line. Comment lines (": ping") are skipped.
 type SSEReader struct {
 	r       *bufio.Reader
+	src     waitReader
 	event   string
 	data    []byte
 	hasData bool
@@ -45,7 +46,27 @@ type SSEReader struct {
 // through the HTTP client's buffer, so refilling this one from it costs a
 // copy, not a system call.
 func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, sseBuffer)}
+	s := &SSEReader{src: waitReader{r: r}}
+	s.r = bufio.NewReaderSize(&s.src, sseBuffer)
+	return s
+}
+
+// BeforeWait makes the reader call f before each read from its source —
+// the only place it can wait for the vendor — or no longer, with nil.
+// While the events a read brought are in the buffer, f is not called.
+func (s *SSEReader) BeforeWait(f func()) { s.src.before = f }
+
+// waitReader calls before (when set) ahead of every read of r.
+type waitReader struct {
+	r      io.Reader
+	before func()
+}
+
+func (w *waitReader) Read(p []byte) (int, error) {
+	if w.before != nil {
+		w.before()
+	}
+	return w.r.Read(p)
 }
 
 // sseBuffer is the SSE reader's buffer size.

@@ -3,6 +3,7 @@ package adapter
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -212,5 +213,61 @@ func TestSSEReaderPassesReadErrors(t *testing.T) {
 	_, err = sseReadAll(iotest.TimeoutReader(strings.NewReader("data: a\n\n")))
 	if !errors.Is(err, iotest.ErrTimeout) {
 		t.Errorf("got %v, want iotest.ErrTimeout", err)
+	}
+}
+
+// chunkedSource returns one of its parts per Read, as a vendor's body does
+// with what arrived together.
+type chunkedSource struct{ parts []string }
+
+func (c *chunkedSource) Read(p []byte) (int, error) {
+	if len(c.parts) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, c.parts[0])
+	if c.parts[0] = c.parts[0][n:]; c.parts[0] == "" {
+		c.parts = c.parts[1:]
+	}
+	return n, nil
+}
+
+// The wait hook runs before each read of the source and not while events
+// a read brought are still in the buffer: a relay flushing in it sends
+// events that came together at once, and never holds one back while the
+// reader waits for the vendor.
+func TestSSEReaderCallsBeforeWaitOnlyAheadOfReads(t *testing.T) {
+	src := &chunkedSource{parts: []string{"data: a\n\ndata: b\n\ndata: c\n\n", "data: d\n\n"}}
+	r := NewSSEReader(src)
+	waits := 0
+	r.BeforeWait(func() { waits++ })
+	var got []string
+	var at []int // waits before each event was returned
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(ev.Data))
+		at = append(at, waits)
+	}
+	if strings.Join(got, ",") != "a,b,c,d" {
+		t.Fatalf("events %q", got)
+	}
+	// a, b and c came in one read: one wait before a, none before b or c;
+	// d needed a second read.
+	if fmt.Sprint(at) != "[1 1 1 2]" {
+		t.Fatalf("waits before each event %v, want [1 1 1 2]", at)
+	}
+	if waits != 3 { // and one more read found the end
+		t.Fatalf("%d waits in all, want 3", waits)
+	}
+	r2 := NewSSEReader(&chunkedSource{parts: []string{"data: x\n\n"}})
+	r2.BeforeWait(func() { t.Fatal("a hook taken back with nil still ran") })
+	r2.BeforeWait(nil)
+	if ev, err := r2.Next(); err != nil || string(ev.Data) != "x" {
+		t.Fatalf("%q %v", ev.Data, err)
 	}
 }

@@ -66,6 +66,13 @@ func finishing(s Stream, r *ChatRequest) Stream {
 
 func (e *endStream) Close() error { return e.s.Close() }
 
+// FlushBeforeWait passes the wait hook to the vendor's stream: the chunks
+// endStream holds back wait for its next read (WaitNotifier).
+func (e *endStream) FlushBeforeWait(flush func()) bool {
+	w, ok := e.s.(WaitNotifier)
+	return ok && w.FlushBeforeWait(flush)
+}
+
 // Usage is the vendor's usage, else (once the stream ended cleanly) an
 // estimate; unknown for a stream that failed or is still running.
 func (e *endStream) Usage() Usage {
