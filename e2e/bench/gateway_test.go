@@ -149,6 +149,12 @@ func TestGatewayVersusDirect(t *testing.T) {
 	closedRSS := rssKB(gw2.Process.Pid)
 	fmt.Fprintf(report, "gateway RSS          idle %.1f MB | with %d concurrent streams open %.1f MB (target %d MB) | %s after they closed %.1f MB (target %d MB) (a second instance without the in-flight cap: idle %.1f MB)\n",
 		float64(idleRSS)/1024, open, float64(streamRSS)/1024, rssOpenTargetMB, afterStreams, float64(closedRSS)/1024, rssClosedTargetMB, float64(idle2)/1024)
+	// The floor: the plain Go proxy holding as many streams, and how much
+	// of each RSS is the binary's own pages.
+	var plainOpen, gwOpen string
+	holdStreamsAt(t, fakeAddr, floors[0].target, plainProc.Process.Pid, streamsEnd{atOpen: func() { plainOpen = rssReading(plainProc.Process.Pid) }})
+	holdStreamsAt(t, fakeAddr, streamsGW, gw2.Process.Pid, streamsEnd{atOpen: func() { gwOpen = rssReading(gw2.Process.Pid) }})
+	fmt.Fprintf(report, "RSS with %d streams open, again: plain Go proxy %s | gateway %s\n", streams, plainOpen, gwOpen)
 
 	prioritisation(t, bin, fakeAddr, b, gwBase, report)
 

@@ -27,6 +27,7 @@ go build -o bin/plainproxy ./e2e/bench/plainproxy
 
 echo "== end to end: gateway vs direct (a few minutes) =="
 BENCH_BIN="$PWD/bin" BENCH_REPORT="$PWD/$out.e2e" go test -tags bench -v -count=1 -run TestGatewayVersusDirect -timeout 30m ./e2e/bench/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS' || true
+BENCH_BIN="$PWD/bin" go test -tags bench -v -count=1 -run TestFirstContent -timeout 10m ./e2e/bench/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS' || true
 BENCH_BIN="$PWD/bin" BENCH_REPORT="$PWD/$out.e2e" go test -tags bench -v -count=1 -run TestRetryBudgetOutage -timeout 10m ./e2e/bench/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS' || true
 echo
 echo "== allocations per proxied non-stream request (real handler and journey; the fake vendor in its own process) =="
