@@ -57,7 +57,17 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("plainproxy listening on http://%s\n", ln.Addr())
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := &http.Server{Handler: proxy(client, base, *hold), ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.Serve(ln); err != nil {
+		fmt.Fprintln(os.Stderr, "plainproxy:", err)
+		os.Exit(1)
+	}
+}
+
+// proxy forwards each request to base with client and copies the answer
+// back; with hold, a stream's answer waits for its first content.
+func proxy(client *http.Client, base string, hold bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -80,43 +90,43 @@ func main() {
 		if res.ContentLength >= 0 {
 			w.Header()["Content-Length"] = res.Header["Content-Length"]
 		}
-		stream := strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")
-		if !stream {
+		if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
 			w.WriteHeader(res.StatusCode)
 			_, _ = io.Copy(w, res.Body)
 			return
 		}
-		f := http.NewResponseController(w)
-		buf := make([]byte, 4<<10)
-		held := *hold
-		var head []byte // what is held until the first content
-		if !held {
-			w.WriteHeader(res.StatusCode) // sent with the first events
+		relay(w, res, hold)
+	}
+}
+
+// relay copies a stream as it comes, each read flushed; with hold, nothing
+// (not even the status line) goes before the first content.
+func relay(w http.ResponseWriter, res *http.Response, hold bool) {
+	f := http.NewResponseController(w)
+	buf := make([]byte, 4<<10)
+	var head []byte // what is held until the first content
+	if !hold {
+		w.WriteHeader(res.StatusCode) // sent with the first events
+	}
+	for {
+		n, err := res.Body.Read(buf)
+		out := buf[:n]
+		if hold {
+			head = append(head, out...)
+			if !firstContent.Match(head) && err == nil {
+				continue
+			}
+			w.WriteHeader(res.StatusCode)
+			hold, out = false, head
 		}
-		for {
-			n, err := res.Body.Read(buf)
-			out := buf[:n]
-			if held {
-				head = append(head, out...)
-				if !firstContent.Match(head) && err == nil {
-					continue
-				}
-				w.WriteHeader(res.StatusCode)
-				held, out = false, head
-			}
-			if len(out) > 0 {
-				if _, werr := w.Write(out); werr != nil {
-					return
-				}
-				_ = f.Flush()
-			}
-			if err != nil {
+		if len(out) > 0 {
+			if _, werr := w.Write(out); werr != nil {
 				return
 			}
+			_ = f.Flush()
 		}
-	}), ReadHeaderTimeout: 10 * time.Second}
-	if err := srv.Serve(ln); err != nil {
-		fmt.Fprintln(os.Stderr, "plainproxy:", err)
-		os.Exit(1)
+		if err != nil {
+			return
+		}
 	}
 }
