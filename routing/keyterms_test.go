@@ -39,7 +39,7 @@ func TestKeyTermsInTheJourney(t *testing.T) {
 	}
 	rt := world(t, nil).WithCallerKeys(keys)
 	uses := &useRec{uses: map[int64]string{}}
-	j := &Journey{Live: staticLive{rt}, Exec: &Executor{Adapters: map[config.Protocol]adapter.Adapter{config.ProtocolOpenAI: stubAdapter{}}},
+	j := &Journey{Live: staticLive{rt}, Exec: &Executor{Adapters: map[config.Protocol]adapter.Adapter{config.ProtocolOpenAI: stubAdapter{}}, Now: func() time.Time { return now }},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: func() time.Time { return now }, KeyUse: uses}
 	serve := func(ep Endpoint, key, model string) *Answer {
 		body := `{"model":"` + model + `","messages":[{"role":"user","content":"hi"}]}`
