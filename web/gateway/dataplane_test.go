@@ -20,7 +20,17 @@ import (
 // post sends a raw data-plane request.
 func post(t *testing.T, e *gatewaytest.Env, key, path, body string, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, e.URL+path, strings.NewReader(body))
+	res := send(t, e.URL, key, path, body, hdr...)
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, b
+}
+
+// send POSTs a JSON body to base+path as the caller with key (none when
+// empty), with the header pairs in hdr, and returns the answer unread.
+func send(t *testing.T, base, key, path, body string, hdr ...string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -32,9 +42,7 @@ func post(t *testing.T, e *gatewaytest.Env, key, path, body string, hdr ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res, b
+	return res
 }
 
 func errCode(t *testing.T, b []byte) (code, msg string) {

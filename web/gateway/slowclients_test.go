@@ -201,13 +201,7 @@ func TestPerIPUnauthenticatedCap(t *testing.T) {
 
 func plainChat(t *testing.T, base, key string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(hello))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := send(t, base, key, "/v1/chat/completions", hello)
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res, b

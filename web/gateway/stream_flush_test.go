@@ -29,13 +29,7 @@ func TestStreamEventsLeaveBeforeTheVendorPauses(t *testing.T) {
 		{"/v1/messages", `{"model":"standard","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, `"text_delta"`},
 	} {
 		t.Run(strings.TrimPrefix(c.path, "/v1/"), func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, e.URL+c.path, strings.NewReader(c.body))
-			req.Header.Set("Authorization", "Bearer "+key)
-			req.Header.Set("Content-Type", "application/json")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := send(t, e.URL, key, c.path, c.body)
 			defer res.Body.Close()
 			if res.StatusCode != http.StatusOK {
 				t.Fatalf("status %d", res.StatusCode)

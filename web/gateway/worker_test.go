@@ -115,14 +115,7 @@ type reply struct {
 
 func chat(t *testing.T, e *gatewaytest.Env, key string) reply {
 	t.Helper()
-	body := `{"model":"standard","messages":[{"role":"user","content":"hello"}]}`
-	req, _ := http.NewRequest(http.MethodPost, e.URL+"/v1/chat/completions", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := send(t, e.URL, key, "/v1/chat/completions", `{"model":"standard","messages":[{"role":"user","content":"hello"}]}`)
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	r := reply{status: res.StatusCode, model: res.Header.Get("X-Switchyard-Model"), provider: res.Header.Get("X-Switchyard-Provider"), requestID: res.Header.Get("X-Request-Id")}
