@@ -56,8 +56,8 @@ type memRelease struct {
 }
 
 // observe takes the most requests in flight at once since the previous
-// sample (a burst shorter than the sampling period counts) and those in
-// flight now, and says what to do: close the idle connections when the
+// sample (a burst shorter than the sampling period counts; never fewer
+// than inFlight) and those in flight now, and says what to do: close the idle connections when the
 // peak has passed and on each sample after while in flight still falls
 // (up to releaseSettle), then return memory, and once more releaseAgain
 // samples later.
@@ -70,7 +70,7 @@ func (m *memRelease) observe(peak, inFlight int64) releaseStep {
 		m.settling, m.peak, m.again = 0, inFlight, releaseAgain
 		return releaseMemory
 	}
-	m.peak = max(m.peak, peak, inFlight)
+	m.peak = max(m.peak, peak)
 	if m.peak >= m.high && inFlight <= m.peak/4 {
 		m.settling, m.last = 1, inFlight
 		return releaseIdle
