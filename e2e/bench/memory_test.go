@@ -33,10 +33,10 @@ func TestStreamsMemory(t *testing.T) {
 	w := newBenchWorld(t, bin)
 	plainAddr := freeAddr(t) // the floor: the plain Go proxy holding the same streams
 	plain := startProc(t, filepath.Join(bin, "plainproxy"), nil, "-addr", plainAddr, "-upstream", "http://"+w.fakeAddr)
-	waitServes(t, target{name: "plain", url: "http://" + plainAddr + "/v1/chat/completions", key: w.b.callerKey})
+	plainTarget := target{name: "plain", url: "http://" + plainAddr + "/v1/chat/completions", key: w.b.callerKey}
+	waitServes(t, plainTarget)
 	var plainOpen string
-	holdStreamsAt(t, w.fakeAddr, target{name: "plain-streams", url: "http://" + plainAddr + "/v1/chat/completions", key: w.b.callerKey},
-		plain.Process.Pid, streamsEnd{atOpen: func() { plainOpen = rssReading(plain.Process.Pid) }})
+	holdStreamsAt(t, w.fakeAddr, plainTarget, plain.Process.Pid, streamsEnd{atOpen: func() { plainOpen = rssReading(plain.Process.Pid) }})
 	fmt.Printf("plain Go proxy, %d open  %s\n", streams, plainOpen)
 	addr := freeAddr(t)
 	env := append(gatewayEnv(t, addr, w.dsn), "SWITCHYARD_MAX_INFLIGHT=0")
