@@ -228,6 +228,12 @@ func serve(ctx context.Context, cfg Config, gw *gateway.Gateway, log *slog.Logge
 	// Every request's context ends when the shutdown grace cuts the data
 	// plane, with nothing to set up per request.
 	httpSrv.BaseContext = gw.Data.BaseContext
+	// Start-up is over: what it alone read of the binary goes back.
+	if n, err := releaseStartupPages(); err != nil {
+		log.Warn("start-up pages: kept", "error", err)
+	} else {
+		log.Debug("start-up pages: released", "bytes", n)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(gln) }()
 	url := "http://" + ln.Addr().String()
