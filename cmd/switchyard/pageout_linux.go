@@ -36,7 +36,8 @@ func releaseStartupPages() (int, error) {
 	}
 	advised := 0
 	for _, r := range ranges {
-		// The raw call: the range is not Go memory, so no slice over it.
+		// The raw call: the range is the binary's mapping, not memory Go
+		// allocated, and a []byte over it would take an unsafe conversion.
 		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, r.lo, r.hi-r.lo, unix.MADV_PAGEOUT); errno != 0 {
 			return advised, fmt.Errorf("madvise %#x-%#x: %w", r.lo, r.hi, errno)
 		}
