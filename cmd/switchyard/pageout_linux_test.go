@@ -62,6 +62,9 @@ func TestReleaseStartupPagesShrinksTheBinarysResidentSet(t *testing.T) {
 	}
 	advised, err := releaseStartupPages()
 	if errors.Is(err, unix.EINVAL) {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("this kernel has no MADV_PAGEOUT (Linux 5.4+): %v", err) // CI must run it, never skip it quietly
+		}
 		t.Skipf("this kernel has no MADV_PAGEOUT: %v", err)
 	}
 	if err != nil {
