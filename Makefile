@@ -4,7 +4,11 @@
 #   make test   unit + integration (real PostgreSQL and Redis) + browser e2e
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
-export GOFLAGS := -buildvcs=false
+# -trimpath keeps the checkout's directory out of what the build cache
+# keys on: a fresh clone elsewhere (CI's, a second worktree) reuses the
+# compiled packages and test binaries of an earlier one instead of
+# compiling the module again for vet, tests, race and fuzz.
+export GOFLAGS := -buildvcs=false -trimpath
 
 DEV_DIR      := .dev
 SECRET_FILE  := $(DEV_DIR)/secret.key
