@@ -34,11 +34,19 @@ func releaseStartupPages() (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return advise(ranges, unix.MADV_PAGEOUT)
+}
+
+type mapping struct{ lo, hi uintptr }
+
+// advise gives advice on each of ranges, and returns the bytes advised
+// before an error.
+func advise(ranges []mapping, advice int) (int, error) {
 	advised := 0
 	for _, r := range ranges {
 		// The raw call: the range is the binary's mapping, not memory Go
 		// allocated, and a []byte over it would take an unsafe conversion.
-		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, r.lo, r.hi-r.lo, unix.MADV_PAGEOUT); errno != 0 {
+		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, r.lo, r.hi-r.lo, uintptr(advice)); errno != 0 {
 			return advised, fmt.Errorf("madvise %#x-%#x: %w", r.lo, r.hi, errno)
 		}
 		advised += int(r.hi - r.lo)
@@ -46,7 +54,11 @@ func releaseStartupPages() (int, error) {
 	return advised, nil
 }
 
-type mapping struct{ lo, hi uintptr }
+// readOnlyOf says whether the fields of a maps (or smaps) mapping line
+// are a mapping of path the process cannot write.
+func readOnlyOf(f []string, path string) bool {
+	return len(f) == 6 && f[5] == path && !strings.Contains(f[1], "w")
+}
 
 // readOnlyMappings are the address ranges of path's mappings in a
 // /proc/<pid>/maps listing that the process cannot write: its code and
@@ -57,7 +69,7 @@ func readOnlyMappings(maps io.Reader, path string) ([]mapping, error) {
 	for sc.Scan() {
 		// address perms offset dev inode path
 		f := strings.Fields(sc.Text())
-		if len(f) != 6 || f[5] != path || strings.Contains(f[1], "w") {
+		if !readOnlyOf(f, path) {
 			continue
 		}
 		lo, hi, ok := strings.Cut(f[0], "-")

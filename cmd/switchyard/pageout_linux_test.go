@@ -51,10 +51,8 @@ func TestReleaseStartupPagesShrinksTheBinarysResidentSet(t *testing.T) {
 	if err != nil || len(ranges) == 0 {
 		t.Fatalf("no mappings of %s: %v", exe, err)
 	}
-	for _, r := range ranges {
-		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, r.lo, r.hi-r.lo, unix.MADV_POPULATE_READ); errno != 0 {
-			t.Fatalf("populate %#x-%#x: %v", r.lo, r.hi, errno)
-		}
+	if _, err := advise(ranges, unix.MADV_POPULATE_READ); err != nil {
+		t.Fatalf("populate: %v", err)
 	}
 	size, before := mappedKB(t, exe)
 	if before < size*9/10 {
@@ -93,7 +91,7 @@ func mappedKB(t *testing.T, exe string) (size, rss int) {
 		fs := strings.Fields(sc.Text())
 		switch {
 		case len(fs) >= 5 && strings.Contains(fs[0], "-") && !strings.HasSuffix(fs[0], ":"):
-			in = len(fs) == 6 && fs[5] == exe && !strings.Contains(fs[1], "w")
+			in = readOnlyOf(fs, exe)
 		case in && len(fs) == 3 && (fs[0] == "Size:" || fs[0] == "Rss:"):
 			n, _ := strconv.Atoi(fs[1])
 			if fs[0] == "Size:" {
