@@ -58,9 +58,9 @@ type memRelease struct {
 // observe takes the most requests in flight at once since the previous
 // sample (a burst shorter than the sampling period counts; never fewer
 // than inFlight) and those in flight now, and says what to do: close the
-// idle connections when the peak has passed and on each sample after while in flight still falls
-// (up to releaseSettle), then return memory, and once more releaseAgain
-// samples later.
+// idle connections when the peak has passed, and on each sample after
+// while in flight still falls (up to releaseSettle), then return memory,
+// and once more releaseAgain samples later.
 func (m *memRelease) observe(peak, inFlight int64) releaseStep {
 	if m.settling > 0 {
 		if inFlight < m.last && m.settling < releaseSettle {
