@@ -7,7 +7,6 @@ package adapter
 // bedrock_converse.go.
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -119,7 +118,7 @@ func (b Bedrock) bedrockSend(ctx context.Context, t Target, method, u string, bo
 	if e != nil {
 		return nil, e
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	req, release, err := newUpstreamRequest(ctx, method, u, body)
 	if err != nil {
 		return nil, &Error{Class: ClassBadRequest, Message: "cannot build upstream request", Err: err}
 	}
@@ -136,6 +135,7 @@ func (b Bedrock) bedrockSend(ctx context.Context, t Target, method, u string, bo
 		client = http.DefaultClient
 	}
 	resp, err := client.Do(req)
+	release()
 	if err != nil {
 		return nil, ClassifyTransport(ctx, err)
 	}

@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -57,11 +56,7 @@ var (
 // openaiDo sends one request. Its only deadline is ctx's: Target.Client must
 // carry no Timeout of its own.
 func openaiDo(ctx context.Context, t Target, method, url string, body []byte, accept string) (*http.Response, *Error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	req, release, err := newUpstreamRequest(ctx, method, url, body)
 	if err != nil {
 		return nil, &Error{Class: ClassNetwork, Code: "invalid_url", Message: "cannot build the upstream request: " + err.Error(), Err: err}
 	}
@@ -88,6 +83,7 @@ func openaiDo(ctx context.Context, t Target, method, url string, body []byte, ac
 		client = http.DefaultClient
 	}
 	resp, err := client.Do(req)
+	release()
 	if err != nil {
 		return nil, scrubKey(ClassifyTransport(ctx, err), t.APIKey)
 	}

@@ -5,7 +5,6 @@ package adapter
 // classified *Error, and classifying transport and mid-stream read failures.
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -58,11 +57,7 @@ func vendorDo(ctx context.Context, t Target, method, url string, hdr http.Header
 // status: the provider's headers (never a reserved name), then hdr, the
 // protocol's own, which win.
 func vendorSend(ctx context.Context, t Target, method, url string, hdr http.Header, body []byte) (*http.Response, *Error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	req, release, err := newUpstreamRequest(ctx, method, url, body)
 	if err != nil {
 		return nil, &Error{Class: ClassBadRequest, Message: "cannot build upstream request", Err: err}
 	}
@@ -81,6 +76,7 @@ func vendorSend(ctx context.Context, t Target, method, url string, hdr http.Head
 		client = http.DefaultClient
 	}
 	resp, err := client.Do(req)
+	release()
 	if err != nil {
 		return nil, ClassifyTransport(ctx, err)
 	}
