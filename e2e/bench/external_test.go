@@ -44,19 +44,28 @@ func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 // loadgen runs the open-loop driver against tg at rate req/s for d.
 func loadgen(t *testing.T, bin string, tg target, body string, rate int, d time.Duration, stream bool) loadResult {
 	t.Helper()
+	r, err := runLoadgen(bin, tg, body, rate, d, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// runLoadgen is loadgen for a goroutine other than the test's.
+func runLoadgen(bin string, tg target, body string, rate int, d time.Duration, stream bool) (loadResult, error) {
 	args := []string{"-url", tg.url, "-key", tg.key, "-body", body, "-rate", strconv.Itoa(rate), "-duration", d.String()}
 	if stream {
 		args = append(args, "-stream")
 	}
+	var r loadResult
 	out, err := exec.Command(filepath.Join(bin, "loadgen"), args...).Output()
 	if err != nil {
-		t.Fatalf("loadgen %s: %v", tg.name, err)
+		return r, fmt.Errorf("loadgen %s: %w", tg.name, err)
 	}
-	var r loadResult
 	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("loadgen %s: %v: %s", tg.name, err, out)
+		return r, fmt.Errorf("loadgen %s: %w: %s", tg.name, err, out)
 	}
-	return r
+	return r, nil
 }
 
 // wrkScript writes the Lua script that makes wrk POST body with tg's key.

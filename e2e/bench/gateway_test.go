@@ -155,6 +155,9 @@ func TestGatewayVersusDirect(t *testing.T) {
 	holdStreamsAt(t, fakeAddr, floors[0].target, plainProc.Process.Pid, streamsEnd{atOpen: func() { plainOpen = rssReading(plainProc.Process.Pid) }})
 	holdStreamsAt(t, fakeAddr, streamsGW, gw2.Process.Pid, streamsEnd{atOpen: func() { gwOpen = rssReading(gw2.Process.Pid) }})
 	fmt.Fprintf(report, "RSS with %d streams open, again: plain Go proxy %s | gateway %s\n", streams, plainOpen, gwOpen)
+	fmt.Fprintf(report, "RSS in steady traffic of %d KB prompts (%d streams a second, each open %s: ~%d at once, for %s): plain Go proxy %s | gateway %s\n",
+		agentPromptKB, steadyRate, steadyStreamLife, steadyRate*int(steadyStreamLife/time.Second), steadyFor,
+		steadyStreams(t, bin, fakeAddr, floors[0].target, plainProc.Process.Pid), steadyStreams(t, bin, fakeAddr, streamsGW, gw2.Process.Pid))
 
 	prioritisation(t, bin, fakeAddr, b, gwBase, report)
 
@@ -487,14 +490,15 @@ func holdStreams(t *testing.T, fakeAddr string, gateway target, pid int) (int, i
 type streamsEnd struct {
 	atOpen     func()
 	vendorEnds bool
+	promptKB   int // the prompt's size, beyond a word: a coding agent's run to hundreds of KB
 }
 
 func holdStreamsAt(t *testing.T, fakeAddr string, gateway target, pid int, end streamsEnd) (int, int64) {
 	var open sync.WaitGroup
 	var started, refused atomic.Int64
 	streamCtx, stopStreams := context.WithCancel(context.Background())
-	slowBody := `{"model":"standard","stream":true,"messages":[{"role":"user","content":"slow"}]}`
-	setRules(t, fakeAddr, `[{"model":"bench-model","fault":{"inter_chunk_delay":"6s","reply_chunks":3}}]`)
+	slowBody := `{"model":"standard","stream":true,"messages":[{"role":"user","content":"slow` + strings.Repeat(" x", end.promptKB<<9) + `"}]}`
+	setRules(t, fakeAddr, slowStreams("6s"))
 	for range streams {
 		open.Add(1)
 		go func() {
@@ -534,6 +538,50 @@ func holdStreamsAt(t *testing.T, fakeAddr string, gateway target, pid int, end s
 	stopStreams()
 	setRules(t, fakeAddr, "")
 	return rss, started.Load()
+}
+
+// Steady traffic of coding-agent streams: steadyRate a second, each held
+// open by the vendor for steadyStreamLife (three chunks 3 s apart), for
+// steadyFor. Unlike a burst, where RSS follows how far the heap grew before
+// the collector ran, steady traffic keeps the collector pacing itself to
+// the live heap: what a stream holds for its whole life shows in RSS.
+const (
+	steadyRate       = 100
+	steadyStreamLife = 9 * time.Second
+	steadyFor        = 20 * time.Second
+)
+
+// steadyStreams runs steady traffic of agentPromptKB prompts against tg
+// and returns pid's RSS as the last streams are sent.
+func steadyStreams(t *testing.T, bin, fakeAddr string, tg target, pid int) string {
+	setRules(t, fakeAddr, slowStreams("3s"))
+	defer setRules(t, fakeAddr, "")
+	body := `{"model":"standard","stream":true,"messages":[{"role":"user","content":"slow` + strings.Repeat(" x", agentPromptKB<<9) + `"}]}`
+	var r loadResult
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r, err = runLoadgen(bin, tg, body, steadyRate, steadyFor, true)
+	}()
+	time.Sleep(steadyFor)
+	rss := rssReading(pid)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Errors != 0 || r.OK != steadyRate*int(steadyFor/time.Second) {
+		t.Errorf("steady streams through %s: %d served, %d failed (%v): the RSS figure is not for steady traffic", tg.name, r.OK, r.Errors, r.Statuses)
+	}
+	return rss
+}
+
+// slowStreams are the fake vendor's rules that hold a stream open, three
+// chunks each gap apart: for the model the gateway asks for, and for the
+// tier name the plain Go proxy forwards as it came.
+func slowStreams(gap string) string {
+	fault := `"fault":{"inter_chunk_delay":"` + gap + `","reply_chunks":3}`
+	return `[{"model":"bench-model",` + fault + `},{"model":"standard",` + fault + `}]`
 }
 
 func setRules(t *testing.T, fakeAddr, rules string) {

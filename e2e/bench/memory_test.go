@@ -21,6 +21,12 @@ const (
 	rssClosedTargetMB = 50
 )
 
+// agentPromptKB is the prompt make bench also holds the streams with (no
+// target): coding agents send tens to hundreds of KB, and a stream's
+// request is held as long as its answer lasts. BENCH_PROMPT_KB gives
+// TestStreamsMemory's streams one of any size.
+const agentPromptKB = 64
+
 // TestStreamsMemory is the streams part of make bench on its own, several
 // rounds against one gateway, with the runtime's own accounting beside the
 // RSS: what holds memory with the streams open, right after they close and
@@ -28,6 +34,8 @@ const (
 // back round after round):
 //
 //	BENCH_MEM_ROUNDS=3 BENCH_BIN=$PWD/bin go test -tags bench -run TestStreamsMemory -v ./e2e/bench/
+//	BENCH_PROMPT_KB=64 BENCH_MEM_ROUNDS=1 BENCH_BIN=$PWD/bin go test -tags bench -run TestStreamsMemory -v ./e2e/bench/
+//	BENCH_STEADY=1 BENCH_MEM_ROUNDS=0 BENCH_BIN=$PWD/bin go test -tags bench -run TestStreamsMemory -v ./e2e/bench/
 func TestStreamsMemory(t *testing.T) {
 	bin := benchBin()
 	w := newBenchWorld(t, bin)
@@ -36,7 +44,7 @@ func TestStreamsMemory(t *testing.T) {
 	plainTarget := target{name: "plain", url: "http://" + plainAddr + "/v1/chat/completions", key: w.b.callerKey}
 	waitServes(t, plainTarget)
 	var plainOpen string
-	holdStreamsAt(t, w.fakeAddr, plainTarget, plain.Process.Pid, streamsEnd{atOpen: func() { plainOpen = rssReading(plain.Process.Pid) }})
+	holdStreamsAt(t, w.fakeAddr, plainTarget, plain.Process.Pid, streamsEnd{promptKB: envInt("BENCH_PROMPT_KB", 0), atOpen: func() { plainOpen = rssReading(plain.Process.Pid) }})
 	fmt.Printf("plain Go proxy, %d open  %s\n", streams, plainOpen)
 	addr := freeAddr(t)
 	env := append(gatewayEnv(t, addr, w.dsn), "SWITCHYARD_MAX_INFLIGHT=0")
@@ -59,7 +67,7 @@ func TestStreamsMemory(t *testing.T) {
 	fmt.Printf("idle                 %s\n", memReading(pid, base))
 	for round := 1; round <= envInt("BENCH_MEM_ROUNDS", 3); round++ {
 		var open string
-		end := streamsEnd{vendorEnds: round%2 == 0, atOpen: func() {
+		end := streamsEnd{vendorEnds: round%2 == 0, promptKB: envInt("BENCH_PROMPT_KB", 0), atOpen: func() {
 			open = memReading(pid, base)
 			profile("/debug/pprof/heap?gc=1", fmt.Sprintf("heap-open-%d.pprof", round))
 			profile("/debug/pprof/goroutine", fmt.Sprintf("goroutine-open-%d.pprof", round))
@@ -78,6 +86,10 @@ func TestStreamsMemory(t *testing.T) {
 			fmt.Printf("round %d, +%-9s   %s\n", round, at, memReading(pid, base))
 		}
 		profile("/debug/pprof/heap?gc=1", fmt.Sprintf("heap-after-%d.pprof", round))
+	}
+	if os.Getenv("BENCH_STEADY") != "" { // steady traffic of agent-sized prompts, as make bench runs it
+		fmt.Printf("steady traffic of %d KB prompts: plain Go proxy %s | gateway %s\n", agentPromptKB,
+			steadyStreams(t, bin, w.fakeAddr, plainTarget, plain.Process.Pid), steadyStreams(t, bin, w.fakeAddr, gateway, pid))
 	}
 }
 
