@@ -21,9 +21,10 @@ import (
 // advised as read at random: a page serving faults back in comes alone,
 // not with the readahead window around it, so the neighbours the kernel
 // maps with it are only those still cached (the binary's resident pages
-// with 1,000 streams open: 20 MB instead of 24). The writable mappings
-// (Go's data and heap) are left alone. It returns the bytes paged out;
-// kernels before 5.4 refuse the advice and nothing changes.
+// with 1,000 streams open in TestStreamsMemory: 20 MB instead of 24).
+// The writable mappings (Go's data and heap) are left alone. It returns
+// the bytes paged out; kernels before 5.4 refuse the advice and nothing
+// changes.
 func releaseStartupPages() (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
