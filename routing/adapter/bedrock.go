@@ -118,7 +118,7 @@ func (b Bedrock) bedrockSend(ctx context.Context, t Target, method, u string, bo
 	if e != nil {
 		return nil, e
 	}
-	req, release, err := newUpstreamRequest(ctx, method, u, body)
+	req, sent, err := newUpstreamRequest(ctx, method, u, body)
 	if err != nil {
 		return nil, &Error{Class: ClassBadRequest, Message: "cannot build upstream request", Err: err}
 	}
@@ -135,7 +135,7 @@ func (b Bedrock) bedrockSend(ctx context.Context, t Target, method, u string, bo
 		client = http.DefaultClient
 	}
 	resp, err := client.Do(req)
-	release()
+	sent.release()
 	if err != nil {
 		return nil, ClassifyTransport(ctx, err)
 	}

@@ -56,7 +56,7 @@ var (
 // openaiDo sends one request. Its only deadline is ctx's: Target.Client must
 // carry no Timeout of its own.
 func openaiDo(ctx context.Context, t Target, method, url string, body []byte, accept string) (*http.Response, *Error) {
-	req, release, err := newUpstreamRequest(ctx, method, url, body)
+	req, sent, err := newUpstreamRequest(ctx, method, url, body)
 	if err != nil {
 		return nil, &Error{Class: ClassNetwork, Code: "invalid_url", Message: "cannot build the upstream request: " + err.Error(), Err: err}
 	}
@@ -83,7 +83,7 @@ func openaiDo(ctx context.Context, t Target, method, url string, body []byte, ac
 		client = http.DefaultClient
 	}
 	resp, err := client.Do(req)
-	release()
+	sent.release()
 	if err != nil {
 		return nil, scrubKey(ClassifyTransport(ctx, err), t.APIKey)
 	}

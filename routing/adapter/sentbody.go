@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"sync/atomic"
 )
 
 // newUpstreamRequest builds a request to a vendor whose body lets go of its
@@ -15,39 +14,38 @@ import (
 // whole life: with bytes.Reader a thousand open streams of a coding agent's
 // 100 KB prompt would hold 100 MB of request bodies nobody reads again.
 // The body stays rewindable (GetBody) for net/http's own retry of a
-// request a reused connection dropped, until release is called: call it
-// once the round trip has returned, when net/http no longer rewinds.
-func newUpstreamRequest(ctx context.Context, method, url string, body []byte) (req *http.Request, release func(), err error) {
-	if body == nil {
-		req, err = http.NewRequestWithContext(ctx, method, url, nil)
-		return req, func() {}, err
-	}
-	req, err = http.NewRequestWithContext(ctx, method, url, http.NoBody)
-	if err != nil || len(body) == 0 {
-		return req, func() {}, err
-	}
-	var kept atomic.Pointer[[]byte]
-	kept.Store(&body)
-	req.ContentLength = int64(len(body))
-	req.Body = &sentBody{b: body}
-	req.GetBody = func() (io.ReadCloser, error) {
-		b := kept.Load()
-		if b == nil {
-			return nil, errBodyReleased
+// request a reused connection dropped, until sent.release is called: call
+// it once the round trip has returned, when net/http no longer rewinds.
+func newUpstreamRequest(ctx context.Context, method, url string, body []byte) (*http.Request, *sentBody, error) {
+	if len(body) == 0 {
+		var rd io.Reader
+		if body != nil {
+			rd = http.NoBody
 		}
-		return &sentBody{b: *b}, nil
+		req, err := http.NewRequestWithContext(ctx, method, url, rd)
+		return req, nil, err
 	}
-	return req, func() { kept.Store(nil) }, nil
+	req, err := http.NewRequestWithContext(ctx, method, url, http.NoBody)
+	if err != nil {
+		return nil, nil, err
+	}
+	sent := &sentBody{b: body, whole: body}
+	req.ContentLength = int64(len(body))
+	req.Body = sent
+	req.GetBody = sent.rewind
+	return req, sent, nil
 }
 
 var errBodyReleased = errors.New("the upstream request's body was already released")
 
 // sentBody reads its bytes once and drops them as the last is read, or
-// when closed. net/http reads it on one goroutine and may close it on
-// another.
+// when closed; the first one of a request also keeps the whole body for
+// rewinds until released. net/http reads it on one goroutine and may
+// close it on another.
 type sentBody struct {
-	mu sync.Mutex
-	b  []byte
+	mu    sync.Mutex
+	b     []byte // what is left to read
+	whole []byte // the body, for rewind; nil once released
 }
 
 func (s *sentBody) Read(p []byte) (int, error) {
@@ -70,4 +68,24 @@ func (s *sentBody) Close() error {
 	s.b = nil
 	s.mu.Unlock()
 	return nil
+}
+
+// rewind is the request's GetBody: the whole body again, to send anew.
+func (s *sentBody) rewind() (io.ReadCloser, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.whole == nil {
+		return nil, errBodyReleased
+	}
+	return &sentBody{b: s.whole}, nil
+}
+
+// release ends the rewinds; nil (no body) is a no-op.
+func (s *sentBody) release() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.whole = nil
+	s.mu.Unlock()
 }

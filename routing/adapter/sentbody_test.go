@@ -79,12 +79,12 @@ func TestUpstreamRequestRewindsUntilReleased(t *testing.T) {
 	}))
 	defer srv.Close()
 	body := bytes.Repeat([]byte("x"), 100<<10)
-	req, release, err := newUpstreamRequest(context.Background(), http.MethodPost, srv.URL+"/first", body)
+	req, sent, err := newUpstreamRequest(context.Background(), http.MethodPost, srv.URL+"/first", body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp, err := srv.Client().Do(req)
-	release()
+	sent.release()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestSentBodyDropsItsBytes(t *testing.T) {
 	if n, err := s.Read(make([]byte, 4)); n != 0 || err != io.EOF {
 		t.Fatalf("after the end: %d, %v", n, err)
 	}
-	half := &sentBody{b: []byte("hello, vendor")}
+	half := &sentBody{b: []byte("hello, vendor"), whole: []byte("hello, vendor")}
 	if n, _ := half.Read(make([]byte, 5)); n != 5 {
 		t.Fatalf("read %d of 5", n)
 	}
@@ -120,9 +120,20 @@ func TestSentBodyDropsItsBytes(t *testing.T) {
 	if half.b != nil {
 		t.Fatal("closed, the body still holds its bytes")
 	}
+	again, err := half.rewind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(again); string(b) != "hello, vendor" {
+		t.Fatalf("rewound: %q", b)
+	}
+	half.release()
+	if _, err := half.rewind(); !errors.Is(err, errBodyReleased) {
+		t.Fatalf("rewind after release: %v", err)
+	}
 	for _, b := range [][]byte{nil, {}} {
-		req, release, err := newUpstreamRequest(context.Background(), http.MethodPost, "http://vendor.test/x", b)
-		release()
+		req, sent, err := newUpstreamRequest(context.Background(), http.MethodPost, "http://vendor.test/x", b)
+		sent.release()
 		if err != nil || req.ContentLength != 0 || (req.Body != nil && req.Body != http.NoBody) {
 			t.Fatalf("body %v: length %d, body %T, %v", b, req.ContentLength, req.Body, err)
 		}

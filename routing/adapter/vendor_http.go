@@ -57,7 +57,7 @@ func vendorDo(ctx context.Context, t Target, method, url string, hdr http.Header
 // status: the provider's headers (never a reserved name), then hdr, the
 // protocol's own, which win.
 func vendorSend(ctx context.Context, t Target, method, url string, hdr http.Header, body []byte) (*http.Response, *Error) {
-	req, release, err := newUpstreamRequest(ctx, method, url, body)
+	req, sent, err := newUpstreamRequest(ctx, method, url, body)
 	if err != nil {
 		return nil, &Error{Class: ClassBadRequest, Message: "cannot build upstream request", Err: err}
 	}
@@ -76,7 +76,7 @@ func vendorSend(ctx context.Context, t Target, method, url string, hdr http.Head
 		client = http.DefaultClient
 	}
 	resp, err := client.Do(req)
-	release()
+	sent.release()
 	if err != nil {
 		return nil, ClassifyTransport(ctx, err)
 	}
