@@ -497,7 +497,7 @@ func holdStreamsAt(t *testing.T, fakeAddr string, gateway target, pid int, end s
 	var open sync.WaitGroup
 	var started, refused atomic.Int64
 	streamCtx, stopStreams := context.WithCancel(context.Background())
-	slowBody := `{"model":"standard","stream":true,"messages":[{"role":"user","content":"slow` + strings.Repeat(" x", end.promptKB<<9) + `"}]}`
+	slowBody := slowStreamBody(end.promptKB)
 	setRules(t, fakeAddr, slowStreams("6s"))
 	for range streams {
 		open.Add(1)
@@ -556,7 +556,7 @@ const (
 func steadyStreams(t *testing.T, bin, fakeAddr string, tg target, pid int) string {
 	setRules(t, fakeAddr, slowStreams("3s"))
 	defer setRules(t, fakeAddr, "")
-	body := `{"model":"standard","stream":true,"messages":[{"role":"user","content":"slow` + strings.Repeat(" x", agentPromptKB<<9) + `"}]}`
+	body := slowStreamBody(agentPromptKB)
 	var r loadResult
 	var err error
 	done := make(chan struct{})
@@ -574,6 +574,12 @@ func steadyStreams(t *testing.T, bin, fakeAddr string, tg target, pid int) strin
 		t.Errorf("steady streams through %s: %d served, %d failed (%v): the RSS figure is not for steady traffic", tg.name, r.OK, r.Errors, r.Statuses)
 	}
 	return rss
+}
+
+// slowStreamBody is a streamed chat request with a prompt of a word and
+// promptKB KB more.
+func slowStreamBody(promptKB int) string {
+	return `{"model":"standard","stream":true,"messages":[{"role":"user","content":"slow` + strings.Repeat(" x", promptKB<<9) + `"}]}`
 }
 
 // slowStreams are the fake vendor's rules that hold a stream open, three

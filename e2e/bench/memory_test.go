@@ -44,7 +44,8 @@ func TestStreamsMemory(t *testing.T) {
 	plainTarget := target{name: "plain", url: "http://" + plainAddr + "/v1/chat/completions", key: w.b.callerKey}
 	waitServes(t, plainTarget)
 	var plainOpen string
-	holdStreamsAt(t, w.fakeAddr, plainTarget, plain.Process.Pid, streamsEnd{promptKB: envInt("BENCH_PROMPT_KB", 0), atOpen: func() { plainOpen = rssReading(plain.Process.Pid) }})
+	promptKB := envInt("BENCH_PROMPT_KB", 0)
+	holdStreamsAt(t, w.fakeAddr, plainTarget, plain.Process.Pid, streamsEnd{promptKB: promptKB, atOpen: func() { plainOpen = rssReading(plain.Process.Pid) }})
 	fmt.Printf("plain Go proxy, %d open  %s\n", streams, plainOpen)
 	addr := freeAddr(t)
 	env := append(gatewayEnv(t, addr, w.dsn), "SWITCHYARD_MAX_INFLIGHT=0")
@@ -67,7 +68,7 @@ func TestStreamsMemory(t *testing.T) {
 	fmt.Printf("idle                 %s\n", memReading(pid, base))
 	for round := 1; round <= envInt("BENCH_MEM_ROUNDS", 3); round++ {
 		var open string
-		end := streamsEnd{vendorEnds: round%2 == 0, promptKB: envInt("BENCH_PROMPT_KB", 0), atOpen: func() {
+		end := streamsEnd{vendorEnds: round%2 == 0, promptKB: promptKB, atOpen: func() {
 			open = memReading(pid, base)
 			profile("/debug/pprof/heap?gc=1", fmt.Sprintf("heap-open-%d.pprof", round))
 			profile("/debug/pprof/goroutine", fmt.Sprintf("goroutine-open-%d.pprof", round))
