@@ -1,21 +1,30 @@
 package adapter
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 )
 
 // newUpstreamRequest builds a request to a vendor whose body lets go of its
 // bytes once they are sent. net/http keeps a request, and so its body,
 // until the response has been read to its end, which for a stream is its
-// whole life: with bytes.Reader a thousand open streams of a coding agent's
-// 100 KB prompt would hold 100 MB of request bodies nobody reads again.
-// The body stays rewindable (GetBody) for net/http's own retry of a
-// request a reused connection dropped, until sent.release is called: call
-// it once the round trip has returned, when net/http no longer rewinds.
+// whole life: a thousand open streams of a coding agent's 100 KB prompt
+// would otherwise hold 100 MB of request bodies nobody reads again.
+//
+// The body is a bytes.Reader, a type net/http knows to be in memory, so the
+// request's head and body leave in one write (the head of a body of any
+// other type is flushed on its own first: a second write per request, and
+// often a second read for the vendor). The request's trace (httptrace's
+// WroteRequest) empties that reader once net/http has written it. The body
+// stays rewindable (GetBody) for net/http's own retry of a request a reused
+// connection dropped, and for redirects, until sent.release is called:
+// call it once the round trip has returned, when net/http no longer
+// rewinds.
 func newUpstreamRequest(ctx context.Context, method, url string, body []byte) (*http.Request, *sentBody, error) {
 	if len(body) == 0 {
 		var rd io.Reader
@@ -25,49 +34,42 @@ func newUpstreamRequest(ctx context.Context, method, url string, body []byte) (*
 		req, err := http.NewRequestWithContext(ctx, method, url, rd)
 		return req, nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, http.NoBody)
+	sent := &sentBody{whole: body}
+	sent.first.Reset(body)
+	sent.sending = &sent.first
+	sent.trace.WroteRequest = sent.wrote
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &sent.trace), method, url, http.NoBody)
 	if err != nil {
 		return nil, nil, err
 	}
-	sent := &sentBody{b: body, whole: body}
 	req.ContentLength = int64(len(body))
-	req.Body = sent
+	req.Body = io.NopCloser(sent.sending) // net/http looks through NopCloser for the reader's type
 	req.GetBody = sent.rewind
 	return req, sent, nil
 }
 
 var errBodyReleased = errors.New("the upstream request's body was already released")
 
-// sentBody reads its bytes once and drops them as the last is read, or
-// when closed; the first one of a request also keeps the whole body for
-// rewinds until released. net/http reads it on one goroutine and may
-// close it on another.
+// sentBody is a vendor request's body: the reader being sent, emptied once
+// written, and the whole body for rewinds until released. net/http writes
+// the reader on one goroutine and asks for rewinds on another.
 type sentBody struct {
-	mu    sync.Mutex
-	b     []byte // what is left to read
-	whole []byte // the body, for rewind; nil once released
+	mu      sync.Mutex
+	whole   []byte        // the body, for rewind; nil once released
+	sending *bytes.Reader // the reader net/http is writing; nil once written
+	first   bytes.Reader  // the first request's reader
+	trace   httptrace.ClientTrace
 }
 
-func (s *sentBody) Read(p []byte) (int, error) {
+// wrote is the trace's WroteRequest: net/http is done with the reader it
+// wrote (whether or not the write succeeded; a retry rewinds).
+func (s *sentBody) wrote(httptrace.WroteRequestInfo) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.b) == 0 {
-		s.b = nil
-		return 0, io.EOF
+	if s.sending != nil {
+		s.sending.Reset(nil)
+		s.sending = nil
 	}
-	n := copy(p, s.b)
-	s.b = s.b[n:]
-	if len(s.b) == 0 {
-		s.b = nil
-	}
-	return n, nil
-}
-
-func (s *sentBody) Close() error {
-	s.mu.Lock()
-	s.b = nil
 	s.mu.Unlock()
-	return nil
 }
 
 // rewind is the request's GetBody: the whole body again, to send anew.
@@ -77,7 +79,8 @@ func (s *sentBody) rewind() (io.ReadCloser, error) {
 	if s.whole == nil {
 		return nil, errBodyReleased
 	}
-	return &sentBody{b: s.whole}, nil
+	s.sending = bytes.NewReader(s.whole)
+	return io.NopCloser(s.sending), nil
 }
 
 // release ends the rewinds; nil (no body) is a no-op.
