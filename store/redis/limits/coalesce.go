@@ -115,6 +115,7 @@ type coalescer struct {
 	ctxAware bool
 	timeout  time.Duration
 	settled  func(cl *call) // applies a settlement's reply (or error)
+	bg       *background    // runs the linger's sends
 
 	mu      sync.Mutex
 	pending []*call
@@ -130,8 +131,8 @@ type coalescer struct {
 	pipe redis.Pipeliner
 }
 
-func newCoalescer(rdb redis.UniversalClient, ctxAware bool, timeout time.Duration, settled func(*call)) *coalescer {
-	return &coalescer{rdb: rdb, ctxAware: ctxAware, timeout: timeout, settled: settled}
+func newCoalescer(rdb redis.UniversalClient, ctxAware bool, timeout time.Duration, settled func(*call), bg *background) *coalescer {
+	return &coalescer{rdb: rdb, ctxAware: ctxAware, timeout: timeout, settled: settled, bg: bg}
 }
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
@@ -232,7 +233,7 @@ func (c *coalescer) later(cl *call) {
 func (c *coalescer) armLocked() {
 	c.armed = true
 	if c.linger == nil {
-		c.linger = time.AfterFunc(settleLinger, c.lingered)
+		c.linger = time.AfterFunc(settleLinger, func() { c.bg.run(c.lingered) })
 	} else {
 		c.linger.Reset(settleLinger)
 	}

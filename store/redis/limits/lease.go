@@ -185,7 +185,7 @@ func (l *Limiter) fromLease(req Request, lim Limits, cal *calendar, k keySet) (D
 	}
 	ls.mu.Unlock()
 	if refresh {
-		go l.refreshLease(ls, req.CallerID, lim, cal, k, wr, wt)
+		l.bg.run(func() { l.refreshLease(ls, req.CallerID, lim, cal, k, wr, wt) })
 	}
 	l.leases.leased.Add(1)
 	d := l.decide(req, lim, cal, out, false, false)

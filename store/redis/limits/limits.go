@@ -110,6 +110,7 @@ type Limiter struct {
 	flushing    atomic.Bool
 	local       *localStore
 	co          *coalescer
+	bg          *background // slice refreshes and lingering settlements
 	exact       bool
 	leases      leaseBook
 }
@@ -151,7 +152,8 @@ func New(rdb redis.UniversalClient, opts Options) *Limiter {
 		local:         newLocalStore(time.Now),
 		exact:         opts.Exact,
 	}
-	l.co = newCoalescer(rdb, ctxAware, opts.Timeout, l.settled)
+	l.bg = newBackground()
+	l.co = newCoalescer(rdb, ctxAware, opts.Timeout, l.settled, l.bg)
 	return l
 }
 
