@@ -2,7 +2,6 @@ package routing
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -59,7 +58,7 @@ func (x *exchange) recordTrail() {
 		x.rec.Tier = config.TierName(x.tier)
 	}
 	if len(x.trail.Attempts) > 0 || len(x.trail.Skips) > 0 || len(x.trail.Degraded) > 0 {
-		x.rec.Attempts, _ = json.Marshal(x.trail)
+		x.rec.Attempts = trailJSON(&x.trail)
 		x.rec.Fallback = x.trail.Fallback
 	}
 }
