@@ -15,8 +15,8 @@ import (
 // ladder's rungs among them, encode byte for byte alike.
 func TestTrailJSONIsMarshals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	plain := []string{"", "gpt-4o", "claude-sonnet-4", "openai-main", "fp:3f9a", "timeout", "server", "ok", "failed"}
-	odd := []string{"sk-…a1b2", `upstream said "no"`, "a<b>&c", "tab\there", "línea", "\u2028", "back\\slash", "\x7f", "bad\xffutf8"}
+	plain := []string{"", "gpt-4o", "claude-sonnet-4", "openai-main", "sk-…a1b2", "línea", "timeout", "server", "ok", "failed"}
+	odd := []string{"\u2029", `upstream said "no"`, "a<b>&c", "tab\there", "nul\x00", "\u2028", "back\\slash", "\x7f", "bad\xffutf8"}
 	pick := func() string {
 		if rng.IntN(40) == 0 {
 			return odd[rng.IntN(len(odd))]
@@ -73,7 +73,7 @@ func TestTrailJSONIsMarshals(t *testing.T) {
 // A request served at the first try: what nearly every row's trail is.
 func servedTrail() *Trail {
 	return &Trail{Attempts: []Attempt{{Model: "gpt-4o-mini", DeploymentID: 1042, Deployment: "openai-eu-1", Provider: "openai",
-		Key: "fp:9c1e0a", Outcome: AttemptOK, Status: 200, LatencyMS: 412}}}
+		Key: "sk-…9c1e", Outcome: AttemptOK, Status: 200, LatencyMS: 412}}}
 }
 
 func BenchmarkTrailJSON(b *testing.B) {
