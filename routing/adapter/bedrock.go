@@ -130,12 +130,7 @@ func (b Bedrock) bedrockSend(ctx context.Context, t Target, method, u string, bo
 	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hash, bedrockService, t.Region, time.Now().UTC()); err != nil {
 		return nil, &Error{Class: ClassAuth, Code: "aws_signing", Message: "cannot sign the request"}
 	}
-	client := t.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	sent.release()
+	resp, err := sent.do(t.Client, req)
 	if err != nil {
 		return nil, ClassifyTransport(ctx, err)
 	}

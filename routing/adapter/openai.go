@@ -78,12 +78,7 @@ func openaiDo(ctx context.Context, t Target, method, url string, body []byte, ac
 		h["Authorization"] = []string{"Bearer " + t.APIKey}
 	}
 	req.Header = h
-	client := t.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	sent.release()
+	resp, err := sent.do(t.Client, req)
 	if err != nil {
 		return nil, scrubKey(ClassifyTransport(ctx, err), t.APIKey)
 	}

@@ -83,6 +83,18 @@ func (s *sentBody) rewind() (io.ReadCloser, error) {
 	return io.NopCloser(s.sending), nil
 }
 
+// do sends req with client (nil: http.DefaultClient) and then ends the
+// rewinds, which net/http no longer needs once the round trip has returned.
+// s may be nil (a request without a body).
+func (s *sentBody) do(client *http.Client, req *http.Request) (*http.Response, error) {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	s.release()
+	return resp, err
+}
+
 // release ends the rewinds; nil (no body) is a no-op.
 func (s *sentBody) release() {
 	if s == nil {

@@ -84,8 +84,7 @@ func TestUpstreamRequestRewindsUntilReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := srv.Client().Do(req)
-	sent.release()
+	resp, err := sent.do(srv.Client(), req)
 	if err != nil {
 		t.Fatal(err)
 	}

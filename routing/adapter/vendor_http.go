@@ -71,12 +71,7 @@ func vendorSend(ctx context.Context, t Target, method, url string, hdr http.Head
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
 	}
-	client := t.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	sent.release()
+	resp, err := sent.do(t.Client, req)
 	if err != nil {
 		return nil, ClassifyTransport(ctx, err)
 	}

@@ -115,7 +115,7 @@ type coalescer struct {
 	ctxAware bool
 	timeout  time.Duration
 	settled  func(cl *call) // applies a settlement's reply (or error)
-	bg       *background    // runs the linger's sends
+	bg       *background    // runs the sends no waiting caller makes
 
 	mu      sync.Mutex
 	pending []*call
@@ -182,7 +182,7 @@ func (c *coalescer) do(ctx context.Context, cl *call, timeout time.Duration) ([l
 				// could hold this request on a hung socket: the pipeline
 				// goes from a goroutine of its own, and this call waits
 				// for its answer like any other.
-				go c.send()
+				c.bg.run(c.send)
 			}
 		}
 		var err error
@@ -213,7 +213,7 @@ func (c *coalescer) do(ctx context.Context, cl *call, timeout time.Duration) ([l
 			cl.timer.Stop()
 		}
 		if lead { // handed the role just now: pass it on
-			go c.send()
+			c.bg.run(c.send)
 		}
 		return [leaseReplyLen]int64{}, err // cl is not reused: the sender may still answer it
 	}
