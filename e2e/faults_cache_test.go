@@ -113,20 +113,21 @@ func TestRolledBackCacheIsRefusedAndTheRevokedKeyStays401(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	oldInRedis, _ := rdb.Get(ctx, prefix+":lastgood").Bytes()
 	if err := st.RevokeCallerKey(ctx, revokedID, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Publish(ctx, store.PublishInput{Author: "test", Message: "second version", Check: func(s config.Snapshot) config.Result { return config.DryRun(s, storeEnv) }}); err != nil {
 		t.Logf("no second version published (%v): the revocation alone must move the epoch", err)
 	}
+	// The cache is saved to disk, then to Redis: wait for both copies.
+	var current []byte
 	waitFor(t, 15*time.Second, "the revoked key to be refused and the cache rewritten", func() bool {
 		now, _ := os.ReadFile(cacheFile)
-		return chatStatus(t, first.URL, revoked) == http.StatusUnauthorized && string(now) != string(old)
+		current, _ = rdb.Get(ctx, prefix+":lastgood").Bytes()
+		return chatStatus(t, first.URL, revoked) == http.StatusUnauthorized && string(now) != string(old) &&
+			len(current) > 0 && string(current) != string(oldInRedis)
 	})
-	current, err := rdb.Get(ctx, prefix+":lastgood").Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := first.stop(t, 20*time.Second); err != nil {
 		t.Fatalf("first process: %v", err)
 	}
