@@ -254,19 +254,30 @@ func (r *Runner) execute(lctx context.Context, j *Job, s int64) {
 	// while the lease exists, so it never needs deleting.
 	_ = r.o.Redis.Set(lctx, r.key(j, "holder"), r.o.Instance, j.timeout()+r.o.LeaseTTL).Err()
 	_ = r.o.Redis.Del(lctx, r.key(j, "requested")).Err()
+	// The bookkeeping outlives lctx: a run that happened is recorded even
+	// when shutdown or a lost lease ends lctx while it is being recorded.
+	bctx, bcancel := context.WithTimeout(context.WithoutCancel(lctx), 5*time.Second)
+	defer bcancel()
 	started := time.Now()
 	var runID int64
 	if r.o.Runs != nil {
-		id, err := r.o.Runs.StartJobRun(lctx, j.Name, r.o.Instance, s, started)
+		id, err := r.o.Runs.StartJobRun(bctx, j.Name, r.o.Instance, s, started)
 		if err != nil {
 			log.Warn("worker: cannot record job run", "err", err)
 		}
 		runID = id
 	}
 
-	jctx, cancel := context.WithTimeout(lctx, j.timeout())
-	summary, err := safeRun(jctx, j)
-	cancel()
+	var summary string
+	var err error
+	if lctx.Err() == nil {
+		jctx, cancel := context.WithTimeout(lctx, j.timeout())
+		summary, err = safeRun(jctx, j)
+		cancel()
+	} else {
+		// Stopped while the run was being recorded: it does not begin.
+		err = context.Cause(lctx)
+	}
 
 	outcome, msg := store.JobOK, summary
 	switch {
@@ -285,9 +296,6 @@ func (r *Runner) execute(lctx context.Context, j *Job, s int64) {
 		}
 	}
 	finished := time.Now()
-	// Record even when lctx ended: the bookkeeping must outlive the run.
-	bctx, bcancel := context.WithTimeout(context.WithoutCancel(lctx), 5*time.Second)
-	defer bcancel()
 	if outcome != store.JobLost {
 		if err := r.o.Redis.Set(bctx, r.key(j, "done"), s, 0).Err(); err != nil {
 			log.Warn("worker: cannot mark job tick done", "err", err)

@@ -83,7 +83,18 @@ func TestTwoWorkersRunEachTickOnce(t *testing.T) {
 	stopB()
 	elapsed := time.Since(began)
 
-	rs := runs(t, st, "count")
+	var rs []store.JobRun
+	var lost int
+	for _, r := range runs(t, st, "count") {
+		if r.Outcome == store.JobLost { // stopped before it began
+			lost++
+			continue
+		}
+		rs = append(rs, r)
+	}
+	if lost > 2 {
+		t.Fatalf("%d runs lost, more than the two workers stopping", lost)
+	}
 	if int(total.Load()) != len(rs) {
 		t.Fatalf("%d runs happened, %d recorded", total.Load(), len(rs))
 	}
@@ -283,5 +294,46 @@ func TestJobsWithoutRedis(t *testing.T) {
 	}
 	if ran, err := r.Check(context.Background(), "j"); ran || err == nil {
 		t.Fatalf("Check without Redis = %v, %v", ran, err)
+	}
+}
+
+// stopWhileRecording is the run log of a worker that is shut down while it
+// records the start of a run.
+type stopWhileRecording struct {
+	*store.Store
+	stop context.CancelFunc
+}
+
+func (s stopWhileRecording) StartJobRun(ctx context.Context, job, instance string, slot int64, at time.Time) (int64, error) {
+	s.stop()
+	return s.Store.StartJobRun(ctx, job, instance, slot, at)
+}
+
+func TestShutdownWhileRecordingARunLosesNoRecord(t *testing.T) {
+	st, _ := storetest.New(t)
+	rdb, prefix := gatewaytest.NewRedis(t)
+	var calls atomic.Int32
+	job := worker.Job{Name: "sweep", Every: time.Hour, Run: func(context.Context) (string, error) {
+		calls.Add(1)
+		return "swept", nil
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := worker.New(worker.Options{Redis: rdb, Prefix: prefix, Instance: "w", LeaseTTL: time.Second, Runs: stopWhileRecording{st, cancel}}, job)
+	if ran, err := r.Check(ctx, "sweep"); !ran || err != nil {
+		t.Fatalf("Check = %v, %v", ran, err)
+	}
+	// The run is recorded, as stopped before it began, and did not begin;
+	// its tick stays undone for the next worker.
+	rs := runs(t, st, "sweep")
+	if len(rs) != 1 || rs[0].Outcome != store.JobLost || !rs[0].FinishedAt.Valid {
+		t.Fatalf("runs %+v, want one lost run", rs)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("the job ran %d times after shutdown", n)
+	}
+	again := newRunner(rdb, prefix, "w2", st, time.Second, job)
+	if ran, err := again.Check(context.Background(), "sweep"); !ran || err != nil {
+		t.Fatalf("the next worker's Check = %v, %v; want it to run the undone tick", ran, err)
 	}
 }
