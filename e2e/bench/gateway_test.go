@@ -620,12 +620,18 @@ func prioritisation(t *testing.T, bin, fakeAddr string, b benchConfig, gwBase st
 	}
 	done := make(chan wrkOut, 1)
 	go func() {
-		r, failed := wrk(t, batch, bodyChat, 2*inflightCap, phase+2*time.Second)
-		done <- wrkOut{r, failed}
+		// wrk fails the test with t.Fatal, which ends this goroutine: the
+		// deferred send still lets the test go on to report it.
+		var out wrkOut
+		defer func() { done <- out }()
+		out.rps, out.failed = wrk(t, batch, bodyChat, 2*inflightCap, phase+2*time.Second)
 	}()
 	time.Sleep(time.Second)
 	loaded := loadgen(t, bin, inter, bodyChat, 50, phase, false)
 	bo := <-done
+	if t.Failed() {
+		return
+	}
 	fmt.Fprintf(report, "priority             interactive p99 alone %s | under a batch load of %d connections %s (interactive refused %d of %d) | batch served %.0f req/s, refused %d (cap %d in flight; at the cap each class waits in its queue, let in 10:3:1)\n",
 		ms(us(alone.Latency.P99US)), 2*inflightCap, ms(us(loaded.Latency.P99US)), loaded.Errors, loaded.OK+loaded.Errors, bo.rps, bo.failed, inflightCap)
 }
