@@ -254,14 +254,14 @@ func (r *Runner) execute(lctx context.Context, j *Job, s int64) {
 	// while the lease exists, so it never needs deleting.
 	_ = r.o.Redis.Set(lctx, r.key(j, "holder"), r.o.Instance, j.timeout()+r.o.LeaseTTL).Err()
 	_ = r.o.Redis.Del(lctx, r.key(j, "requested")).Err()
-	// The bookkeeping outlives lctx: a run that happened is recorded even
-	// when shutdown or a lost lease ends lctx while it is being recorded.
-	bctx, bcancel := context.WithTimeout(context.WithoutCancel(lctx), 5*time.Second)
-	defer bcancel()
 	started := time.Now()
 	var runID int64
 	if r.o.Runs != nil {
-		id, err := r.o.Runs.StartJobRun(bctx, j.Name, r.o.Instance, s, started)
+		// The bookkeeping outlives lctx: a run is recorded even when
+		// shutdown or a lost lease ends lctx while it is being recorded.
+		sctx, scancel := bookkeeping(lctx)
+		id, err := r.o.Runs.StartJobRun(sctx, j.Name, r.o.Instance, s, started)
+		scancel()
 		if err != nil {
 			log.Warn("worker: cannot record job run", "err", err)
 		}
@@ -296,6 +296,8 @@ func (r *Runner) execute(lctx context.Context, j *Job, s int64) {
 		}
 	}
 	finished := time.Now()
+	bctx, bcancel := bookkeeping(lctx)
+	defer bcancel()
 	if outcome != store.JobLost {
 		if err := r.o.Redis.Set(bctx, r.key(j, "done"), s, 0).Err(); err != nil {
 			log.Warn("worker: cannot mark job tick done", "err", err)
@@ -317,6 +319,15 @@ func (r *Runner) execute(lctx context.Context, j *Job, s int64) {
 	}
 	log.Log(bctx, level, "worker: job run", "outcome", outcome, "duration", finished.Sub(started), "summary", msg)
 }
+
+// bookkeeping is the context a run's records are written with: lctx's
+// values without its end, and a bound of its own.
+func bookkeeping(lctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(lctx), recordTimeout)
+}
+
+// recordTimeout bounds each write of a run's records.
+var recordTimeout = 5 * time.Second
 
 func safeRun(ctx context.Context, j *Job) (summary string, err error) {
 	defer func() {
